@@ -1,0 +1,217 @@
+"""What a benchmark suite declares: parameters, variants, inputs, launches, reference, work.
+
+A suite subclasses `Benchmark` and fills in these declarations; the harness does the
+compiling, checking, timing, statistics, metrics and reporting.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+Point = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a suite: it becomes a CLI option and a YAML key."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+    compile_time: bool = False
+    minimum: int | float | None = None
+    # A parameter whose default is None is derived from others in Benchmark.resolve.
+    derived_from: str | None = None
+
+    @property
+    def type_name(self) -> str:
+        return self.type.__name__
+
+    def coerce(self, value: Any) -> Any:
+        """Return `value` as this parameter's type, or raise ValueError saying why not."""
+        if value is None and self.default is None:
+            return None
+        if self.type is bool:
+            if isinstance(value, bool):
+                return value
+            raise ValueError(f"expected true or false, got {value!r}")
+        if self.type is int:
+            # bool is an int subclass in Python; `tile: yes` must not become 1.
+            if isinstance(value, bool) or not isinstance(value, int | str):
+                raise ValueError(f"expected an integer, got {value!r}")
+            try:
+                coerced = int(value)
+            except ValueError:
+                raise ValueError(f"expected an integer, got {value!r}") from None
+        elif self.type is float:
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise ValueError(f"expected a number, got {value!r}")
+            try:
+                # YAML 1.1 reads `1e-3` (no dot) as a string: accept it as the number it is.
+                coerced = float(value)
+            except ValueError:
+                raise ValueError(f"expected a number, got {value!r}") from None
+        else:
+            if isinstance(value, bool):
+                raise ValueError(
+                    f"expected text, got the boolean {value!r} "
+                    "(YAML reads yes/no/on/off as booleans: quote the value)"
+                )
+            if not isinstance(value, str | int | float):
+                raise ValueError(f"expected text, got {value!r}")
+            coerced = str(value)
+        if self.choices is not None and coerced not in self.choices:
+            allowed = ", ".join(str(c) for c in self.choices)
+            raise ValueError(f"{coerced!r} is not allowed (allowed: {allowed})")
+        if self.minimum is not None and coerced < self.minimum:
+            raise ValueError(f"{coerced!r} is below the minimum {self.minimum}")
+        return coerced
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One kernel strategy of a suite."""
+
+    name: str
+    help: str
+    # Variants that compute the same function share one reference answer.
+    computes: str = "default"
+
+
+@dataclass(frozen=True)
+class BufferRef:
+    """A kernel argument that is one of the harness-owned device buffers, by name."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch: scalars are NumPy scalars so their C type is explicit."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    args: tuple[Any, ...]
+    shared_bytes: int = 0
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+
+@dataclass(frozen=True)
+class Work:
+    """The work the algorithm must do, independent of how a variant does it."""
+
+    bytes_moved: int
+    flops: int = 0
+    elements: int = 0
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Elementwise check |out - ref| <= atol + rtol * |ref|; zero means exact."""
+
+    rtol: float = 0.0
+    atol: float = 0.0
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class Benchmark(ABC):
+    """A suite: subclasses set the class attributes and implement the methods."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    params: ClassVar[tuple[Param, ...]]
+    variants: ClassVar[tuple[Variant, ...]]
+    baseline: ClassVar[str]
+    # Memory-bound suites flush L2 between samples by default (cold-cache timing).
+    memory_bound: ClassVar[bool] = True
+    # Kernel source file stem in kernels_cu/; defaults to the suite name.
+    source: ClassVar[str | None] = None
+
+    # -- declarations ---------------------------------------------------------------------
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def variant(self, name: str) -> Variant:
+        for v in self.variants:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+    @property
+    def variant_names(self) -> tuple[str, ...]:
+        return tuple(v.name for v in self.variants)
+
+    @property
+    def source_stem(self) -> str:
+        return self.source or self.name
+
+    def defaults(self) -> Point:
+        return {p.name: p.default for p in self.params}
+
+    def resolve(self, point: Point) -> Point:
+        """Fill derived parameters (e.g. rows from size). Default: nothing derived."""
+        return dict(point)
+
+    def validate_point(self, point: Point) -> str | None:
+        """Why this point makes no sense for the suite (None if it is fine)."""
+        return None
+
+    @abstractmethod
+    def defines(self, point: Point) -> dict[str, str]:
+        """Compile-time parameters as -D macro definitions."""
+
+    @abstractmethod
+    def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """Fresh random inputs for one point (never zeros)."""
+
+    @abstractmethod
+    def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
+        """Buffers the variant writes and the harness checks (poisoned with NaN before)."""
+
+    def scratch(self, variant: str, point: Point) -> dict[str, BufferSpec]:
+        """Extra device buffers a variant needs (partial sums, ...); not checked."""
+        return {}
+
+    @abstractmethod
+    def launches(self, variant: str, point: Point) -> list[Launch]:
+        """The launches that make up one run of `variant`, in order; all of them are timed."""
+
+    @abstractmethod
+    def reference(
+        self, computes: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """The right answer for every output, computed with NumPy."""
+
+    def tolerance(self, variant: str, point: Point) -> Tolerance:
+        return Tolerance()
+
+    @abstractmethod
+    def work(self, variant: str, point: Point) -> Work:
+        """Bytes that must move and flops that must be done for one run."""
+

@@ -1,0 +1,1 @@
+"""One module per benchmark suite; each defines BENCHMARK (see gpubench.registry)."""

@@ -1,0 +1,415 @@
+"""Command-line interface: parse, call, render; GpubenchError becomes a one-line message and an exit code.
+
+Heavy imports (NumPy, the suites, PyCUDA) happen inside the commands so `gpubench --help`
+starts fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from gpubench import __version__
+from gpubench.errors import (
+    EXIT_ENVIRONMENT,
+    EXIT_FAILED_POINTS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    GpubenchError,
+)
+
+if TYPE_CHECKING:
+    from gpubench.benchmark import Benchmark, Param
+    from gpubench.config import SweepSpec
+
+EXIT_CODES_HELP = f"""
+\b
+Exit codes:
+  {EXIT_OK}    every point ran and verified
+  {EXIT_USAGE}    usage or config error (nothing was run)
+  {EXIT_FAILED_POINTS}    finished, but some points failed (incorrect, compile or launch failure)
+  {EXIT_ENVIRONMENT}    environment error: no PyCUDA, no GPU or driver, no nvcc
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); finished results are kept
+"""
+
+
+def _stderr():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _stdout():
+    from rich.console import Console
+
+    return Console()
+
+
+class GpubenchGroup(click.Group):
+    """Turns GpubenchError and Ctrl-C into one line on stderr and the documented exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GpubenchError as exc:
+            from rich.text import Text
+
+            _stderr().print(Text("error: ", style="bold red") + Text(str(exc)), highlight=False)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            _stderr().print("interrupted")
+            ctx.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=GpubenchGroup, epilog=EXIT_CODES_HELP)
+@click.version_option(__version__, prog_name="gpubench")
+def cli() -> None:
+    """gpubench: compile CUDA kernels, check them against NumPy, time them with CUDA events,
+    sweep their parameters from YAML and report time, bandwidth, GFLOP/s and speedup.
+
+    \b
+    Examples:
+      gpubench list
+      gpubench info
+      gpubench run transpose --tile 32 --size 4096
+      gpubench sweep configs/transpose.yaml --json results/transpose.json
+      gpubench sweep configs/smoke.yaml --dry-run
+    """
+
+
+# -- list -----------------------------------------------------------------------------------
+@cli.command("list")
+def list_suites() -> None:
+    """List suites, their variants (baseline marked) and parameters.
+
+    \b
+    Example:
+      gpubench list
+    """
+    from rich.table import Table
+
+    from gpubench import registry
+
+    console = _stdout()
+    for bench in registry.all_suites().values():
+        console.rule(f"[bold]{bench.name}[/]: {bench.description}")
+        variants = Table(show_header=True, box=None, padding=(0, 2))
+        variants.add_column("variant")
+        variants.add_column("what it shows")
+        for v in bench.variants:
+            variants.add_row(v.name + (" (baseline)" if v.name == bench.baseline else ""), v.help)
+        console.print(variants)
+        params = Table(show_header=True, box=None, padding=(0, 2))
+        for column in ("param", "type", "default", "allowed", "compile-time", "meaning"):
+            params.add_column(column)
+        for p in bench.params:
+            default = p.default if p.default is not None else f"= {p.derived_from}"
+            allowed = ", ".join(map(str, p.choices)) if p.choices else (f">= {p.minimum}" if p.minimum is not None else "any")
+            params.add_row(p.name, p.type_name, str(default), allowed, "yes" if p.compile_time else "", p.help)
+        console.print(params)
+        console.print()
+
+
+# -- info -----------------------------------------------------------------------------------
+@cli.command()
+@click.option("--device", default=0, show_default=True, help="CUDA device index.")
+def info(device: int) -> None:
+    """Show the GPU, its limits and peaks, and the software versions.
+
+    \b
+    Example:
+      gpubench info
+    """
+    from rich.table import Table
+
+    from gpubench import backends
+
+    backend = backends.load(device)
+    dev = backend.device
+    env = backend.environment()
+    table = Table(title=f"GPU {device}: {dev.name}", show_header=False, title_justify="left")
+    table.add_column("property")
+    table.add_column("value", justify="right")
+
+    def mib(n: int) -> str:
+        return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n / 1024:,.0f} KiB"
+
+    def opt(value: float | None, fmt: str) -> str:
+        return "unknown" if value is None else fmt.format(value)
+
+    rows = [
+        ("compute capability", f"{dev.compute_capability[0]}.{dev.compute_capability[1]} ({dev.arch})"),
+        ("SMs", str(dev.sm_count)),
+        ("SM clock (max)", opt(dev.sm_clock_mhz, "{:,.0f} MHz")),
+        ("SM clock now", opt(env.sm_clock_mhz_at_start, "{:,.0f} MHz")),
+        ("memory", f"{dev.memory_bytes / 2**30:,.1f} GiB"),
+        ("memory clock", opt(dev.memory_clock_mhz, "{:,.0f} MHz")),
+        ("memory bus width", opt(dev.memory_bus_width_bits, "{} bits")),
+        ("L2 cache", mib(dev.l2_bytes)),
+        ("shared memory per block", f"{mib(dev.shared_per_block_bytes)} ({mib(dev.shared_per_block_optin_bytes)} opt-in)"),
+        ("shared memory per SM", mib(dev.shared_per_sm_bytes)),
+        ("registers per SM", f"{dev.registers_per_sm:,}"),
+        ("max threads per block / SM", f"{dev.max_threads_per_block} / {dev.max_threads_per_sm}"),
+        ("peak DRAM bandwidth (theoretical)", opt(dev.peak_bandwidth_gbps, "{:,.0f} GB/s")),
+        ("peak FP32 (theoretical)", opt(dev.peak_fp32_gflops and dev.peak_fp32_gflops / 1e3, "{:,.1f} TFLOP/s")),
+        ("GPU UUID", env.gpu_uuid or "unknown"),
+        ("driver", env.driver_version or "unknown"),
+        ("CUDA (driver API)", env.cuda_driver_api_version or "unknown"),
+        ("nvcc", env.nvcc_version or "not found"),
+        ("PyCUDA", f"{env.pycuda_version} (built for CUDA {env.pycuda_built_for_cuda})"),
+        ("gpubench", env.gpubench_version),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    _stdout().print(table)
+
+
+# -- shared by run and sweep ---------------------------------------------------------------
+def _execute(spec: SweepSpec, *, json_path: str | None, csv_path: str | None,
+             jsonl_path: str | None, device: int, progress: bool) -> int:  # fmt: skip
+    from gpubench import backends, registry, results
+    from gpubench.report.progress import ProgressObserver
+    from gpubench.report.table import results_table
+    from gpubench.runner import Plan, Runner
+
+    bench = registry.get(spec.suite)
+    points = spec.points(bench)
+    json_path = json_path or spec.outputs.json
+    csv_path = csv_path or spec.outputs.csv
+    jsonl_path = jsonl_path or spec.outputs.jsonl
+    backend = backends.load(device)
+    env = backend.environment()
+    dev = backend.device
+    out, err = _stdout(), _stderr()
+    peak_bw = f"{dev.peak_bandwidth_gbps:,.0f} GB/s" if dev.peak_bandwidth_gbps else "unknown"
+    err.print(
+        f"{dev.name} ({dev.arch}, {dev.sm_count} SMs, peak DRAM {peak_bw}) · "
+        f"{len(points)} point(s) × {len(spec.variants)} variant(s)",
+        highlight=False,
+    )
+
+    result_set = results.ResultSet(suite=bench.name, environment=env.to_dict(), spec=spec.to_dict())
+
+    class Collect:
+        def started(self, total: int) -> None: ...
+
+        def finished(self, result: results.Result) -> None:
+            result_set.results.append(result)
+
+    observers: list[Any] = [Collect()]
+    log = results.JsonLinesLog(jsonl_path) if jsonl_path else None
+    if log:
+        observers.append(log)
+    plan = Plan(bench, points, spec.variants, spec.baseline, spec.timing)
+    interrupted = False
+    try:
+        if progress and sys.stderr.isatty():
+            with ProgressObserver(err) as bar:
+                Runner(backend, [*observers, bar]).run(plan)
+        else:
+            Runner(backend, observers).run(plan)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if log:
+            log.close()
+    if result_set.results:
+        out.print(results_table(result_set.results, title=bench.name))
+    saved = []
+    if json_path:
+        saved.append(str(results.save_json(result_set, json_path)))
+    if csv_path:
+        saved.append(str(results.save_csv(result_set, csv_path)))
+    if jsonl_path:
+        saved.append(jsonl_path)
+    if saved:
+        err.print(f"results: {', '.join(saved)}", highlight=False)
+    if interrupted:
+        err.print(f"interrupted: kept {len(result_set.results)} finished result(s)")
+        return EXIT_INTERRUPTED
+    failures = result_set.failures
+    if failures:
+        err.print(f"[bold red]{len(failures)} of {len(result_set.results)} result(s) failed[/]")
+        return EXIT_FAILED_POINTS
+    return EXIT_OK
+
+
+def _timing_options(func: Any) -> Any:
+    options = [
+        click.option("--warmup", type=int, help="Untimed runs before sampling."),
+        click.option("--min-samples", type=int, help="Fewest timed samples."),
+        click.option("--max-samples", type=int, help="Most timed samples."),
+        click.option("--min-time", "min_time_s", type=float, help="Least total GPU time sampled, s."),
+        click.option("--max-time", "max_time_s", type=float, help="Sampling budget per variant, s."),
+        click.option("--target-noise", type=float, help="Stop once stdev/mean is at or below this."),
+        click.option("--flush-l2/--no-flush-l2", default=None,
+                     help="Flush L2 before every sample (default: the suite decides)."),  # fmt: skip
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+TIMING_KEYS = ("warmup", "min_samples", "max_samples", "min_time_s", "max_time_s", "target_noise", "flush_l2")
+
+
+def _output_options(func: Any) -> Any:
+    for option in reversed([
+        click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write results as JSON."),
+        click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write results as CSV."),
+        click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
+                     help="Append each result as a JSON line the moment it finishes."),  # fmt: skip
+        click.option("--device", default=0, show_default=True, help="CUDA device index."),
+    ]):  # fmt: skip
+        func = option(func)
+    return func
+
+
+# -- run ------------------------------------------------------------------------------------
+def _param_option(param: Param) -> click.Option:
+    if param.choices:
+        kind: Any = click.Choice([str(c) for c in param.choices])
+    else:
+        kind = {int: click.INT, float: click.FLOAT}.get(param.type, click.STRING)
+    default = param.default if param.default is not None else f"{param.derived_from}"
+    flag = "--" + param.name.replace("_", "-")
+    return click.Option([flag, param.name], type=kind, default=None,
+                        help=f"{param.help} [default: {default}]")  # fmt: skip
+
+
+def _run_command(bench: Benchmark) -> click.Command:
+    @_timing_options
+    @_output_options
+    @click.option("--variant", "-v", "variants", multiple=True,
+                  type=click.Choice(list(bench.variant_names)),
+                  help="Variant to run (repeatable; default: all).")  # fmt: skip
+    @click.option("--baseline", type=click.Choice(list(bench.variant_names)),
+                  help=f"Variant the speedup is measured against [default: {bench.baseline}].")  # fmt: skip
+    def command(variants: tuple[str, ...], baseline: str | None, json_path: str | None,
+                csv_path: str | None, jsonl_path: str | None, device: int, **values: Any) -> None:  # fmt: skip
+        from gpubench import config
+
+        timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
+        for key in TIMING_KEYS:
+            values.pop(key, None)
+        mapping: dict[str, Any] = {
+            "suite": bench.name,
+            "params": {k: v for k, v in values.items() if v is not None},
+            "timing": timing,
+        }
+        if variants:
+            mapping["variants"] = list(variants)
+        if baseline:
+            mapping["baseline"] = baseline
+        spec = config.spec_from_mapping(mapping, source="command line")
+        code = _execute(spec, json_path=json_path, csv_path=csv_path, jsonl_path=jsonl_path,
+                        device=device, progress=False)  # fmt: skip
+        click.get_current_context().exit(code)
+
+    command.__doc__ = (
+        f"{bench.description}.\n\nVariants: {', '.join(bench.variant_names)} "
+        f"(baseline: {bench.baseline}).\n\n\b\nExample:\n  gpubench run {bench.name} "
+        + " ".join(f"--{p.name.replace('_', '-')} {p.default}" for p in bench.params if p.default is not None and p.compile_time)
+    )
+    params = [_param_option(p) for p in bench.params]
+    cmd = click.command(name=bench.name, epilog=EXIT_CODES_HELP)(command)
+    cmd.params.extend(params)
+    return cmd
+
+
+class SuiteGroup(click.Group):
+    """`gpubench run SUITE`: one subcommand per suite, built from its declared parameters."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from gpubench import registry
+
+        return registry.suite_names()
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        from gpubench import registry
+
+        suites = registry.all_suites()
+        return _run_command(suites[name]) if name in suites else None
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        from gpubench import registry
+
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in registry.suite_names():
+            hint = registry.did_you_mean(name, registry.suite_names())
+            raise click.UsageError(
+                f"unknown suite {name!r}{hint}; suites: {', '.join(registry.suite_names())}", ctx
+            )
+        return super().resolve_command(ctx, args)
+
+
+@cli.group(cls=SuiteGroup, epilog=EXIT_CODES_HELP)
+def run() -> None:
+    """Run one point of a suite: every variant (or those named), checked, timed, one table.
+
+    \b
+    Examples:
+      gpubench run transpose --tile 32
+      gpubench run transpose --tile 32 --size 4096 -v naive -v padded --json out.json
+    """
+
+
+# -- sweep ----------------------------------------------------------------------------------
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("config_path", metavar="CONFIG.yaml", type=click.Path(dir_okay=False))
+@click.option("--dry-run", is_flag=True, help="Validate and list the points; touch no GPU.")
+@_output_options
+def sweep(config_path: str, dry_run: bool, json_path: str | None, csv_path: str | None,
+          jsonl_path: str | None, device: int) -> None:  # fmt: skip
+    """Run a whole sweep from a YAML file: progress bar, table, results files.
+
+    \b
+    Examples:
+      gpubench sweep configs/transpose.yaml --json results/transpose.json
+      gpubench sweep configs/smoke.yaml --dry-run
+    """
+    from gpubench import config
+
+    spec = config.load(config_path)
+    ctx = click.get_current_context()
+    if dry_run:
+        _print_plan(spec)
+        ctx.exit(EXIT_OK)
+    ctx.exit(_execute(spec, json_path=json_path, csv_path=csv_path, jsonl_path=jsonl_path,
+                      device=device, progress=True))  # fmt: skip
+
+
+def _print_plan(spec: SweepSpec) -> None:
+    from rich.table import Table
+
+    from gpubench import kernels, registry
+
+    bench = registry.get(spec.suite)
+    points = spec.points(bench)
+    names = list(points[0])
+    table = Table(title=f"{spec.source}: {bench.name}", title_justify="left")
+    table.add_column("#", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    for i, point in enumerate(points, 1):
+        table.add_row(str(i), *(str(point[n]) for n in names))
+    console = _stdout()
+    console.print(table)
+    builds = {tuple(kernels.define_options(bench.defines(p))) for p in points}
+    console.print(
+        f"{len(points)} point(s) × {len(spec.variants)} variant(s) "
+        f"({', '.join(spec.variants)}; baseline {spec.baseline}) = "
+        f"{len(points) * len(spec.variants)} measurement(s), {len(builds)} distinct compile(s)",
+        highlight=False,
+    )
+
+
+def main() -> None:
+    cli(prog_name="gpubench")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

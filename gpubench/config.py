@@ -1,0 +1,288 @@
+"""YAML sweep file → a validated SweepSpec. Every error names the file, the key and the value.
+
+Nothing here touches the GPU: a config is fully checked before any device work starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpubench import registry, sweep
+from gpubench.benchmark import Benchmark, Point
+from gpubench.errors import ConfigError
+from gpubench.timing import TimingPolicy
+
+TOP_LEVEL_KEYS = (
+    "suite", "description", "variants", "baseline", "params", "zip", "constraints", "timing",
+    "outputs",
+)  # fmt: skip
+OUTPUT_KEYS = ("json", "csv", "jsonl")
+
+
+@dataclass(frozen=True)
+class Outputs:
+    json: str | None = None
+    csv: str | None = None
+    jsonl: str | None = None
+
+
+@dataclass
+class SweepSpec:
+    suite: str
+    source: str
+    variants: tuple[str, ...]
+    baseline: str
+    axes: dict[str, list[Any]]
+    zipped: list[dict[str, list[Any]]] = field(default_factory=list)
+    constraints: list[sweep.Constraint] = field(default_factory=list)
+    timing: TimingPolicy = field(default_factory=TimingPolicy)
+    outputs: Outputs = field(default_factory=Outputs)
+    description: str = ""
+
+    def points(self, bench: Benchmark) -> list[Point]:
+        points = sweep.expand(bench, self.axes, self.zipped, self.constraints)
+        if not points:
+            raise ConfigError(
+                "the sweep is empty: the constraints rule out every combination of params",
+                source=self.source,
+                key="constraints",
+            )
+        for point in points:
+            problem = bench.validate_point(point)
+            if problem:
+                raise ConfigError(problem, source=self.source, key=f"params ({_fmt(point)})")
+        return points
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "suite": self.suite,
+            "source": self.source,
+            "variants": list(self.variants),
+            "baseline": self.baseline,
+            "axes": self.axes,
+            "zip": self.zipped,
+            "constraints": [c.text for c in self.constraints],
+            "timing": self.timing.to_dict(),
+            "description": self.description,
+        }
+
+
+def _fmt(point: Point) -> str:
+    return ", ".join(f"{k}={v}" for k, v in point.items())
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """safe_load that refuses duplicate keys instead of silently keeping the last one."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in mapping:
+            line = key_node.start_mark.line + 1
+            raise ConfigError(f"duplicate key {key!r} (line {line})", key=str(key))
+        mapping[key] = loader.construct_object(value_node, deep=deep)
+    return mapping
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _check_keys(mapping: dict, allowed: tuple[str, ...], source: str, where: str) -> None:
+    for key in mapping:
+        if key not in allowed:
+            hint = registry.did_you_mean(str(key), allowed)
+            raise ConfigError(
+                f"unknown key {key!r}{hint}; allowed: {', '.join(allowed)}",
+                source=source,
+                key=f"{where}.{key}" if where else str(key),
+            )
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _coerce_values(bench: Benchmark, name: str, raw: Any, source: str, key: str) -> list[Any]:
+    try:
+        param = bench.param(name)
+    except KeyError:
+        known = [p.name for p in bench.params]
+        raise ConfigError(
+            f"unknown parameter {name!r} for suite {bench.name!r}"
+            f"{registry.did_you_mean(str(name), known)}; parameters: {', '.join(known)}",
+            source=source,
+            key=key,
+        ) from None
+    values = _as_list(raw)
+    if not values:
+        raise ConfigError("empty list: give at least one value", source=source, key=key)
+    coerced = []
+    for i, value in enumerate(values):
+        where = f"{key}[{i}]" if isinstance(raw, list) else key
+        if isinstance(value, dict | list):
+            raise ConfigError(f"expected a {param.type_name}, got {value!r}", source=source, key=where)
+        try:
+            coerced.append(param.coerce(value))
+        except ValueError as exc:
+            raise ConfigError(str(exc), source=source, key=where) from None
+    return coerced
+
+
+def parse_timing(raw: Any, source: str, base: TimingPolicy | None = None) -> TimingPolicy:
+    base = base or TimingPolicy()
+    if raw is None:
+        return base
+    if not isinstance(raw, dict):
+        raise ConfigError(f"expected a mapping, got {raw!r}", source=source, key="timing")
+    types = TimingPolicy.field_types()
+    _check_keys(raw, tuple(types), source, "timing")
+    values = {f.name: getattr(base, f.name) for f in fields(TimingPolicy)}
+    for key, value in raw.items():
+        kind = types[key]
+        where = f"timing.{key}"
+        if kind is bool:
+            if not isinstance(value, bool):
+                raise ConfigError(f"expected true or false, got {value!r}", source=source, key=where)
+        elif kind is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"expected an integer, got {value!r}", source=source, key=where)
+        else:
+            try:
+                if isinstance(value, bool):
+                    raise ValueError
+                value = float(value)  # `1e-3` arrives as a string from YAML 1.1
+            except (TypeError, ValueError):
+                raise ConfigError(f"expected a number, got {value!r}", source=source, key=where)
+        values[key] = value
+    policy = TimingPolicy(**values)
+    for name, problem in policy.check():
+        raise ConfigError(f"{problem} (got {getattr(policy, name)!r})", source=source, key=f"timing.{name}")
+    return policy
+
+
+def _parse_variants(bench: Benchmark, raw: Any, source: str) -> tuple[str, ...]:
+    if raw is None:
+        return bench.variant_names
+    names = _as_list(raw)
+    if not names:
+        raise ConfigError("empty list: name at least one variant", source=source, key="variants")
+    for i, name in enumerate(names):
+        if name not in bench.variant_names:
+            raise ConfigError(
+                f"unknown variant {name!r}{registry.did_you_mean(str(name), bench.variant_names)}; "
+                f"variants of {bench.name}: {', '.join(bench.variant_names)}",
+                source=source,
+                key=f"variants[{i}]",
+            )
+    if len(set(names)) != len(names):
+        raise ConfigError(f"a variant is listed twice: {names}", source=source, key="variants")
+    return tuple(names)
+
+
+def spec_from_mapping(data: Any, source: str) -> SweepSpec:
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping at the top level, got {type(data).__name__}", source=source)
+    _check_keys(data, TOP_LEVEL_KEYS, source, "")
+    if "suite" not in data:
+        raise ConfigError("missing required key 'suite'", source=source, key="suite")
+    bench = registry.get(str(data["suite"]), source=source, key="suite")
+    variants = _parse_variants(bench, data.get("variants"), source)
+    baseline = data.get("baseline", bench.baseline)
+    if baseline not in bench.variant_names:
+        raise ConfigError(
+            f"unknown variant {baseline!r}{registry.did_you_mean(str(baseline), bench.variant_names)}",
+            source=source,
+            key="baseline",
+        )
+
+    raw_params = data.get("params") or {}
+    if not isinstance(raw_params, dict):
+        raise ConfigError(f"expected a mapping, got {raw_params!r}", source=source, key="params")
+    axes = {
+        name: _coerce_values(bench, name, value, source, f"params.{name}")
+        for name, value in raw_params.items()
+    }
+
+    zipped: list[dict[str, list[Any]]] = []
+    raw_zip = data.get("zip") or []
+    if not isinstance(raw_zip, list):
+        raise ConfigError("expected a list of groups", source=source, key="zip")
+    taken = set(axes)
+    for gi, group in enumerate(raw_zip):
+        where = f"zip[{gi}]"
+        if not isinstance(group, dict) or not group:
+            raise ConfigError(f"expected a mapping of parameter lists, got {group!r}", source=source, key=where)
+        lengths = set()
+        coerced_group = {}
+        for name, values in group.items():
+            if name in taken:
+                raise ConfigError(f"parameter {name!r} is set twice (params or another zip group)", source=source, key=f"{where}.{name}")
+            if not isinstance(values, list):
+                raise ConfigError(f"expected a list, got {values!r}", source=source, key=f"{where}.{name}")
+            coerced_group[name] = _coerce_values(bench, name, values, source, f"{where}.{name}")
+            lengths.add(len(values))
+            taken.add(name)
+        if len(lengths) > 1:
+            raise ConfigError(f"lists of one zip group must have the same length, got lengths {sorted(lengths)}", source=source, key=where)
+        zipped.append(coerced_group)
+
+    raw_constraints = data.get("constraints") or []
+    if not isinstance(raw_constraints, list):
+        raise ConfigError("expected a list of conditions", source=source, key="constraints")
+    constraints = []
+    for ci, text in enumerate(raw_constraints):
+        try:
+            constraints.append(sweep.Constraint.parse(text, [p.name for p in bench.params]))
+        except ValueError as exc:
+            raise ConfigError(str(exc), source=source, key=f"constraints[{ci}]") from None
+
+    raw_outputs = data.get("outputs") or {}
+    if not isinstance(raw_outputs, dict):
+        raise ConfigError(f"expected a mapping, got {raw_outputs!r}", source=source, key="outputs")
+    _check_keys(raw_outputs, OUTPUT_KEYS, source, "outputs")
+    for key, value in raw_outputs.items():
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"expected a file path, got {value!r}", source=source, key=f"outputs.{key}")
+
+    description = data.get("description") or ""
+    if not isinstance(description, str):
+        raise ConfigError(f"expected text, got {description!r}", source=source, key="description")
+
+    spec = SweepSpec(
+        suite=bench.name,
+        source=source,
+        variants=variants,
+        baseline=baseline,
+        axes=axes,
+        zipped=zipped,
+        constraints=constraints,
+        timing=parse_timing(data.get("timing"), source),
+        outputs=Outputs(**raw_outputs),
+        description=description,
+    )
+    spec.points(bench)  # expand once now, so an empty or impossible sweep fails before the GPU
+    return spec
+
+
+def load(path: str | Path) -> SweepSpec:
+    source = str(path)
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the file: {exc.strerror}", source=source) from None
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except ConfigError as exc:
+        raise ConfigError(str(exc).split(": ", 1)[-1], source=source, key=exc.key) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"not valid YAML: {exc}", source=source) from None
+    if data is None:
+        raise ConfigError("the file is empty", source=source)
+    return spec_from_mapping(data, source)

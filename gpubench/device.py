@@ -1,0 +1,123 @@
+"""Device properties, the peaks derived from them, and the environment record kept with results."""
+
+from __future__ import annotations
+
+import platform
+import re
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# FP32 lanes (CUDA cores) per SM by compute capability, from the CUDA C Programming Guide's
+# "arithmetic instructions" throughput table. Unknown future parts fall back to 128.
+FP32_LANES_PER_SM: dict[tuple[int, int], int] = {
+    (5, 0): 128, (5, 2): 128, (5, 3): 128,
+    (6, 0): 64, (6, 1): 128, (6, 2): 128,
+    (7, 0): 64, (7, 2): 64, (7, 5): 64,
+    (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128,
+    (9, 0): 128,
+    (10, 0): 128, (10, 3): 128, (11, 0): 128, (12, 0): 128, (12, 1): 128,
+}  # fmt: skip
+
+
+def fp32_lanes_per_sm(compute_capability: tuple[int, int]) -> int:
+    return FP32_LANES_PER_SM.get(tuple(compute_capability), 128)
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    name: str
+    compute_capability: tuple[int, int]
+    sm_count: int
+    # Max (boost) SM clock and memory clock, MHz; None where the driver does not report them.
+    sm_clock_mhz: float | None
+    memory_clock_mhz: float | None
+    memory_bus_width_bits: int | None
+    memory_bytes: int
+    l2_bytes: int
+    shared_per_block_bytes: int
+    shared_per_block_optin_bytes: int
+    shared_per_sm_bytes: int
+    registers_per_sm: int
+    registers_per_block: int
+    max_threads_per_block: int
+    max_threads_per_sm: int
+    warp_size: int
+    max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
+    max_grid_dims: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
+
+    @property
+    def arch(self) -> str:
+        major, minor = self.compute_capability
+        return f"sm_{major}{minor}"
+
+    @property
+    def peak_bandwidth_gbps(self) -> float | None:
+        """Theoretical DRAM bandwidth: 2 transfers per memory clock (DDR) × bus width."""
+        if not self.memory_clock_mhz or not self.memory_bus_width_bits:
+            return None
+        return 2 * self.memory_clock_mhz * 1e6 * self.memory_bus_width_bits / 8 / 1e9
+
+    @property
+    def peak_fp32_gflops(self) -> float | None:
+        """SMs × FP32 lanes per SM × 2 (an FMA is two flops) × SM clock."""
+        if not self.sm_clock_mhz:
+            return None
+        lanes = fp32_lanes_per_sm(self.compute_capability)
+        return self.sm_count * lanes * 2 * self.sm_clock_mhz * 1e6 / 1e9
+
+    def to_dict(self) -> dict[str, Any]:
+        record = asdict(self)
+        record["arch"] = self.arch
+        record["peak_bandwidth_gbps"] = self.peak_bandwidth_gbps
+        record["peak_fp32_gflops"] = self.peak_fp32_gflops
+        return record
+
+
+@dataclass
+class Environment:
+    """Everything needed to say where and with what a result was measured."""
+
+    gpubench_version: str
+    python_version: str
+    numpy_version: str
+    device: dict[str, Any] = field(default_factory=dict)
+    gpu_uuid: str | None = None
+    driver_version: str | None = None
+    cuda_driver_api_version: str | None = None
+    pycuda_version: str | None = None
+    pycuda_built_for_cuda: str | None = None
+    nvcc_version: str | None = None
+    sm_clock_mhz_at_start: float | None = None
+    temperature_c_at_start: float | None = None
+    power_w_at_start: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def host_environment() -> Environment:
+    import numpy
+
+    from gpubench import __version__
+
+    return Environment(
+        gpubench_version=__version__,
+        python_version=platform.python_version(),
+        numpy_version=numpy.__version__,
+        nvcc_version=nvcc_version(),
+    )
+
+
+def nvcc_version() -> str | None:
+    """The `release X.Y` of the nvcc on PATH, or None when there is none."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return None
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"release (\d+\.\d+)", out.stdout)
+    return match.group(1) if match else None

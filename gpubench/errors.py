@@ -1,0 +1,49 @@
+"""The exception types gpubench raises on purpose, and the exit code each one maps to."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_FAILED_POINTS = 3
+EXIT_ENVIRONMENT = 4
+EXIT_INTERRUPTED = 130
+
+
+class GpubenchError(Exception):
+    """An error the user can act on: printed as one line, never as a traceback."""
+
+    exit_code = 1
+
+
+class ConfigError(GpubenchError):
+    """A sweep file or command-line value is wrong. Names the file, the key and the value."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, *, source: str | None = None, key: str | None = None):
+        self.source = source
+        self.key = key
+        where = ": ".join(part for part in (source, key) if part)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class EnvironmentProblem(GpubenchError):
+    """Something the machine lacks: PyCUDA, a GPU, a driver, nvcc."""
+
+    exit_code = EXIT_ENVIRONMENT
+
+
+class KernelCompileError(GpubenchError):
+    """nvcc rejected a kernel source; carries the compiler's own message."""
+
+    def __init__(self, message: str, compiler_output: str = ""):
+        self.compiler_output = compiler_output
+        super().__init__(message)
+
+
+class KernelLaunchError(GpubenchError):
+    """The driver refused or failed a launch."""
+
+
+class LaunchShapeUnsupported(GpubenchError):
+    """The device cannot run this launch shape (threads per block, shared memory, ...)."""

@@ -1,0 +1,1 @@
+"""Rendering only: tables, progress and summaries of results; no measuring happens here."""

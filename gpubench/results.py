@@ -1,0 +1,195 @@
+"""Result and ResultSet dataclasses; versioned JSON, JSON lines (written as points finish), CSV."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from gpubench.errors import ConfigError
+
+SCHEMA_VERSION = 1
+
+
+class Status(StrEnum):
+    OK = "ok"
+    INCORRECT = "incorrect"
+    COMPILE_FAILED = "compile_failed"
+    LAUNCH_FAILED = "launch_failed"
+    SKIPPED = "skipped"
+
+    @property
+    def is_failure(self) -> bool:
+        """Failures make a sweep's exit code non-zero; a skipped shape is a stated decision."""
+        return self not in (Status.OK, Status.SKIPPED)
+
+
+@dataclass
+class Verification:
+    passed: bool
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    # Index (per output dimension) of the worst element, and the output it is in.
+    worst_output: str | None = None
+    worst_index: list[int] | None = None
+    got: float | None = None
+    expected: float | None = None
+    unwritten: int = 0
+    message: str = ""
+
+
+@dataclass
+class Result:
+    suite: str
+    variant: str
+    point: dict[str, Any]
+    status: Status
+    reason: str = ""
+    baseline: str | None = None
+    summary: dict[str, Any] | None = None
+    converged: bool | None = None
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    verification: Verification | None = None
+    kernel_attributes: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+
+    @property
+    def median_ms(self) -> float | None:
+        return self.summary["median_ms"] if self.summary else None
+
+    def to_dict(self) -> dict[str, Any]:
+        record = asdict(self)
+        record["status"] = str(self.status)
+        return record
+
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> Result:
+        record = dict(record)
+        record["status"] = Status(record["status"])
+        if record.get("verification") is not None:
+            record["verification"] = Verification(**record["verification"])
+        return cls(**record)
+
+
+@dataclass
+class ResultSet:
+    suite: str
+    environment: dict[str, Any]
+    spec: dict[str, Any]
+    results: list[Result] = field(default_factory=list)
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def failures(self) -> list[Result]:
+        return [r for r in self.results if r.status.is_failure]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "created": self.created,
+            "suite": self.suite,
+            "environment": self.environment,
+            "spec": self.spec,
+            "results": [r.to_dict() for r in self.results],
+        }
+
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> ResultSet:
+        version = record.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ConfigError(
+                f"results schema version {version!r} is not supported (expected {SCHEMA_VERSION})"
+            )
+        return cls(
+            suite=record["suite"],
+            environment=record["environment"],
+            spec=record["spec"],
+            results=[Result.from_dict(r) for r in record["results"]],
+            created=record["created"],
+            schema_version=version,
+        )
+
+
+def _open_for_writing(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def save_json(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
+    """Write atomically (temp file then rename): an interrupted save never leaves half a file."""
+    target = _open_for_writing(Path(path))
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(json.dumps(result_set.to_dict(), indent=2, default=str) + "\n")
+    tmp.replace(target)
+    return target
+
+
+def load_json(path: str | os.PathLike[str]) -> ResultSet:
+    try:
+        record = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read results: {exc}", source=str(path)) from None
+    return ResultSet.from_dict(record)
+
+
+CSV_FIELDS = (
+    "suite", "variant", "status", "reason", "median_ms", "min_ms", "mean_ms", "stdev_ms",
+    "rel_noise", "samples", "gbps", "gflops", "speedup", "pct_peak_bw", "pct_peak_flops",
+)  # fmt: skip
+
+
+def save_csv(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
+    target = _open_for_writing(Path(path))
+    param_names: list[str] = []
+    for r in result_set.results:
+        for name in r.point:
+            if name not in param_names:
+                param_names.append(name)
+    with target.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([*param_names, *CSV_FIELDS])
+        for r in result_set.results:
+            summary = r.summary or {}
+            row: dict[str, Any] = {
+                "suite": r.suite,
+                "variant": r.variant,
+                "status": str(r.status),
+                "reason": r.reason,
+                **{k: summary.get(k) for k in ("median_ms", "min_ms", "mean_ms", "stdev_ms")},
+                "rel_noise": summary.get("rel_noise"),
+                "samples": summary.get("samples"),
+                **{k: r.metrics.get(k) for k in CSV_FIELDS if k in r.metrics},
+            }
+            writer.writerow(
+                [r.point.get(p, "") for p in param_names]
+                + ["" if row.get(k) is None else row[k] for k in CSV_FIELDS]
+            )
+    return target
+
+
+class JsonLinesLog:
+    """Appends each finished result as one JSON line and flushes it: a kill leaves a readable log."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = _open_for_writing(Path(path))
+        self._handle = self.path.open("a")
+
+    def started(self, total: int) -> None:
+        """Observer hook: nothing to do before the first result."""
+
+    def finished(self, result: Result) -> None:
+        self.write(result)
+
+    def write(self, result: Result) -> None:
+        self._handle.write(json.dumps(result.to_dict(), default=str) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()

@@ -1,0 +1,190 @@
+"""Run points: compile, allocate, check against the reference, time, summarize, emit results.
+
+Per point the order is fixed: fresh random inputs → for each variant: poisoned outputs, one
+checked run, verification, and only then timing. A failure becomes a Result with a status
+and a reason, and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from gpubench import metrics, timing, verify
+from gpubench.benchmark import Benchmark, Point
+from gpubench.errors import KernelCompileError, KernelLaunchError
+from gpubench.kernels import ModuleCache
+from gpubench.results import Result, Status
+from gpubench.stats import summarize
+
+
+class Observer(Protocol):
+    def started(self, total: int) -> None: ...
+
+    def finished(self, result: Result) -> None: ...
+
+
+@dataclass(frozen=True)
+class Plan:
+    bench: Benchmark
+    points: list[Point]
+    variants: tuple[str, ...]
+    baseline: str
+    policy: timing.TimingPolicy
+
+    @property
+    def flush_l2(self) -> bool:
+        if self.policy.flush_l2 is None:
+            return self.bench.memory_bound
+        return self.policy.flush_l2
+
+    @property
+    def size(self) -> int:
+        return len(self.points) * len(self.variants)
+
+
+def _compiler_excerpt(output: str, limit: int = 12) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower()] or lines
+    return "\n".join(errors[:limit])
+
+
+class Runner:
+    def __init__(self, backend: Any, observers: Iterable[Observer] = ()) -> None:
+        self.backend = backend
+        self.observers = list(observers)
+        self.modules = ModuleCache(backend)
+
+    def run(self, plan: Plan) -> list[Result]:
+        for observer in self.observers:
+            observer.started(plan.size)
+        results: list[Result] = []
+        for point in plan.points:
+            point_results = self._run_point(plan, point)
+            _add_speedups(point_results, plan.baseline)
+            for result in point_results:
+                results.append(result)
+                for observer in self.observers:
+                    observer.finished(result)
+        return results
+
+    def _run_point(self, plan: Plan, point: Point) -> list[Result]:
+        bench = plan.bench
+
+        def result(variant: str, status: Status, reason: str = "", **extra: Any) -> Result:
+            return Result(
+                suite=bench.name, variant=variant, point=dict(point), status=status,
+                reason=reason, baseline=plan.baseline, **extra,
+            )  # fmt: skip
+
+        try:
+            module = self.modules.get(bench, point)
+        except KernelCompileError as exc:
+            reason = f"{exc}\n{_compiler_excerpt(exc.compiler_output)}"
+            return [result(v, Status.COMPILE_FAILED, reason) for v in plan.variants]
+
+        seed = secrets.randbits(63)
+        host_inputs = bench.inputs(point, np.random.default_rng(seed))
+        device_inputs = {name: self.backend.upload(array) for name, array in host_inputs.items()}
+        references: dict[str, dict[str, np.ndarray]] = {}
+        try:
+            out = []
+            for variant in plan.variants:
+                outcome = self._run_variant(plan, point, variant, module, host_inputs,
+                                            device_inputs, references)  # fmt: skip
+                out.append(result(variant, seed=seed, **outcome))
+            return out
+        finally:
+            for buffer in device_inputs.values():
+                self.backend.free(buffer)
+
+    def _run_variant(
+        self,
+        plan: Plan,
+        point: Point,
+        variant: str,
+        module: Any,
+        host_inputs: dict[str, np.ndarray],
+        device_inputs: dict[str, Any],
+        references: dict[str, dict[str, np.ndarray]],
+    ) -> dict[str, Any]:
+        bench, backend = plan.bench, self.backend
+        launches = bench.launches(variant, point)
+        try:
+            attributes = {
+                launch.kernel: module.attributes(launch.kernel).to_dict() for launch in launches
+            }
+        except KernelLaunchError as exc:
+            return {"status": Status.LAUNCH_FAILED, "reason": str(exc)}
+        problem = backend.launch_problem(module, launches)
+        if problem:
+            return {"status": Status.SKIPPED, "reason": problem, "kernel_attributes": attributes}
+
+        output_specs = bench.outputs(variant, point)
+        scratch_specs = bench.scratch(variant, point)
+        owned = {name: backend.alloc(spec) for name, spec in {**output_specs, **scratch_specs}.items()}
+        try:
+            for name, spec in {**output_specs, **scratch_specs}.items():
+                backend.poison(owned[name], spec)
+            bound = backend.bind(module, launches, {**device_inputs, **owned})
+            try:
+                backend.run_checked(bound)
+            except KernelLaunchError as exc:
+                return {"status": Status.LAUNCH_FAILED, "reason": str(exc), "kernel_attributes": attributes}
+            got = {name: backend.download(owned[name], spec) for name, spec in output_specs.items()}
+            computes = bench.variant(variant).computes
+            if computes not in references:
+                references[computes] = bench.reference(computes, point, host_inputs)
+            verdict = verify.check_outputs(got, references[computes], bench.tolerance(variant, point))
+            del got
+            if not verdict.passed:
+                return {"status": Status.INCORRECT, "reason": verdict.message,
+                        "verification": verdict, "kernel_attributes": attributes}  # fmt: skip
+            try:
+                measurement = timing.measure(
+                    lambda: backend.time_once_ms(bound, plan.flush_l2), plan.policy
+                )
+            except KernelLaunchError as exc:
+                return {"status": Status.LAUNCH_FAILED, "reason": f"while timing: {exc}",
+                        "kernel_attributes": attributes}  # fmt: skip
+        finally:
+            for buffer in owned.values():
+                backend.free(buffer)
+
+        summary = summarize(measurement.samples_ms)
+        return {
+            "status": Status.OK,
+            "summary": summary.to_dict(),
+            "converged": measurement.converged,
+            "metrics": work_metrics(bench, variant, point, summary.median_ms, backend.device),
+            "verification": verdict,
+            "kernel_attributes": attributes,
+        }
+
+
+def work_metrics(bench: Benchmark, variant: str, point: Point, time_ms: float, device: Any) -> dict[str, float | None]:
+    work = bench.work(variant, point)
+    values: dict[str, float | None] = {"time_ms": time_ms}
+    if work.bytes_moved:
+        gbps = metrics.bandwidth_gbps(work.bytes_moved, time_ms)
+        values["gbps"] = gbps
+        values["pct_peak_bw"] = metrics.percent_of(gbps, device.peak_bandwidth_gbps)
+    if work.flops:
+        gflops = metrics.gflops(work.flops, time_ms)
+        values["gflops"] = gflops
+        values["pct_peak_flops"] = metrics.percent_of(gflops, device.peak_fp32_gflops)
+    if work.elements:
+        values["gelem_per_s"] = work.elements / (time_ms * 1e-3) / 1e9
+    return values
+
+
+def _add_speedups(results: list[Result], baseline: str) -> None:
+    """Speedup versus the baseline variant at the same point; only when both are verified."""
+    base = next((r for r in results if r.variant == baseline and r.status is Status.OK), None)
+    for r in results:
+        if base is not None and r.status is Status.OK and r.median_ms:
+            r.metrics["speedup"] = metrics.speedup(base.median_ms, r.median_ms)
