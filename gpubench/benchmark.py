@@ -149,6 +149,8 @@ class Benchmark(ABC):
     memory_bound: ClassVar[bool] = True
     # Kernel source file stem in kernels_cu/; defaults to the suite name.
     source: ClassVar[str | None] = None
+    # Or a .cu file anywhere (a user's own kernels, test kernels); wins over `source`.
+    source_file: ClassVar[str | None] = None
 
     # -- declarations ---------------------------------------------------------------------
     def param(self, name: str) -> Param:
@@ -214,4 +216,3 @@ class Benchmark(ABC):
     @abstractmethod
     def work(self, variant: str, point: Point) -> Work:
         """Bytes that must move and flops that must be done for one run."""
-

@@ -36,16 +36,22 @@ Exit codes:
 """
 
 
+# Wide enough for a results table when output goes to a file or a CI log.
+PIPE_WIDTH = 180
+
+
 def _stderr():
     from rich.console import Console
 
-    return Console(stderr=True)
+    console = Console(stderr=True)
+    return console if console.is_terminal else Console(stderr=True, width=PIPE_WIDTH)
 
 
 def _stdout():
     from rich.console import Console
 
-    return Console()
+    console = Console()
+    return console if console.is_terminal else Console(width=PIPE_WIDTH)
 
 
 class GpubenchGroup(click.Group):
@@ -107,8 +113,14 @@ def list_suites() -> None:
             params.add_column(column)
         for p in bench.params:
             default = p.default if p.default is not None else f"= {p.derived_from}"
-            allowed = ", ".join(map(str, p.choices)) if p.choices else (f">= {p.minimum}" if p.minimum is not None else "any")
-            params.add_row(p.name, p.type_name, str(default), allowed, "yes" if p.compile_time else "", p.help)
+            allowed = (
+                ", ".join(map(str, p.choices))
+                if p.choices
+                else (f">= {p.minimum}" if p.minimum is not None else "any")
+            )
+            params.add_row(
+                p.name, p.type_name, str(default), allowed, "yes" if p.compile_time else "", p.help
+            )
         console.print(params)
         console.print()
 
@@ -141,7 +153,10 @@ def info(device: int) -> None:
         return "unknown" if value is None else fmt.format(value)
 
     rows = [
-        ("compute capability", f"{dev.compute_capability[0]}.{dev.compute_capability[1]} ({dev.arch})"),
+        (
+            "compute capability",
+            f"{dev.compute_capability[0]}.{dev.compute_capability[1]} ({dev.arch})",
+        ),
         ("SMs", str(dev.sm_count)),
         ("SM clock (max)", opt(dev.sm_clock_mhz, "{:,.0f} MHz")),
         ("SM clock now", opt(env.sm_clock_mhz_at_start, "{:,.0f} MHz")),
@@ -149,12 +164,18 @@ def info(device: int) -> None:
         ("memory clock", opt(dev.memory_clock_mhz, "{:,.0f} MHz")),
         ("memory bus width", opt(dev.memory_bus_width_bits, "{} bits")),
         ("L2 cache", mib(dev.l2_bytes)),
-        ("shared memory per block", f"{mib(dev.shared_per_block_bytes)} ({mib(dev.shared_per_block_optin_bytes)} opt-in)"),
+        (
+            "shared memory per block",
+            f"{mib(dev.shared_per_block_bytes)} ({mib(dev.shared_per_block_optin_bytes)} opt-in)",
+        ),
         ("shared memory per SM", mib(dev.shared_per_sm_bytes)),
         ("registers per SM", f"{dev.registers_per_sm:,}"),
         ("max threads per block / SM", f"{dev.max_threads_per_block} / {dev.max_threads_per_sm}"),
         ("peak DRAM bandwidth (theoretical)", opt(dev.peak_bandwidth_gbps, "{:,.0f} GB/s")),
-        ("peak FP32 (theoretical)", opt(dev.peak_fp32_gflops and dev.peak_fp32_gflops / 1e3, "{:,.1f} TFLOP/s")),
+        (
+            "peak FP32 (theoretical)",
+            opt(dev.peak_fp32_gflops and dev.peak_fp32_gflops / 1e3, "{:,.1f} TFLOP/s"),
+        ),
         ("GPU UUID", env.gpu_uuid or "unknown"),
         ("driver", env.driver_version or "unknown"),
         ("CUDA (driver API)", env.cuda_driver_api_version or "unknown"),
@@ -242,18 +263,35 @@ def _timing_options(func: Any) -> Any:
         click.option("--warmup", type=int, help="Untimed runs before sampling."),
         click.option("--min-samples", type=int, help="Fewest timed samples."),
         click.option("--max-samples", type=int, help="Most timed samples."),
-        click.option("--min-time", "min_time_s", type=float, help="Least total GPU time sampled, s."),
-        click.option("--max-time", "max_time_s", type=float, help="Sampling budget per variant, s."),
-        click.option("--target-noise", type=float, help="Stop once stdev/mean is at or below this."),
-        click.option("--flush-l2/--no-flush-l2", default=None,
-                     help="Flush L2 before every sample (default: the suite decides)."),  # fmt: skip
+        click.option(
+            "--min-time", "min_time_s", type=float, help="Least total GPU time sampled, s."
+        ),
+        click.option(
+            "--max-time", "max_time_s", type=float, help="Sampling budget per variant, s."
+        ),
+        click.option(
+            "--target-noise", type=float, help="Stop once stdev/mean is at or below this."
+        ),
+        click.option(
+            "--flush-l2/--no-flush-l2",
+            default=None,
+            help="Flush L2 before every sample (default: the suite decides).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
-TIMING_KEYS = ("warmup", "min_samples", "max_samples", "min_time_s", "max_time_s", "target_noise", "flush_l2")
+TIMING_KEYS = (
+    "warmup",
+    "min_samples",
+    "max_samples",
+    "min_time_s",
+    "max_time_s",
+    "target_noise",
+    "flush_l2",
+)
 
 
 def _output_options(func: Any) -> Any:
@@ -261,7 +299,7 @@ def _output_options(func: Any) -> Any:
         click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write results as JSON."),
         click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write results as CSV."),
         click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
-                     help="Append each result as a JSON line the moment it finishes."),  # fmt: skip
+                     help="Append each result as a JSON line the moment it finishes."),
         click.option("--device", default=0, show_default=True, help="CUDA device index."),
     ]):  # fmt: skip
         func = option(func)
@@ -312,7 +350,11 @@ def _run_command(bench: Benchmark) -> click.Command:
     command.__doc__ = (
         f"{bench.description}.\n\nVariants: {', '.join(bench.variant_names)} "
         f"(baseline: {bench.baseline}).\n\n\b\nExample:\n  gpubench run {bench.name} "
-        + " ".join(f"--{p.name.replace('_', '-')} {p.default}" for p in bench.params if p.default is not None and p.compile_time)
+        + " ".join(
+            f"--{p.name.replace('_', '-')} {p.default}"
+            for p in bench.params
+            if p.default is not None and p.compile_time
+        )
     )
     params = [_param_option(p) for p in bench.params]
     cmd = click.command(name=bench.name, epilog=EXIT_CODES_HELP)(command)

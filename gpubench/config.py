@@ -54,7 +54,9 @@ class SweepSpec:
         for point in points:
             problem = bench.validate_point(point)
             if problem:
-                raise ConfigError(problem, source=self.source, key=f"params ({_fmt(point)})")
+                raise ConfigError(
+                    f"{problem}, at the point {_fmt(point)}", source=self.source, key="params"
+                )
         return points
 
     def to_dict(self) -> dict[str, Any]:
@@ -127,7 +129,9 @@ def _coerce_values(bench: Benchmark, name: str, raw: Any, source: str, key: str)
     for i, value in enumerate(values):
         where = f"{key}[{i}]" if isinstance(raw, list) else key
         if isinstance(value, dict | list):
-            raise ConfigError(f"expected a {param.type_name}, got {value!r}", source=source, key=where)
+            raise ConfigError(
+                f"expected a {param.type_name}, got {value!r}", source=source, key=where
+            )
         try:
             coerced.append(param.coerce(value))
         except ValueError as exc:
@@ -149,7 +153,9 @@ def parse_timing(raw: Any, source: str, base: TimingPolicy | None = None) -> Tim
         where = f"timing.{key}"
         if kind is bool:
             if not isinstance(value, bool):
-                raise ConfigError(f"expected true or false, got {value!r}", source=source, key=where)
+                raise ConfigError(
+                    f"expected true or false, got {value!r}", source=source, key=where
+                )
         elif kind is int:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"expected an integer, got {value!r}", source=source, key=where)
@@ -159,11 +165,15 @@ def parse_timing(raw: Any, source: str, base: TimingPolicy | None = None) -> Tim
                     raise ValueError
                 value = float(value)  # `1e-3` arrives as a string from YAML 1.1
             except (TypeError, ValueError):
-                raise ConfigError(f"expected a number, got {value!r}", source=source, key=where)
+                raise ConfigError(
+                    f"expected a number, got {value!r}", source=source, key=where
+                ) from None
         values[key] = value
     policy = TimingPolicy(**values)
     for name, problem in policy.check():
-        raise ConfigError(f"{problem} (got {getattr(policy, name)!r})", source=source, key=f"timing.{name}")
+        raise ConfigError(
+            f"{problem} (got {getattr(policy, name)!r})", source=source, key=f"timing.{name}"
+        )
     return policy
 
 
@@ -188,7 +198,9 @@ def _parse_variants(bench: Benchmark, raw: Any, source: str) -> tuple[str, ...]:
 
 def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     if not isinstance(data, dict):
-        raise ConfigError(f"expected a mapping at the top level, got {type(data).__name__}", source=source)
+        raise ConfigError(
+            f"expected a mapping at the top level, got {type(data).__name__}", source=source
+        )
     _check_keys(data, TOP_LEVEL_KEYS, source, "")
     if "suite" not in data:
         raise ConfigError("missing required key 'suite'", source=source, key="suite")
@@ -218,19 +230,31 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     for gi, group in enumerate(raw_zip):
         where = f"zip[{gi}]"
         if not isinstance(group, dict) or not group:
-            raise ConfigError(f"expected a mapping of parameter lists, got {group!r}", source=source, key=where)
+            raise ConfigError(
+                f"expected a mapping of parameter lists, got {group!r}", source=source, key=where
+            )
         lengths = set()
         coerced_group = {}
         for name, values in group.items():
             if name in taken:
-                raise ConfigError(f"parameter {name!r} is set twice (params or another zip group)", source=source, key=f"{where}.{name}")
+                raise ConfigError(
+                    f"parameter {name!r} is set twice (params or another zip group)",
+                    source=source,
+                    key=f"{where}.{name}",
+                )
             if not isinstance(values, list):
-                raise ConfigError(f"expected a list, got {values!r}", source=source, key=f"{where}.{name}")
+                raise ConfigError(
+                    f"expected a list, got {values!r}", source=source, key=f"{where}.{name}"
+                )
             coerced_group[name] = _coerce_values(bench, name, values, source, f"{where}.{name}")
             lengths.add(len(values))
             taken.add(name)
         if len(lengths) > 1:
-            raise ConfigError(f"lists of one zip group must have the same length, got lengths {sorted(lengths)}", source=source, key=where)
+            raise ConfigError(
+                f"lists of one zip group must have the same length, got lengths {sorted(lengths)}",
+                source=source,
+                key=where,
+            )
         zipped.append(coerced_group)
 
     raw_constraints = data.get("constraints") or []
@@ -249,7 +273,9 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     _check_keys(raw_outputs, OUTPUT_KEYS, source, "outputs")
     for key, value in raw_outputs.items():
         if not isinstance(value, str) or not value:
-            raise ConfigError(f"expected a file path, got {value!r}", source=source, key=f"outputs.{key}")
+            raise ConfigError(
+                f"expected a file path, got {value!r}", source=source, key=f"outputs.{key}"
+            )
 
     description = data.get("description") or ""
     if not isinstance(description, str):
@@ -278,7 +304,7 @@ def load(path: str | Path) -> SweepSpec:
     except OSError as exc:
         raise ConfigError(f"cannot read the file: {exc.strerror}", source=source) from None
     try:
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_StrictLoader)
     except ConfigError as exc:
         raise ConfigError(str(exc).split(": ", 1)[-1], source=source, key=exc.key) from None
     except yaml.YAMLError as exc:

@@ -20,9 +20,11 @@ def kernels_dir() -> Path:
 
 
 def source_path(bench: Benchmark) -> Path:
-    path = kernels_dir() / f"{bench.source_stem}.cu"
+    path = (
+        Path(bench.source_file) if bench.source_file else kernels_dir() / f"{bench.source_stem}.cu"
+    )
     if not path.is_file():
-        raise EnvironmentProblem(f"kernel source {path.name} is missing from kernels_cu/")
+        raise EnvironmentProblem(f"kernel source {path} is missing")
     return path
 
 

@@ -33,7 +33,9 @@ def suite_names() -> list[str]:
     """Names without importing the suites (keeps `gpubench --help` fast)."""
     import gpubench.benchmarks as package
 
-    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
+    return sorted(
+        m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")
+    )
 
 
 def did_you_mean(word: str, candidates: list[str] | tuple[str, ...]) -> str:

@@ -126,7 +126,9 @@ class Runner:
 
         output_specs = bench.outputs(variant, point)
         scratch_specs = bench.scratch(variant, point)
-        owned = {name: backend.alloc(spec) for name, spec in {**output_specs, **scratch_specs}.items()}
+        owned = {
+            name: backend.alloc(spec) for name, spec in {**output_specs, **scratch_specs}.items()
+        }
         try:
             for name, spec in {**output_specs, **scratch_specs}.items():
                 backend.poison(owned[name], spec)
@@ -134,12 +136,18 @@ class Runner:
             try:
                 backend.run_checked(bound)
             except KernelLaunchError as exc:
-                return {"status": Status.LAUNCH_FAILED, "reason": str(exc), "kernel_attributes": attributes}
+                return {
+                    "status": Status.LAUNCH_FAILED,
+                    "reason": str(exc),
+                    "kernel_attributes": attributes,
+                }
             got = {name: backend.download(owned[name], spec) for name, spec in output_specs.items()}
             computes = bench.variant(variant).computes
             if computes not in references:
                 references[computes] = bench.reference(computes, point, host_inputs)
-            verdict = verify.check_outputs(got, references[computes], bench.tolerance(variant, point))
+            verdict = verify.check_outputs(
+                got, references[computes], bench.tolerance(variant, point)
+            )
             del got
             if not verdict.passed:
                 return {"status": Status.INCORRECT, "reason": verdict.message,
@@ -166,7 +174,9 @@ class Runner:
         }
 
 
-def work_metrics(bench: Benchmark, variant: str, point: Point, time_ms: float, device: Any) -> dict[str, float | None]:
+def work_metrics(
+    bench: Benchmark, variant: str, point: Point, time_ms: float, device: Any
+) -> dict[str, float | None]:
     work = bench.work(variant, point)
     values: dict[str, float | None] = {"time_ms": time_ms}
     if work.bytes_moved:

@@ -16,7 +16,10 @@ class Summary:
     max_ms: float
     mean_ms: float
     stdev_ms: float
-    # stdev / mean: nvbench's noise measure, the figure a stopping rule aims at.
+    # stdev / mean: nvbench's noise measure; one late outlier can dominate it.
+    rel_stdev: float
+    # 0.7413 * IQR / median: the same scale as rel_stdev for normal samples, but robust to
+    # the rare preempted sample; the stopping rule and the tables use this one.
     rel_noise: float
     q1_ms: float
     q3_ms: float
@@ -43,30 +46,19 @@ def summarize(samples_ms: list[float] | tuple[float, ...]) -> Summary:
         max_ms=values[-1],
         mean_ms=mean,
         stdev_ms=stdev,
-        rel_noise=stdev / mean if mean > 0 else math.inf,
+        rel_stdev=stdev / mean if mean > 0 else math.inf,
+        rel_noise=robust_noise(values),
         q1_ms=q1,
         q3_ms=q3,
     )
 
 
-class RunningNoise:
-    """Welford's running mean and variance, so a stopping rule costs O(1) per sample."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.mean = 0.0
-        self._m2 = 0.0
-        self.total = 0.0
-
-    def add(self, value: float) -> None:
-        self.count += 1
-        self.total += value
-        delta = value - self.mean
-        self.mean += delta / self.count
-        self._m2 += delta * (value - self.mean)
-
-    @property
-    def rel_noise(self) -> float:
-        if self.count < 2 or self.mean <= 0:
-            return math.inf
-        return math.sqrt(self._m2 / (self.count - 1)) / self.mean
+def robust_noise(samples: list[float]) -> float:
+    """Relative noise from the interquartile range, scaled to match a stdev for normal samples
+    (0.7413 × IQR / median): a rare preempted sample cannot dominate it, unlike stdev/mean."""
+    if len(samples) < 2:
+        return math.inf
+    q1, median, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    if median <= 0:
+        return math.inf
+    return 0.7413 * (q3 - q1) / median

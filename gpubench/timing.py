@@ -11,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from gpubench.stats import RunningNoise
+from gpubench.stats import robust_noise
+
+NOISE_CHECK_EVERY = 8
 
 
 @dataclass(frozen=True)
@@ -21,8 +23,9 @@ class TimingPolicy:
     max_samples: int = 1000
     # Keep sampling until this much GPU time has been measured...
     min_time_s: float = 0.05
-    # ...and the relative noise (stdev/mean) is at or below this, or the budget runs out.
-    target_noise: float = 0.01
+    # ...and the robust relative noise (see stats.robust_noise) is at or below this, or the
+    # budget runs out.
+    target_noise: float = 0.02
     max_time_s: float = 2.0
     # None: the suite decides (memory-bound suites flush).
     flush_l2: bool | None = None
@@ -69,22 +72,24 @@ def measure(
     """Warm up, then take samples until the stopping rule says enough."""
     for _ in range(policy.warmup):
         time_once_ms()
-    running = RunningNoise()
     samples: list[float] = []
+    total_ms = 0.0
     started = host_clock()
     while True:
         sample = time_once_ms()
         samples.append(sample)
-        running.add(sample)
-        enough = (
-            running.count >= policy.min_samples
-            and running.total * 1e-3 >= policy.min_time_s
-            and running.rel_noise <= policy.target_noise
-        )
-        if enough:
+        total_ms += sample
+        count = len(samples)
+        # The noise estimate is O(n); checking it every few samples keeps the loop cheap.
+        if (
+            count >= policy.min_samples
+            and total_ms * 1e-3 >= policy.min_time_s
+            and (count % NOISE_CHECK_EVERY == 0 or count == policy.min_samples)
+            and robust_noise(samples) <= policy.target_noise
+        ):
             return Measurement(samples, converged=True)
-        out_of_budget = running.count >= policy.max_samples or (
-            running.count >= policy.min_samples and host_clock() - started >= policy.max_time_s
+        out_of_budget = count >= policy.max_samples or (
+            count >= policy.min_samples and host_clock() - started >= policy.max_time_s
         )
         if out_of_budget:
-            return Measurement(samples, converged=False)
+            return Measurement(samples, converged=robust_noise(samples) <= policy.target_noise)

@@ -38,7 +38,9 @@ class _Module:
             try:
                 self._functions[kernel] = self._module.get_function(kernel)
             except cuda.LogicError as exc:
-                raise KernelLaunchError(f"kernel {kernel!r} not found in the module: {exc}") from None
+                raise KernelLaunchError(
+                    f"kernel {kernel!r} not found in the module: {exc}"
+                ) from None
         return self._functions[kernel]
 
     def attributes(self, kernel: str) -> KernelAttributes:
@@ -78,9 +80,18 @@ def _nvml_readings(bus_id: str) -> dict[str, Any]:
             ("uuid", lambda: pynvml.nvmlDeviceGetUUID(handle)),
             ("driver", pynvml.nvmlSystemGetDriverVersion),
             ("sm_clock_mhz", lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-            ("max_sm_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-            ("max_mem_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
-            ("temperature_c", lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)),
+            (
+                "max_sm_clock_mhz",
+                lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM),
+            ),
+            (
+                "max_mem_clock_mhz",
+                lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM),
+            ),
+            (
+                "temperature_c",
+                lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU),
+            ),
             ("power_w", lambda: pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0),
         ):
             try:
@@ -104,9 +115,13 @@ class PyCudaBackend:
                 "are present (nvidia-smi)"
             ) from None
         if count == 0:
-            raise EnvironmentProblem("no CUDA GPU found: run gpubench on a machine with an NVIDIA GPU")
+            raise EnvironmentProblem(
+                "no CUDA GPU found: run gpubench on a machine with an NVIDIA GPU"
+            )
         if not 0 <= device_index < count:
-            raise EnvironmentProblem(f"device {device_index} does not exist (this machine has {count})")
+            raise EnvironmentProblem(
+                f"device {device_index} does not exist (this machine has {count})"
+            )
         self._cu_device = cuda.Device(device_index)
         # The primary context coexists with CuPy, cuBLAS and other runtime-API users.
         self._context = self._cu_device.retain_primary_context()
@@ -224,7 +239,9 @@ class PyCudaBackend:
         dev = self.device
         for launch in launches:
             attrs = module.attributes(launch.kernel)
-            for axis, (size, limit) in enumerate(zip(launch.block, dev.max_block_dims, strict=True)):
+            for axis, (size, limit) in enumerate(
+                zip(launch.block, dev.max_block_dims, strict=True)
+            ):
                 if size > limit:
                     return f"{launch.kernel}: block dimension {'xyz'[axis]}={size} exceeds the device limit {limit}"
             for axis, (size, limit) in enumerate(zip(launch.grid, dev.max_grid_dims, strict=True)):

@@ -21,33 +21,64 @@ DTYPES = {"float32": (np.float32, "float"), "float64": (np.float64, "double")}
 
 class Transpose(Benchmark):
     name = "transpose"
-    description = "out = in^T for a rows x cols matrix: coalescing, shared-memory tiles, bank conflicts"
+    description = (
+        "out = in^T for a rows x cols matrix: coalescing, shared-memory tiles, bank conflicts"
+    )
     memory_bound = True
     baseline = "naive"
     params = (
-        Param("size", int, 8192, "rows and cols of a square matrix (rows/cols override)", minimum=1),
-        Param("rows", int, None, "rows of the input (default: size)", minimum=1, derived_from="size"),
-        Param("cols", int, None, "cols of the input (default: size)", minimum=1, derived_from="size"),
-        Param("tile", int, 32, "tile edge in elements (shared-memory tile is tile x tile)",
-              choices=(16, 32, 64), compile_time=True),  # fmt: skip
-        Param("block_rows", int, 8, "threads per tile column: each thread moves tile/block_rows elements",
-              choices=(1, 2, 4, 8, 16, 32, 64), compile_time=True),  # fmt: skip
+        Param(
+            "size", int, 8192, "rows and cols of a square matrix (rows/cols override)", minimum=1
+        ),
+        Param(
+            "rows", int, None, "rows of the input (default: size)", minimum=1, derived_from="size"
+        ),
+        Param(
+            "cols", int, None, "cols of the input (default: size)", minimum=1, derived_from="size"
+        ),
+        Param(
+            "tile",
+            int,
+            32,
+            "tile edge in elements (shared-memory tile is tile x tile)",
+            choices=(16, 32, 64),
+            compile_time=True,
+        ),
+        Param(
+            "block_rows",
+            int,
+            8,
+            "threads per tile column: each thread moves tile/block_rows elements",
+            choices=(1, 2, 4, 8, 16, 32, 64),
+            compile_time=True,
+        ),
         Param("dtype", str, "float32", "element type", choices=tuple(DTYPES), compile_time=True),
     )
     variants = (
         Variant("copy", "same-shape copy, same thread layout: the ceiling", computes="copy"),
         Variant("naive", "coalesced reads, strided writes", computes="transpose"),
-        Variant("coalesced", "tile through shared memory: coalesced reads and writes, bank conflicts",
-                computes="transpose"),  # fmt: skip
+        Variant(
+            "coalesced",
+            "tile through shared memory: coalesced reads and writes, bank conflicts",
+            computes="transpose",
+        ),
         Variant("padded", "tile[T][T+1]: no bank conflicts", computes="transpose"),
-        Variant("diagonal", "padded + diagonal block order (against partition camping)",
-                computes="transpose"),  # fmt: skip
-        Variant("vectorized", "padded + 16-byte global loads and stores per thread",
-                computes="transpose"),  # fmt: skip
+        Variant(
+            "diagonal",
+            "padded + diagonal block order (against partition camping)",
+            computes="transpose",
+        ),
+        Variant(
+            "vectorized",
+            "padded + 16-byte global loads and stores per thread",
+            computes="transpose",
+        ),
     )
 
     def resolve(self, point: Point) -> Point:
         point = dict(point)
+        if point.get("rows") and point.get("cols"):
+            point["size"] = None  # both given: size says nothing about this point
         point["rows"] = point.get("rows") or point["size"]
         point["cols"] = point.get("cols") or point["size"]
         return point
@@ -91,7 +122,9 @@ class Transpose(Benchmark):
         args = (BufferRef("out"), BufferRef("in"), np.int32(rows), np.int32(cols))
         return [Launch(variant, grid, block, args)]
 
-    def reference(self, computes: str, point: Point, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def reference(
+        self, computes: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
         if computes == "copy":
             return {"out": inputs["in"]}
         return {"out": np.ascontiguousarray(inputs["in"].T)}

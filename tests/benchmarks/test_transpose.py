@@ -1,0 +1,65 @@
+"""The transpose suite: declarations on the CPU; every variant on the GPU at awkward sizes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpubench import registry
+from gpubench.results import Status
+from gpubench.runner import Plan, Runner
+from gpubench.timing import TimingPolicy
+
+bench = registry.get("transpose")
+CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
+
+
+def point(**values):
+    return bench.resolve({**bench.defaults(), **values})
+
+
+def test_reference_is_the_transpose_and_copy_is_the_identity():
+    p = point(rows=3, cols=5)
+    inputs = bench.inputs(p, np.random.default_rng(0))
+    assert inputs["in"].shape == (3, 5) and inputs["in"].min() >= 1  # never zeros
+    assert np.array_equal(bench.reference("transpose", p, inputs)["out"], inputs["in"].T)
+    assert bench.reference("copy", p, inputs)["out"] is inputs["in"]
+
+
+def test_grid_covers_non_multiples_of_the_tile():
+    (launch,) = bench.launches("padded", point(rows=33, cols=65, tile=32, block_rows=8))
+    assert launch.grid == (3, 2, 1) and launch.block == (32, 8, 1)
+    (vec,) = bench.launches("vectorized", point(rows=33, cols=65, tile=32, block_rows=8))
+    assert vec.block == (8, 8, 1)  # 16-byte accesses: 4 floats per thread along a row
+    (vec64,) = bench.launches("vectorized", point(tile=32, block_rows=8, dtype="float64"))
+    assert vec64.block == (16, 8, 1)
+
+
+def test_work_counts_one_read_and_one_write_per_element():
+    assert bench.work("naive", point(rows=10, cols=20, dtype="float64")).bytes_moved == 2 * 200 * 8
+    assert bench.outputs("copy", point(rows=2, cols=3))["out"].shape == (2, 3)
+    assert bench.outputs("naive", point(rows=2, cols=3))["out"].shape == (3, 2)
+
+
+AWKWARD = [(1, 1), (1, 1000), (1000, 1), (33, 65), (65, 33), (1023, 4097), (4096, 4), (17, 31)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("tile, block_rows", [(16, 4), (32, 8), (32, 32), (64, 16)])
+def test_every_variant_is_correct_at_awkward_sizes(gpu_backend, dtype, tile, block_rows):
+    points = [
+        point(rows=r, cols=c, tile=tile, block_rows=block_rows, dtype=dtype) for r, c in AWKWARD
+    ]
+    results = Runner(gpu_backend).run(Plan(bench, points, bench.variant_names, "naive", CHECK_ONLY))
+    bad = [(r.variant, r.point["rows"], r.point["cols"], r.status, r.reason) for r in results
+           if r.status is not Status.OK]  # fmt: skip
+    assert not bad
+
+
+@pytest.mark.gpu
+def test_tile_64_with_32_block_rows_is_skipped_not_run(gpu_backend):
+    results = Runner(gpu_backend).run(
+        Plan(bench, [point(size=64, tile=64, block_rows=32)], ("padded",), "padded", CHECK_ONLY)
+    )
+    assert results[0].status is Status.SKIPPED and "2048 threads per block" in results[0].reason

@@ -1,0 +1,38 @@
+"""Shared fixtures; `gpu`-marked tests skip cleanly where there is no PyCUDA or no GPU."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+
+@functools.cache
+def gpu_unavailable_reason() -> str | None:
+    try:
+        import pycuda.driver as cuda
+    except ImportError:
+        return "PyCUDA is not installed (pip install '.[cuda]' on a GPU machine)"
+    try:
+        cuda.init()
+        if cuda.Device.count() == 0:
+            return "no CUDA GPU found"
+    except cuda.Error as exc:
+        return f"CUDA driver unavailable: {exc}"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    reason = None
+    for item in items:
+        if "gpu" in item.keywords:
+            reason = reason or gpu_unavailable_reason()
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=f"gpu test: {reason}"))
+
+
+@pytest.fixture(scope="session")
+def gpu_backend():
+    from gpubench import backends
+
+    return backends.load(0)

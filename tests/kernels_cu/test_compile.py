@@ -1,0 +1,58 @@
+"""Every kernel of kernels_cu/ compiles with nvcc for sm_80 and sm_90, for every value of each
+compile-time parameter (runs in CI: nvcc is there, no GPU is)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from gpubench import registry
+from gpubench.kernels import define_options, source_path
+
+ARCHS = ("sm_80", "sm_90")
+
+
+def compile_points(bench):
+    """The default point, then each compile-time parameter through each of its values."""
+    base = bench.resolve(bench.defaults())
+    points = [base]
+    for param in bench.params:
+        if param.compile_time and param.choices:
+            for value in param.choices:
+                point = bench.resolve({**base, param.name: value})
+                if value != base[param.name] and bench.validate_point(point) is None:
+                    points.append(point)
+    return points
+
+
+CASES = [
+    (name, arch, tuple(define_options(bench.defines(point))))
+    for name, bench in sorted(registry.all_suites().items())
+    for arch in ARCHS
+    for point in compile_points(bench)
+]
+
+
+def nvcc(arch: str, source: str, options: tuple[str, ...], tmp: str) -> subprocess.CompletedProcess:
+    cmd = ["nvcc", f"-arch={arch}", "-cubin", "-o", f"{tmp}/{arch}{hash(options)}.cubin",
+           *options, source]  # fmt: skip
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+def test_every_kernel_compiles(tmp_path):
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        jobs = {
+            case: pool.submit(
+                nvcc, case[1], str(source_path(registry.get(case[0]))), case[2], str(tmp_path)
+            )
+            for case in CASES
+        }
+    failures = [
+        f"{case}: {job.result().stderr}" for case, job in jobs.items() if job.result().returncode
+    ]
+    assert not failures, "\n".join(failures)
+    assert len(CASES) >= 2 * len(registry.all_suites())

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import pytest
+
+from gpubench.device import fp32_lanes_per_sm, host_environment
+from tests.fakes import FAKE_DEVICE
+
+
+def test_peaks_from_h100_like_properties():
+    from dataclasses import replace
+
+    h100 = replace(FAKE_DEVICE, sm_count=132, sm_clock_mhz=1980.0, memory_clock_mhz=2619.0,
+                   memory_bus_width_bits=5120, compute_capability=(9, 0))  # fmt: skip
+    assert h100.peak_bandwidth_gbps == pytest.approx(3352.32)
+    assert h100.peak_fp32_gflops == pytest.approx(66908.16)  # 132 x 128 x 2 x 1.98 GHz
+    assert h100.arch == "sm_90"
+
+
+def test_unknown_clocks_give_no_peak():
+    from dataclasses import replace
+
+    dev = replace(FAKE_DEVICE, sm_clock_mhz=None, memory_clock_mhz=None)
+    assert dev.peak_bandwidth_gbps is None and dev.peak_fp32_gflops is None
+
+
+def test_fp32_lanes_by_compute_capability():
+    assert fp32_lanes_per_sm((8, 0)) == 64 and fp32_lanes_per_sm((8, 6)) == 128
+    assert fp32_lanes_per_sm((7, 0)) == 64 and fp32_lanes_per_sm((42, 0)) == 128
+
+
+def test_host_environment_records_versions():
+    env = host_environment().to_dict()
+    assert env["gpubench_version"] and env["python_version"] and env["numpy_version"]

@@ -1,0 +1,85 @@
+"""Results round-trip through JSON, land in CSV, and stream as JSON lines."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from gpubench.errors import ConfigError
+from gpubench.results import (
+    SCHEMA_VERSION,
+    JsonLinesLog,
+    Result,
+    ResultSet,
+    Status,
+    Verification,
+    load_json,
+    save_csv,
+    save_json,
+)  # fmt: skip
+
+
+def sample_set() -> ResultSet:
+    ok = Result(
+        suite="transpose", variant="padded", point={"rows": 33, "cols": 65, "tile": 32},
+        status=Status.OK, baseline="naive",
+        summary={"median_ms": 0.5, "min_ms": 0.4, "mean_ms": 0.5, "stdev_ms": 0.01,
+                 "rel_noise": 0.02, "samples": 10},
+        metrics={"gbps": 123.0, "speedup": 2.0},
+        verification=Verification(passed=True, max_abs_error=0.0),
+    )  # fmt: skip
+    bad = Result(
+        suite="transpose", variant="naive", point={"rows": 33, "cols": 65, "tile": 64},
+        status=Status.INCORRECT, reason="out: 1 of 2145 elements not written",
+        verification=Verification(passed=False, worst_index=[3, 4], unwritten=1),
+    )  # fmt: skip
+    return ResultSet(suite="transpose", environment={"gpu_uuid": "GPU-x"}, spec={"suite": "transpose"},
+                     results=[ok, bad])  # fmt: skip
+
+
+def test_json_round_trip_keeps_everything(tmp_path):
+    original = sample_set()
+    path = save_json(original, tmp_path / "deep" / "r.json")
+    record = json.loads(path.read_text())
+    assert record["schema_version"] == SCHEMA_VERSION
+    assert record["environment"]["gpu_uuid"] == "GPU-x"
+    assert [r["status"] for r in record["results"]] == ["ok", "incorrect"]
+    loaded = load_json(path)
+    assert loaded.results == original.results
+    assert [r.variant for r in loaded.failures] == ["naive"]
+
+
+def test_an_unknown_schema_version_is_refused(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"schema_version": 999}))
+    with pytest.raises(ConfigError, match="schema version 999"):
+        load_json(path)
+
+
+def test_csv_has_one_row_per_result_with_params_as_columns(tmp_path):
+    path = save_csv(sample_set(), tmp_path / "r.csv")
+    rows = list(csv.DictReader(path.open()))
+    assert [r["variant"] for r in rows] == ["padded", "naive"]
+    assert rows[0]["tile"] == "32" and rows[0]["gbps"] == "123.0" and rows[0]["median_ms"] == "0.5"
+    assert rows[1]["status"] == "incorrect" and rows[1]["gbps"] == ""
+
+
+def test_json_lines_are_readable_after_each_write(tmp_path):
+    log = JsonLinesLog(tmp_path / "r.jsonl")
+    results = sample_set().results
+    log.finished(results[0])
+    # Read before close: what a kill -9 at this moment would leave behind.
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and Result.from_dict(json.loads(lines[0])) == results[0]
+    log.finished(results[1])
+    log.close()
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 2
+
+
+def test_only_real_failures_count():
+    assert Status.SKIPPED.is_failure is False and Status.OK.is_failure is False
+    assert all(
+        s.is_failure for s in (Status.INCORRECT, Status.COMPILE_FAILED, Status.LAUNCH_FAILED)
+    )

@@ -1,0 +1,108 @@
+"""The runner's logic on a CPU fake backend: check before time, typed failures, speedups."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpubench.results import Status
+from gpubench.runner import Plan, Runner
+from gpubench.timing import TimingPolicy
+from tests.fakes import FakeBackend, ScaleSuite
+
+QUICK = TimingPolicy(warmup=1, min_samples=3, max_samples=5, min_time_s=0, max_time_s=1)
+
+
+def run(variants, point=None, baseline="good"):
+    bench = ScaleSuite()
+    backend = FakeBackend()
+    points = [bench.resolve({**bench.defaults(), **(point or {})})]
+    results = Runner(backend).run(Plan(bench, points, tuple(variants), baseline, QUICK))
+    return {r.variant: r for r in results}, backend
+
+
+def test_a_correct_variant_is_verified_then_timed():
+    results, _ = run(["good"])
+    r = results["good"]
+    assert r.status is Status.OK
+    assert r.verification.passed
+    assert r.summary["samples"] >= QUICK.min_samples
+    assert r.metrics["gbps"] == pytest.approx(8 * 1000 / 1e-3 / 1e9)
+    assert r.seed is not None
+
+
+def test_unwritten_elements_are_caught_by_the_nan_poison():
+    results, backend = run(["skips_last"])
+    r = results["skips_last"]
+    assert r.status is Status.INCORRECT
+    assert r.verification.unwritten == 1
+    assert r.verification.worst_index == [999]
+    assert "not written" in r.reason
+    assert "skips_last" not in backend.timed  # an incorrect variant is never timed
+
+
+def test_a_wrong_value_is_reported_with_its_error_and_place():
+    results, _ = run(["wrong"])
+    r = results["wrong"]
+    assert r.status is Status.INCORRECT
+    assert r.verification.worst_index == [500]
+    assert r.verification.max_abs_error == pytest.approx(1.0)
+    assert "worst at [500]" in r.reason
+
+
+def test_a_launch_failure_is_recorded_and_the_sweep_goes_on():
+    results, _ = run(["crash", "good"])
+    assert results["crash"].status is Status.LAUNCH_FAILED
+    assert "illegal memory access" in results["crash"].reason
+    assert results["good"].status is Status.OK
+
+
+def test_an_impossible_launch_shape_is_skipped_with_a_reason():
+    results, _ = run(["huge_block"])
+    r = results["huge_block"]
+    assert r.status is Status.SKIPPED
+    assert "2048 threads per block" in r.reason
+    assert not r.status.is_failure
+
+
+def test_a_compile_failure_marks_every_variant_with_nvccs_message():
+    results, _ = run(["good", "fast"], point={"broken": 1})
+    for r in results.values():
+        assert r.status is Status.COMPILE_FAILED
+        assert 'identifier "oops" is undefined' in r.reason
+
+
+def test_speedup_is_against_the_baseline_at_the_same_point():
+    results, _ = run(["good", "fast", "wrong"])
+    assert results["good"].metrics["speedup"] == pytest.approx(1.0)
+    assert results["fast"].metrics["speedup"] == pytest.approx(2.0)
+    assert "speedup" not in results["wrong"].metrics  # incorrect: never ranked
+
+
+def test_no_speedup_when_the_baseline_failed():
+    results, _ = run(["wrong", "fast"], baseline="wrong")
+    assert "speedup" not in results["fast"].metrics
+
+
+def test_modules_compile_once_per_distinct_define_set_and_buffers_are_freed():
+    bench = ScaleSuite()
+    backend = FakeBackend()
+    points = [bench.resolve({**bench.defaults(), "n": n}) for n in (10, 20, 30)]
+    Runner(backend).run(Plan(bench, points, ("good", "fast"), "good", QUICK))
+    assert len(backend.compiles) == 1
+    assert backend.live_buffers == 0
+
+
+def test_observers_see_every_result_in_order():
+    seen = []
+
+    class Watch:
+        def started(self, total):
+            seen.append(("start", total))
+
+        def finished(self, result):
+            seen.append(result.variant)
+
+    bench = ScaleSuite()
+    points = [bench.defaults()]
+    Runner(FakeBackend(), [Watch()]).run(Plan(bench, points, ("good", "fast"), "good", QUICK))
+    assert seen == [("start", 2), "good", "fast"]

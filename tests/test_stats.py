@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpubench.stats import robust_noise, summarize
+
+
+def test_summary_of_known_samples():
+    s = summarize([4.0, 1.0, 3.0, 2.0, 5.0])
+    assert (s.samples, s.median_ms, s.min_ms, s.max_ms, s.mean_ms) == (5, 3.0, 1.0, 5.0, 3.0)
+    assert s.stdev_ms == pytest.approx(math.sqrt(2.5))
+    assert s.rel_stdev == pytest.approx(math.sqrt(2.5) / 3)
+    assert (s.q1_ms, s.q3_ms) == (2.0, 4.0)
+
+
+def test_one_sample_has_no_spread():
+    s = summarize([2.0])
+    assert s.stdev_ms == 0 and s.median_ms == 2.0 and math.isinf(s.rel_noise)
+
+
+def test_empty_samples_are_refused():
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_robust_noise_ignores_a_rare_outlier_that_dominates_the_stdev():
+    samples = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98] * 10 + [50.0]
+    s = summarize(samples)
+    assert s.rel_stdev > 1.0
+    assert s.rel_noise < 0.03
+
+
+def test_robust_noise_matches_the_stdev_scale_for_normal_samples():
+    import numpy as np
+
+    samples = list(np.random.default_rng(1).normal(100.0, 2.0, 20000))
+    assert robust_noise(samples) == pytest.approx(0.02, rel=0.05)
