@@ -49,7 +49,7 @@ def varying_params(results: list[Result]) -> tuple[list[str], dict[str, Any]]:
 
 def results_table(results: list[Result], title: str = "") -> Table:
     varying, fixed = varying_params(results) if results else ([], {})
-    fixed_text = ", ".join(f"{k}={v}" for k, v in fixed.items())
+    fixed_text = ", ".join(f"{k}={v}" for k, v in fixed.items() if v is not None)
     table = Table(title=" · ".join(t for t in (title, fixed_text) if t), title_justify="left")
     for name in varying:
         table.add_column(name, justify="right")

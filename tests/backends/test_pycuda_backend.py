@@ -48,8 +48,10 @@ def test_launch_download_and_event_timing(gpu_backend):
     assert (gpu_backend.download(buf, spec) == 2.5).all()
     assert 0 < gpu_backend.time_once_ms(bound, flush_l2=True) < 100
     assert gpu_backend.launch_problem(module, [launch]) is None
-    too_big = Launch("fill", (1, 1, 1), (2048, 1, 1), launch.args)
+    too_big = Launch("fill", (1, 1, 1), (1024, 2, 1), launch.args)
     assert "2048 threads per block" in gpu_backend.launch_problem(module, [too_big])
+    too_wide = Launch("fill", (1, 1, 1), (2048, 1, 1), launch.args)
+    assert "block dimension x=2048" in gpu_backend.launch_problem(module, [too_wide])
     gpu_backend.free(buf)
 
 

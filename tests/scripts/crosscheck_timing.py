@@ -22,18 +22,21 @@ from pycuda.compiler import SourceModule
 KERNELS = Path(__file__).resolve().parents[2] / "kernels_cu" / "transpose.cu"
 
 
-def event_median_ms(launch, samples: int) -> float:
+def event_median_ms(launch, batches: int, per_batch: int = 20) -> float:
+    """Median over batches of (events around `per_batch` back-to-back launches) / per_batch:
+    the textbook method, which amortizes host launch overhead without the harness's tricks."""
     start, end = cuda.Event(), cuda.Event()
     for _ in range(5):
         launch()
     cuda.Context.synchronize()
     times = []
-    for _ in range(samples):
+    for _ in range(batches):
         start.record()
-        launch()
+        for _ in range(per_batch):
+            launch()
         end.record()
         end.synchronize()
-        times.append(end.time_since(start))
+        times.append(end.time_since(start) / per_batch)
     return statistics.median(times)
 
 
@@ -44,7 +47,7 @@ def main() -> None:
     parser.add_argument("--tile", type=int, default=32)
     parser.add_argument("--block-rows", type=int, default=8)
     parser.add_argument("--variant", action="append", default=None)
-    parser.add_argument("--samples", type=int, default=100)
+    parser.add_argument("--batches", type=int, default=20)
     args = parser.parse_args()
     variants = args.variant or ["padded", "vectorized", "copy"]
     n, tile = args.size, args.tile
@@ -79,7 +82,7 @@ def main() -> None:
                 grid=grid,
             )
 
-        plain = event_median_ms(launch, args.samples)
+        plain = event_median_ms(launch, args.batches)
         ref = harness.get(variant)
         diff = f"{100 * (ref - plain) / plain:+.1f}%" if ref else "n/a"
         ref_text = f"{ref:.4f}" if ref else "n/a"
@@ -91,7 +94,7 @@ def main() -> None:
         print("CuPy not importable: no vendor comparison")
         return
     x = cupy.asarray(a)
-    cupy_ms = event_median_ms(lambda: cupy.ascontiguousarray(x.T), args.samples)
+    cupy_ms = event_median_ms(lambda: cupy.ascontiguousarray(x.T), args.batches)
     print(f"{'cupy .T':12} {cupy_ms:10.4f} {'':>11} {'':>7} {nbytes / cupy_ms / 1e6:11.1f}")
 
 
