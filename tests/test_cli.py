@@ -165,3 +165,25 @@ def test_ctrl_c_exits_130_and_keeps_finished_results(fake_gpu, tmp_path, monkeyp
     assert result.exit_code == 130
     kept = json.loads((tmp_path / "r.json").read_text())["results"]
     assert len(kept) == 4  # two points (of three) finished before the interrupt
+
+
+@pytest.mark.gpu
+def test_run_and_smoke_sweep_end_to_end_on_the_gpu(tmp_path):
+    result = invoke("run", "transpose", "--rows", "33", "--cols", "65", "--tile", "16",
+                    "--min-samples", "3", "--json", str(tmp_path / "run.json"))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    statuses = [r["status"] for r in json.loads((tmp_path / "run.json").read_text())["results"]]
+    assert statuses == ["ok"] * 6
+    result = invoke(
+        "sweep", str(REPO / "configs/smoke.yaml"), "--json", str(tmp_path / "smoke.json")
+    )
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "smoke.json").read_text())
+    assert len(record["results"]) == 120 and {r["status"] for r in record["results"]} == {"ok"}
+    assert record["environment"]["gpu_uuid"] and record["environment"]["pycuda_version"]
+
+
+@pytest.mark.gpu
+def test_info_on_the_gpu():
+    result = invoke("info")
+    assert result.exit_code == 0 and "peak DRAM bandwidth" in result.output
