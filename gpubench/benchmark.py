@@ -7,10 +7,14 @@ compiling, checking, timing, statistics, metrics and reporting.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from gpubench.device import DeviceInfo
 
 Point = dict[str, Any]
 
@@ -76,12 +80,16 @@ class Param:
 
 @dataclass(frozen=True)
 class Variant:
-    """One kernel strategy of a suite."""
+    """One strategy of a suite: our kernels, a vendor library on the GPU, or the CPU."""
 
     name: str
     help: str
     # Variants that compute the same function share one reference answer.
     computes: str = "default"
+    # "kernel": launches from kernels_cu/; "library": LibraryCall steps on the GPU (timed
+    # with the same events); "host": Benchmark.host_run on the CPU (timed with a host clock,
+    # which is right for synchronous CPU work).
+    kind: str = "kernel"
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,9 @@ class BufferRef:
 class BufferSpec:
     shape: tuple[int, ...]
     dtype: np.dtype
+    # Scratch that a kernel relies on starting at zero (e.g. a completion counter) is zeroed
+    # once instead of poisoned; kernels that use it must leave it at zero when they finish.
+    zeroed: bool = False
 
     @property
     def nbytes(self) -> int:
@@ -114,6 +125,15 @@ class Launch:
     @property
     def threads_per_block(self) -> int:
         return self.block[0] * self.block[1] * self.block[2]
+
+
+@dataclass(frozen=True)
+class LibraryCall:
+    """A step done by a library (CuPy/CUB, cuBLAS) on the harness's buffers and stream:
+    `run(pointers, stream_handle)` gets the device pointers by buffer name."""
+
+    name: str
+    run: Callable[[dict[str, int], int], None]
 
 
 @dataclass(frozen=True)
@@ -196,13 +216,25 @@ class Benchmark(ABC):
     def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
         """Buffers the variant writes and the harness checks (poisoned with NaN before)."""
 
-    def scratch(self, variant: str, point: Point) -> dict[str, BufferSpec]:
+    def scratch(self, variant: str, point: Point, device: DeviceInfo) -> dict[str, BufferSpec]:
         """Extra device buffers a variant needs (partial sums, ...); not checked."""
         return {}
 
     @abstractmethod
-    def launches(self, variant: str, point: Point) -> list[Launch]:
-        """The launches that make up one run of `variant`, in order; all of them are timed."""
+    def launches(
+        self, variant: str, point: Point, device: DeviceInfo
+    ) -> list[Launch | LibraryCall]:
+        """The steps that make up one run of `variant`, in order; all of them are timed."""
+
+    def unavailable(self, variant: str) -> str | None:
+        """Why a variant cannot run here (a library not installed), or None."""
+        return None
+
+    def host_run(
+        self, variant: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """The CPU variants' work: outputs from host inputs."""
+        raise NotImplementedError(f"{self.name} has no host variant {variant!r}")
 
     @abstractmethod
     def reference(
@@ -210,7 +242,7 @@ class Benchmark(ABC):
     ) -> dict[str, np.ndarray]:
         """The right answer for every output, computed with NumPy."""
 
-    def tolerance(self, variant: str, point: Point) -> Tolerance:
+    def tolerance(self, variant: str, point: Point, device: DeviceInfo) -> Tolerance:
         return Tolerance()
 
     @abstractmethod

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from gpubench import metrics, timing, verify
-from gpubench.benchmark import Benchmark, Point
+from gpubench.benchmark import Benchmark, Launch, Point
 from gpubench.errors import KernelCompileError, KernelLaunchError
 from gpubench.kernels import ModuleCache
 from gpubench.results import Result, Status
@@ -113,26 +113,35 @@ class Runner:
         references: dict[str, dict[str, np.ndarray]],
     ) -> dict[str, Any]:
         bench, backend = plan.bench, self.backend
-        launches = bench.launches(variant, point)
+        missing = bench.unavailable(variant)
+        if missing:
+            return {"status": Status.SKIPPED, "reason": missing}
+        if bench.variant(variant).kind == "host":
+            return self._run_host_variant(plan, point, variant, host_inputs, references)
+        steps = bench.launches(variant, point, backend.device)
+        kernel_launches = [step for step in steps if isinstance(step, Launch)]
         try:
             attributes = {
-                launch.kernel: module.attributes(launch.kernel).to_dict() for launch in launches
+                launch.kernel: module.attributes(launch.kernel).to_dict()
+                for launch in kernel_launches
             }
         except KernelLaunchError as exc:
             return {"status": Status.LAUNCH_FAILED, "reason": str(exc)}
-        problem = backend.launch_problem(module, launches)
+        problem = backend.launch_problem(module, kernel_launches)
         if problem:
             return {"status": Status.SKIPPED, "reason": problem, "kernel_attributes": attributes}
 
         output_specs = bench.outputs(variant, point)
-        scratch_specs = bench.scratch(variant, point)
-        owned = {
-            name: backend.alloc(spec) for name, spec in {**output_specs, **scratch_specs}.items()
-        }
+        scratch_specs = bench.scratch(variant, point, backend.device)
+        all_specs = {**output_specs, **scratch_specs}
+        owned = {name: backend.alloc(spec) for name, spec in all_specs.items()}
         try:
-            for name, spec in {**output_specs, **scratch_specs}.items():
-                backend.poison(owned[name], spec)
-            bound = backend.bind(module, launches, {**device_inputs, **owned})
+            for name, spec in all_specs.items():
+                if spec.zeroed:
+                    backend.zero(owned[name], spec)
+                else:
+                    backend.poison(owned[name], spec)
+            bound = backend.bind(module, steps, {**device_inputs, **owned})
             try:
                 backend.run_checked(bound)
             except KernelLaunchError as exc:
@@ -142,12 +151,7 @@ class Runner:
                     "kernel_attributes": attributes,
                 }
             got = {name: backend.download(owned[name], spec) for name, spec in output_specs.items()}
-            computes = bench.variant(variant).computes
-            if computes not in references:
-                references[computes] = bench.reference(computes, point, host_inputs)
-            verdict = verify.check_outputs(
-                got, references[computes], bench.tolerance(variant, point)
-            )
+            verdict = self._verify(plan, point, variant, got, host_inputs, references)
             del got
             if not verdict.passed:
                 return {"status": Status.INCORRECT, "reason": verdict.message,
@@ -162,13 +166,39 @@ class Runner:
         finally:
             for buffer in owned.values():
                 backend.free(buffer)
+        return self._timed(plan, point, variant, measurement, verdict, attributes)
 
+    def _verify(self, plan: Plan, point: Point, variant: str, got: dict[str, np.ndarray],
+                host_inputs: dict[str, np.ndarray],
+                references: dict[str, dict[str, np.ndarray]]) -> Any:  # fmt: skip
+        bench = plan.bench
+        computes = bench.variant(variant).computes
+        if computes not in references:
+            references[computes] = bench.reference(computes, point, host_inputs)
+        tolerance = bench.tolerance(variant, point, self.backend.device)
+        return verify.check_outputs(got, references[computes], tolerance)
+
+    def _run_host_variant(self, plan: Plan, point: Point, variant: str,
+                          host_inputs: dict[str, np.ndarray],
+                          references: dict[str, dict[str, np.ndarray]]) -> dict[str, Any]:  # fmt: skip
+        """A CPU reference variant: synchronous work, so the host clock is the right timer."""
+        run_once = lambda: plan.bench.host_run(variant, point, host_inputs)  # noqa: E731
+        verdict = self._verify(plan, point, variant, run_once(), host_inputs, references)
+        if not verdict.passed:
+            return {"status": Status.INCORRECT, "reason": verdict.message, "verification": verdict}
+        measurement = timing.measure(lambda: timing.host_time_once_ms(run_once), plan.policy)
+        return self._timed(plan, point, variant, measurement, verdict, {})
+
+    def _timed(self, plan: Plan, point: Point, variant: str, measurement: timing.Measurement,
+               verdict: Any, attributes: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
         summary = summarize(measurement.samples_ms)
         return {
             "status": Status.OK,
             "summary": summary.to_dict(),
             "converged": measurement.converged,
-            "metrics": work_metrics(bench, variant, point, summary.median_ms, backend.device),
+            "metrics": work_metrics(
+                plan.bench, variant, point, summary.median_ms, self.backend.device
+            ),
             "verification": verdict,
             "kernel_attributes": attributes,
         }

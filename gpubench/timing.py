@@ -93,3 +93,12 @@ def measure(
         )
         if out_of_budget:
             return Measurement(samples, converged=robust_noise(samples) <= policy.target_noise)
+
+
+def host_time_once_ms(
+    work: Callable[[], object], host_clock: Callable[[], float] = time.perf_counter
+) -> float:
+    """Wall time of synchronous CPU work (a NumPy reference), in ms."""
+    started = host_clock()
+    work()
+    return (host_clock() - started) * 1e3

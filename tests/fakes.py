@@ -116,6 +116,9 @@ class FakeBackend:
     def poison(self, buffer: np.ndarray, spec: BufferSpec) -> None:
         buffer[:] = 0xFF
 
+    def zero(self, buffer: np.ndarray, spec: BufferSpec) -> None:
+        buffer[:] = 0
+
     def free(self, buffer: np.ndarray) -> None:
         self.live_buffers -= 1
 
@@ -175,7 +178,7 @@ class ScaleSuite(Benchmark):
     def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
         return {"out": BufferSpec((point["n"],), np.dtype(np.float32))}
 
-    def launches(self, variant: str, point: Point) -> list[Launch]:
+    def launches(self, variant: str, point: Point, device=None) -> list[Launch]:
         block = (2048 if variant == "huge_block" else 256, 1, 1)
         return [
             Launch(
@@ -188,7 +191,7 @@ class ScaleSuite(Benchmark):
     ) -> dict[str, np.ndarray]:
         return {"out": 2 * inputs["x"]}
 
-    def tolerance(self, variant: str, point: Point) -> Tolerance:
+    def tolerance(self, variant: str, point: Point, device=None) -> Tolerance:
         return Tolerance(rtol=1e-6)
 
     def work(self, variant: str, point: Point) -> Work:

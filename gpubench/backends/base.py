@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gpubench.benchmark import BufferSpec, Launch
+from gpubench.benchmark import BufferSpec, Launch, LibraryCall
 from gpubench.device import DeviceInfo, Environment
 
 
@@ -51,10 +51,14 @@ class Backend(Protocol):
 
     def poison(self, buffer: Any, spec: BufferSpec) -> None: ...
 
+    def zero(self, buffer: Any, spec: BufferSpec) -> None: ...
+
     def free(self, buffer: Any) -> None: ...
 
+    def launch_problem(self, module: CompiledModule, launches: list[Launch]) -> str | None: ...
+
     def bind(
-        self, module: CompiledModule, launches: list[Launch], buffers: dict[str, Any]
+        self, module: CompiledModule, steps: list[Launch | LibraryCall], buffers: dict[str, Any]
     ) -> BoundRun: ...
 
     def run_checked(self, bound: BoundRun) -> None: ...

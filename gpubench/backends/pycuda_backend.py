@@ -6,13 +6,15 @@ The only module that imports pycuda (and pynvml for clocks, UUID and driver vers
 from __future__ import annotations
 
 import atexit
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from gpubench.backends.base import KernelAttributes
-from gpubench.benchmark import BufferRef, BufferSpec, Launch
+from gpubench.benchmark import BufferRef, BufferSpec, Launch, LibraryCall
 from gpubench.device import DeviceInfo, Environment, host_environment
 from gpubench.errors import EnvironmentProblem, KernelCompileError, KernelLaunchError
 
@@ -55,12 +57,11 @@ class _Module:
 
 @dataclass
 class _BoundRun:
-    stream: Any
-    calls: list[tuple[Any, tuple[int, int, int], tuple[int, int, int], tuple[Any, ...], int]]
+    calls: list[Callable[[], None]]
 
     def enqueue(self) -> None:
-        for func, grid, block, args, shared in self.calls:
-            func.prepared_async_call(grid, block, self.stream, *args, shared_size=shared)
+        for call in self.calls:
+            call()
 
 
 def _nvml_readings(bus_id: str) -> dict[str, Any]:
@@ -230,6 +231,9 @@ class PyCudaBackend:
         if tail:
             cuda.memset_d8(int(buffer) + 4 * words, 0xFF, tail)
 
+    def zero(self, buffer: Any, spec: BufferSpec) -> None:
+        cuda.memset_d8(buffer, 0, max(spec.nbytes, 1))
+
     def free(self, buffer: Any) -> None:
         buffer.free()
 
@@ -238,6 +242,8 @@ class PyCudaBackend:
         """Why the device cannot run these launch shapes, or None."""
         dev = self.device
         for launch in launches:
+            if not isinstance(launch, Launch):
+                continue
             attrs = module.attributes(launch.kernel)
             for axis, (size, limit) in enumerate(
                 zip(launch.block, dev.max_block_dims, strict=True)
@@ -261,24 +267,32 @@ class PyCudaBackend:
                 )
         return None
 
-    def bind(self, module: _Module, launches: list[Launch], buffers: dict[str, Any]) -> _BoundRun:
-        calls = []
-        for launch in launches:
-            func = module.function(launch.kernel)
+    def bind(
+        self, module: _Module, steps: list[Launch | LibraryCall], buffers: dict[str, Any]
+    ) -> _BoundRun:
+        calls: list[Callable[[], None]] = []
+        pointers = {name: int(buffer) for name, buffer in buffers.items()}
+        stream = self._stream
+        for step in steps:
+            if isinstance(step, LibraryCall):
+                calls.append(partial(step.run, pointers, stream.handle))
+                continue
+            func = module.function(step.kernel)
             codes, values = [], []
-            for arg in launch.args:
+            for arg in step.args:
                 if isinstance(arg, BufferRef):
                     codes.append("P")
-                    values.append(int(buffers[arg.name]))
+                    values.append(pointers[arg.name])
                 else:
                     scalar = np.asarray(arg)
                     codes.append(_TYPE_CODES[scalar.dtype])
                     values.append(scalar.item())
             func.prepare("".join(codes))
-            grid = tuple(int(g) for g in launch.grid)
-            block = tuple(int(b) for b in launch.block)
-            calls.append((func, grid, block, tuple(values), launch.shared_bytes))
-        return _BoundRun(self._stream, calls)
+            grid = tuple(int(g) for g in step.grid)
+            block = tuple(int(b) for b in step.block)
+            calls.append(partial(func.prepared_async_call, grid, block, stream, *values,
+                                 shared_size=step.shared_bytes))  # fmt: skip
+        return _BoundRun(calls)
 
     def run_checked(self, bound: _BoundRun) -> None:
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from gpubench.benchmark import (
@@ -15,6 +17,9 @@ from gpubench.benchmark import (
     Work,
     ceil_div,
 )
+
+if TYPE_CHECKING:
+    from gpubench.device import DeviceInfo
 
 DTYPES = {"float32": (np.float32, "float"), "float64": (np.float64, "double")}
 
@@ -112,7 +117,9 @@ class Transpose(Benchmark):
         shape = (rows, cols) if variant == "copy" else (cols, rows)
         return {"out": BufferSpec(shape, self._dtype(point))}
 
-    def launches(self, variant: str, point: Point) -> list[Launch]:
+    def launches(
+        self, variant: str, point: Point, device: DeviceInfo | None = None
+    ) -> list[Launch]:
         rows, cols, tile = point["rows"], point["cols"], point["tile"]
         threads_x = tile
         if variant == "vectorized":
