@@ -165,6 +165,8 @@ class Benchmark(ABC):
     params: ClassVar[tuple[Param, ...]]
     variants: ClassVar[tuple[Variant, ...]]
     baseline: ClassVar[str]
+    # A vendor library variant (CUB, cuBLAS) to express every result as a % of, if any.
+    vendor_reference: ClassVar[str | None] = None
     # Memory-bound suites flush L2 between samples by default (cold-cache timing).
     memory_bound: ClassVar[bool] = True
     # Kernel source file stem in kernels_cu/; defaults to the suite name.

@@ -65,7 +65,7 @@ class Runner:
         results: list[Result] = []
         for point in plan.points:
             point_results = self._run_point(plan, point)
-            _add_speedups(point_results, plan.baseline)
+            _add_relative_metrics(point_results, plan.baseline, plan.bench.vendor_reference)
             for result in point_results:
                 results.append(result)
                 for observer in self.observers:
@@ -222,9 +222,18 @@ def work_metrics(
     return values
 
 
-def _add_speedups(results: list[Result], baseline: str) -> None:
-    """Speedup versus the baseline variant at the same point; only when both are verified."""
-    base = next((r for r in results if r.variant == baseline and r.status is Status.OK), None)
+def _add_relative_metrics(results: list[Result], baseline: str, vendor: str | None) -> None:
+    """Speedup versus the baseline and % of the vendor library at the same point; only
+    between verified results."""
+
+    def verified(name: str | None) -> Result | None:
+        return next((r for r in results if r.variant == name and r.status is Status.OK), None)
+
+    base, reference = verified(baseline), verified(vendor)
     for r in results:
-        if base is not None and r.status is Status.OK and r.median_ms:
+        if r.status is not Status.OK or not r.median_ms:
+            continue
+        if base is not None:
             r.metrics["speedup"] = metrics.speedup(base.median_ms, r.median_ms)
+        if reference is not None:
+            r.metrics["pct_of_vendor"] = 100.0 * metrics.speedup(reference.median_ms, r.median_ms)

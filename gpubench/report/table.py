@@ -65,7 +65,13 @@ def results_table(results: list[Result], title: str = "") -> Table:
     if show_flops:
         table.add_column("GFLOP/s", justify="right")
         table.add_column("% peak FP32", justify="right")
+    show_elems = any("gelem_per_s" in r.metrics for r in results) and not show_flops
+    if show_elems:
+        table.add_column("Gelem/s", justify="right")
     table.add_column("speedup", justify="right")
+    show_vendor = any("pct_of_vendor" in r.metrics for r in results)
+    if show_vendor:
+        table.add_column("% vendor", justify="right")
     table.add_column("note")
 
     # Rank only verified results: the fastest verified variant of each point is marked.
@@ -95,7 +101,11 @@ def results_table(results: list[Result], title: str = "") -> Table:
             row += [_num(r.metrics.get("gbps")), _num(r.metrics.get("pct_peak_bw"), 1, "%")]
         if show_flops:
             row += [_num(r.metrics.get("gflops")), _num(r.metrics.get("pct_peak_flops"), 1, "%")]
-        speed = r.metrics.get("speedup")
-        row += [_num(speed, 2, "x"), note]
+        if show_elems:
+            row.append(_num(r.metrics.get("gelem_per_s"), 2))
+        row.append(_num(r.metrics.get("speedup"), 2, "x"))
+        if show_vendor:
+            row.append(_num(r.metrics.get("pct_of_vendor"), 1, "%"))
+        row.append(note)
         table.add_row(*row)
     return table

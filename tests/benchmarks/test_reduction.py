@@ -1,0 +1,103 @@
+"""The reduction suite: passes, scratch, the float32 bound and the int32 reference on the CPU;
+every variant x dtype x awkward n on the GPU."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from gpubench import registry
+from gpubench.benchmark import Launch
+from gpubench.results import Status
+from gpubench.runner import Plan, Runner
+from gpubench.timing import TimingPolicy
+from tests.fakes import FAKE_DEVICE
+
+bench = registry.get("reduction")
+H100_LIKE = replace(FAKE_DEVICE, sm_count=132, max_threads_per_sm=2048)
+KERNEL_VARIANTS = [v.name for v in bench.variants if v.kind == "kernel"]
+AWKWARD_N = [1, 2, 31, 33, 1000003, 2**24 + 1]
+CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
+
+
+def point(**values):
+    return bench.resolve({**bench.defaults(), **values})
+
+
+@pytest.mark.parametrize("variant", KERNEL_VARIANTS)
+@pytest.mark.parametrize("n", [1, 1000, 2**28])
+@pytest.mark.parametrize("block_size", [64, 1024])
+def test_passes_chain_from_the_input_to_one_value(variant, n, block_size):
+    p = point(n=n, block_size=block_size)
+    steps = bench.launches(variant, p, H100_LIKE)
+    assert all(isinstance(s, Launch) and s.block == (block_size, 1, 1) for s in steps)
+    assert steps[0].args[0].name == "in" and steps[-1].args[1].name == "out"
+    if variant == "single_pass":  # one launch: the last block to finish writes the result
+        assert len(steps) == 1 and steps[0].grid[0] <= 132 * 2048 // block_size
+        return
+    assert steps[-1].grid == (1, 1, 1)
+    scratch = bench.scratch(variant, p, H100_LIKE)
+    for previous, step in itertools.pairwise(steps):
+        assert step.args[0] == previous.args[1]  # each pass reads what the last one wrote
+        assert step.args[-1] == previous.grid[0]  # ... and as many elements as it had blocks
+        assert scratch[previous.args[1].name].shape[0] >= previous.grid[0]
+    if variant in ("grid_stride", "warp_shuffle", "vectorized"):
+        assert len(steps) <= 2 and steps[0].grid[0] <= 132 * 2048 // block_size
+
+
+def test_the_single_pass_variant_is_one_launch_with_a_zeroed_counter():
+    p = point(n=2**28)
+    assert len(bench.launches("single_pass", p, H100_LIKE)) == 1
+    assert bench.scratch("single_pass", p, H100_LIKE)["counter"].zeroed
+
+
+def test_the_float32_bound_grows_with_n_and_int32_is_exact():
+    small = bench.tolerance("grid_stride", point(n=1000), H100_LIKE).rtol
+    large = bench.tolerance("grid_stride", point(n=2**28), H100_LIKE).rtol
+    assert 0 < small < large < 1e-3
+    for variant in bench.variant_names:
+        tol = bench.tolerance(variant, point(n=2**28, dtype="int32"), H100_LIKE)
+        assert tol.rtol == 0 and tol.atol == 0
+        assert bench.tolerance(variant, point(n=2**28), H100_LIKE).rtol < 1e-3
+
+
+def test_the_bound_is_met_by_a_float32_sum_in_a_bad_order_and_missed_by_a_lost_element():
+    p = point(n=100_003)
+    x = bench.inputs(p, np.random.default_rng(3))["in"]
+    exact = bench.reference("sum", p, {"in": x})["out"][0]
+    rtol = bench.tolerance("sequential", p, H100_LIKE).rtol
+    naive_float32 = np.float32(0)
+    for chunk in np.array_split(x, 256):  # 256 serial float32 partials, then their sum
+        naive_float32 += np.sum(chunk, dtype=np.float32)
+    assert abs(naive_float32 - exact) <= rtol * exact
+    assert abs(exact - x[0] - exact) > rtol * exact  # dropping one element is caught at this n
+
+
+def test_int32_reference_wraps_like_the_kernels():
+    p = point(n=4, dtype="int32")
+    x = np.array([2**31 - 1, 1, 5, -2], dtype=np.int32)
+    assert bench.reference("sum", p, {"in": x})["out"][0] == -(2**31) + 3
+    assert bench.host_run("numpy", p, {"in": x})["out"][0] == -(2**31) + 3
+
+
+def test_inputs_are_never_zero():
+    p = point(n=1000)
+    assert bench.inputs(p, np.random.default_rng(0))["in"].min() >= 0.5
+    ints = bench.inputs(point(n=1000, dtype="int32"), np.random.default_rng(0))["in"]
+    assert np.count_nonzero(ints) > 990
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+@pytest.mark.parametrize("block_size", [64, 256, 1024])
+def test_every_variant_is_correct_at_awkward_n(gpu_backend, dtype, block_size):
+    points = [point(n=n, dtype=dtype, block_size=block_size) for n in AWKWARD_N]
+    results = Runner(gpu_backend).run(
+        Plan(bench, points, bench.variant_names, bench.baseline, CHECK_ONLY)
+    )
+    bad = [(r.variant, r.point["n"], r.status, r.reason) for r in results
+           if r.status is not Status.OK and not (r.variant == "cub" and r.status is Status.SKIPPED)]  # fmt: skip
+    assert not bad
