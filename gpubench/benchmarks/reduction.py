@@ -58,8 +58,26 @@ class _CupySum:
 
             self._arrays[key] = (wrap(pointers["in"], self.n), wrap(pointers["out"], 1).reshape(()))
         x, out = self._arrays[key]
-        with cupy.cuda.ExternalStream(stream_handle):
+        with _cupy_stream(stream_handle):
             cupy.sum(x, dtype=self.dtype, out=out)
+
+
+@dataclass(frozen=True)
+class _StreamHandle:
+    """A raw CUstream in the CUDA stream protocol, so CuPy can run on the harness's stream."""
+
+    handle: int
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        return (0, self.handle)
+
+
+def _cupy_stream(handle: int) -> Any:
+    import cupy
+
+    if hasattr(cupy.cuda.Stream, "from_external"):  # CuPy 14+
+        return cupy.cuda.Stream.from_external(_StreamHandle(handle))
+    return cupy.cuda.ExternalStream(handle)
 
 
 class Reduction(Benchmark):
