@@ -6,7 +6,6 @@ starts fast.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -63,7 +62,9 @@ class GpubenchGroup(click.Group):
         except GpubenchError as exc:
             from rich.text import Text
 
-            _stderr().print(Text("error: ", style="bold red") + Text(str(exc)), highlight=False)
+            _stderr().print(
+                Text("error: ", style="bold red") + Text(str(exc)), highlight=False, soft_wrap=True
+            )
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             _stderr().print("interrupted")
@@ -189,73 +190,10 @@ def info(device: int) -> None:
 
 
 # -- shared by run and sweep ---------------------------------------------------------------
-def _execute(spec: SweepSpec, *, json_path: str | None, csv_path: str | None,
-             jsonl_path: str | None, device: int, progress: bool) -> int:  # fmt: skip
-    from gpubench import backends, registry, results
-    from gpubench.report.progress import ProgressObserver
-    from gpubench.report.table import results_table
-    from gpubench.runner import Plan, Runner
+def _execute(spec: SweepSpec, outputs: Any, device: int) -> int:
+    from gpubench import session
 
-    bench = registry.get(spec.suite)
-    points = spec.points(bench)
-    json_path = json_path or spec.outputs.json
-    csv_path = csv_path or spec.outputs.csv
-    jsonl_path = jsonl_path or spec.outputs.jsonl
-    backend = backends.load(device)
-    env = backend.environment()
-    dev = backend.device
-    out, err = _stdout(), _stderr()
-    peak_bw = f"{dev.peak_bandwidth_gbps:,.0f} GB/s" if dev.peak_bandwidth_gbps else "unknown"
-    err.print(
-        f"{dev.name} ({dev.arch}, {dev.sm_count} SMs, peak DRAM {peak_bw}) · "
-        f"{len(points)} point(s) × {len(spec.variants)} variant(s)",
-        highlight=False,
-    )
-
-    result_set = results.ResultSet(suite=bench.name, environment=env.to_dict(), spec=spec.to_dict())
-
-    class Collect:
-        def started(self, total: int) -> None: ...
-
-        def finished(self, result: results.Result) -> None:
-            result_set.results.append(result)
-
-    observers: list[Any] = [Collect()]
-    log = results.JsonLinesLog(jsonl_path) if jsonl_path else None
-    if log:
-        observers.append(log)
-    plan = Plan(bench, points, spec.variants, spec.baseline, spec.timing)
-    interrupted = False
-    try:
-        if progress and sys.stderr.isatty():
-            with ProgressObserver(err) as bar:
-                Runner(backend, [*observers, bar]).run(plan)
-        else:
-            Runner(backend, observers).run(plan)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        if log:
-            log.close()
-    if result_set.results:
-        out.print(results_table(result_set.results, title=bench.name))
-    saved = []
-    if json_path:
-        saved.append(str(results.save_json(result_set, json_path)))
-    if csv_path:
-        saved.append(str(results.save_csv(result_set, csv_path)))
-    if jsonl_path:
-        saved.append(jsonl_path)
-    if saved:
-        err.print(f"results: {', '.join(saved)}", highlight=False)
-    if interrupted:
-        err.print(f"interrupted: kept {len(result_set.results)} finished result(s)")
-        return EXIT_INTERRUPTED
-    failures = result_set.failures
-    if failures:
-        err.print(f"[bold red]{len(failures)} of {len(result_set.results)} result(s) failed[/]")
-        return EXIT_FAILED_POINTS
-    return EXIT_OK
+    return session.execute(spec, outputs, device, console=_stdout(), err=_stderr())
 
 
 def _timing_options(func: Any) -> Any:
@@ -318,7 +256,7 @@ def _param_option(param: Param) -> click.Option:
                         help=f"{param.help} [default: {default}]")  # fmt: skip
 
 
-def _run_command(bench: Benchmark) -> click.Command:
+def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
     @_timing_options
     @_output_options
     @click.option("--variant", "-v", "variants", multiple=True,
@@ -334,7 +272,7 @@ def _run_command(bench: Benchmark) -> click.Command:
         for key in TIMING_KEYS:
             values.pop(key, None)
         mapping: dict[str, Any] = {
-            "suite": bench.name,
+            "suite": suite_ref,
             "params": {k: v for k, v in values.items() if v is not None},
             "timing": timing,
         }
@@ -343,8 +281,10 @@ def _run_command(bench: Benchmark) -> click.Command:
         if baseline:
             mapping["baseline"] = baseline
         spec = config.spec_from_mapping(mapping, source="command line")
-        code = _execute(spec, json_path=json_path, csv_path=csv_path, jsonl_path=jsonl_path,
-                        device=device, progress=False)  # fmt: skip
+        from gpubench.session import Outputs
+
+        outputs = Outputs(json=json_path, csv=csv_path, jsonl=jsonl_path)
+        code = _execute(spec, outputs, device)
         click.get_current_context().exit(code)
 
     command.__doc__ = (
@@ -373,14 +313,21 @@ class SuiteGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         from gpubench import registry
 
+        if name.endswith(".py"):  # a user's own suite file
+            return _run_command(registry.get(name), name)
         suites = registry.all_suites()
-        return _run_command(suites[name]) if name in suites else None
+        return _run_command(suites[name], name) if name in suites else None
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         from gpubench import registry
 
         name = args[0] if args else ""
-        if name and not name.startswith("-") and name not in registry.suite_names():
+        if (
+            name
+            and not name.startswith("-")
+            and not name.endswith(".py")
+            and name not in registry.suite_names()
+        ):
             hint = registry.did_you_mean(name, registry.suite_names())
             raise click.UsageError(
                 f"unknown suite {name!r}{hint}; suites: {', '.join(registry.suite_names())}", ctx
@@ -403,15 +350,26 @@ def run() -> None:
 @cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("config_path", metavar="CONFIG.yaml", type=click.Path(dir_okay=False))
 @click.option("--dry-run", is_flag=True, help="Validate and list the points; touch no GPU.")
+@click.option("--resume", "resume_path", type=click.Path(dir_okay=False),
+              help="Continue the run logged in this JSON-lines file: points already there are "
+              "not measured again; new results are appended to it.")  # fmt: skip
+@click.option("--force", is_flag=True,
+              help="Resume even if the GPU, the kernel source or the sweep changed.")  # fmt: skip
 @_output_options
-def sweep(config_path: str, dry_run: bool, json_path: str | None, csv_path: str | None,
-          jsonl_path: str | None, device: int) -> None:  # fmt: skip
+def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
+          json_path: str | None, csv_path: str | None, jsonl_path: str | None, device: int) -> None:  # fmt: skip
     """Run a whole sweep from a YAML file: progress bar, table, results files.
+
+    Every point runs in a worker process: a kernel that crashes or hangs is recorded
+    (`crashed`, `timeout`) and the sweep goes on. Each finished point is appended at once to
+    a JSON-lines log (--jsonl, outputs.jsonl, or results/<config>.jsonl), so an interrupted
+    sweep loses nothing and --resume picks it up.
 
     \b
     Examples:
       gpubench sweep configs/transpose.yaml --json results/transpose.json
       gpubench sweep configs/smoke.yaml --dry-run
+      gpubench sweep configs/transpose.yaml --resume results/transpose.jsonl
     """
     from gpubench import config
 
@@ -420,8 +378,15 @@ def sweep(config_path: str, dry_run: bool, json_path: str | None, csv_path: str 
     if dry_run:
         _print_plan(spec)
         ctx.exit(EXIT_OK)
-    ctx.exit(_execute(spec, json_path=json_path, csv_path=csv_path, jsonl_path=jsonl_path,
-                      device=device, progress=True))  # fmt: skip
+    from pathlib import Path
+
+    from gpubench.session import Outputs
+
+    if not (resume_path or jsonl_path or spec.outputs.jsonl):
+        jsonl_path = str(Path("results") / f"{Path(config_path).stem}.jsonl")
+    outputs = Outputs(json=json_path, csv=csv_path, jsonl=jsonl_path, resume=resume_path,
+                      force=force, progress=True)  # fmt: skip
+    ctx.exit(_execute(spec, outputs, device))
 
 
 def _print_plan(spec: SweepSpec) -> None:

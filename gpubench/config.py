@@ -42,6 +42,8 @@ class SweepSpec:
     timing: TimingPolicy = field(default_factory=TimingPolicy)
     outputs: Outputs = field(default_factory=Outputs)
     description: str = ""
+    # How to find the suite again (in a worker process): its name, or its .py file's path.
+    suite_ref: str = ""
 
     def points(self, bench: Benchmark) -> list[Point]:
         points = sweep.expand(bench, self.axes, self.zipped, self.constraints)
@@ -62,6 +64,7 @@ class SweepSpec:
     def to_dict(self) -> dict[str, Any]:
         return {
             "suite": self.suite,
+            "suite_ref": self.suite_ref,
             "source": self.source,
             "variants": list(self.variants),
             "baseline": self.baseline,
@@ -196,6 +199,16 @@ def _parse_variants(bench: Benchmark, raw: Any, source: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _suite_ref(value: str, source: str) -> str:
+    """A suite name as it is; a suite .py file relative to the sweep file (or the current
+    directory) as an absolute path."""
+    if not value.endswith(".py"):
+        return value
+    beside_config = Path(source).parent / value
+    path = beside_config if beside_config.is_file() else Path(value)
+    return str(path.resolve())
+
+
 def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     if not isinstance(data, dict):
         raise ConfigError(
@@ -204,7 +217,8 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     _check_keys(data, TOP_LEVEL_KEYS, source, "")
     if "suite" not in data:
         raise ConfigError("missing required key 'suite'", source=source, key="suite")
-    bench = registry.get(str(data["suite"]), source=source, key="suite")
+    suite_ref = _suite_ref(str(data["suite"]), source)
+    bench = registry.get(suite_ref, source=source, key="suite")
     variants = _parse_variants(bench, data.get("variants"), source)
     baseline = data.get("baseline", bench.baseline)
     if baseline not in bench.variant_names:
@@ -292,6 +306,7 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
         timing=parse_timing(data.get("timing"), source),
         outputs=Outputs(**raw_outputs),
         description=description,
+        suite_ref=suite_ref,
     )
     spec.points(bench)  # expand once now, so an empty or impossible sweep fails before the GPU
     return spec

@@ -121,3 +121,33 @@ def nvcc_version() -> str | None:
         return None
     match = re.search(r"release (\d+\.\d+)", out.stdout)
     return match.group(1) if match else None
+
+
+def nvcc_architectures() -> set[str] | None:
+    """The sm_XY targets the nvcc on PATH can build, or None if it cannot say."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return None
+    try:
+        out = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    archs = {f"sm_{m}" for m in re.findall(r"compute_(\d+)", out.stdout)}
+    return archs or None
+
+
+def check_nvcc_supports(arch: str, version: str | None) -> None:
+    """Raise EnvironmentProblem when the nvcc on PATH cannot build for this GPU."""
+    from gpubench.errors import EnvironmentProblem
+
+    if version is None:
+        raise EnvironmentProblem(
+            "nvcc not found on PATH: install the CUDA toolkit matching your driver and add its bin/ to PATH"
+        )
+    supported = nvcc_architectures()
+    if supported is not None and arch not in supported:
+        newest = max(supported, key=lambda a: int(a[3:]))
+        raise EnvironmentProblem(
+            f"nvcc {version} cannot build for this GPU ({arch}; it supports up to {newest}): "
+            "install a newer CUDA toolkit, one that lists this architecture in nvcc --list-gpu-arch"
+        )

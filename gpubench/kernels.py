@@ -1,13 +1,24 @@
-"""Find kernels_cu/<suite>.cu, turn a point's compile-time params into -D options, cache modules."""
+"""Find a suite's .cu source, turn a point's compile-time params into -D options, and compile:
+all distinct configurations of a sweep up front in parallel, each binary cached on disk.
+
+The cache key is the source text, the options, the target architecture and the compiler's
+version, so a changed kernel recompiles and a re-run compiles nothing.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpubench.benchmark import Benchmark, Point
-from gpubench.errors import EnvironmentProblem
+from gpubench.errors import EnvironmentProblem, KernelCompileError
+
+CACHE_VERSION = "1"
 
 
 def kernels_dir() -> Path:
@@ -28,30 +39,107 @@ def source_path(bench: Benchmark) -> Path:
     return path
 
 
+def source_digest(bench: Benchmark) -> str:
+    return hashlib.sha256(source_path(bench).read_bytes()).hexdigest()
+
+
 def define_options(defines: dict[str, str]) -> list[str]:
     return [f"-D{name}={value}" for name, value in sorted(defines.items())]
 
 
+def cache_dir() -> Path:
+    root = os.environ.get("GPUBENCH_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpubench"
+    )
+    return Path(root) / f"binaries-v{CACHE_VERSION}"
+
+
 @dataclass
-class ModuleCache:
-    """One compiled module per (source, options); PyCUDA's disk cache covers re-runs."""
+class CompileReport:
+    configurations: int = 0
+    compiled: int = 0
+    cached: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    workers: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class CompileCache:
+    """Loaded modules in memory, binaries on disk, failures remembered for the process."""
 
     backend: Any
-    _modules: dict[tuple[str, tuple[str, ...]], Any] = field(default_factory=dict)
-    _failures: dict[tuple[str, tuple[str, ...]], Exception] = field(default_factory=dict)
+    directory: Path = field(default_factory=cache_dir)
+    _modules: dict[str, Any] = field(default_factory=dict)
+    _failures: dict[str, KernelCompileError] = field(default_factory=dict)
+
+    def _job(self, bench: Benchmark, point: Point) -> tuple[str, str, list[str], list[str]]:
+        path = source_path(bench)
+        source = path.read_text()
+        options = define_options(bench.defines(point))
+        key = hashlib.sha256(
+            "\0".join([CACHE_VERSION, self.backend.compiler_id, source, *options]).encode()
+        ).hexdigest()
+        return key, source, options, [str(path.parent)]
+
+    def _binary(
+        self, key: str, source: str, options: list[str], include_dirs: list[str]
+    ) -> tuple[bytes, bool]:
+        """(binary, came from the cache)."""
+        cached = self.directory / f"{key}.bin"
+        if cached.is_file():
+            return cached.read_bytes(), True
+        binary = self.backend.compile_binary(source, options, include_dirs)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(binary)
+        tmp.replace(cached)  # atomic: concurrent sweeps never read half a binary
+        return binary, False
+
+    def precompile(
+        self, bench: Benchmark, points: list[Point], max_workers: int | None = None
+    ) -> CompileReport:
+        """Compile every distinct configuration of these points, in parallel (nvcc runs as
+        separate processes, so threads are enough)."""
+        jobs = {}
+        for point in points:
+            key, source, options, includes = self._job(bench, point)
+            jobs.setdefault(key, (source, options, includes))
+        workers = max_workers or min(32, os.cpu_count() or 1)
+        report = CompileReport(configurations=len(jobs), workers=workers)
+        started = time.perf_counter()
+
+        def build(key: str) -> tuple[str, bool | None, KernelCompileError | None]:
+            try:
+                _, was_cached = self._binary(key, *jobs[key])
+                return key, was_cached, None
+            except KernelCompileError as exc:
+                return key, None, exc
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for key, was_cached, error in pool.map(build, list(jobs)):
+                if error is not None:
+                    self._failures[key] = error
+                    report.failed += 1
+                elif was_cached:
+                    report.cached += 1
+                else:
+                    report.compiled += 1
+        report.seconds = time.perf_counter() - started
+        return report
 
     def get(self, bench: Benchmark, point: Point) -> Any:
-        path = source_path(bench)
-        options = tuple(define_options(bench.defines(point)))
-        key = (str(path), options)
+        key, source, options, includes = self._job(bench, point)
         if key in self._failures:
             raise self._failures[key]
         if key not in self._modules:
             try:
-                self._modules[key] = self.backend.compile(
-                    path.read_text(), list(options), include_dirs=[str(path.parent)]
-                )
-            except Exception as exc:
+                binary, _ = self._binary(key, source, options, includes)
+            except KernelCompileError as exc:
                 self._failures[key] = exc
                 raise
+            self._modules[key] = self.backend.load(binary)
         return self._modules[key]

@@ -43,7 +43,38 @@ def did_you_mean(word: str, candidates: list[str] | tuple[str, ...]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+@cache
+def load_suite_file(path: str) -> Benchmark:
+    """A user's own suite: a .py file that defines BENCHMARK (a Benchmark instance)."""
+    import hashlib
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    file = Path(path).resolve()
+    name = f"gpubench_user_suite_{hashlib.sha1(str(file).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"cannot load suite file {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    spec.loader.exec_module(module)
+    bench = getattr(module, "BENCHMARK", None)
+    if not isinstance(bench, Benchmark):
+        raise ConfigError(
+            f"{path} defines no BENCHMARK = <a gpubench.benchmark.Benchmark instance>"
+        )
+    return bench
+
+
 def get(name: str, *, source: str | None = None, key: str | None = None) -> Benchmark:
+    """A suite by name, or by the path of a .py file that defines one."""
+    if name.endswith(".py"):
+        from pathlib import Path
+
+        if not Path(name).is_file():
+            raise ConfigError(f"suite file {name!r} not found", source=source, key=key)
+        return load_suite_file(str(Path(name).resolve()))
     suites = all_suites()
     if name not in suites:
         known = ", ".join(sorted(suites))

@@ -18,15 +18,28 @@ SCHEMA_VERSION = 1
 
 class Status(StrEnum):
     OK = "ok"
+    # Verified and measured, but the noise target was missed within the time budget.
+    UNSTABLE = "unstable"
     INCORRECT = "incorrect"
     COMPILE_FAILED = "compile_failed"
+    # The driver refused the launch; the CUDA context is still usable.
     LAUNCH_FAILED = "launch_failed"
+    # The kernel broke the CUDA context (illegal address, ...) or killed its worker process.
+    CRASHED = "crashed"
+    # No result within the time limit: the worker was killed.
+    TIMEOUT = "timeout"
     SKIPPED = "skipped"
 
     @property
+    def is_measured(self) -> bool:
+        """Verified and timed: these are ranked and compared."""
+        return self in (Status.OK, Status.UNSTABLE)
+
+    @property
     def is_failure(self) -> bool:
-        """Failures make a sweep's exit code non-zero; a skipped shape is a stated decision."""
-        return self not in (Status.OK, Status.SKIPPED)
+        """Failures make a sweep's exit code 3; a skipped shape is a stated decision and an
+        unstable result is a measured one with a warning."""
+        return self not in (Status.OK, Status.UNSTABLE, Status.SKIPPED)
 
 
 @dataclass
@@ -84,6 +97,8 @@ class ResultSet:
     results: list[Result] = field(default_factory=list)
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     schema_version: int = SCHEMA_VERSION
+    # How the sweep's kernels were compiled: configurations, compiled, cached, failed, seconds.
+    compile_report: dict[str, Any] = field(default_factory=dict)
 
     @property
     def failures(self) -> list[Result]:
@@ -96,6 +111,7 @@ class ResultSet:
             "suite": self.suite,
             "environment": self.environment,
             "spec": self.spec,
+            "compile_report": self.compile_report,
             "results": [r.to_dict() for r in self.results],
         }
 
@@ -113,6 +129,7 @@ class ResultSet:
             results=[Result.from_dict(r) for r in record["results"]],
             created=record["created"],
             schema_version=version,
+            compile_report=record.get("compile_report", {}),
         )
 
 
@@ -174,11 +191,20 @@ def save_csv(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
 
 
 class JsonLinesLog:
-    """Appends each finished result as one JSON line and flushes it: a kill leaves a readable log."""
+    """Appends each finished result as one JSON line, flushed and synced: a kill -9 leaves a
+    readable file. The first line is a header that says what run the results belong to."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], header: dict[str, Any] | None = None,
+                 append: bool = False) -> None:  # fmt: skip
         self.path = _open_for_writing(Path(path))
-        self._handle = self.path.open("a")
+        self._handle = self.path.open("a" if append else "w")
+        if not append:
+            self._write({"kind": "header", "schema_version": SCHEMA_VERSION, **(header or {})})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self._handle.write(json.dumps(record, default=str) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
 
     def started(self, total: int) -> None:
         """Observer hook: nothing to do before the first result."""
@@ -187,9 +213,38 @@ class JsonLinesLog:
         self.write(result)
 
     def write(self, result: Result) -> None:
-        self._handle.write(json.dumps(result.to_dict(), default=str) + "\n")
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        self._write({"kind": "result", **result.to_dict()})
 
     def close(self) -> None:
         self._handle.close()
+
+
+def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Result]]:
+    """(header, results) of a JSON-lines log. A last line cut short by a kill is ignored."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read the results log: {exc.strerror}", source=str(path)
+        ) from None
+    header: dict[str, Any] = {}
+    results = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):
+                break  # the write a kill interrupted
+            raise ConfigError(f"line {number} is not JSON", source=str(path)) from None
+        kind = record.pop("kind", None)
+        if kind == "header":
+            header = record
+        elif kind == "result" and header:
+            results.append(Result.from_dict(record))
+        else:
+            raise ConfigError("no header line: not a gpubench results log", source=str(path))
+    if not header:
+        raise ConfigError("no header line: not a gpubench results log", source=str(path))
+    return header, results

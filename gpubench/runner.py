@@ -1,4 +1,5 @@
-"""Run points: compile, allocate, check against the reference, time, summarize, emit results.
+"""Run points in this process: compile, allocate, check against the reference, time,
+summarize. (gpubench.worker runs this same code in a worker process, for isolation.)
 
 Per point the order is fixed: fresh random inputs → for each variant: poisoned outputs, one
 checked run, verification, and only then timing. A failure becomes a Result with a status
@@ -7,8 +8,9 @@ and a reason, and the sweep goes on.
 
 from __future__ import annotations
 
+import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -17,8 +19,8 @@ import numpy as np
 from gpubench import metrics, timing, verify
 from gpubench.benchmark import Benchmark, Launch, Point
 from gpubench.errors import KernelCompileError, KernelLaunchError
-from gpubench.kernels import ModuleCache
-from gpubench.results import Result, Status
+from gpubench.kernels import CompileCache
+from gpubench.results import Result, Status, Verification
 from gpubench.stats import summarize
 
 
@@ -38,6 +40,8 @@ class Plan:
 
     @property
     def flush_l2(self) -> bool:
+        if self.policy.mode == "hot":
+            return False
         if self.policy.flush_l2 is None:
             return self.bench.memory_bound
         return self.policy.flush_l2
@@ -45,6 +49,11 @@ class Plan:
     @property
     def size(self) -> int:
         return len(self.points) * len(self.variants)
+
+
+def point_key(point: Point) -> str:
+    """A stable identity for a point (resume and grouping compare these)."""
+    return json.dumps(point, sort_keys=True, default=str)
 
 
 def _compiler_excerpt(output: str, limit: int = 12) -> str:
@@ -57,23 +66,32 @@ class Runner:
     def __init__(self, backend: Any, observers: Iterable[Observer] = ()) -> None:
         self.backend = backend
         self.observers = list(observers)
-        self.modules = ModuleCache(backend)
+        self.modules = CompileCache(backend)
 
     def run(self, plan: Plan) -> list[Result]:
         for observer in self.observers:
             observer.started(plan.size)
         results: list[Result] = []
         for point in plan.points:
-            point_results = self._run_point(plan, point)
-            _add_relative_metrics(point_results, plan.baseline, plan.bench.vendor_reference)
+            point_results = self.run_point(plan, point, plan.variants)
+            add_relative_metrics(point_results, plan.baseline, plan.bench.vendor_reference)
             for result in point_results:
                 results.append(result)
                 for observer in self.observers:
                     observer.finished(result)
         return results
 
-    def _run_point(self, plan: Plan, point: Point) -> list[Result]:
+    def run_point(
+        self,
+        plan: Plan,
+        point: Point,
+        variants: Iterable[str],
+        on_start: Callable[[str], None] | None = None,
+        on_result: Callable[[Result], None] | None = None,
+    ) -> list[Result]:
+        """Every variant of one point; stops early once a variant has crashed the context."""
         bench = plan.bench
+        variants = list(variants)
 
         def result(variant: str, status: Status, reason: str = "", **extra: Any) -> Result:
             return Result(
@@ -81,26 +99,48 @@ class Runner:
                 reason=reason, baseline=plan.baseline, **extra,
             )  # fmt: skip
 
+        out: list[Result] = []
+
+        def emit(r: Result) -> None:
+            out.append(r)
+            if on_result:
+                on_result(r)
+
         try:
             module = self.modules.get(bench, point)
         except KernelCompileError as exc:
             reason = f"{exc}\n{_compiler_excerpt(exc.compiler_output)}"
-            return [result(v, Status.COMPILE_FAILED, reason) for v in plan.variants]
+            for v in variants:
+                emit(result(v, Status.COMPILE_FAILED, reason))
+            return out
 
         seed = secrets.randbits(63)
         host_inputs = bench.inputs(point, np.random.default_rng(seed))
         device_inputs = {name: self.backend.upload(array) for name, array in host_inputs.items()}
         references: dict[str, dict[str, np.ndarray]] = {}
         try:
-            out = []
-            for variant in plan.variants:
+            for variant in variants:
+                if on_start:
+                    on_start(variant)
                 outcome = self._run_variant(plan, point, variant, module, host_inputs,
                                             device_inputs, references)  # fmt: skip
-                out.append(result(variant, seed=seed, **outcome))
-            return out
+                emit(result(variant, seed=seed, **outcome))
+                if outcome["status"] is Status.CRASHED:
+                    break  # the context is gone: nothing else can run in this process
         finally:
-            for buffer in device_inputs.values():
-                self.backend.free(buffer)
+            if not out or out[-1].status is not Status.CRASHED:
+                for buffer in device_inputs.values():
+                    self.backend.free(buffer)
+        return out
+
+    def _failed_launch(
+        self, exc: KernelLaunchError, attributes: dict[str, Any], when: str = ""
+    ) -> dict[str, Any]:
+        # A sticky error (illegal address, misaligned address, illegal instruction, unspecified
+        # launch failure) leaves the context unusable: that is a crash, not a refused launch.
+        # We ask the context itself rather than matching error text.
+        status = Status.LAUNCH_FAILED if self.backend.context_alive() else Status.CRASHED
+        return {"status": status, "reason": f"{when}{exc}", "kernel_attributes": attributes}
 
     def _run_variant(
         self,
@@ -135,6 +175,7 @@ class Runner:
         scratch_specs = bench.scratch(variant, point, backend.device)
         all_specs = {**output_specs, **scratch_specs}
         owned = {name: backend.alloc(spec) for name, spec in all_specs.items()}
+        crashed = False
         try:
             for name, spec in all_specs.items():
                 if spec.zeroed:
@@ -145,11 +186,9 @@ class Runner:
             try:
                 backend.run_checked(bound)
             except KernelLaunchError as exc:
-                return {
-                    "status": Status.LAUNCH_FAILED,
-                    "reason": str(exc),
-                    "kernel_attributes": attributes,
-                }
+                failed = self._failed_launch(exc, attributes)
+                crashed = failed["status"] is Status.CRASHED
+                return failed
             got = {name: backend.download(owned[name], spec) for name, spec in output_specs.items()}
             verdict = self._verify(plan, point, variant, got, host_inputs, references)
             del got
@@ -157,20 +196,33 @@ class Runner:
                 return {"status": Status.INCORRECT, "reason": verdict.message,
                         "verification": verdict, "kernel_attributes": attributes}  # fmt: skip
             try:
-                measurement = timing.measure(
-                    lambda: backend.time_once_ms(bound, plan.flush_l2), plan.policy
-                )
+                measurement = self._measure(plan, bound)
             except KernelLaunchError as exc:
-                return {"status": Status.LAUNCH_FAILED, "reason": f"while timing: {exc}",
-                        "kernel_attributes": attributes}  # fmt: skip
+                failed = self._failed_launch(exc, attributes, "while timing: ")
+                crashed = failed["status"] is Status.CRASHED
+                return failed
         finally:
-            for buffer in owned.values():
-                backend.free(buffer)
+            if not crashed:
+                for buffer in owned.values():
+                    backend.free(buffer)
         return self._timed(plan, point, variant, measurement, verdict, attributes)
+
+    def _measure(self, plan: Plan, bound: Any) -> timing.Measurement:
+        backend, policy = self.backend, plan.policy
+        clock = getattr(backend, "sm_clock_mhz", None)
+        throttle = {"clock_mhz": clock, "max_clock_mhz": backend.device.sm_clock_mhz}
+        if policy.mode == "hot":
+            one_run = min(backend.time_hot_ms(bound, 1) for _ in range(3))
+            runs = timing.hot_runs_per_sample(one_run, policy)
+            return timing.measure(lambda: backend.time_hot_ms(bound, runs), policy,
+                                  runs_per_sample=runs, **throttle)  # fmt: skip
+        return timing.measure(
+            lambda: backend.time_once_ms(bound, plan.flush_l2), policy, **throttle
+        )
 
     def _verify(self, plan: Plan, point: Point, variant: str, got: dict[str, np.ndarray],
                 host_inputs: dict[str, np.ndarray],
-                references: dict[str, dict[str, np.ndarray]]) -> Any:  # fmt: skip
+                references: dict[str, dict[str, np.ndarray]]) -> Verification:  # fmt: skip
         bench = plan.bench
         computes = bench.variant(variant).computes
         if computes not in references:
@@ -190,14 +242,16 @@ class Runner:
         return self._timed(plan, point, variant, measurement, verdict, {})
 
     def _timed(self, plan: Plan, point: Point, variant: str, measurement: timing.Measurement,
-               verdict: Any, attributes: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
-        summary = summarize(measurement.samples_ms)
+               verdict: Verification, attributes: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+        summary = summarize(measurement.samples_ms).to_dict()
+        summary["discarded"] = measurement.discarded
+        summary["runs_per_sample"] = measurement.runs_per_sample
         return {
-            "status": Status.OK,
-            "summary": summary.to_dict(),
+            "status": Status.OK if measurement.converged else Status.UNSTABLE,
+            "summary": summary,
             "converged": measurement.converged,
             "metrics": work_metrics(
-                plan.bench, variant, point, summary.median_ms, self.backend.device
+                plan.bench, variant, point, summary["median_ms"], self.backend.device
             ),
             "verification": verdict,
             "kernel_attributes": attributes,
@@ -222,16 +276,16 @@ def work_metrics(
     return values
 
 
-def _add_relative_metrics(results: list[Result], baseline: str, vendor: str | None) -> None:
+def add_relative_metrics(results: list[Result], baseline: str, vendor: str | None) -> None:
     """Speedup versus the baseline and % of the vendor library at the same point; only
-    between verified results."""
+    between verified, measured results."""
 
-    def verified(name: str | None) -> Result | None:
-        return next((r for r in results if r.variant == name and r.status is Status.OK), None)
+    def measured(name: str | None) -> Result | None:
+        return next((r for r in results if r.variant == name and r.status.is_measured), None)
 
-    base, reference = verified(baseline), verified(vendor)
+    base, reference = measured(baseline), measured(vendor)
     for r in results:
-        if r.status is not Status.OK or not r.median_ms:
+        if not r.status.is_measured or not r.median_ms:
             continue
         if base is not None:
             r.metrics["speedup"] = metrics.speedup(base.median_ms, r.median_ms)

@@ -1,4 +1,5 @@
-"""One timing policy: warm-up, samples until a noise target or a budget, optional L2 flush.
+"""One timing policy: warm-up, samples until a noise target or a budget, cold or hot samples,
+samples taken while the GPU throttled thrown away.
 
 The GPU time of each sample comes from the backend (CUDA events around the launches); the
 host clock here only bounds how long we keep sampling, it never times the kernel.
@@ -14,6 +15,7 @@ from typing import Any
 from gpubench.stats import robust_noise
 
 NOISE_CHECK_EVERY = 8
+MODES = ("cold", "hot")
 
 
 @dataclass(frozen=True)
@@ -24,18 +26,30 @@ class TimingPolicy:
     # Keep sampling until this much GPU time has been measured...
     min_time_s: float = 0.05
     # ...and the robust relative noise (see stats.robust_noise) is at or below this, or the
-    # budget runs out.
+    # budget runs out (the result is then marked `unstable`).
     target_noise: float = 0.02
     max_time_s: float = 2.0
-    # None: the suite decides (memory-bound suites flush).
+    # cold: one run per sample, L2 flushed first (where flush_l2 says so).
+    # hot: back-to-back runs per sample, the per-run average; for kernels of a few
+    # microseconds, where one launch is shorter than the launch overhead.
+    mode: str = "cold"
+    # Hot mode: runs per sample are chosen so one sample lasts about this long.
+    hot_sample_ms: float = 1.0
+    # None: the suite decides (memory-bound suites flush). Ignored in hot mode.
     flush_l2: bool | None = None
+    # A sample taken while the SM clock (read through NVML) is below this fraction of its
+    # maximum is thrown away as throttled.
+    throttle_threshold: float = 0.9
+    # A variant whose check and measurement take longer than this is killed with its worker
+    # and recorded `timeout` (the kernel never ended, or the machine is stuck).
+    time_limit_s: float = 120.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def field_types(cls) -> dict[str, type]:
-        hints = {"int": int, "float": float, "bool | None": bool}
+        hints = {"int": int, "float": float, "str": str, "bool | None": bool}
         return {f.name: hints[str(f.type)] for f in fields(cls)}
 
     def check(self) -> list[tuple[str, str]]:
@@ -53,6 +67,14 @@ class TimingPolicy:
             problems.append(("max_time_s", "must be positive"))
         if self.target_noise <= 0:
             problems.append(("target_noise", "must be positive"))
+        if self.mode not in MODES:
+            problems.append(("mode", f"must be one of {', '.join(MODES)}"))
+        if self.hot_sample_ms <= 0:
+            problems.append(("hot_sample_ms", "must be positive"))
+        if not 0 <= self.throttle_threshold <= 1:
+            problems.append(("throttle_threshold", "must be between 0 and 1"))
+        if self.time_limit_s <= 0:
+            problems.append(("time_limit_s", "must be positive"))
         return problems
 
 
@@ -61,6 +83,10 @@ class Measurement:
     samples_ms: list[float]
     # True when the noise target was met; False when the budget stopped sampling first.
     converged: bool
+    # Samples thrown away because the SM clock was below the throttle threshold.
+    discarded: int = 0
+    # Runs per sample (1 in cold mode).
+    runs_per_sample: int = 1
 
 
 def measure(
@@ -68,17 +94,32 @@ def measure(
     policy: TimingPolicy,
     *,
     host_clock: Callable[[], float] = time.perf_counter,
+    clock_mhz: Callable[[], float | None] | None = None,
+    max_clock_mhz: float | None = None,
+    runs_per_sample: int = 1,
 ) -> Measurement:
-    """Warm up, then take samples until the stopping rule says enough."""
+    """Warm up, then take samples until the stopping rule says enough.
+
+    `clock_mhz`, if given, reads the SM clock after each sample; samples below
+    `throttle_threshold × max_clock_mhz` are discarded (they still count against the budget).
+    """
     for _ in range(policy.warmup):
         time_once_ms()
+    floor = policy.throttle_threshold * max_clock_mhz if clock_mhz and max_clock_mhz else None
     samples: list[float] = []
+    discarded = 0
     total_ms = 0.0
     started = host_clock()
+    attempts = 0
     while True:
         sample = time_once_ms()
-        samples.append(sample)
-        total_ms += sample
+        attempts += 1
+        clock = clock_mhz() if floor is not None else None
+        if clock is not None and clock < floor:
+            discarded += 1
+        else:
+            samples.append(sample)
+            total_ms += sample
         count = len(samples)
         # The noise estimate is O(n); checking it every few samples keeps the loop cheap.
         if (
@@ -87,12 +128,22 @@ def measure(
             and (count % NOISE_CHECK_EVERY == 0 or count == policy.min_samples)
             and robust_noise(samples) <= policy.target_noise
         ):
-            return Measurement(samples, converged=True)
-        out_of_budget = count >= policy.max_samples or (
+            return Measurement(samples, True, discarded, runs_per_sample)
+        out_of_budget = attempts >= policy.max_samples or (
             count >= policy.min_samples and host_clock() - started >= policy.max_time_s
         )
         if out_of_budget:
-            return Measurement(samples, converged=robust_noise(samples) <= policy.target_noise)
+            if not samples:  # throttled throughout: keep the last sample rather than none
+                samples, discarded = [sample], discarded - 1
+            converged = robust_noise(samples) <= policy.target_noise
+            return Measurement(samples, converged, discarded, runs_per_sample)
+
+
+def hot_runs_per_sample(one_run_ms: float, policy: TimingPolicy, cap: int = 10_000) -> int:
+    """Back-to-back runs per hot sample, so that a sample lasts about `hot_sample_ms`."""
+    if one_run_ms <= 0:
+        return cap
+    return max(1, min(cap, round(policy.hot_sample_ms / one_run_ms)))
 
 
 def host_time_once_ms(

@@ -31,6 +31,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.skip(reason=f"gpu test: {reason}"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_compile_cache(tmp_path_factory):
+    """Tests never write into the user's cache (and start from an empty one)."""
+    import os
+
+    os.environ["GPUBENCH_CACHE_DIR"] = str(tmp_path_factory.mktemp("gpubench-cache"))
+
+
 @pytest.fixture(scope="session")
 def gpu_backend():
     from gpubench import backends

@@ -6,6 +6,8 @@ tested in CI, where there is no GPU.
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -54,6 +56,20 @@ def _scale_crash(out: np.ndarray, x: np.ndarray, n: int) -> None:
     )
 
 
+def _scale_refused(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    raise KernelLaunchError(
+        "LaunchError: cuLaunchKernel failed: too many resources requested for launch"
+    )
+
+
+def _scale_hang(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    time.sleep(3600)  # a kernel that never ends
+
+
+def _scale_die(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    os._exit(3)  # the process dies under us, as with a segfault in a driver
+
+
 # Fake GPU time per kernel (ms): `fast` is twice as fast as `good`.
 KERNELS = {
     "good": (_scale_good, 1.0),
@@ -61,8 +77,13 @@ KERNELS = {
     "skips_last": (_scale_skips_last, 1.0),
     "wrong": (_scale_wrong, 1.0),
     "crash": (_scale_crash, 1.0),
+    "refused": (_scale_refused, 1.0),
     "huge_block": (_scale_good, 1.0),
 }
+# Variants that only make sense behind a worker process (they hang or kill the process).
+DANGEROUS = {"hang": (_scale_hang, 1.0), "die": (_scale_die, 1.0), "slow": (_scale_good, 1.0)}
+KERNELS.update(DANGEROUS)
+SAFE_VARIANTS = tuple(k for k in KERNELS if k not in DANGEROUS)
 
 
 class FakeModule:
@@ -83,24 +104,42 @@ class FakeBound:
 
 
 class FakeBackend:
-    def __init__(self) -> None:
+    def __init__(self, device_index: int = 0) -> None:
         self.device = FAKE_DEVICE
         self.compiles: list[list[str]] = []
         self.timed: list[str] = []
         self.live_buffers = 0
+        self.context_broken = False
 
     def environment(self) -> Environment:
         env = host_environment()
         env.device = self.device.to_dict()
         return env
 
-    def compile(self, source: str, options: list[str], include_dirs: list[str]) -> FakeModule:
+    compiler_id = "fake"
+
+    def compile_binary(self, source: str, options: list[str], include_dirs: list[str]) -> bytes:
         self.compiles.append(options)
         if "-DBROKEN=1" in options:
             raise KernelCompileError(
                 "nvcc failed", 'kernel.cu(3): error: identifier "oops" is undefined'
             )
+        return b"fake binary"
+
+    def load(self, binary: bytes) -> FakeModule:
         return FakeModule()
+
+    def context_alive(self) -> bool:
+        return not self.context_broken
+
+    def sm_clock_mhz(self) -> float | None:
+        return self.device.sm_clock_mhz
+
+    def readings(self) -> dict:
+        return {"sm_clock_mhz": 1000.0, "temperature_c": 40, "power_w": 100.0}
+
+    def time_hot_ms(self, bound: FakeBound, runs: int) -> float:
+        return self.time_once_ms(bound, flush_l2=False)
 
     def alloc(self, spec: BufferSpec) -> np.ndarray:
         self.live_buffers += 1
@@ -145,10 +184,17 @@ class FakeBackend:
         return FakeBound(calls)
 
     def run_checked(self, bound: FakeBound) -> None:
-        bound.enqueue()
+        try:
+            bound.enqueue()
+        except KernelLaunchError:
+            if any(kernel == "crash" for kernel, _ in bound.calls):
+                self.context_broken = True  # a sticky error, like an illegal address
+            raise
 
     def time_once_ms(self, bound: FakeBound, flush_l2: bool) -> float:
         self.timed.append(bound.calls[0][0])
+        if bound.calls[0][0] == "slow":
+            time.sleep(0.02)  # gives a signal or a kill -9 time to land mid-sweep
         return KERNELS[bound.calls[0][0]][1]
 
 
@@ -167,7 +213,7 @@ class ScaleSuite(Benchmark):
         Param("label", str, "a", "free text"),
         Param("scale", float, 1.0, "a float"),
     )
-    variants = tuple(Variant(k, k, computes="double") for k in KERNELS)
+    variants = tuple(Variant(k, k, computes="double") for k in SAFE_VARIANTS)
 
     def defines(self, point: Point) -> dict[str, str]:
         return {"BROKEN": str(point["broken"])}
@@ -196,3 +242,11 @@ class ScaleSuite(Benchmark):
 
     def work(self, variant: str, point: Point) -> Work:
         return Work(bytes_moved=8 * point["n"], flops=point["n"], elements=point["n"])
+
+
+class DangerousScaleSuite(ScaleSuite):
+    """ScaleSuite plus variants that hang forever or kill their process: only for tests of
+    the worker isolation."""
+
+    name = "dangerous_scale"
+    variants = tuple(Variant(k, k, computes="double") for k in KERNELS)

@@ -11,10 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import gpubench.backends
-import gpubench.registry
 from gpubench.cli import cli
-from tests.fakes import FakeBackend, ScaleSuite
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -23,15 +20,14 @@ def invoke(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
+SCALE = str(REPO / "tests/suites/scale.py")
+DANGEROUS = str(REPO / "tests/suites/dangerous.py")
+
+
 @pytest.fixture
 def fake_gpu(monkeypatch):
-    """The real CLI over the CPU fake backend, with the `scale` test suite registered."""
-    suites = {**gpubench.registry.all_suites(), "scale": ScaleSuite()}
-    monkeypatch.setattr(gpubench.registry, "all_suites", lambda: suites)
-    monkeypatch.setattr(gpubench.registry, "suite_names", lambda: sorted(suites))
-    backend = FakeBackend()
-    monkeypatch.setattr(gpubench.backends, "load", lambda device=0: backend)
-    return backend
+    """The real CLI and worker processes over the CPU fake backend."""
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
 
 
 @pytest.fixture
@@ -118,53 +114,133 @@ def test_bad_run_values_exit_2():
 
 
 def test_run_all_ok_exits_0_and_writes_files(fake_gpu, tmp_path):
-    result = invoke("run", "scale", "-v", "good", "-v", "fast", "--n", "100", "--min-samples", "3",
+    result = invoke("run", SCALE, "-v", "good", "-v", "fast", "--n", "100", "--min-samples", "3",
                     "--json", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv"))  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "good (base)" in result.output and "2.00x" in result.output
     record = json.loads((tmp_path / "r.json").read_text())
     assert [r["status"] for r in record["results"]] == ["ok", "ok"]
     assert record["environment"]["device"]["name"] == "Fake GPU"
+    assert record["compile_report"]["configurations"] == 1
     assert (tmp_path / "r.csv").read_text().count("\n") == 3
 
 
-def test_failed_points_exit_3_and_are_listed(fake_gpu, tmp_path):
+def write_sweep(tmp_path, text: str) -> Path:
     path = tmp_path / "s.yaml"
-    path.write_text(
-        "suite: scale\nparams: {n: [10, 20]}\ntiming: {min_samples: 2, min_time_s: 0}\n"
-        f"outputs: {{json: {tmp_path / 'r.json'}, jsonl: {tmp_path / 'r.jsonl'}}}\n"
-    )
+    path.write_text(text)
+    return path
+
+
+def test_failed_points_exit_3_and_every_point_is_listed_with_its_status(fake_gpu, tmp_path):
+    path = write_sweep(tmp_path,
+        f"suite: {SCALE}\nparams: {{n: [10, 20]}}\ntiming: {{min_samples: 2, min_time_s: 0}}\n"
+        f"outputs: {{json: {tmp_path / 'r.json'}, jsonl: {tmp_path / 'r.jsonl'}}}\n")  # fmt: skip
     result = invoke("sweep", str(path))
     assert result.exit_code == 3
-    statuses = {
+    found = {
         (r["variant"], r["status"])
         for r in json.loads((tmp_path / "r.json").read_text())["results"]
     }
-    assert ("wrong", "incorrect") in statuses and ("skips_last", "incorrect") in statuses
-    assert ("crash", "launch_failed") in statuses and ("huge_block", "skipped") in statuses
-    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 2 * 6
+    assert ("wrong", "incorrect") in found and ("skips_last", "incorrect") in found
+    assert ("crash", "crashed") in found and ("refused", "launch_failed") in found
+    assert ("huge_block", "skipped") in found and ("good", "ok") in found
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["kind"] == "header" and len(lines) == 1 + 2 * 7
 
 
-def test_ctrl_c_exits_130_and_keeps_finished_results(fake_gpu, tmp_path, monkeypatch):
-    calls = {"n": 0}
-    original = FakeBackend.time_once_ms
+def test_crashes_hangs_and_dead_workers_cost_one_variant_each(fake_gpu, tmp_path):
+    path = write_sweep(tmp_path,
+        f"suite: {DANGEROUS}\nvariants: [good, crash, fast, hang, die, slow]\n"
+        "params: {n: [10, 20]}\n"
+        "timing: {min_samples: 2, min_time_s: 0, time_limit_s: 3}\n"
+        f"outputs: {{json: {tmp_path / 'r.json'}}}\n")  # fmt: skip
+    result = invoke("sweep", str(path))
+    assert result.exit_code == 3, result.output
+    record = json.loads((tmp_path / "r.json").read_text())
+    by_variant = {}
+    for r in record["results"]:
+        by_variant.setdefault(r["variant"], set()).add(r["status"])
+    assert by_variant == {"good": {"ok"}, "crash": {"crashed"}, "fast": {"ok"},
+                          "hang": {"timeout"}, "die": {"crashed"}, "slow": {"ok"}}  # fmt: skip
+    die = next(r for r in record["results"] if r["variant"] == "die")
+    assert "exit code 3" in die["reason"]
+    fast = next(r for r in record["results"] if r["variant"] == "fast")
+    assert fast["metrics"]["speedup"] == pytest.approx(2.0)  # the point's baseline survived
+    assert record["environment"]["worker_restarts"] == 2 * 3
 
-    def interrupt_later(self, bound, flush_l2):
-        calls["n"] += 1
-        if calls["n"] > 20:
-            raise KeyboardInterrupt
-        return original(self, bound, flush_l2)
 
-    monkeypatch.setattr(FakeBackend, "time_once_ms", interrupt_later)
-    path = tmp_path / "s.yaml"
-    path.write_text(
-        "suite: scale\nvariants: [good, fast]\nparams: {n: [10, 20, 30]}\n"
-        "timing: {warmup: 0, min_samples: 5, max_samples: 5}\n"
-    )
-    result = invoke("sweep", str(path), "--json", str(tmp_path / "r.json"))
-    assert result.exit_code == 130
+def run_cli(*args, env_extra=None, **kwargs):
+    import os
+
+    env = {**os.environ, "GPUBENCH_BACKEND": "tests.fakes:FakeBackend", **(env_extra or {})}
+    return subprocess.Popen([sys.executable, "-m", "gpubench", *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)  # fmt: skip
+
+
+def wait_for_lines(path: Path, count: int, timeout: float = 60) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if path.exists() and len(path.read_text().splitlines()) >= count:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never reached {count} lines")
+
+
+SLOW_SWEEP = (
+    f"suite: {DANGEROUS}\nvariants: [good, slow]\nparams: {{n: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}}\n"
+    "timing: {warmup: 0, min_samples: 10, max_samples: 10}\n"
+)
+
+
+def test_sigint_stops_cleanly_keeps_results_and_exits_130(tmp_path):
+    import signal
+
+    path = write_sweep(tmp_path, SLOW_SWEEP)
+    log = tmp_path / "r.jsonl"
+    process = run_cli("sweep", str(path), "--jsonl", str(log), "--json", str(tmp_path / "r.json"))
+    wait_for_lines(log, 1 + 4)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
     kept = json.loads((tmp_path / "r.json").read_text())["results"]
-    assert len(kept) == 4  # two points (of three) finished before the interrupt
+    assert 4 <= len(kept) < 24
+    assert len(log.read_text().splitlines()) == 1 + len(kept)
+
+
+def test_kill_9_then_resume_measures_every_point_exactly_once(tmp_path):
+    import signal
+
+    path = write_sweep(tmp_path, SLOW_SWEEP)
+    log = tmp_path / "r.jsonl"
+    process = run_cli("sweep", str(path), "--jsonl", str(log))
+    wait_for_lines(log, 1 + 8)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    before = len(log.read_text().splitlines()) - 1
+    assert 8 <= before < 24
+    resumed = run_cli("sweep", str(path), "--resume", str(log), "--json", str(tmp_path / "r.json"))
+    _, stderr = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, stderr
+    assert f"{before} result(s) already in" in stderr
+    lines = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+    measured = [(r["point"]["n"], r["variant"]) for r in lines]
+    assert len(measured) == len(set(measured)) == 24  # nothing twice, nothing missing
+    final = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert sorted((r["point"]["n"], r["variant"]) for r in final) == sorted(measured)
+
+
+def test_resume_refuses_a_changed_sweep_unless_forced(fake_gpu, tmp_path):
+    path = write_sweep(tmp_path, SLOW_SWEEP.replace("slow]", "fast]"))
+    log = tmp_path / "r.jsonl"
+    assert invoke("sweep", str(path), "--jsonl", str(log)).exit_code == 0
+    path.write_text(SLOW_SWEEP.replace("slow]", "fast]").replace("10, 11, 12", "10, 11, 13"))
+    result = invoke("sweep", str(path), "--resume", str(log))
+    assert result.exit_code == 2
+    assert "points: 1 no longer in the sweep, 1 new" in result.output and "--force" in result.output
+    forced = invoke("sweep", str(path), "--resume", str(log), "--force")
+    assert forced.exit_code == 0
+    assert len(log.read_text().splitlines()) == 1 + 24 + 2  # only the new point was measured
 
 
 @pytest.mark.gpu

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from gpubench import registry
-from gpubench.kernels import ModuleCache, define_options, kernels_dir, source_path
+from gpubench.kernels import CompileCache, define_options, kernels_dir, source_path
 from tests.fakes import FakeBackend, ScaleSuite
 
 
@@ -14,11 +14,12 @@ def test_defines_become_sorted_d_options():
     assert define_options({"TILE": "32", "DTYPE": "float"}) == ["-DDTYPE=float", "-DTILE=32"]
 
 
-def test_the_module_cache_compiles_each_option_set_once_and_remembers_failures():
+def test_modules_compile_once_per_option_set_and_failures_are_remembered(tmp_path):
     backend = FakeBackend()
-    cache = ModuleCache(backend)
+    cache = CompileCache(backend, directory=tmp_path)
     bench = ScaleSuite()
     point = bench.defaults()
+    assert cache.get(bench, point) is not None
     assert cache.get(bench, point) is cache.get(bench, point)
     broken = {**point, "broken": 1}
     for _ in range(2):
@@ -27,3 +28,14 @@ def test_the_module_cache_compiles_each_option_set_once_and_remembers_failures()
         except Exception as exc:
             assert "nvcc failed" in str(exc)
     assert len(backend.compiles) == 2
+
+
+def test_precompile_builds_each_distinct_configuration_once_then_hits_the_disk_cache(tmp_path):
+    bench = ScaleSuite()
+    points = [{**bench.defaults(), "n": n, "broken": b} for n in (1, 2, 3) for b in (0, 1)]
+    first = CompileCache(FakeBackend(), directory=tmp_path).precompile(bench, points, max_workers=4)
+    assert (first.configurations, first.compiled, first.cached, first.failed) == (2, 1, 0, 1)
+    again = FakeBackend()
+    second = CompileCache(again, directory=tmp_path).precompile(bench, points)
+    assert (second.compiled, second.cached, second.failed) == (0, 1, 1)
+    assert again.compiles == [["-DBROKEN=1"]]  # only the failing one runs the compiler again

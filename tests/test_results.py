@@ -16,6 +16,7 @@ from gpubench.results import (
     Status,
     Verification,
     load_json,
+    load_jsonl,
     save_csv,
     save_json,
 )  # fmt: skip
@@ -67,15 +68,38 @@ def test_csv_has_one_row_per_result_with_params_as_columns(tmp_path):
 
 
 def test_json_lines_are_readable_after_each_write(tmp_path):
-    log = JsonLinesLog(tmp_path / "r.jsonl")
+    log = JsonLinesLog(tmp_path / "r.jsonl", header={"fingerprint": {"suite": "transpose"}})
     results = sample_set().results
     log.finished(results[0])
     # Read before close: what a kill -9 at this moment would leave behind.
-    lines = (tmp_path / "r.jsonl").read_text().splitlines()
-    assert len(lines) == 1 and Result.from_dict(json.loads(lines[0])) == results[0]
+    header, loaded = load_jsonl(tmp_path / "r.jsonl")
+    assert header["fingerprint"] == {"suite": "transpose"} and loaded == [results[0]]
     log.finished(results[1])
     log.close()
-    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 2
+    assert load_jsonl(tmp_path / "r.jsonl")[1] == results
+
+
+def test_a_line_cut_short_by_a_kill_is_ignored_and_appending_keeps_the_header(tmp_path):
+    path = tmp_path / "r.jsonl"
+    log = JsonLinesLog(path, header={"fingerprint": {}})
+    log.finished(sample_set().results[0])
+    log.close()
+    with path.open("a") as handle:
+        handle.write('{"kind": "result", "suite": "tra')  # the write a kill -9 interrupted
+    _, loaded = load_jsonl(path)
+    assert len(loaded) == 1
+    path.write_text(path.read_text().rsplit("\n", 1)[0] + "\n")
+    again = JsonLinesLog(path, append=True)
+    again.finished(sample_set().results[1])
+    again.close()
+    assert len(load_jsonl(path)[1]) == 2
+
+
+def test_a_log_without_a_header_is_refused(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text("{}\n")
+    with pytest.raises(ConfigError, match="no header"):
+        load_jsonl(path)
 
 
 def test_only_real_failures_count():

@@ -16,6 +16,7 @@ def run(variants, point=None, baseline="good"):
     bench = ScaleSuite()
     backend = FakeBackend()
     points = [bench.resolve({**bench.defaults(), **(point or {})})]
+    variants = [v for v in variants]
     results = Runner(backend).run(Plan(bench, points, tuple(variants), baseline, QUICK))
     return {r.variant: r for r in results}, backend
 
@@ -49,11 +50,51 @@ def test_a_wrong_value_is_reported_with_its_error_and_place():
     assert "worst at [500]" in r.reason
 
 
-def test_a_launch_failure_is_recorded_and_the_sweep_goes_on():
-    results, _ = run(["crash", "good"])
-    assert results["crash"].status is Status.LAUNCH_FAILED
-    assert "illegal memory access" in results["crash"].reason
+def test_a_refused_launch_is_recorded_and_the_sweep_goes_on():
+    results, _ = run(["refused", "good"])
+    assert results["refused"].status is Status.LAUNCH_FAILED
+    assert "too many resources" in results["refused"].reason
     assert results["good"].status is Status.OK
+
+
+def test_a_kernel_that_breaks_the_context_is_a_crash_and_ends_the_point_in_this_process():
+    results, _ = run(["crash", "good"])
+    assert results["crash"].status is Status.CRASHED
+    assert "illegal memory access" in results["crash"].reason
+    assert "good" not in results  # nothing more can run in a dead context
+
+
+def test_noise_target_missed_is_unstable_and_still_ranked(monkeypatch):
+    import itertools
+
+    from tests import fakes
+
+    noisy = itertools.cycle([1.0, 3.0])
+    monkeypatch.setattr(
+        fakes.FakeBackend, "time_once_ms", lambda self, bound, flush_l2: next(noisy)
+    )
+    results, _ = run(["good", "fast"])
+    assert results["fast"].status is Status.UNSTABLE and not results["fast"].status.is_failure
+    assert "speedup" in results["fast"].metrics
+
+
+def test_throttled_samples_are_discarded(monkeypatch):
+    from tests import fakes
+
+    clocks = iter([1000.0, 500.0] * 100)
+    monkeypatch.setattr(fakes.FakeBackend, "sm_clock_mhz", lambda self: next(clocks))
+    results, _ = run(["good"])
+    summary = results["good"].summary
+    assert summary["discarded"] >= 2 and summary["samples"] >= QUICK.min_samples
+
+
+def test_hot_mode_averages_back_to_back_runs():
+    from dataclasses import replace
+
+    bench = ScaleSuite()
+    hot = replace(QUICK, mode="hot", hot_sample_ms=10.0)
+    (result,) = Runner(FakeBackend()).run(Plan(bench, [bench.defaults()], ("good",), "good", hot))
+    assert result.status is Status.OK and result.summary["runs_per_sample"] == 10
 
 
 def test_an_impossible_launch_shape_is_skipped_with_a_reason():
@@ -83,7 +124,8 @@ def test_no_speedup_when_the_baseline_failed():
     assert "speedup" not in results["fast"].metrics
 
 
-def test_modules_compile_once_per_distinct_define_set_and_buffers_are_freed():
+def test_modules_compile_once_per_distinct_define_set_and_buffers_are_freed(monkeypatch, tmp_path):
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path))
     bench = ScaleSuite()
     backend = FakeBackend()
     points = [bench.resolve({**bench.defaults(), "n": n}) for n in (10, 20, 30)]

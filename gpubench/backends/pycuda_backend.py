@@ -15,7 +15,13 @@ import numpy as np
 
 from gpubench.backends.base import KernelAttributes
 from gpubench.benchmark import BufferRef, BufferSpec, Launch, LibraryCall
-from gpubench.device import DeviceInfo, Environment, host_environment
+from gpubench.device import (
+    DeviceInfo,
+    Environment,
+    check_nvcc_supports,
+    host_environment,
+    nvcc_version,
+)
 from gpubench.errors import EnvironmentProblem, KernelCompileError, KernelLaunchError
 
 import pycuda.driver as cuda  # isort: skip  (after our own imports: the optional dependency)
@@ -105,6 +111,28 @@ def _nvml_readings(bus_id: str) -> dict[str, Any]:
         return {}
 
 
+def _nvml_handle(bus_id: str) -> Any:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            return pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
+        except pynvml.NVMLError:
+            return pynvml.nvmlDeviceGetHandleByIndex(0)
+    except Exception:  # NVML missing or unusable: clocks simply go unread
+        return None
+
+
+def _nvml_sm_clock(handle: Any) -> float | None:
+    import pynvml
+
+    try:
+        return float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+    except pynvml.NVMLError:
+        return None
+
+
 class PyCudaBackend:
     def __init__(self, device_index: int = 0) -> None:
         try:
@@ -134,7 +162,10 @@ class PyCudaBackend:
         self._flush_buffer: Any = None
         self._flush_value = 0
         self._nvml = _nvml_readings(self._cu_device.pci_bus_id())
+        self._nvml_handle = _nvml_handle(self._cu_device.pci_bus_id())
         self.device = self._read_device_info()
+        self._nvcc_version = nvcc_version()
+        check_nvcc_supports(self.device.arch, self._nvcc_version)
 
     # -- device and environment -----------------------------------------------------------
     def _attr(self, name: str) -> int | None:
@@ -174,6 +205,11 @@ class PyCudaBackend:
             max_grid_dims=(a("MAX_GRID_DIM_X"), a("MAX_GRID_DIM_Y"), a("MAX_GRID_DIM_Z")),
         )
 
+    def readings(self) -> dict[str, Any]:
+        """SM clock, temperature and power now (for the start and end of a run)."""
+        nvml = _nvml_readings(self._cu_device.pci_bus_id())
+        return {k: nvml.get(k) for k in ("sm_clock_mhz", "temperature_c", "power_w")}
+
     def environment(self) -> Environment:
         import pycuda
 
@@ -192,22 +228,48 @@ class PyCudaBackend:
         return env
 
     # -- compile ----------------------------------------------------------------------------
-    def compile(self, source: str, options: list[str], include_dirs: list[str]) -> _Module:
-        from pycuda.compiler import SourceModule
+    @property
+    def compiler_id(self) -> str:
+        """What the compiled binaries depend on besides source and options."""
+        return f"nvcc {self._nvcc_version} {self.device.arch}"
+
+    def compile_binary(self, source: str, options: list[str], include_dirs: list[str]) -> bytes:
+        """nvcc → cubin for this device's architecture; safe to call from several threads."""
+        from pycuda.compiler import compile as nvcc_compile
 
         try:
-            module = SourceModule(
+            return nvcc_compile(
                 source,
-                options=options,
+                options=list(options),
                 arch=self.device.arch,
                 no_extern_c=True,  # the sources declare extern "C" themselves
                 include_dirs=include_dirs,
+                cache_dir=False,  # gpubench keeps its own cache (kernels.CompileCache)
             )
         except cuda.CompileError as exc:
             raise KernelCompileError(
                 f"nvcc failed ({' '.join(options)})", compiler_output=exc.stderr or str(exc)
             ) from None
-        return _Module(module)
+
+    def load(self, binary: bytes) -> _Module:
+        return _Module(cuda.module_from_buffer(binary))
+
+    def compile(self, source: str, options: list[str], include_dirs: list[str]) -> _Module:
+        return self.load(self.compile_binary(source, options, include_dirs))
+
+    def context_alive(self) -> bool:
+        """False once a kernel has broken the context (illegal address and friends): every
+        later CUDA call in this process fails, so the worker must be replaced."""
+        try:
+            cuda.Context.synchronize()
+            probe = cuda.mem_alloc(4)
+            probe.free()
+            return True
+        except cuda.Error:
+            return False
+
+    def sm_clock_mhz(self) -> float | None:
+        return _nvml_sm_clock(self._nvml_handle) if self._nvml_handle is not None else None
 
     # -- memory -----------------------------------------------------------------------------
     def alloc(self, spec: BufferSpec) -> Any:
@@ -320,6 +382,19 @@ class PyCudaBackend:
         except cuda.Error as exc:
             raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
         return self._end.time_since(self._start)
+
+    def time_hot_ms(self, bound: _BoundRun, runs: int) -> float:
+        """`runs` back-to-back runs between two events, per run: no flush, launch gaps hidden
+        by the queue."""
+        try:
+            self._start.record(self._stream)
+            for _ in range(runs):
+                bound.enqueue()
+            self._end.record(self._stream)
+            self._end.synchronize()
+        except cuda.Error as exc:
+            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
+        return self._end.time_since(self._start) / runs
 
     def _close(self) -> None:
         try:

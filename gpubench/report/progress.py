@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gpubench.results import Result, Status
+from gpubench.results import Result
 
 
 class ProgressObserver:
@@ -36,6 +36,6 @@ class ProgressObserver:
         if result.status.is_failure:
             self.failures += 1
         last = f"{result.variant} {result.status}"
-        if result.status is Status.OK and result.summary:
+        if result.status.is_measured and result.summary:
             last += f" {result.summary['median_ms']:.4g} ms"
         self._progress.update(self._task, advance=1, last=last)

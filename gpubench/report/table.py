@@ -11,6 +11,9 @@ from gpubench.results import Result, Status
 
 STATUS_STYLE = {
     Status.OK: "green",
+    Status.UNSTABLE: "yellow",
+    Status.CRASHED: "bold red",
+    Status.TIMEOUT: "bold red",
     Status.INCORRECT: "bold red",
     Status.COMPILE_FAILED: "red",
     Status.LAUNCH_FAILED: "red",
@@ -77,7 +80,7 @@ def results_table(results: list[Result], title: str = "") -> Table:
     # Rank only verified results: the fastest verified variant of each point is marked.
     best: dict[tuple, float] = {}
     for r in results:
-        if r.status is Status.OK and r.median_ms is not None:
+        if r.status.is_measured and r.median_ms is not None:
             key = tuple(sorted((k, repr(v)) for k, v in r.point.items()))
             best[key] = min(best.get(key, float("inf")), r.median_ms)
 
@@ -85,11 +88,13 @@ def results_table(results: list[Result], title: str = "") -> Table:
         key = tuple(sorted((k, repr(v)) for k, v in r.point.items()))
         summary = r.summary or {}
         variant = Text(r.variant + (" (base)" if r.variant == r.baseline else ""))
-        if r.status is Status.OK and r.median_ms == best.get(key):
+        if r.status.is_measured and r.median_ms == best.get(key):
             variant.stylize("bold")
         note = r.reason.splitlines()[0] if r.reason else ""
-        if r.status is Status.OK and r.converged is False:
+        if r.status is Status.UNSTABLE:
             note = f"noise target missed ({summary.get('samples')} samples)"
+        if r.status.is_measured and summary.get("discarded"):
+            note = f"{note}; {summary['discarded']} throttled samples discarded".lstrip("; ")
         row = [str(r.point.get(n)) for n in varying]
         row += [
             variant,

@@ -1,0 +1,271 @@
+"""Points run in a worker process, so a broken kernel takes down only the worker.
+
+An illegal address (and the other sticky CUDA errors) leaves a CUDA context unusable for the
+rest of its process, and a kernel that never ends never returns control. The parent process
+here never touches CUDA: it sends one point at a time to a worker (spawn start method:
+forking after CUDA initialisation is not safe), watches the time, and when a worker crashes,
+dies or overruns the time limit, records that variant as `crashed` or `timeout`, starts a
+fresh worker and goes on with the rest of the point. Checks and timing both run in the worker.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import os
+import signal
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from gpubench.errors import EnvironmentProblem, GpubenchError
+from gpubench.results import Result, Status
+from gpubench.runner import Observer, Plan, Runner, add_relative_metrics, point_key
+
+DEFAULT_BACKEND = "gpubench.backends:load"
+# Starting a worker imports NumPy and PyCUDA and creates a CUDA context.
+START_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    suite: str  # a registry name, or the path of a suite .py file
+    device_index: int = 0
+    # "module:callable" that opens the backend; GPUBENCH_BACKEND overrides it (tests use a
+    # CPU fake that way).
+    backend: str = DEFAULT_BACKEND
+
+    @classmethod
+    def for_suite(cls, suite: str, device_index: int = 0) -> WorkerSpec:
+        return cls(suite, device_index, os.environ.get("GPUBENCH_BACKEND", DEFAULT_BACKEND))
+
+
+def _open_backend(reference: str, device_index: int) -> Any:
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)(device_index)
+
+
+def worker_main(conn: Any, spec: WorkerSpec) -> None:
+    """The worker's loop: one message in, progress messages out, until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    from gpubench import registry
+
+    try:
+        backend = _open_backend(spec.backend, spec.device_index)
+        bench = registry.get(spec.suite)
+        conn.send(("ready", backend.environment().to_dict()))
+    except GpubenchError as exc:
+        conn.send(("error", str(exc), exc.exit_code))
+        return
+    runner = Runner(backend)
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        kind = message[0]
+        if kind == "stop":
+            conn.send(("readings", backend.readings()))
+            return
+        try:
+            if kind == "precompile":
+                conn.send(("compiled", runner.modules.precompile(bench, message[1]).to_dict()))
+            elif kind == "point":
+                _, point, variants, baseline, policy = message
+                plan = Plan(bench, [point], tuple(variants), baseline, policy)
+                results = runner.run_point(
+                    plan, point, variants,
+                    on_start=lambda v: conn.send(("started", v)),
+                    on_result=lambda r: conn.send(("result", r)),
+                )  # fmt: skip
+                if results and results[-1].status is Status.CRASHED:
+                    return  # the context is dead; the parent starts a fresh worker
+                conn.send(("point_done",))
+        except Exception:  # a bug in a suite or in gpubench: report it, then give up
+            conn.send(("bug", traceback.format_exc(limit=8)))
+            return
+
+
+class _WorkerGone(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Worker:
+    def __init__(self, spec: WorkerSpec) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=worker_main, args=(child, spec), daemon=True)
+        self.process.start()
+        child.close()
+
+    def receive(self, timeout: float) -> Any:
+        """The next message; None after `timeout` seconds; _WorkerGone if the worker died."""
+        if not self.conn.poll(timeout) and self.process.is_alive():
+            return None
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            self.process.join(timeout=5)
+            code = self.process.exitcode
+            why = (
+                f"killed by signal {-code}"
+                if code is not None and code < 0
+                else f"exit code {code}"
+            )
+            raise _WorkerGone(f"the worker process died ({why})") from None
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=10)
+        self.conn.close()
+
+
+class IsolatedRunner:
+    """Runs a plan point by point in worker processes, replacing any worker that breaks."""
+
+    def __init__(self, spec: WorkerSpec, observers: Iterable[Observer] = ()) -> None:
+        self.spec = spec
+        self.observers = list(observers)
+        self.environment: dict[str, Any] | None = None
+        self.restarts = 0
+        self._worker: _Worker | None = None
+
+    # -- worker lifecycle -------------------------------------------------------------------
+    def start(self) -> dict[str, Any]:
+        """Start a worker and return its environment record (raises EnvironmentProblem)."""
+        worker = _Worker(self.spec)
+        try:
+            message = worker.receive(START_TIMEOUT_S)
+        except _WorkerGone as gone:
+            raise EnvironmentProblem(
+                f"the benchmark worker could not start: {gone.reason}"
+            ) from None
+        if message is None:
+            worker.kill()
+            raise EnvironmentProblem(
+                f"the benchmark worker did not start within {START_TIMEOUT_S:.0f} s"
+            )
+        if message[0] == "error":
+            worker.kill()
+            error = EnvironmentProblem(message[1])
+            error.exit_code = message[2]
+            raise error
+        if self.environment is None:
+            self.environment = message[1]
+        else:
+            self.restarts += 1
+        self._worker = worker
+        return message[1]
+
+    def _ensure_worker(self) -> _Worker:
+        if self._worker is None or not self._worker.process.is_alive():
+            self.start()
+        assert self._worker is not None
+        return self._worker
+
+    def _discard_worker(self) -> None:
+        if self._worker is not None:
+            self._worker.kill()
+            self._worker = None
+
+    def close(self) -> dict[str, Any]:
+        """Stop the worker; returns its last clock/temperature/power readings (or {})."""
+        readings: dict[str, Any] = {}
+        if self._worker is not None and self._worker.process.is_alive():
+            try:
+                self._worker.conn.send(("stop",))
+                message = self._worker.receive(30)
+                if message and message[0] == "readings":
+                    readings = message[1]
+            except (_WorkerGone, OSError):
+                pass
+        self._discard_worker()
+        return readings
+
+    # -- work -------------------------------------------------------------------------------
+    def precompile(self, points: list[dict[str, Any]], limit_s: float = 3600) -> dict[str, Any]:
+        worker = self._ensure_worker()
+        worker.conn.send(("precompile", points))
+        message = worker.receive(limit_s)
+        if message is None or message[0] != "compiled":
+            self._discard_worker()
+            raise EnvironmentProblem(f"compiling the sweep's kernels failed: {message!r}")
+        return message[1]
+
+    def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
+        done = {(point_key(r.point), r.variant): r for r in previous}
+        todo_total = sum((point_key(p), v) not in done for p in plan.points for v in plan.variants)
+        for observer in self.observers:
+            observer.started(todo_total)
+        results: list[Result] = []
+        for point in plan.points:
+            key = point_key(point)
+            remaining = [v for v in plan.variants if (key, v) not in done]
+            if not remaining:
+                continue
+            fresh = self._run_point(plan, point, remaining)
+            group = [done.get((key, v)) or fresh.get(v) for v in plan.variants]
+            group = [r for r in group if r is not None]
+            add_relative_metrics(group, plan.baseline, plan.bench.vendor_reference)
+            for variant in remaining:
+                result = fresh[variant]
+                results.append(result)
+                for observer in self.observers:
+                    observer.finished(result)
+        return results
+
+    def _run_point(
+        self, plan: Plan, point: dict[str, Any], variants: list[str]
+    ) -> dict[str, Result]:
+        fresh: dict[str, Result] = {}
+        remaining = list(variants)
+        limit = plan.policy.time_limit_s
+
+        def lost(variant: str, status: Status, reason: str) -> None:
+            fresh[variant] = Result(suite=plan.bench.name, variant=variant, point=dict(point),
+                                    status=status, reason=reason, baseline=plan.baseline)  # fmt: skip
+            remaining.remove(variant)
+
+        while remaining:
+            worker = self._ensure_worker()
+            worker.conn.send(("point", point, list(remaining), plan.baseline, plan.policy))
+            current: str | None = None
+            while True:
+                try:
+                    message = worker.receive(limit)
+                except _WorkerGone as gone:
+                    lost(current or remaining[0], Status.CRASHED, gone.reason)
+                    self._discard_worker()
+                    break
+                if message is None:
+                    lost(current or remaining[0], Status.TIMEOUT,
+                         f"no result within the {limit:g} s time limit (timing.time_limit_s): "
+                         "the worker was killed")  # fmt: skip
+                    self._discard_worker()
+                    break
+                kind = message[0]
+                if kind == "started":
+                    current = message[1]
+                elif kind == "result":
+                    result: Result = message[1]
+                    fresh[result.variant] = result
+                    remaining.remove(result.variant)
+                    current = None
+                    if result.status is Status.CRASHED:
+                        self._discard_worker()  # it exits by itself; make sure of it
+                        break
+                elif kind == "bug":
+                    lost(
+                        current or remaining[0],
+                        Status.CRASHED,
+                        f"internal error in the worker:\n{message[1]}",
+                    )
+                    self._discard_worker()
+                    break
+                elif kind == "point_done":
+                    break
+        return fresh
