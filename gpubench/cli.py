@@ -389,12 +389,64 @@ def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
     ctx.exit(_execute(spec, outputs, device))
 
 
+# -- compare --------------------------------------------------------------------------------
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("base_path", metavar="BASE.json", type=click.Path(dir_okay=False))
+@click.argument("new_path", metavar="NEW.json", type=click.Path(dir_okay=False))
+@click.option("--threshold", default=0.05, show_default=True,
+              help="Smallest relative change that counts (a change must also exceed twice the noise).")  # fmt: skip
+def compare(base_path: str, new_path: str, threshold: float) -> None:
+    """Compare two results files point by point: exit 3 if anything got slower.
+
+    \b
+    Example:
+      gpubench compare results/before.json results/after.json --threshold 0.02
+    """
+    from rich.table import Table
+
+    from gpubench import results
+    from gpubench.compare import compare as compare_sets
+    from gpubench.report.table import format_time
+
+    base, new = results.load_json(base_path), results.load_json(new_path)
+    rows = compare_sets(base, new, threshold)
+    names = [
+        n for n in (rows[0].point if rows else {}) if len({str(r.point.get(n)) for r in rows}) > 1
+    ]
+    table = Table(title=f"{base_path} → {new_path}", title_justify="left")
+    for name in names:
+        table.add_column(name, justify="right")
+    for column in ("variant", "base", "new", "change", "noise", "verdict"):
+        table.add_column(
+            column, justify="right" if column not in ("variant", "verdict") else "left"
+        )
+    style = {"same": "green", "faster": "cyan", "slower": "bold red"}
+    for row in rows:
+        table.add_row(
+            *(str(row.point.get(n)) for n in names), row.variant, format_time(row.base_ms),
+            format_time(row.new_ms), "" if row.change is None else f"{100 * row.change:+.1f}%",
+            "" if row.noise is None else f"{100 * row.noise:.1f}%",
+            f"[{style.get(row.verdict, 'yellow')}]{row.verdict}[/]",
+        )  # fmt: skip
+    console = _stdout()
+    console.print(table)
+    changes = [abs(r.change) for r in rows if r.change is not None]
+    if changes:
+        console.print(f"{len(changes)} pair(s) compared; largest change {100 * max(changes):.2f}%",
+                      highlight=False)  # fmt: skip
+    base_gpu, new_gpu = base.environment.get("gpu_uuid"), new.environment.get("gpu_uuid")
+    if base_gpu != new_gpu:
+        _stderr().print(f"note: different GPUs ({base_gpu} vs {new_gpu})", highlight=False)
+    slower = sum(r.verdict == "slower" for r in rows)
+    click.get_current_context().exit(EXIT_FAILED_POINTS if slower else EXIT_OK)
+
+
 def _print_plan(spec: SweepSpec) -> None:
     from rich.table import Table
 
     from gpubench import kernels, registry
 
-    bench = registry.get(spec.suite)
+    bench = registry.get(spec.suite_ref or spec.suite)
     points = spec.points(bench)
     names = list(points[0])
     table = Table(title=f"{spec.source}: {bench.name}", title_justify="left")

@@ -108,7 +108,12 @@ class CompileCache:
         for point in points:
             key, source, options, includes = self._job(bench, point)
             jobs.setdefault(key, (source, options, includes))
-        workers = max_workers or min(32, os.cpu_count() or 1)
+        # GPUBENCH_COMPILE_WORKERS=1 gives the one-nvcc-at-a-time baseline.
+        workers = (
+            max_workers
+            or int(os.environ.get("GPUBENCH_COMPILE_WORKERS") or 0)
+            or min(32, os.cpu_count() or 1)
+        )
         report = CompileReport(configurations=len(jobs), workers=workers)
         started = time.perf_counter()
 

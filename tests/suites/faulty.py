@@ -1,0 +1,80 @@
+"""A suite of kernels that go wrong on purpose (out-of-bounds writes, endless loops, compile
+errors, impossible launch shapes), for the harness's isolation tests on a GPU.
+
+    gpubench sweep tests/suites/faulty.yaml      # 20 points, 3 of them broken
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from gpubench.benchmark import (
+    Benchmark,
+    BufferRef,
+    BufferSpec,
+    Launch,
+    Param,
+    Point,
+    Variant,
+    Work,
+    ceil_div,
+)  # fmt: skip
+
+# case → FAULT define: which points of a 20-point sweep break, and how.
+FAULTS = {6: 1, 12: 2, 17: 3}  # out of bounds, endless, compile error
+
+
+class Faulty(Benchmark):
+    name = "faulty"
+    description = "out = 2 * in + 1, with cases that crash, hang or fail to compile"
+    baseline = "kernel"
+    source_file: ClassVar[str] = str(Path(__file__).with_name("faulty.cu"))
+    params = (
+        Param(
+            "case",
+            int,
+            0,
+            "which point of the sweep (6 crashes, 12 hangs, 17 fails to compile)",
+            minimum=0,
+            compile_time=True,
+        ),
+        Param("n", int, 1 << 24, "elements", minimum=1),
+        Param("unroll", int, 4, "elements per thread (compile-time)", minimum=1, compile_time=True),
+    )
+    variants = (
+        Variant("kernel", "the kernel of this case", "affine"),
+        Variant("register_hog", "needs more registers than 1024 threads can have", "hog"),
+        Variant("shared_hog", "asks for 100 KB of dynamic shared memory", "hog"),
+    )
+
+    def defines(self, point: Point) -> dict[str, str]:
+        return {"FAULT": str(FAULTS.get(point["case"], 0)), "UNROLL": str(point["unroll"])}
+
+    def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        return {"in": rng.random(point["n"], dtype=np.float32) + 1}
+
+    def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
+        return {"out": BufferSpec((point["n"],), np.dtype(np.float32))}
+
+    def launches(self, variant: str, point: Point, device=None) -> list[Launch]:
+        n = point["n"]
+        args = (BufferRef("out"), BufferRef("in"), np.uint32(n))
+        if variant == "register_hog":
+            return [Launch(variant, (1, 1, 1), (1024, 1, 1), args)]
+        if variant == "shared_hog":
+            return [Launch(variant, (1, 1, 1), (256, 1, 1), args, shared_bytes=100 * 1024)]
+        return [Launch(variant, (ceil_div(n, 256 * point["unroll"]), 1, 1), (256, 1, 1), args)]
+
+    def reference(
+        self, computes: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        return {"out": 2 * inputs["in"] + 1}
+
+    def work(self, variant: str, point: Point) -> Work:
+        return Work(bytes_moved=8 * point["n"], elements=point["n"])
+
+
+BENCHMARK = Faulty()

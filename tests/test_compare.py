@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from gpubench.cli import cli
+from gpubench.compare import compare
+from gpubench.results import Result, ResultSet, Status, save_json
+
+
+def result(n: int, variant: str, median: float, noise: float = 0.01, status=Status.OK) -> Result:
+    return Result(suite="s", variant=variant, point={"n": n}, status=status,
+                  summary={"median_ms": median, "rel_noise": noise})  # fmt: skip
+
+
+def result_set(*results: Result) -> ResultSet:
+    return ResultSet(suite="s", environment={"gpu_uuid": "GPU-1"}, spec={}, results=list(results))
+
+
+def test_changes_are_judged_against_threshold_and_noise():
+    base = result_set(result(1, "a", 1.0), result(2, "a", 1.0), result(3, "a", 1.0, noise=0.2),
+                      result(4, "a", 1.0), result(5, "a", 1.0))  # fmt: skip
+    new = result_set(result(1, "a", 1.01), result(2, "a", 1.2), result(3, "a", 1.3),
+                     result(4, "a", 0.5), result(6, "a", 1.0))  # fmt: skip
+    verdicts = {r.point["n"]: r.verdict for r in compare(base, new, threshold=0.02)}
+    assert verdicts == {
+        1: "same",
+        2: "slower",
+        3: "same",
+        4: "faster",
+        5: "only in base",
+        6: "only in new",
+    }
+
+
+def test_unmeasured_results_are_not_compared():
+    base = result_set(result(1, "a", 1.0))
+    new = result_set(result(1, "a", 1.0, status=Status.CRASHED))
+    (row,) = compare(base, new, threshold=0.02)
+    assert row.change is None and row.verdict.startswith("not measured")
+
+
+@pytest.mark.parametrize("new_median, code", [(1.01, 0), (1.5, 3)])
+def test_the_command_exits_3_on_a_slowdown(tmp_path, new_median, code):
+    save_json(result_set(result(1, "a", 1.0)), tmp_path / "a.json")
+    save_json(result_set(result(1, "a", new_median)), tmp_path / "b.json")
+    out = CliRunner().invoke(cli, ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")])
+    assert out.exit_code == code, out.output
+    assert "largest change" in out.output

@@ -1,0 +1,47 @@
+"""Worker isolation on a real GPU: kernels that write out of bounds, never end, need too
+many registers or too much shared memory, or fail to compile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpubench import registry
+from gpubench.results import Status
+from gpubench.runner import Plan
+from gpubench.timing import TimingPolicy
+from gpubench.worker import IsolatedRunner, WorkerSpec
+
+FAULTY = str(Path(__file__).parent / "suites" / "faulty.py")
+
+
+@pytest.mark.gpu
+def test_broken_kernels_cost_one_result_each_and_the_sweep_goes_on():
+    bench = registry.get(FAULTY)
+    points = [
+        bench.resolve({**bench.defaults(), "case": c, "n": 1 << 20})
+        for c in (0, 6, 1, 12, 2, 17, 3)
+    ]
+    policy = TimingPolicy(warmup=1, min_samples=5, max_time_s=0.2, time_limit_s=10)
+    runner = IsolatedRunner(WorkerSpec(FAULTY))
+    runner.start()
+    try:
+        results = runner.run(Plan(bench, points, bench.variant_names, "kernel", policy))
+    finally:
+        runner.close()
+    status = {(r.point["case"], r.variant): r for r in results}
+    for case in (0, 1, 2, 3):
+        assert status[(case, "kernel")].status is Status.OK
+    assert status[(6, "kernel")].status is Status.CRASHED
+    assert "illegal" in status[(6, "kernel")].reason.lower()
+    assert status[(12, "kernel")].status is Status.TIMEOUT
+    assert status[(17, "kernel")].status is Status.COMPILE_FAILED
+    assert "broken on purpose" in status[(17, "kernel")].reason
+    hog = status[(0, "register_hog")]
+    assert hog.status is Status.SKIPPED and "registers/thread" in hog.reason
+    assert status[(0, "shared_hog")].status is Status.SKIPPED
+    assert "shared memory" in status[(0, "shared_hog")].reason
+    # The crashed point's later variants ran in a fresh worker.
+    assert status[(6, "register_hog")].status is Status.SKIPPED
+    assert runner.restarts >= 2
