@@ -249,13 +249,14 @@ def test_run_and_smoke_sweep_end_to_end_on_the_gpu(tmp_path):
                     "--min-samples", "3", "--json", str(tmp_path / "run.json"))  # fmt: skip
     assert result.exit_code == 0, result.output
     statuses = [r["status"] for r in json.loads((tmp_path / "run.json").read_text())["results"]]
-    assert statuses == ["ok"] * 6
+    assert set(statuses) <= {"ok", "unstable"} and len(statuses) == 6
     result = invoke(
         "sweep", str(REPO / "configs/smoke.yaml"), "--json", str(tmp_path / "smoke.json")
     )
     assert result.exit_code == 0, result.output
     record = json.loads((tmp_path / "smoke.json").read_text())
-    assert len(record["results"]) == 120 and {r["status"] for r in record["results"]} == {"ok"}
+    assert len(record["results"]) == 120
+    assert {r["status"] for r in record["results"]} <= {"ok", "unstable"}
     assert record["environment"]["gpu_uuid"] and record["environment"]["pycuda_version"]
 
 

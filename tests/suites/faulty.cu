@@ -29,8 +29,8 @@ extern "C" __global__ void kernel(float* __restrict__ out, const float* __restri
         }
     }
 #if FAULT == 2
-    volatile int spin = 1;
-    while (spin) {
+    // Spin on a value the compiler cannot know (inputs are >= 1): never ends.
+    while (reinterpret_cast<const volatile float*>(in)[0] > 0.0f) {
     }
 #endif
 }
