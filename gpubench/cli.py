@@ -208,7 +208,18 @@ def _timing_options(func: Any) -> Any:
             "--max-time", "max_time_s", type=float, help="Sampling budget per variant, s."
         ),
         click.option(
-            "--target-noise", type=float, help="Stop once stdev/mean is at or below this."
+            "--target-noise", type=float, help="Stop once the robust noise is at or below this."
+        ),
+        click.option(
+            "--mode",
+            type=click.Choice(["cold", "hot"]),
+            help="cold: one run per sample; hot: back-to-back runs (a CUDA graph) per sample.",
+        ),
+        click.option(
+            "--time-limit",
+            "time_limit_s",
+            type=float,
+            help="Kill a variant's worker after this many seconds (recorded as timeout).",
         ),
         click.option(
             "--flush-l2/--no-flush-l2",
@@ -222,6 +233,8 @@ def _timing_options(func: Any) -> Any:
 
 
 TIMING_KEYS = (
+    "mode",
+    "time_limit_s",
     "warmup",
     "min_samples",
     "max_samples",

@@ -212,10 +212,15 @@ class Runner:
         clock = getattr(backend, "sm_clock_mhz", None)
         throttle = {"clock_mhz": clock, "max_clock_mhz": backend.device.sm_clock_mhz}
         if policy.mode == "hot":
-            one_run = min(backend.time_hot_ms(bound, 1) for _ in range(3))
-            runs = timing.hot_runs_per_sample(one_run, policy)
-            return timing.measure(lambda: backend.time_hot_ms(bound, runs), policy,
-                                  runs_per_sample=runs, **throttle)  # fmt: skip
+            try:
+                one_run = min(backend.time_hot_ms(bound, 1) for _ in range(3))
+                runs = timing.hot_runs_per_sample(one_run, policy)
+                return timing.measure(lambda: backend.time_hot_ms(bound, runs), policy,
+                                      runs_per_sample=runs, **throttle)  # fmt: skip
+            finally:
+                release = getattr(backend, "release", None)
+                if release and backend.context_alive():
+                    release(bound)
         return timing.measure(
             lambda: backend.time_once_ms(bound, plan.flush_l2), policy, **throttle
         )

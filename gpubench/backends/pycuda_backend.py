@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import atexit
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -64,10 +64,57 @@ class _Module:
 @dataclass
 class _BoundRun:
     calls: list[Callable[[], None]]
+    # runs per graph → an instantiated CUDA graph of that many back-to-back runs (hot mode)
+    graphs: dict[int, Any] = field(default_factory=dict)
 
     def enqueue(self) -> None:
         for call in self.calls:
             call()
+
+
+class _CudaGraphs:
+    """Stream capture into CUDA graphs through the driver API (ctypes): this PyCUDA build has
+    no graph bindings. A graph of N runs is launched with one call, so even kernels of a few
+    microseconds run back to back without launch gaps."""
+
+    RELAXED = 2  # CU_STREAM_CAPTURE_MODE_RELAXED: PyCUDA's own calls may run meanwhile
+
+    def __init__(self) -> None:
+        import ctypes
+
+        self._ctypes = ctypes
+        self._lib = ctypes.CDLL("libcuda.so.1")
+        for name in ("cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuGraphInstantiateWithFlags",
+                     "cuGraphLaunch", "cuGraphDestroy", "cuGraphExecDestroy"):  # fmt: skip
+            getattr(self._lib, name).restype = ctypes.c_int
+
+    def _check(self, code: int, what: str) -> None:
+        if code != 0:
+            raise KernelLaunchError(f"{what} failed with CUDA error {code}")
+
+    def capture(self, stream_handle: int, enqueue: Callable[[], None]) -> Any:
+        c = self._ctypes
+        stream = c.c_void_p(stream_handle)
+        self._check(self._lib.cuStreamBeginCapture_v2(stream, self.RELAXED), "cuStreamBeginCapture")
+        graph = c.c_void_p()
+        try:
+            enqueue()
+        finally:
+            self._check(self._lib.cuStreamEndCapture(stream, c.byref(graph)), "cuStreamEndCapture")
+        executable = c.c_void_p()
+        code = self._lib.cuGraphInstantiateWithFlags(c.byref(executable), graph, c.c_ulonglong(0))
+        self._lib.cuGraphDestroy(graph)
+        self._check(code, "cuGraphInstantiateWithFlags")
+        return executable
+
+    def launch(self, executable: Any, stream_handle: int) -> None:
+        self._check(
+            self._lib.cuGraphLaunch(executable, self._ctypes.c_void_p(stream_handle)),
+            "cuGraphLaunch",
+        )
+
+    def destroy(self, executable: Any) -> None:
+        self._lib.cuGraphExecDestroy(executable)
 
 
 def _nvml_readings(bus_id: str) -> dict[str, Any]:
@@ -160,6 +207,10 @@ class PyCudaBackend:
         self._start = cuda.Event()
         self._end = cuda.Event()
         self._flush_buffer: Any = None
+        try:
+            self._graphs: _CudaGraphs | None = _CudaGraphs()
+        except (OSError, AttributeError):  # no driver library or too old for graphs
+            self._graphs = None
         self._flush_value = 0
         self._nvml = _nvml_readings(self._cu_device.pci_bus_id())
         self._nvml_handle = _nvml_handle(self._cu_device.pci_bus_id())
@@ -383,18 +434,39 @@ class PyCudaBackend:
             raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
         return self._end.time_since(self._start)
 
-    def time_hot_ms(self, bound: _BoundRun, runs: int) -> float:
-        """`runs` back-to-back runs between two events, per run: no flush, launch gaps hidden
-        by the queue."""
+    def time_hot_ms(self, bound: _BoundRun, runs: int, use_graph: bool = True) -> float:
+        """`runs` back-to-back runs between two events, per run, no flush: as one CUDA graph
+        where the driver supports it, else as `runs` launches in the queue."""
+        graphs = self._graphs if use_graph else None
         try:
+            if graphs is not None and runs not in bound.graphs:
+                try:
+                    bound.graphs[runs] = graphs.capture(
+                        self._stream.handle, lambda: [bound.enqueue() for _ in range(runs)]
+                    )
+                except KernelLaunchError:
+                    graphs = None  # capture refused (a library call inside, say): plain launches
             self._start.record(self._stream)
-            for _ in range(runs):
-                bound.enqueue()
+            if graphs is not None and runs in bound.graphs:
+                graphs.launch(bound.graphs[runs], self._stream.handle)
+            else:
+                for _ in range(runs):
+                    bound.enqueue()
             self._end.record(self._stream)
             self._end.synchronize()
         except cuda.Error as exc:
             raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
         return self._end.time_since(self._start) / runs
+
+    def release(self, bound: _BoundRun) -> None:
+        """Free what timing attached to a bound run (CUDA graphs)."""
+        for executable in bound.graphs.values():
+            self._graphs.destroy(executable)
+        bound.graphs.clear()
+
+    @property
+    def graphs_available(self) -> bool:
+        return self._graphs is not None
 
     def _close(self) -> None:
         try:

@@ -59,3 +59,21 @@ def test_compile_errors_carry_nvccs_message(gpu_backend):
     with pytest.raises(KernelCompileError) as info:
         gpu_backend.compile('extern "C" __global__ void k() { oops; }', ["-DX=1"], [])
     assert "oops" in info.value.compiler_output
+
+
+def test_hot_timing_through_a_cuda_graph(gpu_backend):
+    module = gpu_backend.compile(SOURCE, [], [])
+    spec = BufferSpec((256,), np.dtype(np.float32))
+    buf = gpu_backend.alloc(spec)
+    launch = Launch(
+        "fill", (1, 1, 1), (256, 1, 1), (BufferRef("out"), np.int32(256), np.float32(1.5))
+    )
+    bound = gpu_backend.bind(module, [launch], {"out": buf})
+    assert gpu_backend.graphs_available
+    per_run_graph = gpu_backend.time_hot_ms(bound, 200)
+    per_run_plain = gpu_backend.time_hot_ms(bound, 200, use_graph=False)
+    assert 200 in bound.graphs and 0 < per_run_graph < 0.1 and 0 < per_run_plain < 0.1
+    assert (gpu_backend.download(buf, spec) == 1.5).all()
+    gpu_backend.release(bound)
+    assert not bound.graphs
+    gpu_backend.free(buf)
