@@ -159,6 +159,9 @@ def parse_timing(raw: Any, source: str, base: TimingPolicy | None = None) -> Tim
                 raise ConfigError(
                     f"expected true or false, got {value!r}", source=source, key=where
                 )
+        elif kind is str:
+            if not isinstance(value, str):
+                raise ConfigError(f"expected text, got {value!r}", source=source, key=where)
         elif kind is int:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"expected an integer, got {value!r}", source=source, key=where)

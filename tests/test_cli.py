@@ -125,6 +125,13 @@ def test_run_all_ok_exits_0_and_writes_files(fake_gpu, tmp_path):
     assert (tmp_path / "r.csv").read_text().count("\n") == 3
 
 
+def test_run_in_hot_mode(fake_gpu, tmp_path):
+    result = invoke("run", SCALE, "-v", "good", "--mode", "hot", "--json", str(tmp_path / "r.json"))
+    assert result.exit_code == 0, result.output
+    (record,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert record["summary"]["runs_per_sample"] == 1  # 1 ms fake runs fill the 1 ms hot sample
+
+
 def write_sweep(tmp_path, text: str) -> Path:
     path = tmp_path / "s.yaml"
     path.write_text(text)

@@ -115,6 +115,13 @@ def test_shipped_configs_are_valid(name):
             "expected true or false",
         ),
         ("suite: transpose\ntiming: {min_samples: 0}\n", "timing.min_samples", "at least 1"),
+        ("suite: transpose\ntiming: {mode: warm}\n", "timing.mode", "must be one of cold, hot"),
+        ("suite: transpose\ntiming: {mode: 1}\n", "timing.mode", "expected text"),
+        (
+            "suite: transpose\ntiming: {time_limit_s: 0}\n",
+            "timing.time_limit_s",
+            "must be positive",
+        ),
         (
             "suite: transpose\nconstraints: ['tile <= tiel']\n",
             "constraints[0]",
