@@ -27,6 +27,15 @@ if TYPE_CHECKING:
 EXIT_CODES_HELP = f"""
 \b
 Exit codes:
+  {EXIT_OK}    every point ran and verified (skipped shapes and unstable timings included)
+  {EXIT_USAGE}    usage or config error, or a --resume log that does not match (nothing was run)
+  {EXIT_FAILED_POINTS}    finished, but some points failed: incorrect, compile_failed,
+       launch_failed, crashed, timeout (compare: something got slower)
+  {EXIT_ENVIRONMENT}    environment error: no PyCUDA, no GPU or driver, nvcc missing or too old
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); finished results are kept
+"""
+\b
+Exit codes:
   {EXIT_OK}    every point ran and verified
   {EXIT_USAGE}    usage or config error (nothing was run)
   {EXIT_FAILED_POINTS}    finished, but some points failed (incorrect, compile or launch failure)

@@ -31,3 +31,17 @@ def test_fp32_lanes_by_compute_capability():
 def test_host_environment_records_versions():
     env = host_environment().to_dict()
     assert env["gpubench_version"] and env["python_version"] and env["numpy_version"]
+
+
+def test_an_nvcc_too_old_for_the_gpu_is_an_environment_error(monkeypatch):
+    from gpubench import device
+    from gpubench.errors import EnvironmentProblem
+
+    monkeypatch.setattr(device, "nvcc_architectures", lambda: {"sm_75", "sm_80", "sm_86"})
+    with pytest.raises(EnvironmentProblem) as info:
+        device.check_nvcc_supports("sm_90", "11.0")
+    assert info.value.exit_code == 4
+    assert "nvcc 11.0 cannot build for this GPU (sm_90; it supports up to sm_86)" in str(info.value)
+    device.check_nvcc_supports("sm_80", "11.0")  # supported: no error
+    with pytest.raises(EnvironmentProblem, match="nvcc not found"):
+        device.check_nvcc_supports("sm_80", None)
