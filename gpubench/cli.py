@@ -34,14 +34,6 @@ Exit codes:
   {EXIT_ENVIRONMENT}    environment error: no PyCUDA, no GPU or driver, nvcc missing or too old
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C); finished results are kept
 """
-\b
-Exit codes:
-  {EXIT_OK}    every point ran and verified
-  {EXIT_USAGE}    usage or config error (nothing was run)
-  {EXIT_FAILED_POINTS}    finished, but some points failed (incorrect, compile or launch failure)
-  {EXIT_ENVIRONMENT}    environment error: no PyCUDA, no GPU or driver, no nvcc
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); finished results are kept
-"""
 
 
 # Wide enough for a results table when output goes to a file or a CI log.
