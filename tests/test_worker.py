@@ -45,3 +45,20 @@ def test_broken_kernels_cost_one_result_each_and_the_sweep_goes_on():
     # The crashed point's later variants ran in a fresh worker.
     assert status[(6, "register_hog")].status is Status.SKIPPED
     assert runner.restarts >= 2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", [21, 22, 23])  # misaligned address, trap, illegal instruction
+def test_every_sticky_error_is_a_crash_of_one_worker(case):
+    bench = registry.get(FAULTY)
+    points = [bench.resolve({**bench.defaults(), "case": c, "n": 1 << 16}) for c in (case, 0)]
+    policy = TimingPolicy(warmup=1, min_samples=5, max_time_s=0.2, time_limit_s=10)
+    runner = IsolatedRunner(WorkerSpec(FAULTY))
+    runner.start()
+    try:
+        first, second = runner.run(Plan(bench, points, ("kernel",), "kernel", policy))
+    finally:
+        runner.close()
+    assert first.status is Status.CRASHED, first.reason
+    assert second.status.is_measured and runner.restarts == 1
+    print(case, first.reason)

@@ -1,6 +1,7 @@
 // Kernels that go wrong on purpose, for the harness's isolation tests.
 // FAULT (compile-time): 0 a correct kernel, 1 writes far out of bounds (illegal address),
-// 2 never ends, 3 does not compile. UNROLL: elements per thread, unrolled.
+// 2 never ends, 3 does not compile, 4 misaligned address, 5 trap (unspecified launch
+// failure), 6 breakpoint with no debugger (illegal instruction). UNROLL: elements per thread.
 
 #ifndef FAULT
 #define FAULT 0
@@ -28,6 +29,13 @@ extern "C" __global__ void kernel(float* __restrict__ out, const float* __restri
 #endif
         }
     }
+#if FAULT == 4
+    if (base == 0) *reinterpret_cast<float*>(reinterpret_cast<char*>(out) + 1) = 1.0f;
+#elif FAULT == 5
+    if (base == 0) __trap();
+#elif FAULT == 6
+    if (base == 0) asm volatile("brkpt;");
+#endif
 #if FAULT == 2
     // Spin on a value the compiler cannot know (inputs are >= 1): never ends.
     while (reinterpret_cast<const volatile float*>(in)[0] > 0.0f) {

@@ -25,6 +25,8 @@ from gpubench.benchmark import (
 
 # case → FAULT define: which points of a 20-point sweep break, and how.
 FAULTS = {6: 1, 12: 2, 17: 3}  # out of bounds, endless, compile error
+# Further sticky errors, outside the 20-point sweep: misaligned address, trap, breakpoint.
+FAULTS.update({21: 4, 22: 5, 23: 6})
 
 
 class Faulty(Benchmark):
