@@ -80,7 +80,10 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
                     on_result=lambda r: conn.send(("result", r)),
                 )  # fmt: skip
                 if results and results[-1].status is Status.CRASHED:
-                    return  # the context is dead; the parent starts a fresh worker
+                    # The context is dead: the parent starts a fresh worker. Leave without the
+                    # atexit clean-up, whose every CUDA call would fail and print a warning.
+                    conn.close()
+                    os._exit(0)
                 conn.send(("point_done",))
         except Exception:  # a bug in a suite or in gpubench: report it, then give up
             conn.send(("bug", traceback.format_exc(limit=8)))
