@@ -167,6 +167,8 @@ class Benchmark(ABC):
     baseline: ClassVar[str]
     # A vendor library variant (CUB, cuBLAS) to express every result as a % of, if any.
     vendor_reference: ClassVar[str | None] = None
+    # Show registers, shared memory, spills and theoretical occupancy beside the timing.
+    show_resources: ClassVar[bool] = False
     # Memory-bound suites flush L2 between samples by default (cold-cache timing).
     memory_bound: ClassVar[bool] = True
     # Kernel source file stem in kernels_cu/; defaults to the suite name.
@@ -230,6 +232,15 @@ class Benchmark(ABC):
 
     def unavailable(self, variant: str) -> str | None:
         """Why a variant cannot run here (a library not installed), or None."""
+        return None
+
+    def skip_reason(self, variant: str, point: Point) -> str | None:
+        """Why a variant cannot run at this point (a tile too large for shared memory), or None."""
+        return None
+
+    def cgma(self, variant: str, point: Point) -> float | None:
+        """Flops per element loaded from global memory (compute-to-global-memory-access), if
+        the suite can say."""
         return None
 
     def host_run(

@@ -44,6 +44,7 @@ class DeviceInfo:
     max_threads_per_block: int
     max_threads_per_sm: int
     warp_size: int
+    max_blocks_per_sm: int = 32
     max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
     max_grid_dims: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
 

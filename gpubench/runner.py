@@ -156,6 +156,9 @@ class Runner:
         missing = bench.unavailable(variant)
         if missing:
             return {"status": Status.SKIPPED, "reason": missing}
+        skip = bench.skip_reason(variant, point)
+        if skip:
+            return {"status": Status.SKIPPED, "reason": skip}
         if bench.variant(variant).kind == "host":
             return self._run_host_variant(plan, point, variant, host_inputs, references)
         steps = bench.launches(variant, point, backend.device)
@@ -206,6 +209,23 @@ class Runner:
                 for buffer in owned.values():
                     backend.free(buffer)
         return self._timed(plan, point, variant, measurement, verdict, attributes)
+
+    def _attributes(self, module: Any, launches: list[Launch]) -> dict[str, Any]:
+        """Registers, shared memory, spills and theoretical occupancy of each kernel."""
+        attributes: dict[str, Any] = {}
+        for launch in launches:
+            if launch.kernel in attributes:
+                continue
+            attrs = module.attributes(launch.kernel)
+            record = attrs.to_dict()
+            occupancy, limiter = metrics.theoretical_occupancy(
+                launch.threads_per_block, attrs.registers_per_thread,
+                attrs.static_shared_bytes + launch.shared_bytes, self.backend.device,
+            )  # fmt: skip
+            record.update(threads_per_block=launch.threads_per_block,
+                          occupancy=occupancy, occupancy_limited_by=limiter)  # fmt: skip
+            attributes[launch.kernel] = record
+        return attributes
 
     def _measure(self, plan: Plan, bound: Any) -> timing.Measurement:
         backend, policy = self.backend, plan.policy

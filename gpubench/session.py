@@ -144,7 +144,9 @@ def execute(spec: SweepSpec, outputs: Outputs, device: int, console: Any, err: A
         key=lambda r: (order.get(point_key(r.point), 0), variant_order.get(r.variant, 0))
     )
     if result_set.results:
-        console.print(results_table(result_set.results, title=bench.name))
+        console.print(
+            results_table(result_set.results, title=bench.name, show_resources=bench.show_resources)
+        )
     saved = []
     if json_path:
         saved.append(str(results.save_json(result_set, json_path)))

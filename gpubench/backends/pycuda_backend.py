@@ -252,6 +252,7 @@ class PyCudaBackend:
             max_threads_per_block=a("MAX_THREADS_PER_BLOCK") or 1024,
             max_threads_per_sm=a("MAX_THREADS_PER_MULTIPROCESSOR") or 2048,
             warp_size=a("WARP_SIZE") or 32,
+            max_blocks_per_sm=a("MAX_BLOCKS_PER_MULTIPROCESSOR") or 32,
             max_block_dims=(a("MAX_BLOCK_DIM_X"), a("MAX_BLOCK_DIM_Y"), a("MAX_BLOCK_DIM_Z")),
             max_grid_dims=(a("MAX_GRID_DIM_X"), a("MAX_GRID_DIM_Y"), a("MAX_GRID_DIM_Z")),
         )

@@ -50,7 +50,11 @@ def varying_params(results: list[Result]) -> tuple[list[str], dict[str, Any]]:
     return varying, fixed
 
 
-def results_table(results: list[Result], title: str = "") -> Table:
+def _first_kernel(r: Result) -> dict[str, Any]:
+    return next(iter(r.kernel_attributes.values()), {}) if r.kernel_attributes else {}
+
+
+def results_table(results: list[Result], title: str = "", show_resources: bool = False) -> Table:
     varying, fixed = varying_params(results) if results else ([], {})
     fixed_text = ", ".join(f"{k}={v}" for k, v in fixed.items() if v is not None)
     table = Table(title=" · ".join(t for t in (title, fixed_text) if t), title_justify="left")
@@ -72,6 +76,9 @@ def results_table(results: list[Result], title: str = "") -> Table:
     if show_elems:
         table.add_column("Gelem/s", justify="right")
     table.add_column("speedup", justify="right")
+    if show_resources:
+        for column in ("regs", "smem", "spill", "occ", "CGMA"):
+            table.add_column(column, justify="right")
     show_vendor = any("pct_of_vendor" in r.metrics for r in results)
     if show_vendor:
         table.add_column("% vendor", justify="right")
@@ -109,6 +116,15 @@ def results_table(results: list[Result], title: str = "") -> Table:
         if show_elems:
             row.append(_num(r.metrics.get("gelem_per_s"), 2))
         row.append(_num(r.metrics.get("speedup"), 2, "x"))
+        if show_resources:
+            k = _first_kernel(r)
+            row += [
+                str(k.get("registers_per_thread", "")),
+                str(k.get("static_shared_bytes", "")),
+                str(k.get("local_bytes_per_thread", "")),
+                _num(100 * k["occupancy"], 0, "%") if "occupancy" in k else "",
+                _num(r.metrics.get("cgma"), 0),
+            ]
         if show_vendor:
             row.append(_num(r.metrics.get("pct_of_vendor"), 1, "%"))
         row.append(note)

@@ -1,0 +1,277 @@
+"""Matrix-multiply suite: naive → shared-memory tiles → register micro-tiles → register-blocked
+block tiles → software pipelining, against cuBLAS (through CuPy) and NumPy on the CPU."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gpubench.benchmark import (
+    Benchmark,
+    BufferRef,
+    BufferSpec,
+    Launch,
+    LibraryCall,
+    Param,
+    Point,
+    Tolerance,
+    Variant,
+    Work,
+    ceil_div,
+)
+
+if TYPE_CHECKING:
+    from gpubench.device import DeviceInfo
+
+FLOAT32_UNIT_ROUNDOFF = 2.0**-24
+STATIC_SHARED_LIMIT = 48 * 1024
+# The CPU reference is timed too; above this many multiply-adds one sample takes seconds.
+NUMPY_MAX_FMAS = 4096**3
+
+
+@dataclass
+class _CupyMatmul:
+    """cuBLAS SGEMM through cupy.matmul on the harness's buffers and stream, TF32 off."""
+
+    m: int
+    n: int
+    k: int
+    _arrays: dict[tuple[int, ...], Any] = field(default_factory=dict)
+
+    def __call__(self, pointers: dict[str, int], stream_handle: int) -> None:
+        import cupy
+
+        from gpubench.benchmarks.reduction import _cupy_stream
+
+        key = (pointers["A"], pointers["B"], pointers["C"])
+        if key not in self._arrays:
+
+            def wrap(pointer: int, shape: tuple[int, int]) -> Any:
+                memory = cupy.cuda.UnownedMemory(pointer, shape[0] * shape[1] * 4, owner=None)
+                return cupy.ndarray(shape, cupy.float32, cupy.cuda.MemoryPointer(memory, 0))
+
+            self._arrays[key] = (
+                wrap(pointers["A"], (self.m, self.k)),
+                wrap(pointers["B"], (self.k, self.n)),
+                wrap(pointers["C"], (self.m, self.n)),
+            )
+        a, b, c = self._arrays[key]
+        with _cupy_stream(stream_handle):
+            cupy.matmul(a, b, out=c)
+
+
+class Matmul(Benchmark):
+    name = "matmul"
+    description = "C = A·B in float32 (M×K times K×N): from naive to register-blocked and pipelined"
+    memory_bound = False
+    baseline = "naive"
+    vendor_reference = "cublas"
+    show_resources = True
+    params = (
+        Param("size", int, 1024, "M = N = K (m, n, k override)", minimum=1),
+        Param("m", int, None, "rows of A and C (default: size)", minimum=1, derived_from="size"),
+        Param("n", int, None, "columns of B and C (default: size)", minimum=1, derived_from="size"),
+        Param(
+            "k",
+            int,
+            None,
+            "columns of A, rows of B (default: size)",
+            minimum=1,
+            derived_from="size",
+        ),
+        Param(
+            "block",
+            int,
+            16,
+            "naive/tiled/register: thread block edge (tile is block x block)",
+            choices=(8, 16, 32),
+            compile_time=True,
+        ),
+        Param(
+            "micro",
+            int,
+            4,
+            "register: micro-tile edge per thread",
+            choices=(2, 4, 8),
+            compile_time=True,
+        ),
+        Param(
+            "bm",
+            int,
+            128,
+            "blocked/pipelined: block tile rows",
+            choices=(32, 64, 128),
+            compile_time=True,
+        ),
+        Param(
+            "bn",
+            int,
+            128,
+            "blocked/pipelined: block tile columns",
+            choices=(32, 64, 128),
+            compile_time=True,
+        ),
+        Param(
+            "bk",
+            int,
+            8,
+            "blocked/pipelined: block tile depth",
+            choices=(8, 16, 32),
+            compile_time=True,
+        ),
+        Param(
+            "tm", int, 8, "blocked/pipelined: rows per thread", choices=(4, 8), compile_time=True
+        ),
+        Param(
+            "tn", int, 8, "blocked/pipelined: columns per thread", choices=(4, 8), compile_time=True
+        ),
+    )
+    variants = (
+        Variant("naive", "one thread per element of C, operands from global memory", "product"),
+        Variant("tiled", "block x block tiles of A and B in shared memory", "product"),
+        Variant("register_tile", "micro x micro outputs per thread in registers", "product"),
+        Variant(
+            "blocked",
+            "bm x bn x bk tiles, A transposed, tm x tn per thread, 16-byte loads",
+            "product",
+        ),
+        Variant(
+            "pipelined",
+            "blocked + double buffering: next tile loads (cp.async) during compute",
+            "product",
+        ),
+        Variant(
+            "cublas",
+            "cupy.matmul: cuBLAS SGEMM, TF32 off (vendor reference)",
+            "product",
+            kind="library",
+        ),
+        Variant("numpy", "numpy.matmul on the CPU (CPU reference)", "product", kind="host"),
+    )
+
+    def resolve(self, point: Point) -> Point:
+        point = dict(point)
+        if point.get("m") and point.get("n") and point.get("k"):
+            point["size"] = None
+        for axis in ("m", "n", "k"):
+            point[axis] = point.get(axis) or point["size"]
+        return point
+
+    def validate_point(self, point: Point) -> str | None:
+        threads = (point["bm"] // point["tm"]) * (point["bn"] // point["tn"])
+        if threads < 32:
+            return f"bm/tm x bn/tn = {threads} threads: give each block at least one warp"
+        return None
+
+    def defines(self, point: Point) -> dict[str, str]:
+        return {
+            key.upper(): str(point[key]) for key in ("block", "micro", "bm", "bn", "bk", "tm", "tn")
+        }
+
+    def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        # Positive values: the error bound below is relative to |A|·|B|, which is then A·B.
+        a = rng.random((point["m"], point["k"]), dtype=np.float32)
+        a += np.float32(0.5)
+        b = rng.random((point["k"], point["n"]), dtype=np.float32)
+        b += np.float32(0.5)
+        return {"A": a, "B": b}
+
+    def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
+        return {"C": BufferSpec((point["m"], point["n"]), np.dtype(np.float32))}
+
+    def _shared_bytes(self, variant: str, point: Point) -> int:
+        block, micro, bm, bn, bk = (point[k] for k in ("block", "micro", "bm", "bn", "bk"))
+        if variant == "register_tile":
+            return (block * micro * (block + 1) + block * block * micro) * 4
+        one_stage = (bk * (bm + 4) + bk * bn) * 4
+        return {"blocked": one_stage, "pipelined": 2 * one_stage}.get(variant, 0)
+
+    def skip_reason(self, variant: str, point: Point) -> str | None:
+        shared = self._shared_bytes(variant, point)
+        if shared > STATIC_SHARED_LIMIT:
+            return (
+                f"{variant} needs {shared} bytes of static shared memory per block with these "
+                f"tile parameters; the limit is {STATIC_SHARED_LIMIT}"
+            )
+        if variant == "numpy" and point["m"] * point["n"] * point["k"] > NUMPY_MAX_FMAS:
+            return "the CPU reference is timed only up to 4096^3 multiply-adds"
+        return None
+
+    def launches(
+        self, variant: str, point: Point, device: DeviceInfo
+    ) -> list[Launch | LibraryCall]:
+        m, n, k = point["m"], point["n"], point["k"]
+        if variant == "cublas":
+            return [LibraryCall("cupy.matmul", _CupyMatmul(m, n, k))]
+        args = (
+            BufferRef("C"),
+            BufferRef("A"),
+            BufferRef("B"),
+            np.int32(m),
+            np.int32(n),
+            np.int32(k),
+        )
+        block = point["block"]
+        if variant in ("naive", "tiled"):
+            return [
+                Launch(
+                    variant, (ceil_div(n, block), ceil_div(m, block), 1), (block, block, 1), args
+                )
+            ]
+        if variant == "register_tile":
+            tile = block * point["micro"]
+            return [
+                Launch(variant, (ceil_div(n, tile), ceil_div(m, tile), 1), (block, block, 1), args)
+            ]
+        threads = (point["bm"] // point["tm"]) * (point["bn"] // point["tn"])
+        grid = (ceil_div(n, point["bn"]), ceil_div(m, point["bm"]), 1)
+        return [Launch(variant, grid, (threads, 1, 1), args)]
+
+    def unavailable(self, variant: str) -> str | None:
+        if variant != "cublas":
+            return None
+        os.environ.setdefault("CUPY_TF32", "0")  # FP32 SGEMM, not TF32 tensor-core math
+        try:
+            import cupy  # noqa: F401
+        except ImportError:
+            return "CuPy is not importable: no cuBLAS reference"
+        return None
+
+    def host_run(
+        self, variant: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        return {"C": np.matmul(inputs["A"], inputs["B"])}
+
+    def reference(
+        self, computes: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        return {"C": inputs["A"].astype(np.float64) @ inputs["B"].astype(np.float64)}
+
+    def tolerance(self, variant: str, point: Point, device: DeviceInfo) -> Tolerance:
+        # Rounding errors of a K-term float32 dot product grow like sqrt(K)·u for random data
+        # (the worst case is K·u, far looser); 16·sqrt(K)·u leaves room for the largest of
+        # millions of elements while still catching a single lost term (1/K of the sum).
+        return Tolerance(rtol=16 * math.sqrt(point["k"]) * FLOAT32_UNIT_ROUNDOFF)
+
+    def cgma(self, variant: str, point: Point) -> float | None:
+        """Flops per float loaded from global memory, from the tiling (not measured)."""
+        if variant == "naive":
+            return 1.0
+        if variant == "tiled":
+            return float(point["block"])
+        if variant == "register_tile":
+            return float(point["block"] * point["micro"])
+        if variant in ("blocked", "pipelined"):
+            return 2 * point["bm"] * point["bn"] / (point["bm"] + point["bn"])
+        return None
+
+    def work(self, variant: str, point: Point) -> Work:
+        m, n, k = point["m"], point["n"], point["k"]
+        return Work(bytes_moved=4 * (m * k + k * n + m * n), flops=2 * m * n * k)
+
+
+BENCHMARK = Matmul()

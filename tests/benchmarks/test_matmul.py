@@ -1,0 +1,97 @@
+"""The matmul suite: launch shapes, shared-memory skips, CGMA and the float32 bound on the CPU;
+every variant at awkward shapes on the GPU."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from gpubench import metrics, registry
+from gpubench.results import Status
+from gpubench.runner import Plan, Runner
+from gpubench.timing import TimingPolicy
+from tests.fakes import FAKE_DEVICE
+
+bench = registry.get("matmul")
+H100_LIKE = replace(FAKE_DEVICE, sm_count=132, max_threads_per_sm=2048, shared_per_sm_bytes=233472)
+CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
+
+
+def point(**values):
+    return bench.resolve({**bench.defaults(), **values})
+
+
+def test_grids_cover_every_element_of_c():
+    p = point(m=33, n=65, k=7, block=16, micro=4)
+    (naive,) = bench.launches("naive", p, H100_LIKE)
+    assert naive.grid == (5, 3, 1) and naive.block == (16, 16, 1)
+    (reg,) = bench.launches("register_tile", p, H100_LIKE)
+    assert reg.grid == (2, 1, 1)  # 64 x 64 tiles
+    (blk,) = bench.launches("pipelined", p, H100_LIKE)
+    assert blk.grid == (1, 1, 1) and blk.block == (256, 1, 1)
+
+
+def test_tiles_too_large_for_static_shared_memory_are_skipped_with_the_reason():
+    assert bench.skip_reason("pipelined", point()) is None
+    reason = bench.skip_reason("pipelined", point(bk=32))
+    assert reason and "static shared memory" in reason
+    assert bench.skip_reason("blocked", point(bk=32)) is None
+    assert bench.skip_reason("register_tile", point(block=32, micro=8))
+    assert bench.skip_reason("numpy", point(size=8192))
+
+
+def test_cgma_follows_the_tiling():
+    assert bench.cgma("naive", point()) == 1
+    assert bench.cgma("tiled", point(block=16)) == 16
+    assert bench.cgma("register_tile", point(block=16, micro=4)) == 64
+    assert bench.cgma("blocked", point(bm=128, bn=64)) == pytest.approx(2 * 128 * 64 / 192)
+    assert bench.cgma("cublas", point()) is None
+
+
+def test_the_bound_grows_with_k_and_catches_one_lost_term():
+    p = point(m=16, n=16, k=864)
+    inputs = bench.inputs(p, np.random.default_rng(1))
+    ref = bench.reference("product", p, inputs)["C"]
+    rtol = bench.tolerance("naive", p, H100_LIKE).rtol
+    float32 = np.zeros((16, 16), dtype=np.float32)
+    for kk in range(p["k"]):  # the naive kernel's order, in float32
+        float32 += np.outer(inputs["A"][:, kk], inputs["B"][kk, :])
+    assert np.all(np.abs(float32 - ref) <= rtol * ref)
+    lost = float32 - np.outer(inputs["A"][:, 0], inputs["B"][0, :])
+    assert np.all(np.abs(lost - ref) > rtol * ref)
+    assert bench.tolerance("naive", point(k=8192), H100_LIKE).rtol > rtol
+
+
+def test_occupancy_from_resources():
+    # 256 threads x 127 registers: 32 KB of registers per block → 2 blocks, 16 of 64 warps.
+    occupancy, limiter = metrics.theoretical_occupancy(256, 127, 16640, H100_LIKE)
+    assert occupancy == pytest.approx(0.25) and limiter == "registers"
+    occupancy, limiter = metrics.theoretical_occupancy(256, 32, 0, H100_LIKE)
+    assert occupancy == pytest.approx(1.0)
+
+
+def test_invalid_thread_shapes_are_refused():
+    assert bench.validate_point(point(bm=32, bn=32, tm=8, tn=8))
+    assert bench.validate_point(point()) is None
+
+
+AWKWARD = [(1, 1, 1), (33, 65, 17), (127, 129, 130), (1, 1000, 3), (257, 31, 1023), (64, 64, 64)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "tiles",
+    [
+        {"block": 16, "micro": 4},
+        {"block": 8, "micro": 2, "bm": 64, "bn": 64, "bk": 16, "tm": 4, "tn": 4},
+        {"block": 32, "micro": 2, "bm": 128, "bn": 64, "bk": 8, "tm": 8, "tn": 4},
+    ],
+)
+def test_every_variant_is_correct_at_awkward_shapes(gpu_backend, tiles):
+    points = [point(m=m, n=n, k=k, **tiles) for m, n, k in AWKWARD]
+    results = Runner(gpu_backend).run(Plan(bench, points, bench.variant_names, "naive", CHECK_ONLY))
+    bad = [(r.variant, r.point["m"], r.point["n"], r.point["k"], r.status, r.reason) for r in results
+           if not r.status.is_measured and not (r.variant == "cublas" and r.status is Status.SKIPPED)]  # fmt: skip
+    assert not bad
