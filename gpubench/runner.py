@@ -164,10 +164,7 @@ class Runner:
         steps = bench.launches(variant, point, backend.device)
         kernel_launches = [step for step in steps if isinstance(step, Launch)]
         try:
-            attributes = {
-                launch.kernel: module.attributes(launch.kernel).to_dict()
-                for launch in kernel_launches
-            }
+            attributes = self._attributes(module, kernel_launches)
         except KernelLaunchError as exc:
             return {"status": Status.LAUNCH_FAILED, "reason": str(exc)}
         problem = backend.launch_problem(module, kernel_launches)
@@ -271,13 +268,15 @@ class Runner:
         summary = summarize(measurement.samples_ms).to_dict()
         summary["discarded"] = measurement.discarded
         summary["runs_per_sample"] = measurement.runs_per_sample
+        values = work_metrics(plan.bench, variant, point, summary["median_ms"], self.backend.device)
+        cgma = plan.bench.cgma(variant, point)
+        if cgma is not None:
+            values["cgma"] = cgma
         return {
             "status": Status.OK if measurement.converged else Status.UNSTABLE,
             "summary": summary,
             "converged": measurement.converged,
-            "metrics": work_metrics(
-                plan.bench, variant, point, summary["median_ms"], self.backend.device
-            ),
+            "metrics": values,
             "verification": verdict,
             "kernel_attributes": attributes,
         }

@@ -148,3 +148,14 @@ def test_observers_see_every_result_in_order():
     points = [bench.defaults()]
     Runner(FakeBackend(), [Watch()]).run(Plan(bench, points, ("good", "fast"), "good", QUICK))
     assert seen == [("start", 2), "good", "fast"]
+
+
+def test_results_carry_kernel_resources_occupancy_and_cgma(monkeypatch):
+    from tests import fakes
+
+    monkeypatch.setattr(fakes.ScaleSuite, "cgma", lambda self, variant, point: 0.25, raising=False)
+    results, _ = run(["good"])
+    attributes = results["good"].kernel_attributes["good"]
+    assert attributes["registers_per_thread"] == 16 and attributes["threads_per_block"] == 256
+    assert 0 < attributes["occupancy"] <= 1 and attributes["occupancy_limited_by"]
+    assert results["good"].metrics["cgma"] == 0.25

@@ -118,7 +118,7 @@ class Matmul(Benchmark):
         Param(
             "bk",
             int,
-            8,
+            16,
             "blocked/pipelined: block tile depth",
             choices=(8, 16, 32),
             compile_time=True,
