@@ -136,6 +136,31 @@ class LibraryCall:
     run: Callable[[dict[str, int], int], None]
 
 
+@dataclass
+class ProgramContext:
+    """What a Program step gets from the backend: the timing stream, the compiled module,
+    device pointers and host inputs by name, and the driver module (pycuda.driver)."""
+
+    stream: Any
+    module: Any
+    pointers: dict[str, int]
+    host_inputs: dict[str, np.ndarray]
+    driver: Any
+
+
+@dataclass(frozen=True)
+class Program:
+    """A step that drives the device itself (host↔device copies, several streams, events) for
+    suites whose work is not a list of launches. `body` provides:
+      enqueue(ctx)      one run, asynchronous, ending on ctx.stream (required);
+      host_outputs()    host-side results to check after the checked run (optional);
+      timeline()        one more run with events around every operation → spans (optional);
+      close()           free what enqueue allocated (optional)."""
+
+    name: str
+    body: Any
+
+
 @dataclass(frozen=True)
 class Work:
     """The work the algorithm must do, independent of how a variant does it."""
@@ -171,6 +196,8 @@ class Benchmark(ABC):
     show_resources: ClassVar[bool] = False
     # Memory-bound suites flush L2 between samples by default (cold-cache timing).
     memory_bound: ClassVar[bool] = True
+    # False for suites without kernels of their own (copies only): nothing is compiled.
+    has_kernels: ClassVar[bool] = True
     # Kernel source file stem in kernels_cu/; defaults to the suite name.
     source: ClassVar[str | None] = None
     # Or a .cu file anywhere (a user's own kernels, test kernels); wins over `source`.
@@ -220,6 +247,11 @@ class Benchmark(ABC):
     def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
         """Buffers the variant writes and the harness checks (poisoned with NaN before)."""
 
+    def point_metrics(self, results: list[Any]) -> None:
+        """Metrics that need several variants of one point (e.g. overlap efficiency); called
+        once all of them are done, with the point's results."""
+        return None
+
     def scratch(self, variant: str, point: Point, device: DeviceInfo) -> dict[str, BufferSpec]:
         """Extra device buffers a variant needs (partial sums, ...); not checked."""
         return {}
@@ -227,7 +259,7 @@ class Benchmark(ABC):
     @abstractmethod
     def launches(
         self, variant: str, point: Point, device: DeviceInfo
-    ) -> list[Launch | LibraryCall]:
+    ) -> list[Launch | LibraryCall | Program]:
         """The steps that make up one run of `variant`, in order; all of them are timed."""
 
     def unavailable(self, variant: str) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -40,7 +41,23 @@ def source_path(bench: Benchmark) -> Path:
 
 
 def source_digest(bench: Benchmark) -> str:
-    return hashlib.sha256(source_path(bench).read_bytes()).hexdigest()
+    if not bench.has_kernels:
+        return ""
+    path = source_path(bench)
+    text = path.read_text()
+    included = "".join(_included_text(path.parent, n) for n in INCLUDE.findall(text))
+    return hashlib.sha256((text + included).encode()).hexdigest()
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+def _included_text(directory: Path, name: str, depth: int = 0) -> str:
+    path = directory / name
+    if depth > 8 or not path.is_file():
+        return ""
+    text = path.read_text()
+    return text + "".join(_included_text(path.parent, n, depth + 1) for n in INCLUDE.findall(text))
 
 
 def define_options(defines: dict[str, str]) -> list[str]:
@@ -80,8 +97,13 @@ class CompileCache:
         path = source_path(bench)
         source = path.read_text()
         options = define_options(bench.defines(point))
+        # Included files count too: an edited matmul.cu must rebuild streams.cu, which
+        # includes it (nvcc would, a hash of the including file alone would not).
+        included = [_included_text(path.parent, name) for name in INCLUDE.findall(source)]
         key = hashlib.sha256(
-            "\0".join([CACHE_VERSION, self.backend.compiler_id, source, *options]).encode()
+            "\0".join(
+                [CACHE_VERSION, self.backend.compiler_id, source, *included, *options]
+            ).encode()
         ).hexdigest()
         return key, source, options, [str(path.parent)]
 
@@ -105,6 +127,8 @@ class CompileCache:
         """Compile every distinct configuration of these points, in parallel (nvcc runs as
         separate processes, so threads are enough)."""
         jobs = {}
+        if not bench.has_kernels:
+            return CompileReport()
         for point in points:
             key, source, options, includes = self._job(bench, point)
             jobs.setdefault(key, (source, options, includes))
@@ -137,6 +161,8 @@ class CompileCache:
         return report
 
     def get(self, bench: Benchmark, point: Point) -> Any:
+        if not bench.has_kernels:
+            return None
         key, source, options, includes = self._job(bench, point)
         if key in self._failures:
             raise self._failures[key]

@@ -70,6 +70,9 @@ class Result:
     verification: Verification | None = None
     kernel_attributes: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
+    # Spans (stream, operation, index, start_ms, end_ms) of one extra run, for suites that
+    # record a timeline (`--timeline`).
+    timeline: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def median_ms(self) -> float | None:

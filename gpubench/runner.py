@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from gpubench import metrics, timing, verify
-from gpubench.benchmark import Benchmark, Launch, Point
+from gpubench.benchmark import Benchmark, Launch, Point, Program
 from gpubench.errors import KernelCompileError, KernelLaunchError
 from gpubench.kernels import CompileCache
 from gpubench.results import Result, Status, Verification
@@ -37,6 +37,8 @@ class Plan:
     variants: tuple[str, ...]
     baseline: str
     policy: timing.TimingPolicy
+    # Record one run's per-operation spans for suites whose steps can (streams).
+    timeline: bool = False
 
     @property
     def flush_l2(self) -> bool:
@@ -75,6 +77,7 @@ class Runner:
         for point in plan.points:
             point_results = self.run_point(plan, point, plan.variants)
             add_relative_metrics(point_results, plan.baseline, plan.bench.vendor_reference)
+            plan.bench.point_metrics(point_results)
             for result in point_results:
                 results.append(result)
                 for observer in self.observers:
@@ -163,6 +166,7 @@ class Runner:
             return self._run_host_variant(plan, point, variant, host_inputs, references)
         steps = bench.launches(variant, point, backend.device)
         kernel_launches = [step for step in steps if isinstance(step, Launch)]
+        programs = [step for step in steps if isinstance(step, Program)]
         try:
             attributes = self._attributes(module, kernel_launches)
         except KernelLaunchError as exc:
@@ -182,7 +186,7 @@ class Runner:
                     backend.zero(owned[name], spec)
                 else:
                     backend.poison(owned[name], spec)
-            bound = backend.bind(module, steps, {**device_inputs, **owned})
+            bound = backend.bind(module, steps, {**device_inputs, **owned}, host_inputs)
             try:
                 backend.run_checked(bound)
             except KernelLaunchError as exc:
@@ -190,6 +194,9 @@ class Runner:
                 crashed = failed["status"] is Status.CRASHED
                 return failed
             got = {name: backend.download(owned[name], spec) for name, spec in output_specs.items()}
+            for program in programs:
+                if hasattr(program.body, "host_outputs"):
+                    got.update(program.body.host_outputs())
             verdict = self._verify(plan, point, variant, got, host_inputs, references)
             del got
             if not verdict.passed:
@@ -197,6 +204,11 @@ class Runner:
                         "verification": verdict, "kernel_attributes": attributes}  # fmt: skip
             try:
                 measurement = self._measure(plan, bound)
+                spans = []
+                if plan.timeline:
+                    for program in programs:
+                        if hasattr(program.body, "timeline"):
+                            spans.extend(program.body.timeline())
             except KernelLaunchError as exc:
                 failed = self._failed_launch(exc, attributes, "while timing: ")
                 crashed = failed["status"] is Status.CRASHED
@@ -205,7 +217,12 @@ class Runner:
             if not crashed:
                 for buffer in owned.values():
                     backend.free(buffer)
-        return self._timed(plan, point, variant, measurement, verdict, attributes)
+                for program in programs:
+                    if hasattr(program.body, "close"):
+                        program.body.close()
+        outcome = self._timed(plan, point, variant, measurement, verdict, attributes)
+        outcome["timeline"] = spans
+        return outcome
 
     def _attributes(self, module: Any, launches: list[Launch]) -> dict[str, Any]:
         """Registers, shared memory, spills and theoretical occupancy of each kernel."""

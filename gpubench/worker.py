@@ -72,8 +72,8 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
             if kind == "precompile":
                 conn.send(("compiled", runner.modules.precompile(bench, message[1]).to_dict()))
             elif kind == "point":
-                _, point, variants, baseline, policy = message
-                plan = Plan(bench, [point], tuple(variants), baseline, policy)
+                _, point, variants, baseline, policy, record_timeline = message
+                plan = Plan(bench, [point], tuple(variants), baseline, policy, record_timeline)
                 results = runner.run_point(
                     plan, point, variants,
                     on_start=lambda v: conn.send(("started", v)),
@@ -214,6 +214,7 @@ class IsolatedRunner:
             group = [done.get((key, v)) or fresh.get(v) for v in plan.variants]
             group = [r for r in group if r is not None]
             add_relative_metrics(group, plan.baseline, plan.bench.vendor_reference)
+            plan.bench.point_metrics(group)
             for variant in remaining:
                 result = fresh[variant]
                 results.append(result)
@@ -235,7 +236,9 @@ class IsolatedRunner:
 
         while remaining:
             worker = self._ensure_worker()
-            worker.conn.send(("point", point, list(remaining), plan.baseline, plan.policy))
+            worker.conn.send(
+                ("point", point, list(remaining), plan.baseline, plan.policy, plan.timeline)
+            )
             current: str | None = None
             while True:
                 try:

@@ -170,7 +170,7 @@ class FakeBackend:
         return None
 
     def bind(
-        self, module: FakeModule, launches: list[Launch], buffers: dict[str, Any]
+        self, module: FakeModule, launches: list[Launch], buffers: dict[str, Any], host_inputs=None
     ) -> FakeBound:
         calls = []
         for launch in launches:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.backends.base import KernelAttributes
-from gpubench.benchmark import BufferRef, BufferSpec, Launch, LibraryCall
+from gpubench.benchmark import BufferRef, BufferSpec, Launch, LibraryCall, Program, ProgramContext
 from gpubench.device import (
     DeviceInfo,
     Environment,
@@ -99,8 +99,12 @@ class _CudaGraphs:
         graph = c.c_void_p()
         try:
             enqueue()
-        finally:
-            self._check(self._lib.cuStreamEndCapture(stream, c.byref(graph)), "cuStreamEndCapture")
+        except Exception as exc:  # an operation that cannot be captured (pageable copy, ...)
+            self._lib.cuStreamEndCapture(stream, c.byref(graph))
+            if graph.value:
+                self._lib.cuGraphDestroy(graph)
+            raise KernelLaunchError(f"stream capture failed: {exc}") from None
+        self._check(self._lib.cuStreamEndCapture(stream, c.byref(graph)), "cuStreamEndCapture")
         executable = c.c_void_p()
         code = self._lib.cuGraphInstantiateWithFlags(c.byref(executable), graph, c.c_ulonglong(0))
         self._lib.cuGraphDestroy(graph)
@@ -382,7 +386,11 @@ class PyCudaBackend:
         return None
 
     def bind(
-        self, module: _Module, steps: list[Launch | LibraryCall], buffers: dict[str, Any]
+        self,
+        module: _Module | None,
+        steps: list[Launch | LibraryCall | Program],
+        buffers: dict[str, Any],
+        host_inputs: dict[str, np.ndarray] | None = None,
     ) -> _BoundRun:
         calls: list[Callable[[], None]] = []
         pointers = {name: int(buffer) for name, buffer in buffers.items()}
@@ -390,6 +398,10 @@ class PyCudaBackend:
         for step in steps:
             if isinstance(step, LibraryCall):
                 calls.append(partial(step.run, pointers, stream.handle))
+                continue
+            if isinstance(step, Program):
+                context = ProgramContext(stream, module, pointers, host_inputs or {}, cuda)
+                calls.append(partial(step.body.enqueue, context))
                 continue
             func = module.function(step.kernel)
             codes, values = [], []
