@@ -192,6 +192,8 @@ class Benchmark(ABC):
     baseline: ClassVar[str]
     # A vendor library variant (CUB, cuBLAS) to express every result as a % of, if any.
     vendor_reference: ClassVar[str | None] = None
+    # Suite-specific metrics shown as table columns: (metric key, header, format string).
+    extra_columns: ClassVar[tuple[tuple[str, str, str], ...]] = ()
     # Show registers, shared memory, spills and theoretical occupancy beside the timing.
     show_resources: ClassVar[bool] = False
     # Memory-bound suites flush L2 between samples by default (cold-cache timing).

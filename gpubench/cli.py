@@ -278,8 +278,13 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
                   help="Variant to run (repeatable; default: all).")  # fmt: skip
     @click.option("--baseline", type=click.Choice(list(bench.variant_names)),
                   help=f"Variant the speedup is measured against [default: {bench.baseline}].")  # fmt: skip
+    @click.option("--timeline", "timeline_path", type=click.Path(dir_okay=False), default=None,
+                  is_flag=False, flag_value="",
+                  help="Record one run's operations per stream (suites with streams) and print "
+                  "them; with FILE, also draw a Gantt chart there (PNG, needs matplotlib).")  # fmt: skip
     def command(variants: tuple[str, ...], baseline: str | None, json_path: str | None,
-                csv_path: str | None, jsonl_path: str | None, device: int, **values: Any) -> None:  # fmt: skip
+                csv_path: str | None, jsonl_path: str | None, device: int,
+                timeline_path: str | None, **values: Any) -> None:  # fmt: skip
         from gpubench import config
 
         timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
@@ -297,7 +302,7 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
         spec = config.spec_from_mapping(mapping, source="command line")
         from gpubench.session import Outputs
 
-        outputs = Outputs(json=json_path, csv=csv_path, jsonl=jsonl_path)
+        outputs = Outputs(json=json_path, csv=csv_path, jsonl=jsonl_path, timeline=timeline_path)
         code = _execute(spec, outputs, device)
         click.get_current_context().exit(code)
 
@@ -471,7 +476,11 @@ def _print_plan(spec: SweepSpec) -> None:
         table.add_row(str(i), *(str(point[n]) for n in names))
     console = _stdout()
     console.print(table)
-    builds = {tuple(kernels.define_options(bench.defines(p))) for p in points}
+    builds = (
+        {tuple(kernels.define_options(bench.defines(p))) for p in points}
+        if bench.has_kernels
+        else set()
+    )
     console.print(
         f"{len(points)} point(s) × {len(spec.variants)} variant(s) "
         f"({', '.join(spec.variants)}; baseline {spec.baseline}) = "

@@ -25,6 +25,8 @@ class Outputs:
     resume: str | None = None
     force: bool = False
     progress: bool = False
+    # None: no timeline; "": record and print it; a path: also draw it there (PNG).
+    timeline: str | None = None
 
 
 def fingerprint(spec: SweepSpec, environment: dict[str, Any]) -> dict[str, Any]:
@@ -120,7 +122,8 @@ def execute(spec: SweepSpec, outputs: Outputs, device: int, console: Any, err: A
                 result_set.results.append(result)
 
         runner.observers = [Collect(), *([log] if log else [])]
-        plan = Plan(bench, points, spec.variants, spec.baseline, spec.timing)
+        plan = Plan(bench, points, spec.variants, spec.baseline, spec.timing,
+                    timeline=outputs.timeline is not None)  # fmt: skip
         interrupted = False
         try:
             if outputs.progress and sys.stderr.isatty():
@@ -145,8 +148,17 @@ def execute(spec: SweepSpec, outputs: Outputs, device: int, console: Any, err: A
     )
     if result_set.results:
         console.print(
-            results_table(result_set.results, title=bench.name, show_resources=bench.show_resources)
+            results_table(
+                result_set.results,
+                title=bench.name,
+                show_resources=bench.show_resources,
+                extra_columns=bench.extra_columns,
+            )
         )
+        if outputs.timeline is not None:
+            from gpubench.report import timeline
+
+            timeline.show(result_set.results, console, outputs.timeline or None)
     saved = []
     if json_path:
         saved.append(str(results.save_json(result_set, json_path)))

@@ -54,7 +54,12 @@ def _first_kernel(r: Result) -> dict[str, Any]:
     return next(iter(r.kernel_attributes.values()), {}) if r.kernel_attributes else {}
 
 
-def results_table(results: list[Result], title: str = "", show_resources: bool = False) -> Table:
+def results_table(
+    results: list[Result],
+    title: str = "",
+    show_resources: bool = False,
+    extra_columns: tuple[tuple[str, str, str], ...] = (),
+) -> Table:
     varying, fixed = varying_params(results) if results else ([], {})
     fixed_text = ", ".join(f"{k}={v}" for k, v in fixed.items() if v is not None)
     table = Table(title=" · ".join(t for t in (title, fixed_text) if t), title_justify="left")
@@ -79,6 +84,8 @@ def results_table(results: list[Result], title: str = "", show_resources: bool =
     if show_resources:
         for column in ("regs", "smem", "spill", "occ", "CGMA"):
             table.add_column(column, justify="right")
+    for _, header, _ in extra_columns:
+        table.add_column(header, justify="right")
     show_vendor = any("pct_of_vendor" in r.metrics for r in results)
     if show_vendor:
         table.add_column("% vendor", justify="right")
@@ -125,6 +132,9 @@ def results_table(results: list[Result], title: str = "", show_resources: bool =
                 _num(100 * k["occupancy"], 0, "%") if "occupancy" in k else "",
                 _num(r.metrics.get("cgma"), 0),
             ]
+        for key, _, fmt in extra_columns:
+            value = r.metrics.get(key)
+            row.append("" if value is None else fmt.format(value))
         if show_vendor:
             row.append(_num(r.metrics.get("pct_of_vendor"), 1, "%"))
         row.append(note)

@@ -1,0 +1,73 @@
+"""Per-stream timelines of one run: a compact text Gantt chart, and a PNG through matplotlib."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpubench.errors import EnvironmentProblem
+from gpubench.results import Result
+
+SYMBOL = {"H2D": "▶", "kernel": "█", "D2H": "◀"}
+COLOR = {"H2D": "tab:blue", "kernel": "tab:orange", "D2H": "tab:green"}
+
+
+def _lane(span: dict[str, Any]) -> str:
+    return "timing stream" if span["stream"] < 0 else f"stream {span['stream']}"
+
+
+def text_chart(result: Result, width: int = 100) -> str:
+    spans = result.timeline
+    if not spans:
+        return ""
+    end = max(s["end_ms"] for s in spans) or 1.0
+    lanes: dict[str, list[str]] = {}
+    for span in spans:
+        row = lanes.setdefault(_lane(span), [" "] * width)
+        first = int(span["start_ms"] / end * (width - 1))
+        last = max(first, int(span["end_ms"] / end * (width - 1)))
+        for column in range(first, last + 1):
+            row[column] = SYMBOL.get(span["op"], "#")
+    label = max(len(name) for name in lanes)
+    lines = [f"{result.variant}: {end:.2f} ms  (▶ host→device  █ kernel  ◀ device→host)"]
+    lines += [f"  {name:>{label}} |{''.join(row)}|" for name, row in sorted(lanes.items())]
+    return "\n".join(lines)
+
+
+def draw_png(results: list[Result], path: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise EnvironmentProblem(
+            "drawing a timeline needs matplotlib: pip install 'gpubench[plot]'"
+        ) from None
+    drawn = [r for r in results if r.timeline]
+    figure, axes = plt.subplots(len(drawn), 1, figsize=(12, 1.2 + 0.5 * sum(
+        len({_lane(s) for s in r.timeline}) for r in drawn)), squeeze=False)  # fmt: skip
+    for ax, result in zip(axes[:, 0], drawn, strict=True):
+        lanes = sorted({_lane(s) for s in result.timeline})
+        for span in result.timeline:
+            y = lanes.index(_lane(span))
+            ax.broken_barh([(span["start_ms"], span["end_ms"] - span["start_ms"])], (y - 0.4, 0.8),
+                           color=COLOR.get(span["op"], "gray"))  # fmt: skip
+        ax.set_yticks(range(len(lanes)), lanes)
+        point = ", ".join(f"{k}={v}" for k, v in result.point.items())
+        ax.set_title(f"{result.variant} ({point})", fontsize=9, loc="left")
+        ax.set_xlabel("ms")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in COLOR.values()]
+    figure.legend(handles, ["host→device", "kernel", "device→host"], loc="upper right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def show(results: list[Result], console: Any, path: str | None) -> None:
+    for result in results:
+        chart = text_chart(result)
+        if chart:
+            console.print(chart, highlight=False, markup=False)
+    if path:
+        draw_png(results, path)
+        console.print(f"timeline: {path}", highlight=False)
