@@ -51,7 +51,7 @@ def draw_png(results: list[Result], path: str) -> None:
         for span in result.timeline:
             y = lanes.index(_lane(span))
             ax.broken_barh([(span["start_ms"], span["end_ms"] - span["start_ms"])], (y - 0.4, 0.8),
-                           color=COLOR.get(span["op"], "gray"))  # fmt: skip
+                           color=COLOR.get(span["op"], "gray"), edgecolor="white", linewidth=0.6)  # fmt: skip
         ax.set_yticks(range(len(lanes)), lanes)
         point = ", ".join(f"{k}={v}" for k, v in result.point.items())
         ax.set_title(f"{result.variant} ({point})", fontsize=9, loc="left")
@@ -59,7 +59,7 @@ def draw_png(results: list[Result], path: str) -> None:
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in COLOR.values()]
     figure.legend(handles, ["host→device", "kernel", "device→host"], loc="upper right")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=90)
     plt.close(figure)
 
 
