@@ -111,29 +111,26 @@ def host_environment() -> Environment:
     )
 
 
-def nvcc_version() -> str | None:
-    """The `release X.Y` of the nvcc on PATH, or None when there is none."""
+def _nvcc_output(*args: str) -> str | None:
+    """stdout of the nvcc on PATH with these arguments, or None when it cannot run."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         return None
     try:
-        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30)
+        return subprocess.run([nvcc, *args], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    match = re.search(r"release (\d+\.\d+)", out.stdout)
+
+
+def nvcc_version() -> str | None:
+    """The `release X.Y` of the nvcc on PATH, or None when there is none."""
+    match = re.search(r"release (\d+\.\d+)", _nvcc_output("--version") or "")
     return match.group(1) if match else None
 
 
 def nvcc_architectures() -> set[str] | None:
     """The sm_XY targets the nvcc on PATH can build, or None if it cannot say."""
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        return None
-    try:
-        out = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    archs = {f"sm_{m}" for m in re.findall(r"compute_(\d+)", out.stdout)}
+    archs = {f"sm_{m}" for m in re.findall(r"compute_(\d+)", _nvcc_output("--list-gpu-arch") or "")}
     return archs or None
 
 

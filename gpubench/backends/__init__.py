@@ -29,18 +29,13 @@ def preflight() -> None:
 
 def load(device_index: int = 0) -> Backend:
     """Open the PyCUDA backend on one GPU, or raise EnvironmentProblem saying what is missing."""
+    preflight()
     try:
         import pycuda.driver  # noqa: F401
     except ImportError as exc:
         raise EnvironmentProblem(
-            f"PyCUDA is not installed ({exc}): on a machine with an NVIDIA GPU and driver, "
-            "run  pip install 'gpubench[cuda]'"
+            f"PyCUDA could not load the CUDA driver ({exc}): check the NVIDIA driver (nvidia-smi)"
         ) from None
-    if shutil.which("nvcc") is None:
-        raise EnvironmentProblem(
-            "nvcc not found on PATH: PyCUDA compiles kernels with it; install the CUDA toolkit "
-            "matching your driver and add its bin/ folder to PATH"
-        )
     from gpubench.backends.pycuda_backend import PyCudaBackend
 
     return PyCudaBackend(device_index)

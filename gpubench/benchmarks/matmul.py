@@ -3,7 +3,6 @@ block tiles → software pipelining, against cuBLAS (through CuPy) and NumPy on 
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -23,11 +22,11 @@ from gpubench.benchmark import (
     Work,
     ceil_div,
 )
+from gpubench.benchmarks._shared import cupy_array, cupy_stream, dot_product_rtol
 
 if TYPE_CHECKING:
     from gpubench.device import DeviceInfo
 
-FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 STATIC_SHARED_LIMIT = 48 * 1024
 # The CPU reference is timed too; above this many multiply-adds one sample takes seconds.
 NUMPY_MAX_FMAS = 4096**3
@@ -45,22 +44,16 @@ class _CupyMatmul:
     def __call__(self, pointers: dict[str, int], stream_handle: int) -> None:
         import cupy
 
-        from gpubench.benchmarks.reduction import _cupy_stream
-
         key = (pointers["A"], pointers["B"], pointers["C"])
         if key not in self._arrays:
-
-            def wrap(pointer: int, shape: tuple[int, int]) -> Any:
-                memory = cupy.cuda.UnownedMemory(pointer, shape[0] * shape[1] * 4, owner=None)
-                return cupy.ndarray(shape, cupy.float32, cupy.cuda.MemoryPointer(memory, 0))
-
+            f32 = np.dtype(np.float32)
             self._arrays[key] = (
-                wrap(pointers["A"], (self.m, self.k)),
-                wrap(pointers["B"], (self.k, self.n)),
-                wrap(pointers["C"], (self.m, self.n)),
+                cupy_array(pointers["A"], (self.m, self.k), f32),
+                cupy_array(pointers["B"], (self.k, self.n), f32),
+                cupy_array(pointers["C"], (self.m, self.n), f32),
             )
         a, b, c = self._arrays[key]
-        with _cupy_stream(stream_handle):
+        with cupy_stream(stream_handle):
             cupy.matmul(a, b, out=c)
 
 
@@ -252,10 +245,7 @@ class Matmul(Benchmark):
         return {"C": inputs["A"].astype(np.float64) @ inputs["B"].astype(np.float64)}
 
     def tolerance(self, variant: str, point: Point, device: DeviceInfo) -> Tolerance:
-        # Rounding errors of a K-term float32 dot product grow like sqrt(K)·u for random data
-        # (the worst case is K·u, far looser); 16·sqrt(K)·u leaves room for the largest of
-        # millions of elements while still catching a single lost term (1/K of the sum).
-        return Tolerance(rtol=16 * math.sqrt(point["k"]) * FLOAT32_UNIT_ROUNDOFF)
+        return Tolerance(rtol=dot_product_rtol(point["k"]))
 
     def cgma(self, variant: str, point: Point) -> float | None:
         """Flops per float loaded from global memory, from the tiling (not measured)."""

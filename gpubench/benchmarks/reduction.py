@@ -23,12 +23,12 @@ from gpubench.benchmark import (
     Work,
     ceil_div,
 )
+from gpubench.benchmarks._shared import FLOAT32_UNIT_ROUNDOFF, cupy_array, cupy_stream
 
 if TYPE_CHECKING:
     from gpubench.device import DeviceInfo
 
 DTYPES = {"int32": (np.int32, "int"), "float32": (np.float32, "float")}
-FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 
 # How each kernel walks the input: elements per thread per block in the first pass, and
 # whether the grid is sized to the device (grid-stride loop) or to the input.
@@ -51,33 +51,13 @@ class _CupySum:
 
         key = (pointers["in"], pointers["out"])
         if key not in self._arrays:
-
-            def wrap(pointer: int, count: int) -> Any:
-                memory = cupy.cuda.UnownedMemory(pointer, count * self.dtype.itemsize, owner=None)
-                return cupy.ndarray((count,), self.dtype, cupy.cuda.MemoryPointer(memory, 0))
-
-            self._arrays[key] = (wrap(pointers["in"], self.n), wrap(pointers["out"], 1).reshape(()))
+            self._arrays[key] = (
+                cupy_array(pointers["in"], (self.n,), self.dtype),
+                cupy_array(pointers["out"], (), self.dtype),
+            )
         x, out = self._arrays[key]
-        with _cupy_stream(stream_handle):
+        with cupy_stream(stream_handle):
             cupy.sum(x, dtype=self.dtype, out=out)
-
-
-@dataclass(frozen=True)
-class _StreamHandle:
-    """A raw CUstream in the CUDA stream protocol, so CuPy can run on the harness's stream."""
-
-    handle: int
-
-    def __cuda_stream__(self) -> tuple[int, int]:
-        return (0, self.handle)
-
-
-def _cupy_stream(handle: int) -> Any:
-    import cupy
-
-    if hasattr(cupy.cuda.Stream, "from_external"):  # CuPy 14+
-        return cupy.cuda.Stream.from_external(_StreamHandle(handle))
-    return cupy.cuda.ExternalStream(handle)
 
 
 class Reduction(Benchmark):

@@ -3,7 +3,6 @@ run one after another from pageable or pinned memory, or overlapped on several s
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,13 +20,13 @@ from gpubench.benchmark import (
     Work,
     ceil_div,
 )
+from gpubench.benchmarks._shared import dot_product_rtol
 
 if TYPE_CHECKING:
     from gpubench.benchmark import ProgramContext
     from gpubench.device import DeviceInfo
     from gpubench.results import Result
 
-FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 OVERLAPPED = ("streams", "streams_depth_first")
 
 # One operation of a run: (stream or None for the timing stream, kind, matrix, action).
@@ -254,7 +253,7 @@ class Streams(Benchmark):
         return {"C": np.matmul(inputs["A"].astype(np.float64), inputs["B"].astype(np.float64))}
 
     def tolerance(self, variant: str, point: Point, device: DeviceInfo) -> Tolerance:
-        return Tolerance(rtol=16 * math.sqrt(point["size"]) * FLOAT32_UNIT_ROUNDOFF)  # as matmul
+        return Tolerance(rtol=dot_product_rtol(point["size"]))  # as matmul
 
     def work(self, variant: str, point: Point) -> Work:
         n, count = point["size"], point["matrices"]

@@ -1,0 +1,47 @@
+"""Helpers several suites share: float32 error bounds and running CuPy on the harness's buffers
+and stream. (A leading underscore: not a suite.)"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+FLOAT32_UNIT_ROUNDOFF = 2.0**-24
+
+
+def dot_product_rtol(k: int) -> float:
+    """Relative tolerance for K-term float32 dot products of positive data: rounding errors
+    grow like sqrt(K)·u (the rigorous worst case, K·u, would not notice a lost term); the
+    factor 16 leaves room for the largest of millions of elements."""
+    return 16 * math.sqrt(k) * FLOAT32_UNIT_ROUNDOFF
+
+
+@dataclass(frozen=True)
+class _StreamHandle:
+    """A raw CUstream in the CUDA stream protocol, so CuPy can run on the harness's stream."""
+
+    handle: int
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        return (0, self.handle)
+
+
+def cupy_stream(handle: int) -> Any:
+    """A CuPy stream context for a raw CUDA stream handle."""
+    import cupy
+
+    if hasattr(cupy.cuda.Stream, "from_external"):  # CuPy 14+
+        return cupy.cuda.Stream.from_external(_StreamHandle(handle))
+    return cupy.cuda.ExternalStream(handle)
+
+
+def cupy_array(pointer: int, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """A CuPy array over device memory the harness owns (CuPy will not free it)."""
+    import cupy
+
+    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    memory = cupy.cuda.UnownedMemory(pointer, nbytes, owner=None)
+    return cupy.ndarray(shape, dtype, cupy.cuda.MemoryPointer(memory, 0))
