@@ -1,4 +1,4 @@
-"""PyCUDA backend: primary context, SourceModule compiles, allocations, launches, event timing.
+"""PyCUDA backend: primary context, nvcc compiles and module loads, allocations, launches, events.
 
 The only module that imports pycuda (and pynvml for clocks, UUID and driver version).
 """
