@@ -76,8 +76,7 @@ class Runner:
         results: list[Result] = []
         for point in plan.points:
             point_results = self.run_point(plan, point, plan.variants)
-            add_relative_metrics(point_results, plan.baseline, plan.bench.vendor_reference)
-            plan.bench.point_metrics(point_results)
+            finish_point(plan, point_results)
             for result in point_results:
                 results.append(result)
                 for observer in self.observers:
@@ -315,6 +314,12 @@ def work_metrics(
     if work.elements:
         values["gelem_per_s"] = work.elements / (time_ms * 1e-3) / 1e9
     return values
+
+
+def finish_point(plan: Plan, results: list[Result]) -> None:
+    """The metrics that compare the variants of one point, once all of them are in."""
+    add_relative_metrics(results, plan.baseline, plan.bench.vendor_reference)
+    plan.bench.point_metrics(results)
 
 
 def add_relative_metrics(results: list[Result], baseline: str, vendor: str | None) -> None:

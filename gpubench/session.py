@@ -29,7 +29,9 @@ class Outputs:
     timeline: str | None = None
 
 
-def fingerprint(spec: SweepSpec, environment: dict[str, Any]) -> dict[str, Any]:
+def fingerprint(
+    spec: SweepSpec, points: list[dict[str, Any]], environment: dict[str, Any]
+) -> dict[str, Any]:
     """What must not change between a run and its resumption."""
     bench = registry.get(spec.suite_ref or spec.suite)
     return {
@@ -37,7 +39,7 @@ def fingerprint(spec: SweepSpec, environment: dict[str, Any]) -> dict[str, Any]:
         "kernel_source_sha256": kernels.source_digest(bench),
         "gpu_name": environment.get("device", {}).get("name"),
         "gpu_uuid": environment.get("gpu_uuid"),
-        "points": sorted(point_key(p) for p in spec.points(bench)),
+        "points": sorted(point_key(p) for p in points),
         "variants": list(spec.variants),
         "baseline": spec.baseline,
         "timing": spec.timing.to_dict(),
@@ -77,7 +79,7 @@ def execute(spec: SweepSpec, outputs: Outputs, device: int, console: Any, err: A
     runner = IsolatedRunner(worker_spec)
     environment = runner.start()
     try:
-        stamp = fingerprint(spec, environment)
+        stamp = fingerprint(spec, points, environment)
         if outputs.resume:
             changed = differences(previous_header.get("fingerprint", {}), stamp)
             if changed and not outputs.force:

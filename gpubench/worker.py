@@ -21,7 +21,7 @@ from typing import Any
 
 from gpubench.errors import EnvironmentProblem, GpubenchError
 from gpubench.results import Result, Status
-from gpubench.runner import Observer, Plan, Runner, add_relative_metrics, point_key
+from gpubench.runner import Observer, Plan, Runner, finish_point, point_key
 
 DEFAULT_BACKEND = "gpubench.backends:load"
 # Starting a worker imports NumPy and PyCUDA and creates a CUDA context.
@@ -213,8 +213,7 @@ class IsolatedRunner:
             fresh = self._run_point(plan, point, remaining)
             group = [done.get((key, v)) or fresh.get(v) for v in plan.variants]
             group = [r for r in group if r is not None]
-            add_relative_metrics(group, plan.baseline, plan.bench.vendor_reference)
-            plan.bench.point_metrics(group)
+            finish_point(plan, group)
             for variant in remaining:
                 result = fresh[variant]
                 results.append(result)

@@ -6,6 +6,7 @@ The only module that imports pycuda (and pynvml for clocks, UUID and driver vers
 from __future__ import annotations
 
 import atexit
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -121,48 +122,8 @@ class _CudaGraphs:
         self._lib.cuGraphExecDestroy(executable)
 
 
-def _nvml_readings(bus_id: str) -> dict[str, Any]:
-    """UUID, driver version, clocks, temperature and power through NVML; {} if unavailable."""
-    try:
-        import pynvml
-    except ImportError:
-        return {}
-    try:
-        pynvml.nvmlInit()
-        try:
-            handle = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
-        except pynvml.NVMLError:
-            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
-        readings: dict[str, Any] = {}
-        for key, read in (
-            ("uuid", lambda: pynvml.nvmlDeviceGetUUID(handle)),
-            ("driver", pynvml.nvmlSystemGetDriverVersion),
-            ("sm_clock_mhz", lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-            (
-                "max_sm_clock_mhz",
-                lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM),
-            ),
-            (
-                "max_mem_clock_mhz",
-                lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM),
-            ),
-            (
-                "temperature_c",
-                lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU),
-            ),
-            ("power_w", lambda: pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0),
-        ):
-            try:
-                value = read()
-                readings[key] = value.decode() if isinstance(value, bytes) else value
-            except pynvml.NVMLError:
-                pass
-        return readings
-    except pynvml.NVMLError:
-        return {}
-
-
 def _nvml_handle(bus_id: str) -> Any:
+    """NVML's handle for this GPU (initialised once per process), or None without NVML."""
     try:
         import pynvml
 
@@ -173,6 +134,39 @@ def _nvml_handle(bus_id: str) -> Any:
             return pynvml.nvmlDeviceGetHandleByIndex(0)
     except Exception:  # NVML missing or unusable: clocks simply go unread
         return None
+
+
+def _nvml_readings(handle: Any) -> dict[str, Any]:
+    """UUID, driver version, clocks, temperature and power through NVML; {} if unavailable."""
+    if handle is None:
+        return {}
+    import pynvml
+
+    readings: dict[str, Any] = {}
+    for key, read in (
+        ("uuid", lambda: pynvml.nvmlDeviceGetUUID(handle)),
+        ("driver", pynvml.nvmlSystemGetDriverVersion),
+        ("sm_clock_mhz", lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+        (
+            "max_sm_clock_mhz",
+            lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM),
+        ),
+        (
+            "max_mem_clock_mhz",
+            lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM),
+        ),
+        (
+            "temperature_c",
+            lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU),
+        ),
+        ("power_w", lambda: pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0),
+    ):
+        try:
+            value = read()
+            readings[key] = value.decode() if isinstance(value, bytes) else value
+        except pynvml.NVMLError:
+            pass
+    return readings
 
 
 def _nvml_sm_clock(handle: Any) -> float | None:
@@ -216,8 +210,8 @@ class PyCudaBackend:
         except (OSError, AttributeError):  # no driver library or too old for graphs
             self._graphs = None
         self._flush_value = 0
-        self._nvml = _nvml_readings(self._cu_device.pci_bus_id())
         self._nvml_handle = _nvml_handle(self._cu_device.pci_bus_id())
+        self._nvml = _nvml_readings(self._nvml_handle)
         self.device = self._read_device_info()
         self._nvcc_version = nvcc_version()
         check_nvcc_supports(self.device.arch, self._nvcc_version)
@@ -263,7 +257,7 @@ class PyCudaBackend:
 
     def readings(self) -> dict[str, Any]:
         """SM clock, temperature and power now (for the start and end of a run)."""
-        nvml = _nvml_readings(self._cu_device.pci_bus_id())
+        nvml = _nvml_readings(self._nvml_handle)
         return {k: nvml.get(k) for k in ("sm_clock_mhz", "temperature_c", "power_w")}
 
     def environment(self) -> Environment:
@@ -271,7 +265,7 @@ class PyCudaBackend:
 
         env = host_environment()
         env.device = self.device.to_dict()
-        nvml = _nvml_readings(self._cu_device.pci_bus_id())
+        nvml = _nvml_readings(self._nvml_handle)
         env.gpu_uuid = nvml.get("uuid")
         env.driver_version = nvml.get("driver")
         api = cuda.get_driver_version()
@@ -438,9 +432,13 @@ class PyCudaBackend:
             cuda.memset_d32_async(
                 self._flush_buffer, self._flush_value, self.device.l2_bytes // 4, self._stream
             )
+        return self._event_interval_ms(bound.enqueue)
+
+    def _event_interval_ms(self, enqueue: Callable[[], None]) -> float:
+        """GPU time between two events on the timing stream around `enqueue()`."""
         try:
             self._start.record(self._stream)
-            bound.enqueue()
+            enqueue()
             self._end.record(self._stream)
             self._end.synchronize()
         except cuda.Error as exc:
@@ -451,25 +449,24 @@ class PyCudaBackend:
         """`runs` back-to-back runs between two events, per run, no flush: as one CUDA graph
         where the driver supports it, else as `runs` launches in the queue."""
         graphs = self._graphs if use_graph else None
-        try:
-            if graphs is not None and runs not in bound.graphs:
-                try:
-                    bound.graphs[runs] = graphs.capture(
-                        self._stream.handle, lambda: [bound.enqueue() for _ in range(runs)]
-                    )
-                except KernelLaunchError:
-                    graphs = None  # capture refused (a library call inside, say): plain launches
-            self._start.record(self._stream)
-            if graphs is not None and runs in bound.graphs:
-                graphs.launch(bound.graphs[runs], self._stream.handle)
-            else:
-                for _ in range(runs):
-                    bound.enqueue()
-            self._end.record(self._stream)
-            self._end.synchronize()
-        except cuda.Error as exc:
-            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
-        return self._end.time_since(self._start) / runs
+        if graphs is not None and runs not in bound.graphs:
+            # A capture the driver refuses (a library call inside, say) leaves plain launches.
+            with contextlib.suppress(KernelLaunchError):
+                bound.graphs[runs] = graphs.capture(
+                    self._stream.handle, lambda: [bound.enqueue() for _ in range(runs)]
+                )
+        if graphs is not None and runs in bound.graphs:
+            executable = bound.graphs[runs]
+            return (
+                self._event_interval_ms(lambda: graphs.launch(executable, self._stream.handle))
+                / runs
+            )
+
+        def back_to_back() -> None:
+            for _ in range(runs):
+                bound.enqueue()
+
+        return self._event_interval_ms(back_to_back) / runs
 
     def release(self, bound: _BoundRun) -> None:
         """Free what timing attached to a bound run (CUDA graphs)."""
