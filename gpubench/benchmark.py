@@ -1,20 +1,40 @@
-"""What a benchmark suite declares: parameters, variants, inputs, launches, reference, work.
+"""What a benchmark suite declares: parameters, variants, inputs, one Case per variant and
+point (steps, buffers, work, tolerance), and the reference answer.
 
 A suite subclasses `Benchmark` and fills in these declarations; the harness does the
-compiling, checking, timing, statistics, metrics and reporting.
+compiling, allocating, checking, timing, statistics, metrics and reporting.
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from gpubench.metrics import Metric
+from gpubench.steps import (
+    BufferRef,
+    Copy,
+    Launch,
+    LibraryCall,
+    Repeat,
+    RunRecord,
+    Step,
+    flatten,
+    referenced_buffers,
+)
+
 if TYPE_CHECKING:
     from gpubench.device import DeviceInfo
+
+__all__ = [
+    "Benchmark", "BufferRef", "BufferSpec", "Case", "Copy", "Launch", "LibraryCall", "Metric",
+    "Param", "Point", "Repeat", "RunRecord", "Tolerance", "Variant", "Work", "ceil_div",
+]  # fmt: skip
 
 Point = dict[str, Any]
 
@@ -30,6 +50,10 @@ class Param:
     choices: tuple[Any, ...] | None = None
     compile_time: bool = False
     minimum: int | float | None = None
+    # The largest value the kernels can take (an `unsigned int n` stops at 2^32 - 1).
+    maximum: int | float | None = None
+    # Why the maximum is what it is, for the error message.
+    maximum_reason: str = ""
     # A parameter whose default is None is derived from others in Benchmark.resolve.
     derived_from: str | None = None
 
@@ -61,6 +85,8 @@ class Param:
                 coerced = float(value)
             except ValueError:
                 raise ValueError(f"expected a number, got {value!r}") from None
+            if not math.isfinite(coerced):
+                raise ValueError(f"expected a finite number, got {value!r}")
         else:
             if isinstance(value, bool):
                 raise ValueError(
@@ -75,6 +101,9 @@ class Param:
             raise ValueError(f"{coerced!r} is not allowed (allowed: {allowed})")
         if self.minimum is not None and coerced < self.minimum:
             raise ValueError(f"{coerced!r} is below the minimum {self.minimum}")
+        if self.maximum is not None and coerced > self.maximum:
+            why = f" ({self.maximum_reason})" if self.maximum_reason else ""
+            raise ValueError(f"{coerced!r} is above the maximum {self.maximum}{why}")
         return coerced
 
 
@@ -92,82 +121,56 @@ class Variant:
     kind: str = "kernel"
 
 
-@dataclass(frozen=True)
-class BufferRef:
-    """A kernel argument that is one of the harness-owned device buffers, by name."""
-
-    name: str
+LOCATIONS = ("device", "pinned", "pageable")
+INITS = ("poison", "zero", "input")
 
 
 @dataclass(frozen=True)
 class BufferSpec:
+    """A buffer the harness allocates for a variant: its shape, type, where it lives and what
+    it holds before the run."""
+
     shape: tuple[int, ...]
     dtype: np.dtype
-    # Scratch that a kernel relies on starting at zero (e.g. a completion counter) is zeroed
-    # once instead of poisoned; kernels that use it must leave it at zero when they finish.
-    zeroed: bool = False
+    # "device" memory, or host memory: "pinned" (page-locked, the copy engines read it
+    # directly) or "pageable" (ordinary memory, staged by the driver).
+    location: str = "device"
+    # "poison": all-ones bytes (NaN in floats), so an element never written fails the check;
+    # "zero": scratch a kernel relies on starting at zero (a completion counter; kernels that
+    #   use it must leave it at zero);
+    # "input": an in-out buffer, initialised from the input of the same name before the
+    #   checked run and restored from it before every timed sample (outside the timed region).
+    init: str = "poison"
 
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
-
-@dataclass(frozen=True)
-class Launch:
-    """One kernel launch: scalars are NumPy scalars so their C type is explicit."""
-
-    kernel: str
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    args: tuple[Any, ...]
-    shared_bytes: int = 0
-
     @property
-    def threads_per_block(self) -> int:
-        return self.block[0] * self.block[1] * self.block[2]
+    def on_host(self) -> bool:
+        return self.location != "device"
 
-
-@dataclass(frozen=True)
-class LibraryCall:
-    """A step done by a library (CuPy/CUB, cuBLAS) on the harness's buffers and stream:
-    `run(pointers, stream_handle)` gets the device pointers by buffer name."""
-
-    name: str
-    run: Callable[[dict[str, int], int], None]
-
-
-@dataclass
-class ProgramContext:
-    """What a Program step gets from the backend: the timing stream, the compiled module,
-    device pointers and host inputs by name, and the driver module (pycuda.driver)."""
-
-    stream: Any
-    module: Any
-    pointers: dict[str, int]
-    host_inputs: dict[str, np.ndarray]
-    driver: Any
-
-
-@dataclass(frozen=True)
-class Program:
-    """A step that drives the device itself (host↔device copies, several streams, events) for
-    suites whose work is not a list of launches. `body` provides:
-      enqueue(ctx)      one run, asynchronous, ending on ctx.stream (required);
-      host_outputs()    host-side results to check after the checked run (optional);
-      timeline()        one more run with events around every operation → spans (optional);
-      close()           free what enqueue allocated (optional)."""
-
-    name: str
-    body: Any
+    @classmethod
+    def like(cls, array: np.ndarray, location: str = "device", init: str = "poison") -> BufferSpec:
+        return cls(tuple(array.shape), np.dtype(array.dtype), location, init)
 
 
 @dataclass(frozen=True)
 class Work:
-    """The work the algorithm must do, independent of how a variant does it."""
+    """The work the algorithm must do in one run, independent of how a variant does it."""
 
     bytes_moved: int
     flops: int = 0
     elements: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return {"bytes_moved": self.bytes_moved, "flops": self.flops, "elements": self.elements}
+
+
+# Relative tolerance of the default check for floating-point outputs, in units of the output
+# type's machine epsilon: a kernel whose FMA contraction or evaluation order rounds
+# differently from NumPy by a few ulps is still right.
+DEFAULT_ULPS = 4
 
 
 @dataclass(frozen=True)
@@ -177,13 +180,130 @@ class Tolerance:
     rtol: float = 0.0
     atol: float = 0.0
 
+    @classmethod
+    def default_for(cls, dtype: np.dtype) -> Tolerance:
+        """A few ulps relative for floating-point outputs; exact for integers."""
+        dtype = np.dtype(dtype)
+        if np.issubdtype(dtype, np.floating):
+            return cls(rtol=DEFAULT_ULPS * float(np.finfo(dtype).eps))
+        return cls()
+
+
+@dataclass
+class Case:
+    """Everything the harness needs to check and time one variant at one point: the steps of
+    one run, the buffers they use beyond the inputs, where the inputs must live, the work
+    done and how close to the reference the outputs must be."""
+
+    steps: list[Step] = field(default_factory=list)
+    # Buffers the harness checks against the reference after the run.
+    outputs: dict[str, BufferSpec] = field(default_factory=dict)
+    # Buffers the steps need and nobody checks (partial sums, device copies of host data).
+    scratch: dict[str, BufferSpec] = field(default_factory=dict)
+    # Where each input lives for this variant: "device" (the default), "pinned", "pageable".
+    input_locations: dict[str, str] = field(default_factory=dict)
+    # The work of one run; a callable gets the checked run's RunRecord (iterations...).
+    work: Work | Callable[[RunRecord], Work] = field(default_factory=lambda: Work(0))
+    # None: the default check (a few ulps for floats, exact for integers) for every output.
+    tolerance: Tolerance | None = None
+    # Why this variant cannot run at this point (a tile too large for shared memory).
+    skip: str | None = None
+    # Flops per element loaded from global memory, where the suite can say.
+    cgma: float | None = None
+
+    def work_for(self, record: RunRecord | None) -> Work:
+        if callable(self.work):
+            return self.work(record or RunRecord())
+        return self.work
+
+    def tolerance_for(self, dtype: np.dtype) -> Tolerance:
+        return self.tolerance if self.tolerance is not None else Tolerance.default_for(dtype)
+
+    def problems(self, inputs: dict[str, np.ndarray]) -> list[str]:
+        """Mistakes in the declaration itself (a suite bug): unknown buffers, an in-out
+        buffer without its input, a host buffer passed to a kernel, ..."""
+        found: list[str] = []
+        own = {**self.outputs, **self.scratch}
+        for name in set(self.outputs) & set(self.scratch):
+            found.append(f"buffer {name!r} is both an output and scratch")
+        for name, spec in own.items():
+            if spec.location not in LOCATIONS:
+                found.append(f"buffer {name!r}: location {spec.location!r} is not one of "
+                             f"{', '.join(LOCATIONS)}")  # fmt: skip
+            if spec.init not in INITS:
+                found.append(
+                    f"buffer {name!r}: init {spec.init!r} is not one of {', '.join(INITS)}"
+                )
+            if spec.init == "input":
+                if name not in inputs:
+                    found.append(f"in-out buffer {name!r} has no input of the same name")
+                elif inputs[name].nbytes != spec.nbytes:
+                    found.append(f"in-out buffer {name!r} has {spec.nbytes} bytes; its input "
+                                 f"has {inputs[name].nbytes}")  # fmt: skip
+            elif name in inputs:
+                found.append(f"output {name!r} has the name of an input: declare it "
+                             "init='input' (an in-out buffer) or rename it")  # fmt: skip
+        for name, where in self.input_locations.items():
+            if name not in inputs:
+                found.append(f"input_locations names {name!r}, which is not an input")
+            if where not in LOCATIONS:
+                found.append(f"input {name!r}: location {where!r} is not one of "
+                             f"{', '.join(LOCATIONS)}")  # fmt: skip
+        known = set(inputs) | set(own)
+
+        def location(name: str) -> str:
+            if name in own:
+                return own[name].location
+            return self.input_locations.get(name, "device")
+
+        for name in sorted(referenced_buffers(self.steps) - known):
+            found.append(f"a step uses buffer {name!r}, which is neither an input nor declared")
+        for step in flatten(self.steps):
+            if isinstance(step, Launch):
+                for arg in step.args:
+                    if (isinstance(arg, BufferRef) and arg.name in known
+                            and location(arg.name) != "device"):  # fmt: skip
+                        found.append(f"kernel {step.kernel!r} gets host buffer {arg.name!r}")
+            elif isinstance(step, Copy):
+                if step.synchronous and step.stream:
+                    found.append(f"copy {step.src}→{step.dst}: synchronous copies run on "
+                                 "stream 0")  # fmt: skip
+                if (step.src in known and step.dst in known and location(step.src) != "device"
+                        and location(step.dst) != "device"):  # fmt: skip
+                    found.append(f"copy {step.src}→{step.dst}: host to host is no GPU work")
+        for step in self.steps:
+            if isinstance(step, Repeat):
+                spec = own.get(step.flag)
+                if (
+                    spec is None
+                    or spec.location != "device"
+                    or spec.nbytes != 4
+                    or not (np.issubdtype(spec.dtype, np.integer))
+                ):
+                    found.append(f"Repeat flag {step.flag!r} must be a declared one-element "
+                                 "32-bit integer device buffer")  # fmt: skip
+                if step.max_iterations < 1:
+                    found.append("Repeat max_iterations must be at least 1")
+                if any(s.stream for s in step.body) or any(
+                    isinstance(s, Repeat) for s in step.body
+                ):
+                    found.append("a Repeat body runs on stream 0 and holds no Repeat")
+        return found
+
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
 class Benchmark(ABC):
-    """A suite: subclasses set the class attributes and implement the methods."""
+    """A suite declares; the harness does.
+
+    Declared as class attributes: the parameters, the variants and the baseline. Declared
+    per point: the inputs (`inputs`), and for each variant a `Case` (`case`): its steps,
+    buffers, work and tolerance. The reference answer comes from `reference`. Everything
+    else (compiling, allocating, poisoning, checking, timing, statistics, tables, files) is
+    the harness's job.
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
@@ -192,8 +312,8 @@ class Benchmark(ABC):
     baseline: ClassVar[str]
     # A vendor library variant (CUB, cuBLAS) to express every result as a % of, if any.
     vendor_reference: ClassVar[str | None] = None
-    # Suite-specific metrics shown as table columns: (metric key, header, format string).
-    extra_columns: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+    # Suite-specific metrics (set by point_metrics) shown as table and CSV columns.
+    metrics: ClassVar[tuple[Metric, ...]] = ()
     # Show registers, shared memory, spills and theoretical occupancy beside the timing.
     show_resources: ClassVar[bool] = False
     # Memory-bound suites flush L2 between samples by default (cold-cache timing).
@@ -237,51 +357,29 @@ class Benchmark(ABC):
         """Why this point makes no sense for the suite (None if it is fine)."""
         return None
 
-    @abstractmethod
     def defines(self, point: Point) -> dict[str, str]:
-        """Compile-time parameters as -D macro definitions."""
+        """Compile-time parameters as -D macro definitions: by default every parameter
+        declared `compile_time`, by its upper-case name."""
+        return {
+            p.name.upper(): str(point[p.name])
+            for p in self.params
+            if p.compile_time and point.get(p.name) is not None
+        }
+
+    def input_specs(self, point: Point) -> dict[str, BufferSpec] | None:
+        """The shapes and types `inputs` will return, so the harness can check that a point
+        fits in host and device memory before making them (None: unknown)."""
+        return None
 
     @abstractmethod
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Fresh random inputs for one point (never zeros)."""
 
     @abstractmethod
-    def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
-        """Buffers the variant writes and the harness checks (poisoned with NaN before)."""
-
-    def point_metrics(self, results: list[Any]) -> None:
-        """Metrics that need several variants of one point (e.g. overlap efficiency); called
-        once all of them are done, with the point's results."""
-        return None
-
-    def scratch(self, variant: str, point: Point, device: DeviceInfo) -> dict[str, BufferSpec]:
-        """Extra device buffers a variant needs (partial sums, ...); not checked."""
-        return {}
-
-    @abstractmethod
-    def launches(
-        self, variant: str, point: Point, device: DeviceInfo
-    ) -> list[Launch | LibraryCall | Program]:
-        """The steps that make up one run of `variant`, in order; all of them are timed."""
-
-    def unavailable(self, variant: str) -> str | None:
-        """Why a variant cannot run here (a library not installed), or None."""
-        return None
-
-    def skip_reason(self, variant: str, point: Point) -> str | None:
-        """Why a variant cannot run at this point (a tile too large for shared memory), or None."""
-        return None
-
-    def cgma(self, variant: str, point: Point) -> float | None:
-        """Flops per element loaded from global memory (compute-to-global-memory-access), if
-        the suite can say."""
-        return None
-
-    def host_run(
-        self, variant: str, point: Point, inputs: dict[str, np.ndarray]
-    ) -> dict[str, np.ndarray]:
-        """The CPU variants' work: outputs from host inputs."""
-        raise NotImplementedError(f"{self.name} has no host variant {variant!r}")
+    def case(
+        self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
+    ) -> Case:
+        """How `variant` runs at `point` on `device`, given the point's inputs."""
 
     @abstractmethod
     def reference(
@@ -289,9 +387,17 @@ class Benchmark(ABC):
     ) -> dict[str, np.ndarray]:
         """The right answer for every output, computed with NumPy."""
 
-    def tolerance(self, variant: str, point: Point, device: DeviceInfo) -> Tolerance:
-        return Tolerance()
+    def host_run(
+        self, variant: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """The CPU variants' work: outputs from host inputs."""
+        raise NotImplementedError(f"{self.name} has no host variant {variant!r}")
 
-    @abstractmethod
-    def work(self, variant: str, point: Point) -> Work:
-        """Bytes that must move and flops that must be done for one run."""
+    def unavailable(self, variant: str) -> str | None:
+        """Why a variant cannot run here at all (a library not installed), or None."""
+        return None
+
+    def point_metrics(self, results: list[Any]) -> None:
+        """Metrics that need several variants of one point (e.g. overlap efficiency); called
+        once all of them are done, with the point's results."""
+        return None

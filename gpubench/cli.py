@@ -115,10 +115,12 @@ def list_suites() -> None:
             params.add_column(column)
         for p in bench.params:
             default = p.default if p.default is not None else f"= {p.derived_from}"
+            bounds = [f">= {p.minimum}" if p.minimum is not None else "",
+                      f"<= {p.maximum}" if p.maximum is not None else ""]  # fmt: skip
             allowed = (
                 ", ".join(map(str, p.choices))
                 if p.choices
-                else (f">= {p.minimum}" if p.minimum is not None else "any")
+                else (" and ".join(b for b in bounds if b) or "any")
             )
             params.add_row(
                 p.name, p.type_name, str(default), allowed, "yes" if p.compile_time else "", p.help
@@ -191,10 +193,10 @@ def info(device: int) -> None:
 
 
 # -- shared by run and sweep ---------------------------------------------------------------
-def _execute(spec: SweepSpec, outputs: Any, device: int) -> int:
+def _execute(spec: SweepSpec, request: Any, device: int) -> int:
     from gpubench import session
 
-    return session.execute(spec, outputs, device, console=_stdout(), err=_stderr())
+    return session.execute(spec, request, device, console=_stdout(), err=_stderr())
 
 
 def _timing_options(func: Any) -> Any:
@@ -300,10 +302,11 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
         if baseline:
             mapping["baseline"] = baseline
         spec = config.spec_from_mapping(mapping, source="command line")
-        from gpubench.session import Outputs
+        from gpubench.outputs import OutputRequest
 
-        outputs = Outputs(json=json_path, csv=csv_path, jsonl=jsonl_path, timeline=timeline_path)
-        code = _execute(spec, outputs, device)
+        request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path,
+                                timeline=timeline_path)  # fmt: skip
+        code = _execute(spec, request, device)
         click.get_current_context().exit(code)
 
     command.__doc__ = (
@@ -399,27 +402,29 @@ def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
         ctx.exit(EXIT_OK)
     from pathlib import Path
 
-    from gpubench.session import Outputs
+    from gpubench.outputs import OutputRequest
 
-    if not (resume_path or jsonl_path or spec.outputs.jsonl):
-        jsonl_path = str(Path("results") / f"{Path(config_path).stem}.jsonl")
-    outputs = Outputs(json=json_path, csv=csv_path, jsonl=jsonl_path, resume=resume_path,
-                      force=force, progress=True)  # fmt: skip
-    ctx.exit(_execute(spec, outputs, device))
+    request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path, resume=resume_path,
+                            force=force, progress=True,
+                            default_log=str(Path("results") / f"{Path(config_path).stem}.jsonl"))  # fmt: skip
+    ctx.exit(_execute(spec, request, device))
 
 
 # -- compare --------------------------------------------------------------------------------
 @cli.command(epilog=EXIT_CODES_HELP)
-@click.argument("base_path", metavar="BASE.json", type=click.Path(dir_okay=False))
-@click.argument("new_path", metavar="NEW.json", type=click.Path(dir_okay=False))
+@click.argument("base_path", metavar="BASE", type=click.Path(dir_okay=False))
+@click.argument("new_path", metavar="NEW", type=click.Path(dir_okay=False))
 @click.option("--threshold", default=0.05, show_default=True,
               help="Smallest relative change that counts (a change must also exceed twice the noise).")  # fmt: skip
 def compare(base_path: str, new_path: str, threshold: float) -> None:
     """Compare two results files point by point: exit 3 if anything got slower.
 
+    Each file may be JSON (--json) or a JSON-lines log (--jsonl, a sweep's default output).
+
     \b
-    Example:
+    Examples:
       gpubench compare results/before.json results/after.json --threshold 0.02
+      gpubench compare results/transpose.jsonl results/transpose-new.jsonl
     """
     from rich.table import Table
 
@@ -427,7 +432,7 @@ def compare(base_path: str, new_path: str, threshold: float) -> None:
     from gpubench.compare import compare as compare_sets
     from gpubench.report.table import format_time
 
-    base, new = results.load_json(base_path), results.load_json(new_path)
+    base, new = results.load_any(base_path), results.load_any(new_path)
     rows = compare_sets(base, new, threshold)
     names = [
         n for n in (rows[0].point if rows else {}) if len({str(r.point.get(n)) for r in rows}) > 1

@@ -83,6 +83,8 @@ class Environment:
     gpubench_version: str
     python_version: str
     numpy_version: str
+    # Which backend measured ({"name": ..., "version": ...}).
+    backend: dict[str, Any] = field(default_factory=dict)
     device: dict[str, Any] = field(default_factory=dict)
     gpu_uuid: str | None = None
     driver_version: str | None = None

@@ -47,3 +47,7 @@ class KernelLaunchError(GpubenchError):
 
 class LaunchShapeUnsupported(GpubenchError):
     """The device cannot run this launch shape (threads per block, shared memory, ...)."""
+
+
+class OutOfMemory(GpubenchError):
+    """The device or the host could not provide a buffer: the point is skipped, not crashed."""

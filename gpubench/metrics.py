@@ -1,6 +1,66 @@
-"""Work and time → effective bandwidth, GFLOP/s, speedup and fraction of the hardware peak."""
+"""Metrics declared once (key, column header, unit, direction) and the arithmetic behind them:
+work and time → effective bandwidth, GFLOP/s, speedup, fraction of the hardware peak.
+
+The table, the CSV, `compare` and plots read the declarations below; none of them knows a
+metric by name. A suite adds its own (overlap efficiency) through `Benchmark.metrics`.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number a result can carry, and how to show it."""
+
+    key: str
+    header: str
+    unit: str
+    # Python format for the value in tables ("{:,.1f}").
+    fmt: str = "{:,.1f}"
+    # True: larger is better (bandwidth); False: smaller is better (time); None: neither.
+    higher_is_better: bool | None = True
+    # Left out of the table when a result also has this metric (elements/s beside GFLOP/s).
+    hidden_with: str | None = None
+    # Multiply by this before formatting (fractions shown as percentages).
+    scale: float = 1.0
+
+    def format(self, value: float | None) -> str:
+        if value is None:
+            return ""
+        return self.fmt.format(value * self.scale)
+
+
+TIME = Metric("time_ms", "median", "ms", "{:,.3f}", higher_is_better=False)
+BANDWIDTH = Metric("gbps", "GB/s", "GB/s")
+PCT_PEAK_BANDWIDTH = Metric("pct_peak_bw", "% peak BW", "%", "{:,.1f}%")
+GFLOPS = Metric("gflops", "GFLOP/s", "GFLOP/s")
+PCT_PEAK_FP32 = Metric("pct_peak_flops", "% peak FP32", "%", "{:,.1f}%")
+ELEMENTS = Metric("gelem_per_s", "Gelem/s", "Gelem/s", "{:,.2f}", hidden_with="gflops")
+SPEEDUP = Metric("speedup", "speedup", "x", "{:,.2f}x")
+ITERATIONS = Metric("iterations", "iters", "", "{:,.0f}", higher_is_better=None)
+CGMA = Metric("cgma", "CGMA", "flop/elem", "{:,.0f}", higher_is_better=None)
+PCT_OF_VENDOR = Metric("pct_of_vendor", "% vendor", "%", "{:,.1f}%")
+
+# Table and CSV order.
+CATALOG: tuple[Metric, ...] = (
+    TIME, BANDWIDTH, PCT_PEAK_BANDWIDTH, GFLOPS, PCT_PEAK_FP32, ELEMENTS, SPEEDUP, ITERATIONS,
+    CGMA, PCT_OF_VENDOR,
+)  # fmt: skip
+
+
+def catalog(extra: tuple[Metric, ...] = ()) -> tuple[Metric, ...]:
+    """The standard metrics plus a suite's own, each key once."""
+    known = {m.key for m in CATALOG}
+    return CATALOG + tuple(m for m in extra if m.key not in known)
+
+
+def by_key(key: str, extra: tuple[Metric, ...] = ()) -> Metric:
+    for metric in catalog(extra):
+        if metric.key == key:
+            return metric
+    raise KeyError(key)
 
 
 def bandwidth_gbps(bytes_moved: int, time_ms: float) -> float:
@@ -27,6 +87,29 @@ def percent_of(value: float, peak: float | None) -> float | None:
     if not peak:
         return None
     return 100.0 * value / peak
+
+
+def work_metrics(
+    bytes_moved: int,
+    flops: int,
+    elements: int,
+    time_ms: float,
+    peak_bandwidth_gbps: float | None,
+    peak_fp32_gflops: float | None,
+) -> dict[str, float | None]:
+    """The rate metrics of one result from its work and median time."""
+    values: dict[str, float | None] = {TIME.key: time_ms}
+    if bytes_moved:
+        gbps = bandwidth_gbps(bytes_moved, time_ms)
+        values[BANDWIDTH.key] = gbps
+        values[PCT_PEAK_BANDWIDTH.key] = percent_of(gbps, peak_bandwidth_gbps)
+    if flops:
+        rate = gflops(flops, time_ms)
+        values[GFLOPS.key] = rate
+        values[PCT_PEAK_FP32.key] = percent_of(rate, peak_fp32_gflops)
+    if elements:
+        values[ELEMENTS.key] = elements / (time_ms * 1e-3) / 1e9
+    return values
 
 
 def theoretical_occupancy(

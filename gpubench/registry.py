@@ -45,24 +45,65 @@ def did_you_mean(word: str, candidates: list[str] | tuple[str, ...]) -> str:
 
 @cache
 def load_suite_file(path: str) -> Benchmark:
-    """A user's own suite: a .py file that defines BENCHMARK (a Benchmark instance)."""
+    """A user's own suite: a .py file that defines BENCHMARK (a Benchmark instance). Whatever
+    goes wrong while loading it is one ConfigError naming the file and the problem."""
     import hashlib
     import importlib.util
     import sys
+    import traceback
     from pathlib import Path
 
     file = Path(path).resolve()
     name = f"gpubench_user_suite_{hashlib.sha1(str(file).encode()).hexdigest()[:12]}"
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
-        raise ConfigError(f"cannot load suite file {path}")
+        raise ConfigError("cannot load this file as Python", source=path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look modules up by name
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(name, None)
+        raise ConfigError(f"syntax error on line {exc.lineno}: {exc.msg}", source=path) from None
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt from a suite file too
+        sys.modules.pop(name, None)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
+        where = f" (line {frames[-1].lineno})" if frames else ""
+        raise ConfigError(
+            f"loading the suite failed{where}: {type(exc).__name__}: {exc}", source=path
+        ) from None
     bench = getattr(module, "BENCHMARK", None)
+    if bench is None:
+        raise ConfigError(
+            "defines no BENCHMARK = <an instance of a gpubench.benchmark.Benchmark subclass>",
+            source=path,
+        )
+    if isinstance(bench, type) and issubclass(bench, Benchmark):
+        raise ConfigError(
+            f"BENCHMARK is the class {bench.__name__}; make it an instance: "
+            f"BENCHMARK = {bench.__name__}()",
+            source=path,
+        )
     if not isinstance(bench, Benchmark):
         raise ConfigError(
-            f"{path} defines no BENCHMARK = <a gpubench.benchmark.Benchmark instance>"
+            f"BENCHMARK is a {type(bench).__name__}, not an instance of a "
+            "gpubench.benchmark.Benchmark subclass",
+            source=path,
+        )
+    missing = [
+        attribute
+        for attribute in ("name", "description", "params", "variants", "baseline")
+        if not hasattr(bench, attribute)
+    ]
+    if missing:
+        raise ConfigError(f"the suite does not declare {', '.join(missing)}", source=path)
+    if bench.baseline not in bench.variant_names:
+        raise ConfigError(
+            f"baseline {bench.baseline!r} is not one of its variants "
+            f"({', '.join(bench.variant_names)})",
+            source=path,
         )
     return bench
 

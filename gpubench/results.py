@@ -70,7 +70,10 @@ class Result:
     verification: Verification | None = None
     kernel_attributes: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
-    # Spans (stream, operation, index, start_ms, end_ms) of one extra run, for suites that
+    # The work the metrics were computed from: bytes_moved, flops, elements of one run (for
+    # data-aware suites, of the checked run).
+    work: dict[str, int] | None = None
+    # Spans (stream, op, label, start_ms, end_ms) of one extra run, for suites that
     # record a timeline (`--timeline`).
     timeline: list[dict[str, Any]] = field(default_factory=list)
 
@@ -158,38 +161,39 @@ def load_json(path: str | os.PathLike[str]) -> ResultSet:
     return ResultSet.from_dict(record)
 
 
-CSV_FIELDS = (
-    "suite", "variant", "status", "reason", "median_ms", "min_ms", "mean_ms", "stdev_ms",
-    "rel_noise", "samples", "gbps", "gflops", "speedup", "pct_peak_bw", "pct_peak_flops",
-)  # fmt: skip
+SUMMARY_FIELDS = ("median_ms", "min_ms", "mean_ms", "stdev_ms", "rel_noise", "samples")
 
 
 def save_csv(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
+    """One row per result: the point's parameters, status, the timing summary, the work and
+    every metric any result carries (declared metrics first, in their declared order)."""
+    from gpubench.metrics import CATALOG, TIME
+
     target = _open_for_writing(Path(path))
     param_names: list[str] = []
     for r in result_set.results:
         for name in r.point:
             if name not in param_names:
                 param_names.append(name)
+    present = {key for r in result_set.results for key in r.metrics}
+    metric_keys = [m.key for m in CATALOG if m.key in present and m.key != TIME.key]
+    metric_keys += sorted(present - set(metric_keys) - {TIME.key})
+    work_keys = ("bytes_moved", "flops", "elements")
     with target.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow([*param_names, *CSV_FIELDS])
+        writer.writerow([*param_names, "suite", "variant", "status", "reason",
+                         *SUMMARY_FIELDS, *work_keys, *metric_keys])  # fmt: skip
         for r in result_set.results:
             summary = r.summary or {}
-            row: dict[str, Any] = {
-                "suite": r.suite,
-                "variant": r.variant,
-                "status": str(r.status),
-                "reason": r.reason,
-                **{k: summary.get(k) for k in ("median_ms", "min_ms", "mean_ms", "stdev_ms")},
-                "rel_noise": summary.get("rel_noise"),
-                "samples": summary.get("samples"),
-                **{k: r.metrics.get(k) for k in CSV_FIELDS if k in r.metrics},
-            }
-            writer.writerow(
-                [r.point.get(p, "") for p in param_names]
-                + ["" if row.get(k) is None else row[k] for k in CSV_FIELDS]
-            )
+            work = r.work or {}
+            values = [
+                *(r.point.get(p, "") for p in param_names),
+                r.suite, r.variant, str(r.status), r.reason,
+                *(summary.get(k) for k in SUMMARY_FIELDS),
+                *(work.get(k) for k in work_keys),
+                *(r.metrics.get(k) for k in metric_keys),
+            ]  # fmt: skip
+            writer.writerow(["" if v is None else v for v in values])
     return target
 
 
@@ -251,3 +255,23 @@ def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Resul
     if not header:
         raise ConfigError("no header line: not a gpubench results log", source=str(path))
     return header, results
+
+
+def load_any(path: str | os.PathLike[str]) -> ResultSet:
+    """A results file of either kind: JSON (`--json`) or a JSON-lines log (`--jsonl`, the
+    default output of `sweep`)."""
+    try:
+        with open(path, "rb") as handle:
+            start = handle.read(4096).lstrip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read results: {exc.strerror}", source=str(path)) from None
+    first_line = start.split(b"\n", 1)[0]
+    if b'"kind"' in first_line and b'"header"' in first_line:
+        header, loaded = load_jsonl(path)
+        return ResultSet(
+            suite=str(header.get("suite") or (loaded[0].suite if loaded else "")),
+            environment=dict(header.get("environment") or {}),
+            spec=dict(header.get("spec") or {}),
+            results=loaded,
+        )
+    return load_json(path)

@@ -1,32 +1,22 @@
-"""One run of a sweep, from a validated spec to saved results: the worker, the compile step,
-the results log, resuming, interruption and the exit code."""
+"""One run of a sweep, from a validated spec to saved results: orchestration only.
+
+The steps are the helpers below: the output plan, the worker and its environment, the resume
+check, compiling, measuring with the results log open, then the table and the files.
+"""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from gpubench import backends, kernels, registry, results
+from gpubench import backends, kernels, outputs, registry, results
+from gpubench.benchmark import Benchmark
 from gpubench.config import SweepSpec
 from gpubench.errors import EXIT_FAILED_POINTS, EXIT_INTERRUPTED, EXIT_OK, ConfigError
 from gpubench.report.progress import ProgressObserver
 from gpubench.report.table import results_table
 from gpubench.runner import Plan, point_key
-from gpubench.worker import DEFAULT_BACKEND, IsolatedRunner, WorkerSpec
-
-
-@dataclass(frozen=True)
-class Outputs:
-    json: str | None = None
-    csv: str | None = None
-    jsonl: str | None = None
-    resume: str | None = None
-    force: bool = False
-    progress: bool = False
-    # None: no timeline; "": record and print it; a path: also draw it there (PNG).
-    timeline: str | None = None
+from gpubench.worker import IsolatedRunner, WorkerSpec
 
 
 def fingerprint(
@@ -59,48 +49,23 @@ def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     return out
 
 
-def execute(spec: SweepSpec, outputs: Outputs, device: int, console: Any, err: Any) -> int:
+def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, console: Any,
+            err: Any) -> int:  # fmt: skip
     bench = registry.get(spec.suite_ref or spec.suite)
     points = spec.points(bench)
-    json_path = outputs.json or spec.outputs.json
-    csv_path = outputs.csv or spec.outputs.csv
-    jsonl_path = outputs.resume or outputs.jsonl or spec.outputs.jsonl
-
-    previous_header: dict[str, Any] = {}
-    previous: list[results.Result] = []
-    if outputs.resume:
-        if not Path(outputs.resume).is_file():
-            raise ConfigError("no such results log to resume from", source=outputs.resume)
-        previous_header, previous = results.load_jsonl(outputs.resume)
-
+    files = outputs.plan(spec, request)
+    previous_header, previous = (
+        results.load_jsonl(files.log) if files.resume and files.log else ({}, [])
+    )
     worker_spec = WorkerSpec.for_suite(spec.suite_ref or spec.suite, device)
-    if worker_spec.backend == DEFAULT_BACKEND:
-        backends.preflight()
+    backends.preflight(worker_spec.backend)
     runner = IsolatedRunner(worker_spec)
     environment = runner.start()
     try:
         stamp = fingerprint(spec, points, environment)
-        if outputs.resume:
-            changed = differences(previous_header.get("fingerprint", {}), stamp)
-            if changed and not outputs.force:
-                raise ConfigError(
-                    "the sweep, the kernel source or the GPU differ from the log; "
-                    "use --force to resume anyway: " + "; ".join(changed),
-                    source=outputs.resume,
-                )
-        dev = environment["device"]
-        peak = dev.get("peak_bandwidth_gbps")
-        err.print(
-            f"{dev['name']} ({dev['arch']}, {dev['sm_count']} SMs, peak DRAM "
-            f"{f'{peak:,.0f} GB/s' if peak else 'unknown'}) · {len(points)} point(s) × "
-            f"{len(spec.variants)} variant(s)"
-            + (
-                f" · resuming: {len(previous)} result(s) already in {outputs.resume}"
-                if previous
-                else ""
-            ),
-            highlight=False,
-        )
+        if files.resume:
+            _check_resumable(previous_header, stamp, files)
+        _announce(err, environment, points, spec, files, len(previous))
         report = runner.precompile(points)
         err.print(
             f"compiled {report['configurations']} configuration(s) in {report['seconds']:.1f} s: "
@@ -112,64 +77,107 @@ def execute(spec: SweepSpec, outputs: Outputs, device: int, console: Any, err: A
             suite=bench.name, environment=environment, spec=spec.to_dict(), compile_report=report
         )
         result_set.results.extend(previous)
-        log = None
-        if jsonl_path:
-            log = results.JsonLinesLog(jsonl_path, header={"fingerprint": stamp},
-                                       append=bool(outputs.resume))  # fmt: skip
-
-        class Collect:
-            def started(self, total: int) -> None: ...
-
-            def finished(self, result: results.Result) -> None:
-                result_set.results.append(result)
-
-        runner.observers = [Collect(), *([log] if log else [])]
         plan = Plan(bench, points, spec.variants, spec.baseline, spec.timing,
-                    timeline=outputs.timeline is not None)  # fmt: skip
-        interrupted = False
-        try:
-            if outputs.progress and sys.stderr.isatty():
-                with ProgressObserver(err) as bar:
-                    runner.observers.append(bar)
-                    runner.run(plan, previous)
-            else:
-                runner.run(plan, previous)
-        except KeyboardInterrupt:
-            interrupted = True
-        finally:
-            if log:
-                log.close()
+                    timeline=files.timeline is not None)  # fmt: skip
+        header = {"fingerprint": stamp, "suite": bench.name, "spec": spec.to_dict(),
+                  "environment": environment}  # fmt: skip
+        interrupted = _measure(runner, plan, result_set, files, header, previous, err)
     finally:
         end = runner.close()
     result_set.environment["end"] = end
     result_set.environment["worker_restarts"] = runner.restarts
+    _sort(result_set, points, spec.variants)
+    _render(console, bench, result_set, files)
+    return _save_and_exit_code(err, result_set, files, interrupted)
+
+
+def _check_resumable(header: dict[str, Any], stamp: dict[str, Any],
+                     files: outputs.OutputPlan) -> None:  # fmt: skip
+    changed = differences(header.get("fingerprint", {}), stamp)
+    if changed and not files.force:
+        raise ConfigError(
+            "the sweep, the kernel source or the GPU differ from the log; "
+            "use --force to resume anyway: " + "; ".join(changed),
+            source=files.log,
+        )
+
+
+def _announce(err: Any, environment: dict[str, Any], points: list[dict[str, Any]],
+              spec: SweepSpec, files: outputs.OutputPlan, already: int) -> None:  # fmt: skip
+    dev = environment["device"]
+    peak = dev.get("peak_bandwidth_gbps")
+    err.print(
+        f"{dev['name']} ({dev['arch']}, {dev['sm_count']} SMs, peak DRAM "
+        f"{f'{peak:,.0f} GB/s' if peak else 'unknown'}) · {len(points)} point(s) × "
+        f"{len(spec.variants)} variant(s)"
+        + (f" · resuming: {already} result(s) already in {files.log}" if already else ""),
+        highlight=False,
+    )
+
+
+def _measure(runner: IsolatedRunner, plan: Plan, result_set: results.ResultSet,
+             files: outputs.OutputPlan, header: dict[str, Any], previous: list[results.Result],
+             err: Any) -> bool:  # fmt: skip
+    """Run the plan with the log open; True if interrupted (what finished is kept)."""
+    log = results.JsonLinesLog(files.log, header=header, append=files.resume) if files.log else None
+
+    class Collect:
+        def started(self, total: int) -> None: ...
+
+        def finished(self, result: results.Result) -> None:
+            result_set.results.append(result)
+
+    runner.observers = [Collect(), *([log] if log else [])]
+    try:
+        if files.progress and sys.stderr.isatty():
+            with ProgressObserver(err) as bar:
+                runner.observers.append(bar)
+                runner.run(plan, previous)
+        else:
+            runner.run(plan, previous)
+    except KeyboardInterrupt:
+        return True
+    finally:
+        if log:
+            log.close()
+    return False
+
+
+def _sort(result_set: results.ResultSet, points: list[dict[str, Any]],
+          variants: tuple[str, ...]) -> None:  # fmt: skip
     order = {point_key(p): i for i, p in enumerate(points)}
-    variant_order = {v: i for i, v in enumerate(spec.variants)}
+    variant_order = {v: i for i, v in enumerate(variants)}
     result_set.results.sort(
         key=lambda r: (order.get(point_key(r.point), 0), variant_order.get(r.variant, 0))
     )
-    if result_set.results:
-        console.print(
-            results_table(
-                result_set.results,
-                title=bench.name,
-                show_resources=bench.show_resources,
-                extra_columns=bench.extra_columns,
-            )
-        )
-        if outputs.timeline is not None:
-            from gpubench.report import timeline
 
-            timeline.show(result_set.results, console, outputs.timeline or None)
-    saved = []
-    if json_path:
-        saved.append(str(results.save_json(result_set, json_path)))
-    if csv_path:
-        saved.append(str(results.save_csv(result_set, csv_path)))
-    if jsonl_path:
-        saved.append(jsonl_path)
-    if saved:
-        err.print(f"results: {', '.join(saved)}", highlight=False)
+
+def _render(console: Any, bench: Benchmark, result_set: results.ResultSet,
+            files: outputs.OutputPlan) -> None:  # fmt: skip
+    if not result_set.results:
+        return
+    console.print(
+        results_table(
+            result_set.results,
+            title=bench.name,
+            show_resources=bench.show_resources,
+            extra_metrics=bench.metrics,
+        )
+    )
+    if files.timeline is not None:
+        from gpubench.report import timeline
+
+        timeline.show(result_set.results, console, files.timeline or None)
+
+
+def _save_and_exit_code(err: Any, result_set: results.ResultSet, files: outputs.OutputPlan,
+                        interrupted: bool) -> int:  # fmt: skip
+    if files.json:
+        results.save_json(result_set, files.json)
+    if files.csv:
+        results.save_csv(result_set, files.csv)
+    if files.files:
+        err.print(f"results: {', '.join(files.files)}", highlight=False)
     if interrupted:
         err.print(f"interrupted: kept {len(result_set.results)} finished result(s)")
         return EXIT_INTERRUPTED

@@ -87,6 +87,8 @@ class Measurement:
     discarded: int = 0
     # Runs per sample (1 in cold mode).
     runs_per_sample: int = 1
+    # Runs made while measuring, warm-up and discarded samples included.
+    runs: int = 0
 
 
 def measure(
@@ -119,7 +121,8 @@ def measure(
             discarded += 1
         else:
             samples.append(sample)
-            total_ms += sample
+            # A hot sample is a per-run average over runs_per_sample runs: count them all.
+            total_ms += sample * runs_per_sample
         count = len(samples)
         # The noise estimate is O(n); checking it every few samples keeps the loop cheap.
         if (
@@ -128,7 +131,8 @@ def measure(
             and (count % NOISE_CHECK_EVERY == 0 or count == policy.min_samples)
             and robust_noise(samples) <= policy.target_noise
         ):
-            return Measurement(samples, True, discarded, runs_per_sample)
+            return Measurement(samples, True, discarded, runs_per_sample,
+                               (policy.warmup + attempts) * runs_per_sample)  # fmt: skip
         out_of_budget = attempts >= policy.max_samples or (
             count >= policy.min_samples and host_clock() - started >= policy.max_time_s
         )
@@ -136,7 +140,8 @@ def measure(
             if not samples:  # throttled throughout: keep the last sample rather than none
                 samples, discarded = [sample], discarded - 1
             converged = robust_noise(samples) <= policy.target_noise
-            return Measurement(samples, converged, discarded, runs_per_sample)
+            return Measurement(samples, converged, discarded, runs_per_sample,
+                               (policy.warmup + attempts) * runs_per_sample)  # fmt: skip
 
 
 def hot_runs_per_sample(one_run_ms: float, policy: TimingPolicy, cap: int = 10_000) -> int:

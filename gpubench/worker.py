@@ -10,7 +10,6 @@ fresh worker and goes on with the rest of the point. Checks and timing both run 
 
 from __future__ import annotations
 
-import importlib
 import multiprocessing
 import os
 import signal
@@ -19,11 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gpubench import backends
 from gpubench.errors import EnvironmentProblem, GpubenchError
 from gpubench.results import Result, Status
 from gpubench.runner import Observer, Plan, Runner, finish_point, point_key
 
-DEFAULT_BACKEND = "gpubench.backends:load"
 # Starting a worker imports NumPy and PyCUDA and creates a CUDA context.
 START_TIMEOUT_S = 120.0
 
@@ -32,18 +31,13 @@ START_TIMEOUT_S = 120.0
 class WorkerSpec:
     suite: str  # a registry name, or the path of a suite .py file
     device_index: int = 0
-    # "module:callable" that opens the backend; GPUBENCH_BACKEND overrides it (tests use a
-    # CPU fake that way).
-    backend: str = DEFAULT_BACKEND
+    # A backend name (gpubench.backends): "pycuda", or "package.module:Class" (the tests'
+    # CPU stand-in is one); GPUBENCH_BACKEND chooses it.
+    backend: str = backends.DEFAULT
 
     @classmethod
     def for_suite(cls, suite: str, device_index: int = 0) -> WorkerSpec:
-        return cls(suite, device_index, os.environ.get("GPUBENCH_BACKEND", DEFAULT_BACKEND))
-
-
-def _open_backend(reference: str, device_index: int) -> Any:
-    module, _, attribute = reference.partition(":")
-    return getattr(importlib.import_module(module), attribute)(device_index)
+        return cls(suite, device_index, backends.selected())
 
 
 def worker_main(conn: Any, spec: WorkerSpec) -> None:
@@ -52,7 +46,7 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
     from gpubench import registry
 
     try:
-        backend = _open_backend(spec.backend, spec.device_index)
+        backend = backends.load(spec.device_index, spec.backend)
         bench = registry.get(spec.suite)
         conn.send(("ready", backend.environment().to_dict()))
     except GpubenchError as exc:

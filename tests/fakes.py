@@ -1,14 +1,17 @@
-"""A CPU stand-in for the PyCUDA backend and a tiny suite whose kernels are Python functions.
+"""A CPU stand-in for the PyCUDA backend, and small suites whose kernels are Python functions.
 
-It lets the runner's logic (poisoning, verification, skips, compile failures, speedups) be
-tested in CI, where there is no GPU.
+The fake backend implements the whole backend contract (gpubench.backends.base) on NumPy byte
+arrays: device and host buffers, launches, copies in every direction, library calls, Repeat
+with its flag read back, several streams (run in order), timelines. It lets the runner's
+logic (poisoning, in-out buffers, verification, re-checks, skips, convergence, compile
+failures, speedups) be tested in CI, where there is no GPU.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,15 +21,20 @@ from gpubench.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
+    Case,
+    Copy,
     Launch,
+    LibraryCall,
     Param,
     Point,
+    Repeat,
+    RunRecord,
     Tolerance,
     Variant,
     Work,
 )  # fmt: skip
 from gpubench.device import DeviceInfo, Environment, host_environment
-from gpubench.errors import KernelCompileError, KernelLaunchError
+from gpubench.errors import KernelCompileError, KernelLaunchError, OutOfMemory
 
 FAKE_DEVICE = DeviceInfo(
     name="Fake GPU", compute_capability=(9, 0), sm_count=4, sm_clock_mhz=1000.0,
@@ -37,17 +45,21 @@ FAKE_DEVICE = DeviceInfo(
 )  # fmt: skip
 
 
+def f32(buffer: np.ndarray) -> np.ndarray:
+    return buffer.view(np.float32)
+
+
 def _scale_good(out: np.ndarray, x: np.ndarray, n: int) -> None:
-    out[:n] = 2 * x[:n]
+    f32(out)[:n] = 2 * f32(x)[:n]
 
 
 def _scale_skips_last(out: np.ndarray, x: np.ndarray, n: int) -> None:
-    out[: n - 1] = 2 * x[: n - 1]
+    f32(out)[: n - 1] = 2 * f32(x)[: n - 1]
 
 
 def _scale_wrong(out: np.ndarray, x: np.ndarray, n: int) -> None:
-    out[:n] = 2 * x[:n]
-    out[n // 2] += 1.0
+    f32(out)[:n] = 2 * f32(x)[:n]
+    f32(out)[n // 2] += 1.0
 
 
 def _scale_crash(out: np.ndarray, x: np.ndarray, n: int) -> None:
@@ -70,8 +82,40 @@ def _scale_die(out: np.ndarray, x: np.ndarray, n: int) -> None:
     os._exit(3)  # the process dies under us, as with a segfault in a driver
 
 
+def _scale_first_launch_only(out: np.ndarray, x: np.ndarray, n: int, counter: np.ndarray) -> None:
+    """Right on its first launch only: a counter it never resets (the bug the re-check after
+    timing exists for)."""
+    count = counter.view(np.uint32)
+    f32(out)[:n] = 2 * f32(x)[:n] + (1.0 if count[0] else 0.0)
+    count[0] += 1
+
+
+def _scale_writes_once(out: np.ndarray, x: np.ndarray, n: int, counter: np.ndarray) -> None:
+    """Writes its output on the first launch only, then nothing."""
+    count = counter.view(np.uint32)
+    if not count[0]:
+        f32(out)[:n] = 2 * f32(x)[:n]
+    count[0] += 1
+
+
+def _axpy_inplace(y: np.ndarray, x: np.ndarray, a: float, n: int) -> None:
+    f32(y)[:n] = np.float32(a) * f32(x)[:n] + f32(y)[:n]
+
+
+def _count_down(values: np.ndarray, changed: np.ndarray, n: int) -> None:
+    """One relaxation: every positive value goes down by one; the flag says whether any did."""
+    v = values.view(np.int32)[:n]
+    if (v > 0).any():
+        changed.view(np.int32)[0] = 1
+    np.maximum(v - 1, 0, out=v)
+
+
+def _count_down_never_done(values: np.ndarray, changed: np.ndarray, n: int) -> None:
+    changed.view(np.int32)[0] = 1
+
+
 # Fake GPU time per kernel (ms): `fast` is twice as fast as `good`.
-KERNELS = {
+KERNELS: dict[str, tuple[Any, float]] = {
     "good": (_scale_good, 1.0),
     "fast": (_scale_good, 0.5),
     "skips_last": (_scale_skips_last, 1.0),
@@ -79,11 +123,17 @@ KERNELS = {
     "crash": (_scale_crash, 1.0),
     "refused": (_scale_refused, 1.0),
     "huge_block": (_scale_good, 1.0),
+    "first_launch_only": (_scale_first_launch_only, 1.0),
+    "writes_once": (_scale_writes_once, 1.0),
+    "axpy_inplace": (_axpy_inplace, 1.0),
+    "count_down": (_count_down, 0.25),
+    "count_down_never_done": (_count_down_never_done, 0.25),
 }
 # Variants that only make sense behind a worker process (they hang or kill the process).
 DANGEROUS = {"hang": (_scale_hang, 1.0), "die": (_scale_die, 1.0), "slow": (_scale_good, 1.0)}
 KERNELS.update(DANGEROUS)
-SAFE_VARIANTS = tuple(k for k in KERNELS if k not in DANGEROUS)
+SCALE_VARIANTS = ("good", "fast", "skips_last", "wrong", "crash", "refused", "huge_block",
+                  "first_launch_only", "writes_once")  # fmt: skip
 
 
 class FakeModule:
@@ -95,28 +145,81 @@ class FakeModule:
 
 
 @dataclass
+class FakeBuffer:
+    location: str
+    data: np.ndarray  # uint8
+
+
+@dataclass
 class FakeBound:
-    calls: list[tuple[str, tuple[Any, ...]]]
+    steps: list[Any]
+    buffers: dict[str, FakeBuffer]
+    record: RunRecord = field(default_factory=RunRecord)
+    runs: int = 0
+
+    @property
+    def first_kernel(self) -> str | None:
+        for step in self.steps:
+            for inner in step.body if isinstance(step, Repeat) else (step,):
+                if isinstance(inner, Launch):
+                    return inner.kernel
+        return None
+
+    def _do(self, step: Any) -> None:
+        if isinstance(step, Launch):
+            args = [
+                self.buffers[a.name].data[a.offset :] if isinstance(a, BufferRef) else a.item()
+                for a in step.args
+            ]
+            KERNELS[step.kernel][0](*args)
+        elif isinstance(step, Copy):
+            src, dst = self.buffers[step.src].data, self.buffers[step.dst].data
+            n = len(src) - step.src_offset if step.nbytes is None else step.nbytes
+            dst[step.dst_offset : step.dst_offset + n] = src[step.src_offset : step.src_offset + n]
+        elif isinstance(step, LibraryCall):
+            step.run({name: id(b) for name, b in self.buffers.items()}, 0)
 
     def enqueue(self) -> None:
-        for kernel, args in self.calls:
-            KERNELS[kernel][0](*args)
+        self.record = RunRecord()
+        self.runs += 1
+        for step in self.steps:
+            if not isinstance(step, Repeat):
+                self._do(step)
+                continue
+            flag = self.buffers[step.flag].data
+            for iteration in range(1, step.max_iterations + 1):
+                flag[:] = 0
+                for inner in step.body:
+                    self._do(inner)
+                if not flag.any():
+                    self.record.iterations += iteration
+                    break
+            else:
+                self.record.iterations += step.max_iterations
+                self.record.converged = False
+                self.record.unconverged.append(step.label or f"repeat on {step.flag!r}")
 
 
 class FakeBackend:
+    name = "fake"
+    version = "1"
+    compiler_id = "fake"
+    # Device memory the fake reports free; tests lower it to exercise the preflight.
+    free_device_bytes: ClassVar[int] = 2**30
+
     def __init__(self, device_index: int = 0) -> None:
         self.device = FAKE_DEVICE
         self.compiles: list[list[str]] = []
         self.timed: list[str] = []
         self.live_buffers = 0
         self.context_broken = False
+        self.restores = 0
 
     def environment(self) -> Environment:
         env = host_environment()
+        env.backend = {"name": self.name, "version": self.version}
         env.device = self.device.to_dict()
         return env
-
-    compiler_id = "fake"
 
     def compile_binary(self, source: str, options: list[str], include_dirs: list[str]) -> bytes:
         self.compiles.append(options)
@@ -138,29 +241,38 @@ class FakeBackend:
     def readings(self) -> dict:
         return {"sm_clock_mhz": 1000.0, "temperature_c": 40, "power_w": 100.0}
 
-    def time_hot_ms(self, bound: FakeBound, runs: int) -> float:
-        return self.time_once_ms(bound, flush_l2=False)
+    def memory_info(self) -> tuple[int, int]:
+        return self.free_device_bytes, 2**30
 
-    def alloc(self, spec: BufferSpec) -> np.ndarray:
+    # -- buffers --------------------------------------------------------------------------
+    def alloc(self, spec: BufferSpec) -> FakeBuffer:
+        if spec.location == "device" and spec.nbytes > self.free_device_bytes:
+            raise OutOfMemory(f"cannot allocate {spec.nbytes} bytes of device memory")
         self.live_buffers += 1
-        return np.zeros(spec.nbytes, dtype=np.uint8)
+        return FakeBuffer(spec.location, np.zeros(max(spec.nbytes, 4), dtype=np.uint8))
 
-    def upload(self, host: np.ndarray) -> np.ndarray:
-        self.live_buffers += 1
-        return np.ascontiguousarray(host).reshape(-1).view(np.uint8).copy()
+    def write(self, buffer: FakeBuffer, spec: BufferSpec, host: np.ndarray) -> None:
+        flat = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
+        buffer.data[: flat.nbytes] = flat
 
-    def download(self, buffer: np.ndarray, spec: BufferSpec) -> np.ndarray:
-        return buffer.view(spec.dtype).reshape(spec.shape).copy()
+    def read(self, buffer: FakeBuffer, spec: BufferSpec) -> np.ndarray:
+        return buffer.data[: spec.nbytes].view(spec.dtype).reshape(spec.shape).copy()
 
-    def poison(self, buffer: np.ndarray, spec: BufferSpec) -> None:
-        buffer[:] = 0xFF
+    def restore(self, dst: FakeBuffer, src: FakeBuffer, spec: BufferSpec) -> None:
+        assert dst.location == src.location
+        self.restores += 1
+        dst.data[: spec.nbytes] = src.data[: spec.nbytes]
 
-    def zero(self, buffer: np.ndarray, spec: BufferSpec) -> None:
-        buffer[:] = 0
+    def poison(self, buffer: FakeBuffer, spec: BufferSpec) -> None:
+        buffer.data[:] = 0xFF
 
-    def free(self, buffer: np.ndarray) -> None:
+    def zero(self, buffer: FakeBuffer, spec: BufferSpec) -> None:
+        buffer.data[:] = 0
+
+    def free(self, buffer: FakeBuffer) -> None:
         self.live_buffers -= 1
 
+    # -- runs -----------------------------------------------------------------------------
     def launch_problem(self, module: FakeModule, launches: list[Launch]) -> str | None:
         for launch in launches:
             if launch.threads_per_block > 1024:
@@ -169,33 +281,47 @@ class FakeBackend:
                 )
         return None
 
-    def bind(
-        self, module: FakeModule, launches: list[Launch], buffers: dict[str, Any], host_inputs=None
-    ) -> FakeBound:
-        calls = []
-        for launch in launches:
-            args = []
-            for arg in launch.args:
-                if isinstance(arg, BufferRef):
-                    args.append(buffers[arg.name].view(np.float32))
-                else:
-                    args.append(int(arg))
-            calls.append((launch.kernel, tuple(args)))
-        return FakeBound(calls)
+    def bind(self, module: FakeModule | None, steps: list[Any], buffers: dict[str, FakeBuffer],
+             specs: dict[str, BufferSpec]) -> FakeBound:  # fmt: skip
+        return FakeBound(list(steps), dict(buffers))
 
-    def run_checked(self, bound: FakeBound) -> None:
+    def run_checked(self, bound: FakeBound) -> RunRecord:
         try:
             bound.enqueue()
         except KernelLaunchError:
-            if any(kernel == "crash" for kernel, _ in bound.calls):
+            if bound.first_kernel == "crash":
                 self.context_broken = True  # a sticky error, like an illegal address
             raise
+        return bound.record
 
     def time_once_ms(self, bound: FakeBound, flush_l2: bool) -> float:
-        self.timed.append(bound.calls[0][0])
-        if bound.calls[0][0] == "slow":
+        kernel = bound.first_kernel
+        self.timed.append(kernel or "copy")
+        bound.enqueue()
+        if kernel == "slow":
             time.sleep(0.02)  # gives a signal or a kill -9 time to land mid-sweep
-        return KERNELS[bound.calls[0][0]][1]
+        per_launch = KERNELS[kernel][1] if kernel else 1.0
+        return per_launch * max(1, bound.record.iterations)
+
+    def time_hot_ms(self, bound: FakeBound, runs: int) -> float:
+        total = sum(self.time_once_ms(bound, flush_l2=False) for _ in range(min(runs, 3)))
+        return total / min(runs, 3)
+
+    def timeline(self, bound: FakeBound) -> list[dict[str, Any]]:
+        spans, clock = [], 0.0
+        for step in bound.steps:
+            op = {Launch: "kernel", LibraryCall: "library", Repeat: "repeat"}.get(type(step))
+            if isinstance(step, Copy):
+                where = (bound.buffers[step.src].location, bound.buffers[step.dst].location)
+                op = {"device": "D"}.get(where[0], "H") + "2" + {"device": "D"}.get(where[1], "H")
+            spans.append({"stream": getattr(step, "stream", 0), "op": op,
+                          "label": step.label, "start_ms": clock, "end_ms": clock + 1.0})  # fmt: skip
+            clock += 1.0
+        bound.enqueue()
+        return spans
+
+    def release(self, bound: FakeBound) -> None:
+        pass
 
 
 class ScaleSuite(Benchmark):
@@ -206,42 +332,43 @@ class ScaleSuite(Benchmark):
     baseline = "good"
     source_file: ClassVar[str] = __file__  # any existing file: the fake compiler ignores it
     params = (
-        Param("n", int, 1000, "elements", minimum=1),
+        Param("n", int, 1000, "elements", minimum=1, maximum=10**9),
         Param(
             "broken", int, 0, "1 makes the fake compiler fail", choices=(0, 1), compile_time=True
         ),
         Param("label", str, "a", "free text"),
         Param("scale", float, 1.0, "a float"),
     )
-    variants = tuple(Variant(k, k, computes="double") for k in SAFE_VARIANTS)
+    variants = tuple(Variant(k, k, computes="double") for k in SCALE_VARIANTS)
+    cgma_value: ClassVar[float | None] = None
 
-    def defines(self, point: Point) -> dict[str, str]:
-        return {"BROKEN": str(point["broken"])}
+    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
+        return {"x": BufferSpec((point["n"],), np.dtype(np.float32))}
 
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
         return {"x": rng.random(point["n"], dtype=np.float32) + 1}
 
-    def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
-        return {"out": BufferSpec((point["n"],), np.dtype(np.float32))}
-
-    def launches(self, variant: str, point: Point, device=None) -> list[Launch]:
+    def case(self, variant: str, point: Point, device: Any, inputs: dict[str, np.ndarray]) -> Case:
+        n = point["n"]
         block = (2048 if variant == "huge_block" else 256, 1, 1)
-        return [
-            Launch(
-                variant, (1, 1, 1), block, (BufferRef("out"), BufferRef("x"), np.int32(point["n"]))
-            )
-        ]
+        args: tuple[Any, ...] = (BufferRef("out"), BufferRef("x"), np.int32(n))
+        scratch = {}
+        if variant in ("first_launch_only", "writes_once"):
+            args += (BufferRef("counter"),)
+            scratch["counter"] = BufferSpec((1,), np.dtype(np.uint32), init="zero")
+        return Case(
+            steps=[Launch(variant, (1, 1, 1), block, args)],
+            outputs={"out": BufferSpec((n,), np.dtype(np.float32))},
+            scratch=scratch,
+            work=Work(bytes_moved=8 * n, flops=n, elements=n),
+            tolerance=Tolerance(rtol=1e-6),
+            cgma=self.cgma_value,
+        )
 
     def reference(
         self, computes: str, point: Point, inputs: dict[str, np.ndarray]
     ) -> dict[str, np.ndarray]:
         return {"out": 2 * inputs["x"]}
-
-    def tolerance(self, variant: str, point: Point, device=None) -> Tolerance:
-        return Tolerance(rtol=1e-6)
-
-    def work(self, variant: str, point: Point) -> Work:
-        return Work(bytes_moved=8 * point["n"], flops=point["n"], elements=point["n"])
 
 
 class DangerousScaleSuite(ScaleSuite):
@@ -249,4 +376,81 @@ class DangerousScaleSuite(ScaleSuite):
     the worker isolation."""
 
     name = "dangerous_scale"
-    variants = tuple(Variant(k, k, computes="double") for k in KERNELS)
+    variants = tuple(Variant(k, k, computes="double") for k in (*SCALE_VARIANTS, *DANGEROUS))
+
+
+class InPlaceSuite(Benchmark):
+    """y = a*x + y in place, and the same from pinned host memory through copies."""
+
+    name = "inplace"
+    description = "in-place axpy"
+    baseline = "device"
+    source_file: ClassVar[str] = __file__
+    params = (Param("n", int, 100, "elements", minimum=1),)
+    variants = (Variant("device", "in place on the device", "axpy"),
+                Variant("via_host", "copies in and out of an in-out pinned buffer", "axpy"))  # fmt: skip
+
+    def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        n = point["n"]
+        return {"x": rng.random(n, dtype=np.float32) + 1, "y": rng.random(n, dtype=np.float32)}
+
+    def case(self, variant: str, point: Point, device: Any, inputs: dict[str, np.ndarray]) -> Case:
+        n = point["n"]
+        if variant == "device":
+            return Case(
+                steps=[Launch("axpy_inplace", (1, 1, 1), (128, 1, 1),
+                              (BufferRef("y"), BufferRef("x"), np.float32(2.5), np.int32(n)))],
+                outputs={"y": BufferSpec.like(inputs["y"], init="input")},
+                work=Work(bytes_moved=12 * n, flops=2 * n),
+            )  # fmt: skip
+        return Case(
+            steps=[Copy("y", "dy"),
+                   Launch("axpy_inplace", (1, 1, 1), (128, 1, 1),
+                          (BufferRef("dy"), BufferRef("x"), np.float32(2.5), np.int32(n))),
+                   Copy("dy", "y")],
+            outputs={"y": BufferSpec.like(inputs["y"], location="pinned", init="input")},
+            scratch={"dy": BufferSpec.like(inputs["y"])},
+            work=Work(bytes_moved=12 * n, flops=2 * n),
+        )  # fmt: skip
+
+    def reference(
+        self, computes: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        return {"y": np.float32(2.5) * inputs["x"] + inputs["y"]}
+
+
+class CountDownSuite(Benchmark):
+    """Every value counts down to zero, one step per iteration, until nothing changes."""
+
+    name = "countdown"
+    description = "iteration to convergence"
+    baseline = "converges"
+    source_file: ClassVar[str] = __file__
+    params = (Param("n", int, 50, "elements", minimum=1), Param("top", int, 7, "largest value"),
+              Param("max_iterations", int, 100, "iteration cap"))  # fmt: skip
+    variants = (Variant("converges", "counts down", "zeros"),
+                Variant("never_done", "always says it changed something", "zeros"))  # fmt: skip
+
+    def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        values = rng.integers(0, point["top"], size=point["n"], dtype=np.int32)
+        values[0] = point["top"]
+        return {"values": values}
+
+    def case(self, variant: str, point: Point, device: Any, inputs: dict[str, np.ndarray]) -> Case:
+        n = point["n"]
+        kernel = "count_down" if variant == "converges" else "count_down_never_done"
+        body = (Launch(kernel, (1, 1, 1), (64, 1, 1),
+                       (BufferRef("values"), BufferRef("changed"), np.int32(n))),)  # fmt: skip
+        return Case(
+            steps=[Repeat(body, flag="changed", max_iterations=point["max_iterations"])],
+            outputs={"values": BufferSpec.like(inputs["values"], init="input")},
+            scratch={"changed": BufferSpec((1,), np.dtype(np.int32))},
+            # Data-aware work: every iteration reads and writes every value.
+            work=lambda record: Work(bytes_moved=8 * n * record.iterations,
+                                     elements=n * record.iterations),  # fmt: skip
+        )
+
+    def reference(
+        self, computes: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        return {"values": np.zeros_like(inputs["values"])}

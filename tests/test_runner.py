@@ -153,7 +153,7 @@ def test_observers_see_every_result_in_order():
 def test_results_carry_kernel_resources_occupancy_and_cgma(monkeypatch):
     from tests import fakes
 
-    monkeypatch.setattr(fakes.ScaleSuite, "cgma", lambda self, variant, point: 0.25, raising=False)
+    monkeypatch.setattr(fakes.ScaleSuite, "cgma_value", 0.25)
     results, _ = run(["good"])
     attributes = results["good"].kernel_attributes["good"]
     assert attributes["registers_per_thread"] == 16 and attributes["threads_per_block"] == 256

@@ -1,24 +1,43 @@
-"""The device backend: the only package that talks to CUDA. `load()` picks and opens it."""
+"""Device backends by name. `load()` opens one; the parent process only calls `preflight()`.
+
+Built in: "pycuda" (the default). A backend of one's own (or the tests' CPU stand-in) is named
+"package.module:Class"; GPUBENCH_BACKEND selects one for a whole run.
+"""
 
 from __future__ import annotations
 
+import importlib
+import os
 import shutil
 
 from gpubench.backends.base import Backend, BoundRun, CompiledModule, KernelAttributes
-from gpubench.errors import EnvironmentProblem
+from gpubench.errors import ConfigError, EnvironmentProblem
 
-__all__ = ["Backend", "BoundRun", "CompiledModule", "KernelAttributes", "load"]
+__all__ = [
+    "BUILT_IN", "DEFAULT", "Backend", "BoundRun", "CompiledModule", "KernelAttributes",
+    "load", "preflight", "selected",
+]  # fmt: skip
+
+DEFAULT = "pycuda"
+BUILT_IN = {"pycuda": "gpubench.backends.pycuda_backend:PyCudaBackend"}
 
 
-def preflight() -> None:
-    """Fail fast, in the parent process and without touching CUDA, when PyCUDA or nvcc is
-    missing (the worker would find out only after starting)."""
+def selected() -> str:
+    """The backend this run uses: GPUBENCH_BACKEND, else the default."""
+    return os.environ.get("GPUBENCH_BACKEND") or DEFAULT
+
+
+def preflight(name: str = DEFAULT) -> None:
+    """Fail fast, in the parent process and without touching CUDA, when what the backend
+    needs is missing (the worker would find out only after starting)."""
+    if name != "pycuda":
+        return
     try:
         import pycuda  # noqa: F401  (the package only: pycuda.driver would load the driver)
     except ImportError as exc:
         raise EnvironmentProblem(
             f"PyCUDA is not installed ({exc}): on a machine with an NVIDIA GPU and driver, "
-            "run  pip install 'gpubench[cuda]'"
+            "run  pip install '.[cuda]'  in the gpubench checkout"
         ) from None
     if shutil.which("nvcc") is None:
         raise EnvironmentProblem(
@@ -27,15 +46,32 @@ def preflight() -> None:
         )
 
 
-def load(device_index: int = 0) -> Backend:
-    """Open the PyCUDA backend on one GPU, or raise EnvironmentProblem saying what is missing."""
-    preflight()
+def _factory(name: str) -> type:
+    reference = BUILT_IN.get(name, name)
+    module, _, attribute = reference.partition(":")
+    if not attribute:
+        known = ", ".join(BUILT_IN)
+        raise ConfigError(
+            f"unknown backend {name!r}: use one of {known}, or package.module:Class",
+            source="GPUBENCH_BACKEND",
+        )
     try:
-        import pycuda.driver  # noqa: F401
+        return getattr(importlib.import_module(module), attribute)
     except ImportError as exc:
-        raise EnvironmentProblem(
-            f"PyCUDA could not load the CUDA driver ({exc}): check the NVIDIA driver (nvidia-smi)"
+        if name == "pycuda":
+            raise EnvironmentProblem(
+                f"PyCUDA could not load the CUDA driver ({exc}): check the NVIDIA driver "
+                "(nvidia-smi)"
+            ) from None
+        raise ConfigError(
+            f"cannot import backend {name!r}: {exc}", source="GPUBENCH_BACKEND"
         ) from None
-    from gpubench.backends.pycuda_backend import PyCudaBackend
+    except AttributeError:
+        raise ConfigError(f"{module} has no {attribute}", source="GPUBENCH_BACKEND") from None
 
-    return PyCudaBackend(device_index)
+
+def load(device_index: int = 0, name: str | None = None) -> Backend:
+    """Open a backend on one GPU, or raise EnvironmentProblem saying what is missing."""
+    name = name or selected()
+    preflight(name)
+    return _factory(name)(device_index)

@@ -1,4 +1,9 @@
-"""The small interface the runner needs from a device backend."""
+"""The backend contract: every member the harness uses, declared here and nowhere else.
+
+A backend owns one device. It compiles and loads kernels, allocates device and host buffers,
+runs the backend-neutral steps of `gpubench.steps` (launches, copies, library calls, repeats,
+on several streams) and times them with device events. The harness never reaches past it.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gpubench.benchmark import BufferSpec, Launch, LibraryCall
+from gpubench.benchmark import BufferSpec
 from gpubench.device import DeviceInfo, Environment
+from gpubench.steps import Launch, RunRecord, Step
 
 
 @dataclass(frozen=True)
@@ -25,29 +31,64 @@ class KernelAttributes:
 
 
 class CompiledModule(Protocol):
-    def attributes(self, kernel: str) -> KernelAttributes: ...
+    def attributes(self, kernel: str) -> KernelAttributes:
+        """Raises KernelLaunchError when the module has no such kernel."""
+        ...
 
 
 class BoundRun(Protocol):
-    """A variant's launches with their arguments resolved, ready to enqueue with no lookups."""
+    """A variant's steps with their buffers resolved, ready to run with no lookups."""
+
+    # What the latest run recorded (iterations of its Repeat steps).
+    record: RunRecord
 
     def enqueue(self) -> None: ...
 
 
 class Backend(Protocol):
+    # Recorded with every result set: which backend measured, and its version.
+    name: str
+    version: str
     device: DeviceInfo
+    # What compiled binaries depend on besides source and options (compiler, architecture).
+    compiler_id: str
 
+    # -- device and environment -----------------------------------------------------------
     def environment(self) -> Environment: ...
 
-    def compile(
-        self, source: str, options: list[str], include_dirs: list[str]
-    ) -> CompiledModule: ...
+    def readings(self) -> dict[str, Any]:
+        """SM clock, temperature and power now."""
+        ...
 
-    def alloc(self, spec: BufferSpec) -> Any: ...
+    def sm_clock_mhz(self) -> float | None: ...
 
-    def upload(self, host: np.ndarray) -> Any: ...
+    def memory_info(self) -> tuple[int, int]:
+        """(free, total) device memory in bytes."""
+        ...
 
-    def download(self, buffer: Any, spec: BufferSpec) -> np.ndarray: ...
+    def context_alive(self) -> bool:
+        """False once a kernel broke the device context (the worker must be replaced)."""
+        ...
+
+    # -- compile ----------------------------------------------------------------------------
+    def compile_binary(self, source: str, options: list[str], include_dirs: list[str]) -> bytes:
+        """Raises KernelCompileError with the compiler's output."""
+        ...
+
+    def load(self, binary: bytes) -> CompiledModule: ...
+
+    # -- buffers (device or host, from spec.location) ---------------------------------------
+    def alloc(self, spec: BufferSpec) -> Any:
+        """Raises OutOfMemory when the device or the host cannot provide it."""
+        ...
+
+    def write(self, buffer: Any, spec: BufferSpec, host: np.ndarray) -> None: ...
+
+    def read(self, buffer: Any, spec: BufferSpec) -> np.ndarray: ...
+
+    def restore(self, dst: Any, src: Any, spec: BufferSpec) -> None:
+        """Copy all of `src` into `dst` ahead of the next run, outside any timed region."""
+        ...
 
     def poison(self, buffer: Any, spec: BufferSpec) -> None: ...
 
@@ -55,12 +96,36 @@ class Backend(Protocol):
 
     def free(self, buffer: Any) -> None: ...
 
-    def launch_problem(self, module: CompiledModule, launches: list[Launch]) -> str | None: ...
+    # -- runs ---------------------------------------------------------------------------------
+    def launch_problem(self, module: CompiledModule, launches: list[Launch]) -> str | None:
+        """Why the device cannot run these launch shapes, or None."""
+        ...
 
     def bind(
-        self, module: CompiledModule, steps: list[Launch | LibraryCall], buffers: dict[str, Any]
+        self,
+        module: CompiledModule | None,
+        steps: list[Step],
+        buffers: dict[str, Any],
+        specs: dict[str, BufferSpec],
     ) -> BoundRun: ...
 
-    def run_checked(self, bound: BoundRun) -> None: ...
+    def run_checked(self, bound: BoundRun) -> RunRecord:
+        """One run, waited for; raises KernelLaunchError if any step fails."""
+        ...
 
-    def time_once_ms(self, bound: BoundRun, flush_l2: bool) -> float: ...
+    def time_once_ms(self, bound: BoundRun, flush_l2: bool) -> float:
+        """One run between two device events (L2 flushed first if asked), in ms."""
+        ...
+
+    def time_hot_ms(self, bound: BoundRun, runs: int) -> float:
+        """`runs` back-to-back runs between two events, per run, in ms."""
+        ...
+
+    def timeline(self, bound: BoundRun) -> list[dict[str, Any]]:
+        """One more run with events around every step: spans with stream, op, label,
+        start_ms and end_ms from the run's start."""
+        ...
+
+    def release(self, bound: BoundRun) -> None:
+        """Free what timing attached to a bound run (CUDA graphs)."""
+        ...

@@ -1,6 +1,7 @@
-"""PyCUDA backend: primary context, nvcc compiles and module loads, allocations, launches, events.
+"""PyCUDA backend: primary context, nvcc compiles and module loads, device and host buffers,
+the steps of a run on several streams, CUDA events.
 
-The only module that imports pycuda (and pynvml for clocks, UUID and driver version).
+The only module that imports pycuda (NVML and CUDA graphs have helper modules of their own).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.backends import nvml
 from gpubench.backends.base import KernelAttributes
-from gpubench.benchmark import BufferRef, BufferSpec, Launch, LibraryCall, Program, ProgramContext
+from gpubench.backends.cuda_graphs import CudaGraphs
+from gpubench.benchmark import BufferSpec
 from gpubench.device import (
     DeviceInfo,
     Environment,
@@ -23,7 +26,13 @@ from gpubench.device import (
     host_environment,
     nvcc_version,
 )
-from gpubench.errors import EnvironmentProblem, KernelCompileError, KernelLaunchError
+from gpubench.errors import (
+    EnvironmentProblem,
+    KernelCompileError,
+    KernelLaunchError,
+    OutOfMemory,
+)
+from gpubench.steps import BufferRef, Copy, Launch, LibraryCall, Repeat, RunRecord, Step
 
 import pycuda.driver as cuda  # isort: skip  (after our own imports: the optional dependency)
 
@@ -63,122 +72,75 @@ class _Module:
 
 
 @dataclass
+class _Buffer:
+    """Device memory, or host memory as a flat byte array (page-locked or pageable)."""
+
+    location: str
+    nbytes: int
+    device: Any = None
+    host: np.ndarray | None = None
+
+    @property
+    def pointer(self) -> int:
+        return int(self.device)
+
+    def host_bytes(self, offset: int = 0, nbytes: int | None = None) -> np.ndarray:
+        assert self.host is not None
+        end = self.nbytes if nbytes is None else offset + nbytes
+        return self.host[offset:end]
+
+
+@dataclass
+class _Op:
+    """One top-level step, resolved: the stream it runs on, what it is, and the call."""
+
+    stream: int
+    op: str
+    label: str
+    call: Callable[[], None]
+
+
+@dataclass
 class _BoundRun:
-    calls: list[Callable[[], None]]
+    ops: list[_Op]
+    side_streams: dict[int, Any]
+    # Not capturable into a CUDA graph (host round trips, synchronous or pageable copies).
+    capturable: bool = True
+    record: RunRecord = field(default_factory=RunRecord)
     # runs per graph → an instantiated CUDA graph of that many back-to-back runs (hot mode)
     graphs: dict[int, Any] = field(default_factory=dict)
+    _fork: Any = None
+    _joins: dict[int, Any] = field(default_factory=dict)
+    _main: Any = None
 
     def enqueue(self) -> None:
-        for call in self.calls:
-            call()
+        self.record = RunRecord()
+        self._fork_streams()
+        for op in self.ops:
+            op.call()
+        self._join_streams()
+
+    def _fork_streams(self) -> None:
+        # Side streams start after everything already queued on the timing stream...
+        if self.side_streams:
+            self._fork.record(self._main)
+            for stream in self.side_streams.values():
+                stream.wait_for_event(self._fork)
+
+    def _join_streams(self) -> None:
+        # ...and the timing stream's end event waits for all of them.
+        for index, stream in self.side_streams.items():
+            self._joins[index].record(stream)
+            self._main.wait_for_event(self._joins[index])
 
 
-class _CudaGraphs:
-    """Stream capture into CUDA graphs through the driver API (ctypes): this PyCUDA build has
-    no graph bindings. A graph of N runs is launched with one call, so even kernels of a few
-    microseconds run back to back without launch gaps."""
-
-    RELAXED = 2  # CU_STREAM_CAPTURE_MODE_RELAXED: PyCUDA's own calls may run meanwhile
-
-    def __init__(self) -> None:
-        import ctypes
-
-        self._ctypes = ctypes
-        self._lib = ctypes.CDLL("libcuda.so.1")
-        for name in ("cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuGraphInstantiateWithFlags",
-                     "cuGraphLaunch", "cuGraphDestroy", "cuGraphExecDestroy"):  # fmt: skip
-            getattr(self._lib, name).restype = ctypes.c_int
-
-    def _check(self, code: int, what: str) -> None:
-        if code != 0:
-            raise KernelLaunchError(f"{what} failed with CUDA error {code}")
-
-    def capture(self, stream_handle: int, enqueue: Callable[[], None]) -> Any:
-        c = self._ctypes
-        stream = c.c_void_p(stream_handle)
-        self._check(self._lib.cuStreamBeginCapture_v2(stream, self.RELAXED), "cuStreamBeginCapture")
-        graph = c.c_void_p()
-        try:
-            enqueue()
-        except Exception as exc:  # an operation that cannot be captured (pageable copy, ...)
-            self._lib.cuStreamEndCapture(stream, c.byref(graph))
-            if graph.value:
-                self._lib.cuGraphDestroy(graph)
-            raise KernelLaunchError(f"stream capture failed: {exc}") from None
-        self._check(self._lib.cuStreamEndCapture(stream, c.byref(graph)), "cuStreamEndCapture")
-        executable = c.c_void_p()
-        code = self._lib.cuGraphInstantiateWithFlags(c.byref(executable), graph, c.c_ulonglong(0))
-        self._lib.cuGraphDestroy(graph)
-        self._check(code, "cuGraphInstantiateWithFlags")
-        return executable
-
-    def launch(self, executable: Any, stream_handle: int) -> None:
-        self._check(
-            self._lib.cuGraphLaunch(executable, self._ctypes.c_void_p(stream_handle)),
-            "cuGraphLaunch",
-        )
-
-    def destroy(self, executable: Any) -> None:
-        self._lib.cuGraphExecDestroy(executable)
-
-
-def _nvml_handle(bus_id: str) -> Any:
-    """NVML's handle for this GPU (initialised once per process), or None without NVML."""
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            return pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
-        except pynvml.NVMLError:
-            return pynvml.nvmlDeviceGetHandleByIndex(0)
-    except Exception:  # NVML missing or unusable: clocks simply go unread
-        return None
-
-
-def _nvml_readings(handle: Any) -> dict[str, Any]:
-    """UUID, driver version, clocks, temperature and power through NVML; {} if unavailable."""
-    if handle is None:
-        return {}
-    import pynvml
-
-    readings: dict[str, Any] = {}
-    for key, read in (
-        ("uuid", lambda: pynvml.nvmlDeviceGetUUID(handle)),
-        ("driver", pynvml.nvmlSystemGetDriverVersion),
-        ("sm_clock_mhz", lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-        (
-            "max_sm_clock_mhz",
-            lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM),
-        ),
-        (
-            "max_mem_clock_mhz",
-            lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM),
-        ),
-        (
-            "temperature_c",
-            lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU),
-        ),
-        ("power_w", lambda: pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0),
-    ):
-        try:
-            value = read()
-            readings[key] = value.decode() if isinstance(value, bytes) else value
-        except pynvml.NVMLError:
-            pass
-    return readings
-
-
-def _nvml_sm_clock(handle: Any) -> float | None:
-    import pynvml
-
-    try:
-        return float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
-    except pynvml.NVMLError:
-        return None
+def _out_of_memory(what: str, spec: BufferSpec, exc: BaseException) -> OutOfMemory:
+    return OutOfMemory(f"cannot allocate {spec.nbytes:,} bytes of {what} memory ({exc})")
 
 
 class PyCudaBackend:
+    name = "pycuda"
+
     def __init__(self, device_index: int = 0) -> None:
         try:
             cuda.init()
@@ -204,14 +166,17 @@ class PyCudaBackend:
         self._stream = cuda.Stream()
         self._start = cuda.Event()
         self._end = cuda.Event()
+        self._side_streams: dict[int, Any] = {}
         self._flush_buffer: Any = None
         try:
-            self._graphs: _CudaGraphs | None = _CudaGraphs()
+            self._graphs: CudaGraphs | None = CudaGraphs()
         except (OSError, AttributeError):  # no driver library or too old for graphs
             self._graphs = None
         self._flush_value = 0
-        self._nvml_handle = _nvml_handle(self._cu_device.pci_bus_id())
-        self._nvml = _nvml_readings(self._nvml_handle)
+        # Where Repeat steps read their flag back: page-locked, so the read is a plain DMA.
+        self._flag_host = cuda.pagelocked_empty(1, np.uint32)
+        self._nvml_handle = nvml.handle_for(self._cu_device.pci_bus_id())
+        self._nvml = nvml.readings(self._nvml_handle)
         self.device = self._read_device_info()
         self._nvcc_version = nvcc_version()
         check_nvcc_supports(self.device.arch, self._nvcc_version)
@@ -257,24 +222,25 @@ class PyCudaBackend:
 
     def readings(self) -> dict[str, Any]:
         """SM clock, temperature and power now (for the start and end of a run)."""
-        nvml = _nvml_readings(self._nvml_handle)
-        return {k: nvml.get(k) for k in ("sm_clock_mhz", "temperature_c", "power_w")}
+        reading = nvml.readings(self._nvml_handle)
+        return {k: reading.get(k) for k in ("sm_clock_mhz", "temperature_c", "power_w")}
 
     def environment(self) -> Environment:
         import pycuda
 
         env = host_environment()
+        env.backend = {"name": self.name, "version": self.version}
         env.device = self.device.to_dict()
-        nvml = _nvml_readings(self._nvml_handle)
-        env.gpu_uuid = nvml.get("uuid")
-        env.driver_version = nvml.get("driver")
+        reading = nvml.readings(self._nvml_handle)
+        env.gpu_uuid = reading.get("uuid")
+        env.driver_version = reading.get("driver")
         api = cuda.get_driver_version()
         env.cuda_driver_api_version = f"{api // 1000}.{api % 1000 // 10}"
         env.pycuda_version = pycuda.VERSION_TEXT
         env.pycuda_built_for_cuda = ".".join(str(v) for v in cuda.get_version())
-        env.sm_clock_mhz_at_start = nvml.get("sm_clock_mhz")
-        env.temperature_c_at_start = nvml.get("temperature_c")
-        env.power_w_at_start = nvml.get("power_w")
+        env.sm_clock_mhz_at_start = reading.get("sm_clock_mhz")
+        env.temperature_c_at_start = reading.get("temperature_c")
+        env.power_w_at_start = reading.get("power_w")
         return env
 
     # -- compile ----------------------------------------------------------------------------
@@ -307,6 +273,16 @@ class PyCudaBackend:
     def compile(self, source: str, options: list[str], include_dirs: list[str]) -> _Module:
         return self.load(self.compile_binary(source, options, include_dirs))
 
+    @property
+    def version(self) -> str:
+        import pycuda
+
+        return pycuda.VERSION_TEXT
+
+    def memory_info(self) -> tuple[int, int]:
+        free, total = cuda.mem_get_info()
+        return int(free), int(total)
+
     def context_alive(self) -> bool:
         """False once a kernel has broken the context (illegal address and friends): every
         later CUDA call in this process fails, so the worker must be replaced."""
@@ -319,43 +295,89 @@ class PyCudaBackend:
             return False
 
     def sm_clock_mhz(self) -> float | None:
-        return _nvml_sm_clock(self._nvml_handle) if self._nvml_handle is not None else None
+        return nvml.sm_clock(self._nvml_handle) if self._nvml_handle is not None else None
 
-    # -- memory -----------------------------------------------------------------------------
-    def alloc(self, spec: BufferSpec) -> Any:
-        return cuda.mem_alloc(max(spec.nbytes, 4))
+    # -- buffers --------------------------------------------------------------------------
+    def alloc(self, spec: BufferSpec) -> _Buffer:
+        nbytes = spec.nbytes
+        if spec.location == "device":
+            try:
+                return _Buffer("device", nbytes, device=cuda.mem_alloc(max(nbytes, 4)))
+            except cuda.Error as exc:
+                raise _out_of_memory("device", spec, exc) from None
+        if spec.location == "pinned":
+            try:
+                return _Buffer(
+                    "pinned", nbytes, host=cuda.pagelocked_empty(max(nbytes, 1), np.uint8)
+                )
+            except cuda.Error as exc:
+                raise _out_of_memory("page-locked host", spec, exc) from None
+        try:
+            return _Buffer("pageable", nbytes, host=np.empty(max(nbytes, 1), np.uint8))
+        except MemoryError as exc:
+            raise _out_of_memory("host", spec, exc) from None
 
-    def upload(self, host: np.ndarray) -> Any:
-        return cuda.to_device(np.ascontiguousarray(host))
+    def write(self, buffer: _Buffer, spec: BufferSpec, host: np.ndarray) -> None:
+        flat = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
+        if not flat.nbytes:
+            return
+        if buffer.device is not None:
+            cuda.memcpy_htod(buffer.device, flat)
+        else:
+            buffer.host_bytes(0, flat.nbytes)[:] = flat
 
-    def download(self, buffer: Any, spec: BufferSpec) -> np.ndarray:
-        host = np.empty(spec.shape, dtype=spec.dtype)
-        if host.nbytes:
-            cuda.memcpy_dtoh(host, buffer)
-        return host
+    def read(self, buffer: _Buffer, spec: BufferSpec) -> np.ndarray:
+        out = np.empty(spec.shape, dtype=spec.dtype)
+        if not out.nbytes:
+            return out
+        if buffer.device is not None:
+            cuda.memcpy_dtoh(out, buffer.device)
+        else:
+            out.reshape(-1).view(np.uint8)[:] = buffer.host_bytes(0, out.nbytes)
+        return out
 
-    def poison(self, buffer: Any, spec: BufferSpec) -> None:
+    def restore(self, dst: _Buffer, src: _Buffer, spec: BufferSpec) -> None:
+        if not spec.nbytes:
+            return
+        if dst.device is not None and src.device is not None:
+            # On the timing stream, before the next start event: outside the timed region.
+            cuda.memcpy_dtod_async(dst.device, src.device, spec.nbytes, self._stream)
+        elif dst.host is not None and src.host is not None:
+            self._stream.synchronize()  # the previous run's copies into dst are done
+            dst.host_bytes(0, spec.nbytes)[:] = src.host_bytes(0, spec.nbytes)
+        else:
+            raise KernelLaunchError("restore needs two buffers in the same place")
+
+    def poison(self, buffer: _Buffer, spec: BufferSpec) -> None:
         # All-ones bytes are NaN in float32 and float64 (and -1 in integers): an element
         # the kernel never writes cannot pass for a right answer.
+        self._fill(buffer, spec, 0xFF)
+
+    def zero(self, buffer: _Buffer, spec: BufferSpec) -> None:
+        self._fill(buffer, spec, 0)
+
+    def _fill(self, buffer: _Buffer, spec: BufferSpec, byte: int) -> None:
+        if buffer.host is not None:
+            buffer.host[:] = byte
+            return
         words, tail = divmod(spec.nbytes, 4)
         if words:
-            cuda.memset_d32(buffer, 0xFFFFFFFF, words)
+            cuda.memset_d32(buffer.device, byte * 0x01010101, words)
         if tail:
-            cuda.memset_d8(int(buffer) + 4 * words, 0xFF, tail)
+            cuda.memset_d8(buffer.pointer + 4 * words, byte, tail)
 
-    def zero(self, buffer: Any, spec: BufferSpec) -> None:
-        cuda.memset_d8(buffer, 0, max(spec.nbytes, 1))
-
-    def free(self, buffer: Any) -> None:
-        buffer.free()
+    def free(self, buffer: _Buffer) -> None:
+        if buffer.device is not None:
+            buffer.device.free()
+        elif buffer.location == "pinned" and buffer.host is not None:
+            buffer.host.base.free()  # page-locked memory is scarce: give it back now
+        buffer.device = buffer.host = None
 
     # -- launches ---------------------------------------------------------------------------
     def launch_problem(self, module: _Module, launches: list[Launch]) -> str | None:
         """Why the device cannot run these launch shapes, or None."""
         dev = self.device
         for launch in launches:
-            if not isinstance(launch, Launch):
-                continue
             attrs = module.attributes(launch.kernel)
             for axis, (size, limit) in enumerate(
                 zip(launch.block, dev.max_block_dims, strict=True)
@@ -379,47 +401,133 @@ class PyCudaBackend:
                 )
         return None
 
+    def _stream_for(self, index: int) -> Any:
+        if index == 0:
+            return self._stream
+        if index not in self._side_streams:
+            self._side_streams[index] = cuda.Stream()
+        return self._side_streams[index]
+
     def bind(
         self,
         module: _Module | None,
-        steps: list[Launch | LibraryCall | Program],
-        buffers: dict[str, Any],
-        host_inputs: dict[str, np.ndarray] | None = None,
+        steps: list[Step],
+        buffers: dict[str, _Buffer],
+        specs: dict[str, BufferSpec],
     ) -> _BoundRun:
-        calls: list[Callable[[], None]] = []
-        pointers = {name: int(buffer) for name, buffer in buffers.items()}
-        stream = self._stream
-        for step in steps:
-            if isinstance(step, LibraryCall):
-                calls.append(partial(step.run, pointers, stream.handle))
-                continue
-            if isinstance(step, Program):
-                context = ProgramContext(stream, module, pointers, host_inputs or {}, cuda)
-                calls.append(partial(step.body.enqueue, context))
-                continue
-            func = module.function(step.kernel)
-            codes, values = [], []
-            for arg in step.args:
-                if isinstance(arg, BufferRef):
-                    codes.append("P")
-                    values.append(pointers[arg.name])
-                else:
-                    scalar = np.asarray(arg)
-                    codes.append(_TYPE_CODES[scalar.dtype])
-                    values.append(scalar.item())
-            func.prepare("".join(codes))
-            grid = tuple(int(g) for g in step.grid)
-            block = tuple(int(b) for b in step.block)
-            calls.append(partial(func.prepared_async_call, grid, block, stream, *values,
-                                 shared_size=step.shared_bytes))  # fmt: skip
-        return _BoundRun(calls)
+        bound = _BoundRun(ops=[], side_streams={}, _main=self._stream)
+        pointers = {n: b.pointer for n, b in buffers.items() if b.device is not None}
 
-    def run_checked(self, bound: _BoundRun) -> None:
+        def resolve(step: Launch | Copy | LibraryCall) -> _Op:
+            stream = self._stream_for(step.stream)
+            if step.stream:
+                bound.side_streams[step.stream] = stream
+            if isinstance(step, LibraryCall):
+                call = partial(step.run, pointers, stream.handle)
+                return _Op(step.stream, "library", step.label or step.name, call)
+            if isinstance(step, Copy):
+                op, call = self._copy_call(step, buffers, stream)
+                pageable = "pageable" in (buffers[step.src].location, buffers[step.dst].location)
+                if step.synchronous or pageable:
+                    bound.capturable = False
+                return _Op(step.stream, op, step.label, call)
+            return _Op(step.stream, "kernel", step.label or step.kernel,
+                       self._launch_call(module, step, pointers, stream))  # fmt: skip
+
+        for step in steps:
+            if isinstance(step, Repeat):
+                body = [resolve(s).call for s in step.body]
+                bound.capturable = False  # the flag is read back by the host every iteration
+                call = partial(self._repeat, bound, step, body, buffers[step.flag])
+                bound.ops.append(_Op(0, "repeat", step.label or "repeat", call))
+            else:
+                bound.ops.append(resolve(step))
+        if bound.side_streams:
+            bound._fork = cuda.Event()
+            bound._joins = {index: cuda.Event() for index in bound.side_streams}
+        return bound
+
+    def _launch_call(self, module: _Module | None, step: Launch, pointers: dict[str, int],
+                     stream: Any) -> Callable[[], None]:  # fmt: skip
+        if module is None:
+            raise KernelLaunchError(f"kernel {step.kernel!r}: this suite compiles no kernels")
+        func = module.function(step.kernel)
+        codes, values = [], []
+        for arg in step.args:
+            if isinstance(arg, BufferRef):
+                codes.append("P")
+                values.append(pointers[arg.name] + arg.offset)
+            else:
+                scalar = np.asarray(arg)
+                if scalar.dtype not in _TYPE_CODES:
+                    raise KernelLaunchError(
+                        f"kernel {step.kernel!r}: argument of type {scalar.dtype} is not "
+                        f"supported (use one of {', '.join(str(t) for t in _TYPE_CODES)})"
+                    )
+                codes.append(_TYPE_CODES[scalar.dtype])
+                values.append(scalar.item())
+        # prepare() once per kernel and signature; the call itself does no parsing.
+        func.prepare("".join(codes))
+        grid = tuple(int(g) for g in step.grid)
+        block = tuple(int(b) for b in step.block)
+        return partial(func.prepared_async_call, grid, block, stream, *values,
+                       shared_size=step.shared_bytes)  # fmt: skip
+
+    def _copy_call(self, step: Copy, buffers: dict[str, _Buffer],
+                   stream: Any) -> tuple[str, Callable[[], None]]:  # fmt: skip
+        src, dst = buffers[step.src], buffers[step.dst]
+        nbytes = src.nbytes - step.src_offset if step.nbytes is None else step.nbytes
+        if (
+            nbytes < 0
+            or step.src_offset + nbytes > src.nbytes
+            or step.dst_offset + nbytes > dst.nbytes
+        ):
+            raise KernelLaunchError(
+                f"copy {step.src}→{step.dst}: {nbytes} bytes at offsets {step.src_offset}/"
+                f"{step.dst_offset} do not fit the buffers ({src.nbytes}/{dst.nbytes} bytes)"
+            )
+        if src.device is not None and dst.device is not None:
+            s, d = src.pointer + step.src_offset, dst.pointer + step.dst_offset
+            if step.synchronous:
+                return "D2D", partial(cuda.memcpy_dtod, d, s, nbytes)
+            return "D2D", partial(cuda.memcpy_dtod_async, d, s, nbytes, stream)
+        if dst.device is not None:
+            view = src.host_bytes(step.src_offset, nbytes)
+            d = dst.pointer + step.dst_offset
+            if step.synchronous:
+                return "H2D", partial(cuda.memcpy_htod, d, view)
+            return "H2D", partial(cuda.memcpy_htod_async, d, view, stream)
+        if src.device is not None:
+            view = dst.host_bytes(step.dst_offset, nbytes)
+            s = src.pointer + step.src_offset
+            if step.synchronous:
+                return "D2H", partial(cuda.memcpy_dtoh, view, s)
+            return "D2H", partial(cuda.memcpy_dtoh_async, view, s, stream)
+        raise KernelLaunchError(f"copy {step.src}→{step.dst}: host to host is no GPU work")
+
+    def _repeat(self, bound: _BoundRun, step: Repeat, body: list[Callable[[], None]],
+                flag: _Buffer) -> None:  # fmt: skip
+        stream, flag_host = self._stream, self._flag_host
+        for iteration in range(1, step.max_iterations + 1):
+            cuda.memset_d32_async(flag.device, 0, 1, stream)
+            for call in body:
+                call()
+            cuda.memcpy_dtoh_async(flag_host, flag.device, stream)
+            stream.synchronize()  # the host decides: another iteration or done
+            if flag_host[0] == 0:
+                bound.record.iterations += iteration
+                return
+        bound.record.iterations += step.max_iterations
+        bound.record.converged = False
+        bound.record.unconverged.append(step.label or f"repeat on {step.flag!r}")
+
+    def run_checked(self, bound: _BoundRun) -> RunRecord:
         try:
             bound.enqueue()
             self._stream.synchronize()
         except cuda.Error as exc:
             raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
+        return bound.record
 
     def time_once_ms(self, bound: _BoundRun, flush_l2: bool) -> float:
         if flush_l2 and self.device.l2_bytes:
@@ -447,8 +555,8 @@ class PyCudaBackend:
 
     def time_hot_ms(self, bound: _BoundRun, runs: int, use_graph: bool = True) -> float:
         """`runs` back-to-back runs between two events, per run, no flush: as one CUDA graph
-        where the driver supports it, else as `runs` launches in the queue."""
-        graphs = self._graphs if use_graph else None
+        where the driver and the steps allow it, else as `runs` runs in the queue."""
+        graphs = self._graphs if use_graph and bound.capturable else None
         if graphs is not None and runs not in bound.graphs:
             # A capture the driver refuses (a library call inside, say) leaves plain launches.
             with contextlib.suppress(KernelLaunchError):
@@ -468,10 +576,36 @@ class PyCudaBackend:
 
         return self._event_interval_ms(back_to_back) / runs
 
+    def timeline(self, bound: _BoundRun) -> list[dict[str, Any]]:
+        """One run with an event pair around every step, in ms from the run's start."""
+        try:
+            start = cuda.Event()
+            start.record(self._stream)
+            bound.record = RunRecord()
+            bound._fork_streams()
+            marks = []
+            for op in bound.ops:
+                stream = self._stream_for(op.stream)
+                before, after = cuda.Event(), cuda.Event()
+                before.record(stream)
+                op.call()
+                after.record(stream)
+                marks.append((op, before, after))
+            bound._join_streams()
+            self._stream.synchronize()
+            return [
+                {"stream": op.stream, "op": op.op, "label": op.label,
+                 "start_ms": before.time_since(start), "end_ms": after.time_since(start)}
+                for op, before, after in marks
+            ]  # fmt: skip
+        except cuda.Error as exc:
+            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
+
     def release(self, bound: _BoundRun) -> None:
         """Free what timing attached to a bound run (CUDA graphs)."""
-        for executable in bound.graphs.values():
-            self._graphs.destroy(executable)
+        if self._graphs is not None:
+            for executable in bound.graphs.values():
+                self._graphs.destroy(executable)
         bound.graphs.clear()
 
     @property
@@ -482,6 +616,7 @@ class PyCudaBackend:
         try:
             if self._flush_buffer is not None:
                 self._flush_buffer.free()
+            self._flag_host.base.free()
             self._context.pop()
             from pycuda.tools import clear_context_caches
 

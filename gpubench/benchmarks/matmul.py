@@ -13,6 +13,7 @@ from gpubench.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
+    Case,
     Launch,
     LibraryCall,
     Param,
@@ -27,6 +28,7 @@ from gpubench.benchmarks._shared import cupy_array, cupy_stream, dot_product_rto
 if TYPE_CHECKING:
     from gpubench.device import DeviceInfo
 
+INT32_MAX = 2**31 - 1
 STATIC_SHARED_LIMIT = 48 * 1024
 # The CPU reference is timed too; above this many multiply-adds one sample takes seconds.
 NUMPY_MAX_FMAS = 4096**3
@@ -65,9 +67,35 @@ class Matmul(Benchmark):
     vendor_reference = "cublas"
     show_resources = True
     params = (
-        Param("size", int, 1024, "M = N = K (m, n, k override)", minimum=1),
-        Param("m", int, None, "rows of A and C (default: size)", minimum=1, derived_from="size"),
-        Param("n", int, None, "columns of B and C (default: size)", minimum=1, derived_from="size"),
+        Param(
+            "size",
+            int,
+            1024,
+            "M = N = K (m, n, k override)",
+            minimum=1,
+            maximum=INT32_MAX,
+            maximum_reason="the kernels take int m, n, k",
+        ),
+        Param(
+            "m",
+            int,
+            None,
+            "rows of A and C (default: size)",
+            minimum=1,
+            derived_from="size",
+            maximum=INT32_MAX,
+            maximum_reason="the kernels take int m, n, k",
+        ),
+        Param(
+            "n",
+            int,
+            None,
+            "columns of B and C (default: size)",
+            minimum=1,
+            derived_from="size",
+            maximum=INT32_MAX,
+            maximum_reason="the kernels take int m, n, k",
+        ),
         Param(
             "k",
             int,
@@ -75,6 +103,8 @@ class Matmul(Benchmark):
             "columns of A, rows of B (default: size)",
             minimum=1,
             derived_from="size",
+            maximum=INT32_MAX,
+            maximum_reason="the kernels take int m, n, k",
         ),
         Param(
             "block",
@@ -160,11 +190,6 @@ class Matmul(Benchmark):
             return f"bm/tm x bn/tn = {threads} threads: give each block at least one warp"
         return None
 
-    def defines(self, point: Point) -> dict[str, str]:
-        return {
-            key.upper(): str(point[key]) for key in ("block", "micro", "bm", "bn", "bk", "tm", "tn")
-        }
-
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
         # Positive values: the error bound below is relative to |A|·|B|, which is then A·B.
         a = rng.random((point["m"], point["k"]), dtype=np.float32)
@@ -173,8 +198,23 @@ class Matmul(Benchmark):
         b += np.float32(0.5)
         return {"A": a, "B": b}
 
-    def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
-        return {"C": BufferSpec((point["m"], point["n"]), np.dtype(np.float32))}
+    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
+        f32 = np.dtype(np.float32)
+        return {"A": BufferSpec((point["m"], point["k"]), f32),
+                "B": BufferSpec((point["k"], point["n"]), f32)}  # fmt: skip
+
+    def case(
+        self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
+    ) -> Case:
+        m, n, k = point["m"], point["n"], point["k"]
+        return Case(
+            steps=self._steps(variant, point),
+            outputs={"C": BufferSpec((m, n), np.dtype(np.float32))},
+            work=Work(bytes_moved=4 * (m * k + k * n + m * n), flops=2 * m * n * k),
+            tolerance=Tolerance(rtol=dot_product_rtol(k)),
+            skip=self._skip_reason(variant, point),
+            cgma=self._cgma(variant, point),
+        )
 
     def _shared_bytes(self, variant: str, point: Point) -> int:
         block, micro, bm, bn, bk = (point[k] for k in ("block", "micro", "bm", "bn", "bk"))
@@ -183,7 +223,7 @@ class Matmul(Benchmark):
         one_stage = (bk * (bm + 4) + bk * bn) * 4
         return {"blocked": one_stage, "pipelined": 2 * one_stage}.get(variant, 0)
 
-    def skip_reason(self, variant: str, point: Point) -> str | None:
+    def _skip_reason(self, variant: str, point: Point) -> str | None:
         shared = self._shared_bytes(variant, point)
         if shared > STATIC_SHARED_LIMIT:
             return (
@@ -194,10 +234,10 @@ class Matmul(Benchmark):
             return "the CPU reference is timed only up to 4096^3 multiply-adds"
         return None
 
-    def launches(
-        self, variant: str, point: Point, device: DeviceInfo
-    ) -> list[Launch | LibraryCall]:
+    def _steps(self, variant: str, point: Point) -> list[Launch | LibraryCall]:
         m, n, k = point["m"], point["n"], point["k"]
+        if variant == "numpy":
+            return []
         if variant == "cublas":
             return [LibraryCall("cupy.matmul", _CupyMatmul(m, n, k))]
         args = (
@@ -244,10 +284,7 @@ class Matmul(Benchmark):
     ) -> dict[str, np.ndarray]:
         return {"C": inputs["A"].astype(np.float64) @ inputs["B"].astype(np.float64)}
 
-    def tolerance(self, variant: str, point: Point, device: DeviceInfo) -> Tolerance:
-        return Tolerance(rtol=dot_product_rtol(point["k"]))
-
-    def cgma(self, variant: str, point: Point) -> float | None:
+    def _cgma(self, variant: str, point: Point) -> float | None:
         """Flops per float loaded from global memory, from the tiling (not measured)."""
         if variant == "naive":
             return 1.0
@@ -258,10 +295,6 @@ class Matmul(Benchmark):
         if variant in ("blocked", "pipelined"):
             return 2 * point["bm"] * point["bn"] / (point["bm"] + point["bn"])
         return None
-
-    def work(self, variant: str, point: Point) -> Work:
-        m, n, k = point["m"], point["n"], point["k"]
-        return Work(bytes_moved=4 * (m * k + k * n + m * n), flops=2 * m * n * k)
 
 
 BENCHMARK = Matmul()

@@ -14,6 +14,7 @@ from gpubench.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
+    Case,
     Launch,
     LibraryCall,
     Param,
@@ -28,6 +29,7 @@ from gpubench.benchmarks._shared import FLOAT32_UNIT_ROUNDOFF, cupy_array, cupy_
 if TYPE_CHECKING:
     from gpubench.device import DeviceInfo
 
+UINT32_MAX = 2**32 - 1
 DTYPES = {"int32": (np.int32, "int"), "float32": (np.float32, "float")}
 
 # How each kernel walks the input: elements per thread per block in the first pass, and
@@ -69,7 +71,15 @@ class Reduction(Benchmark):
     baseline = "interleaved_divergent"
     vendor_reference = "cub"
     params = (
-        Param("n", int, 2**26, "number of elements to sum", minimum=1),
+        Param(
+            "n",
+            int,
+            2**26,
+            "number of elements to sum",
+            minimum=1,
+            maximum=UINT32_MAX,
+            maximum_reason="the kernels take an unsigned int n",
+        ),
         Param(
             "block_size",
             int,
@@ -128,8 +138,8 @@ class Reduction(Benchmark):
         values += np.float32(0.5)
         return {"in": values}
 
-    def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
-        return {"out": BufferSpec((1,), self._dtype(point))}
+    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
+        return {"in": BufferSpec((point["n"],), self._dtype(point))}
 
     # -- the passes -------------------------------------------------------------------------
     def _grid_cap(self, point: Point, device: DeviceInfo) -> int:
@@ -158,13 +168,29 @@ class Reduction(Benchmark):
                 return passes
             remaining = blocks
 
-    def scratch(self, variant: str, point: Point, device: DeviceInfo) -> dict[str, BufferSpec]:
+    def _single_pass_blocks(self, point: Point, device: DeviceInfo) -> int:
+        return min(ceil_div(point["n"], 8 * point["block_size"]), self._grid_cap(point, device))
+
+    def case(
+        self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
+    ) -> Case:
+        dtype = self._dtype(point)
+        return Case(
+            steps=self._steps(variant, point, device),
+            outputs={"out": BufferSpec((1,), dtype)},
+            scratch=self._scratch(variant, point, device),
+            # The input must be read once; partial sums are negligible traffic.
+            work=Work(bytes_moved=point["n"] * dtype.itemsize, elements=point["n"]),
+            tolerance=self._tolerance(variant, point, device),
+        )
+
+    def _scratch(self, variant: str, point: Point, device: DeviceInfo) -> dict[str, BufferSpec]:
         dtype = self._dtype(point)
         if variant == "single_pass":
             blocks = self._single_pass_blocks(point, device)
             return {
                 "partials": BufferSpec((blocks,), dtype),
-                "counter": BufferSpec((1,), np.dtype(np.uint32), zeroed=True),
+                "counter": BufferSpec((1,), np.dtype(np.uint32), init="zero"),
             }
         if variant in ("cub", "numpy"):
             return {}
@@ -174,13 +200,10 @@ class Reduction(Benchmark):
             "part1": BufferSpec((first_blocks,), dtype),
         }
 
-    def _single_pass_blocks(self, point: Point, device: DeviceInfo) -> int:
-        return min(ceil_div(point["n"], 8 * point["block_size"]), self._grid_cap(point, device))
-
-    def launches(
-        self, variant: str, point: Point, device: DeviceInfo
-    ) -> list[Launch | LibraryCall]:
+    def _steps(self, variant: str, point: Point, device: DeviceInfo) -> list[Launch | LibraryCall]:
         bs, n = point["block_size"], point["n"]
+        if variant == "numpy":
+            return []
         if variant == "cub":
             return [LibraryCall("cupy.sum", _CupySum(n, self._dtype(point)))]
         if variant == "single_pass":
@@ -256,7 +279,7 @@ class Reduction(Benchmark):
             length += ceil_div(count, blocks * bs) + int(math.log2(bs)) + 6
         return length
 
-    def tolerance(self, variant: str, point: Point, device: DeviceInfo) -> Tolerance:
+    def _tolerance(self, variant: str, point: Point, device: DeviceInfo) -> Tolerance:
         if point["dtype"] == "int32":
             return Tolerance()  # exact
         # Higham's bound for summation: |error| <= gamma_L * sum(|x|), gamma_L ~ L * u, with
@@ -264,11 +287,6 @@ class Reduction(Benchmark):
         # itself: a relative tolerance of L * u (doubled for the rounding of the float64
         # reference to float32 and of the final store).
         return Tolerance(rtol=2 * self.chain_length(variant, point, device) * FLOAT32_UNIT_ROUNDOFF)
-
-    def work(self, variant: str, point: Point) -> Work:
-        n = point["n"]
-        # The input must be read once; partial sums are negligible traffic.
-        return Work(bytes_moved=n * self._dtype(point).itemsize, elements=n)
 
 
 BENCHMARK = Reduction()

@@ -10,9 +10,11 @@ from gpubench.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
+    Case,
     Launch,
     Param,
     Point,
+    Tolerance,
     Variant,
     Work,
     ceil_div,
@@ -21,6 +23,7 @@ from gpubench.benchmark import (
 if TYPE_CHECKING:
     from gpubench.device import DeviceInfo
 
+INT32_MAX = 2**31 - 1
 DTYPES = {"float32": (np.float32, "float"), "float64": (np.float64, "double")}
 
 
@@ -33,13 +36,33 @@ class Transpose(Benchmark):
     baseline = "naive"
     params = (
         Param(
-            "size", int, 8192, "rows and cols of a square matrix (rows/cols override)", minimum=1
+            "size",
+            int,
+            8192,
+            "rows and cols of a square matrix (rows/cols override)",
+            minimum=1,
+            maximum=INT32_MAX,
+            maximum_reason="the kernels take int rows and cols",
         ),
         Param(
-            "rows", int, None, "rows of the input (default: size)", minimum=1, derived_from="size"
+            "rows",
+            int,
+            None,
+            "rows of the input (default: size)",
+            minimum=1,
+            derived_from="size",
+            maximum=INT32_MAX,
+            maximum_reason="the kernels take int rows and cols",
         ),
         Param(
-            "cols", int, None, "cols of the input (default: size)", minimum=1, derived_from="size"
+            "cols",
+            int,
+            None,
+            "cols of the input (default: size)",
+            minimum=1,
+            derived_from="size",
+            maximum=INT32_MAX,
+            maximum_reason="the kernels take int rows and cols",
         ),
         Param(
             "tile",
@@ -106,28 +129,35 @@ class Transpose(Benchmark):
             "BLOCK_ROWS": str(point["block_rows"]),
         }
 
+    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
+        return {"in": BufferSpec((point["rows"], point["cols"]), self._dtype(point))}
+
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
         # Uniform in [1, 2): distinct, non-zero values, so any misplaced element shows.
         matrix = rng.random((point["rows"], point["cols"]), dtype=self._dtype(point))
         matrix += 1
         return {"in": matrix}
 
-    def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
-        rows, cols = point["rows"], point["cols"]
-        shape = (rows, cols) if variant == "copy" else (cols, rows)
-        return {"out": BufferSpec(shape, self._dtype(point))}
-
-    def launches(
-        self, variant: str, point: Point, device: DeviceInfo | None = None
-    ) -> list[Launch]:
+    def case(
+        self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
+    ) -> Case:
         rows, cols, tile = point["rows"], point["cols"], point["tile"]
+        dtype = self._dtype(point)
         threads_x = tile
         if variant == "vectorized":
-            threads_x = tile // (16 // self._dtype(point).itemsize)
+            threads_x = tile // (16 // dtype.itemsize)
         grid = (ceil_div(cols, tile), ceil_div(rows, tile), 1)
         block = (threads_x, point["block_rows"], 1)
         args = (BufferRef("out"), BufferRef("in"), np.int32(rows), np.int32(cols))
-        return [Launch(variant, grid, block, args)]
+        shape = (rows, cols) if variant == "copy" else (cols, rows)
+        elements = rows * cols
+        return Case(
+            steps=[Launch(variant, grid, block, args)],
+            outputs={"out": BufferSpec(shape, dtype)},
+            # Each element is read once and written once.
+            work=Work(bytes_moved=2 * elements * dtype.itemsize, elements=elements),
+            tolerance=Tolerance(),  # moving elements is exact
+        )
 
     def reference(
         self, computes: str, point: Point, inputs: dict[str, np.ndarray]
@@ -135,11 +165,6 @@ class Transpose(Benchmark):
         if computes == "copy":
             return {"out": inputs["in"]}
         return {"out": np.ascontiguousarray(inputs["in"].T)}
-
-    def work(self, variant: str, point: Point) -> Work:
-        elements = point["rows"] * point["cols"]
-        # Each element is read once and written once.
-        return Work(bytes_moved=2 * elements * self._dtype(point).itemsize, elements=elements)
 
 
 BENCHMARK = Transpose()

@@ -7,6 +7,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from gpubench.metrics import TIME, Metric, catalog
 from gpubench.results import Result, Status
 
 STATUS_STYLE = {
@@ -54,11 +55,20 @@ def _first_kernel(r: Result) -> dict[str, Any]:
     return next(iter(r.kernel_attributes.values()), {}) if r.kernel_attributes else {}
 
 
+def metric_columns(results: list[Result], extra: tuple[Metric, ...] = ()) -> list[Metric]:
+    """The declared metrics some result carries, in declared order (time is the median
+    column; a metric hidden beside another is left out when that one is shown)."""
+    present = {key for r in results for key in r.metrics}
+    shown = [m for m in catalog(extra) if m.key in present and m.key != TIME.key]
+    keys = {m.key for m in shown}
+    return [m for m in shown if not (m.hidden_with and m.hidden_with in keys)]
+
+
 def results_table(
     results: list[Result],
     title: str = "",
     show_resources: bool = False,
-    extra_columns: tuple[tuple[str, str, str], ...] = (),
+    extra_metrics: tuple[Metric, ...] = (),
 ) -> Table:
     varying, fixed = varying_params(results) if results else ([], {})
     fixed_text = ", ".join(f"{k}={v}" for k, v in fixed.items() if v is not None)
@@ -69,26 +79,12 @@ def results_table(
     table.add_column("status")
     table.add_column("median", justify="right")
     table.add_column("±noise", justify="right")
-    show_gbps = any("gbps" in r.metrics for r in results)
-    show_flops = any("gflops" in r.metrics for r in results)
-    if show_gbps:
-        table.add_column("GB/s", justify="right")
-        table.add_column("% peak BW", justify="right")
-    if show_flops:
-        table.add_column("GFLOP/s", justify="right")
-        table.add_column("% peak FP32", justify="right")
-    show_elems = any("gelem_per_s" in r.metrics for r in results) and not show_flops
-    if show_elems:
-        table.add_column("Gelem/s", justify="right")
-    table.add_column("speedup", justify="right")
+    columns = metric_columns(results, extra_metrics)
+    for metric in columns:
+        table.add_column(metric.header, justify="right")
     if show_resources:
-        for column in ("regs", "smem", "spill", "occ", "CGMA"):
+        for column in ("regs", "smem", "spill", "occ"):
             table.add_column(column, justify="right")
-    for _, header, _ in extra_columns:
-        table.add_column(header, justify="right")
-    show_vendor = any("pct_of_vendor" in r.metrics for r in results)
-    if show_vendor:
-        table.add_column("% vendor", justify="right")
     table.add_column("note")
 
     # Rank only verified results: the fastest verified variant of each point is marked.
@@ -116,13 +112,7 @@ def results_table(
             format_time(summary.get("median_ms")),
             _num(100 * summary["rel_noise"], 1, "%") if summary else "",
         ]
-        if show_gbps:
-            row += [_num(r.metrics.get("gbps")), _num(r.metrics.get("pct_peak_bw"), 1, "%")]
-        if show_flops:
-            row += [_num(r.metrics.get("gflops")), _num(r.metrics.get("pct_peak_flops"), 1, "%")]
-        if show_elems:
-            row.append(_num(r.metrics.get("gelem_per_s"), 2))
-        row.append(_num(r.metrics.get("speedup"), 2, "x"))
+        row += [metric.format(r.metrics.get(metric.key)) for metric in columns]
         if show_resources:
             k = _first_kernel(r)
             row += [
@@ -130,13 +120,7 @@ def results_table(
                 str(k.get("static_shared_bytes", "")),
                 str(k.get("local_bytes_per_thread", "")),
                 _num(100 * k["occupancy"], 0, "%") if "occupancy" in k else "",
-                _num(r.metrics.get("cgma"), 0),
             ]
-        for key, _, fmt in extra_columns:
-            value = r.metrics.get(key)
-            row.append("" if value is None else fmt.format(value))
-        if show_vendor:
-            row.append(_num(r.metrics.get("pct_of_vendor"), 1, "%"))
         row.append(note)
         table.add_row(*row)
     return table

@@ -7,12 +7,15 @@ from typing import Any
 from gpubench.errors import EnvironmentProblem
 from gpubench.results import Result
 
-SYMBOL = {"H2D": "▶", "kernel": "█", "D2H": "◀"}
-COLOR = {"H2D": "tab:blue", "kernel": "tab:orange", "D2H": "tab:green"}
+SYMBOL = {"H2D": "▶", "kernel": "█", "D2H": "◀", "D2D": "=", "library": "▒", "repeat": "↻"}
+COLOR = {"H2D": "tab:blue", "kernel": "tab:orange", "D2H": "tab:green", "D2D": "tab:purple",
+         "library": "tab:red", "repeat": "tab:brown"}  # fmt: skip
+NAMES = {"H2D": "host→device", "kernel": "kernel", "D2H": "device→host", "D2D": "device→device",
+         "library": "library call", "repeat": "repeat until converged"}  # fmt: skip
 
 
 def _lane(span: dict[str, Any]) -> str:
-    return "timing stream" if span["stream"] < 0 else f"stream {span['stream']}"
+    return "timing stream" if span["stream"] == 0 else f"stream {span['stream']}"
 
 
 def text_chart(result: Result, width: int = 100) -> str:
@@ -28,7 +31,10 @@ def text_chart(result: Result, width: int = 100) -> str:
         for column in range(first, last + 1):
             row[column] = SYMBOL.get(span["op"], "#")
     label = max(len(name) for name in lanes)
-    lines = [f"{result.variant}: {end:.2f} ms  (▶ host→device  █ kernel  ◀ device→host)"]
+    legend = "  ".join(
+        f"{SYMBOL[op]} {NAMES[op]}" for op in NAMES if any(s["op"] == op for s in spans)
+    )
+    lines = [f"{result.variant}: {end:.2f} ms  ({legend})"]
     lines += [f"  {name:>{label}} |{''.join(row)}|" for name, row in sorted(lanes.items())]
     return "\n".join(lines)
 
@@ -56,8 +62,9 @@ def draw_png(results: list[Result], path: str) -> None:
         point = ", ".join(f"{k}={v}" for k, v in result.point.items())
         ax.set_title(f"{result.variant} ({point})", fontsize=9, loc="left")
         ax.set_xlabel("ms")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in COLOR.values()]
-    figure.legend(handles, ["host→device", "kernel", "device→host"], loc="upper right")
+    used = [op for op in NAMES if any(s["op"] == op for r in drawn for s in r.timeline)]
+    handles = [plt.Rectangle((0, 0), 1, 1, color=COLOR[op]) for op in used]
+    figure.legend(handles, [NAMES[op] for op in used], loc="upper right")
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)

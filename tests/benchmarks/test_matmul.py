@@ -23,45 +23,56 @@ def point(**values):
     return bench.resolve({**bench.defaults(), **values})
 
 
+def case(variant, p):
+    return bench.case(variant, p, H100_LIKE, {})
+
+
 def test_grids_cover_every_element_of_c():
     p = point(m=33, n=65, k=7, block=16, micro=4)
-    (naive,) = bench.launches("naive", p, H100_LIKE)
+    (naive,) = case("naive", p).steps
     assert naive.grid == (5, 3, 1) and naive.block == (16, 16, 1)
-    (reg,) = bench.launches("register_tile", p, H100_LIKE)
+    (reg,) = case("register_tile", p).steps
     assert reg.grid == (2, 1, 1)  # 64 x 64 tiles
-    (blk,) = bench.launches("pipelined", p, H100_LIKE)
+    (blk,) = case("pipelined", p).steps
     assert blk.grid == (1, 1, 1) and blk.block == (256, 1, 1)
 
 
 def test_tiles_too_large_for_static_shared_memory_are_skipped_with_the_reason():
-    assert bench.skip_reason("pipelined", point()) is None
-    reason = bench.skip_reason("pipelined", point(bk=32))
+    assert case("pipelined", point()).skip is None
+    reason = case("pipelined", point(bk=32)).skip
     assert reason and "static shared memory" in reason
-    assert bench.skip_reason("blocked", point(bk=32)) is None
-    assert bench.skip_reason("register_tile", point(block=32, micro=8))
-    assert bench.skip_reason("numpy", point(size=8192))
+    assert case("blocked", point(bk=32)).skip is None
+    assert case("register_tile", point(block=32, micro=8)).skip
+    assert case("numpy", point(size=8192)).skip
 
 
 def test_cgma_follows_the_tiling():
-    assert bench.cgma("naive", point()) == 1
-    assert bench.cgma("tiled", point(block=16)) == 16
-    assert bench.cgma("register_tile", point(block=16, micro=4)) == 64
-    assert bench.cgma("blocked", point(bm=128, bn=64)) == pytest.approx(2 * 128 * 64 / 192)
-    assert bench.cgma("cublas", point()) is None
+    assert case("naive", point()).cgma == 1
+    assert case("tiled", point(block=16)).cgma == 16
+    assert case("register_tile", point(block=16, micro=4)).cgma == 64
+    assert case("blocked", point(bm=128, bn=64)).cgma == pytest.approx(2 * 128 * 64 / 192)
+    assert case("cublas", point()).cgma is None
 
 
 def test_the_bound_grows_with_k_and_catches_one_lost_term():
     p = point(m=16, n=16, k=864)
     inputs = bench.inputs(p, np.random.default_rng(1))
     ref = bench.reference("product", p, inputs)["C"]
-    rtol = bench.tolerance("naive", p, H100_LIKE).rtol
+    rtol = case("naive", p).tolerance.rtol
     float32 = np.zeros((16, 16), dtype=np.float32)
     for kk in range(p["k"]):  # the naive kernel's order, in float32
         float32 += np.outer(inputs["A"][:, kk], inputs["B"][kk, :])
     assert np.all(np.abs(float32 - ref) <= rtol * ref)
     lost = float32 - np.outer(inputs["A"][:, 0], inputs["B"][0, :])
     assert np.all(np.abs(lost - ref) > rtol * ref)
-    assert bench.tolerance("naive", point(k=8192), H100_LIKE).rtol > rtol
+    assert case("naive", point(k=8192)).tolerance.rtol > rtol
+
+
+def test_work_counts_every_operand_once_and_two_flops_per_multiply_add():
+    c = case("pipelined", point(m=3, n=5, k=7))
+    assert c.work.flops == 2 * 3 * 5 * 7 and c.work.bytes_moved == 4 * (3 * 7 + 7 * 5 + 3 * 5)
+    assert bench.defines(point(bm=64)) == {"BLOCK": "16", "MICRO": "4", "BM": "64", "BN": "128",
+                                           "BK": "16", "TM": "8", "TN": "8"}  # fmt: skip
 
 
 def test_occupancy_from_resources():

@@ -32,14 +32,15 @@ def point(**values):
 @pytest.mark.parametrize("block_size", [64, 1024])
 def test_passes_chain_from_the_input_to_one_value(variant, n, block_size):
     p = point(n=n, block_size=block_size)
-    steps = bench.launches(variant, p, H100_LIKE)
+    c = bench.case(variant, p, H100_LIKE, {})
+    steps = c.steps
     assert all(isinstance(s, Launch) and s.block == (block_size, 1, 1) for s in steps)
     assert steps[0].args[0].name == "in" and steps[-1].args[1].name == "out"
     if variant == "single_pass":  # one launch: the last block to finish writes the result
         assert len(steps) == 1 and steps[0].grid[0] <= 132 * 2048 // block_size
         return
     assert steps[-1].grid == (1, 1, 1)
-    scratch = bench.scratch(variant, p, H100_LIKE)
+    scratch = c.scratch
     for previous, step in itertools.pairwise(steps):
         assert step.args[0] == previous.args[1]  # each pass reads what the last one wrote
         assert step.args[-1] == previous.grid[0]  # ... and as many elements as it had blocks
@@ -50,25 +51,25 @@ def test_passes_chain_from_the_input_to_one_value(variant, n, block_size):
 
 def test_the_single_pass_variant_is_one_launch_with_a_zeroed_counter():
     p = point(n=2**28)
-    assert len(bench.launches("single_pass", p, H100_LIKE)) == 1
-    assert bench.scratch("single_pass", p, H100_LIKE)["counter"].zeroed
+    c = bench.case("single_pass", p, H100_LIKE, {})
+    assert len(c.steps) == 1 and c.scratch["counter"].init == "zero"
 
 
 def test_the_float32_bound_grows_with_n_and_int32_is_exact():
-    small = bench.tolerance("grid_stride", point(n=1000), H100_LIKE).rtol
-    large = bench.tolerance("grid_stride", point(n=2**28), H100_LIKE).rtol
+    small = bench.case("grid_stride", point(n=1000), H100_LIKE, {}).tolerance.rtol
+    large = bench.case("grid_stride", point(n=2**28), H100_LIKE, {}).tolerance.rtol
     assert 0 < small < large < 1e-3
     for variant in bench.variant_names:
-        tol = bench.tolerance(variant, point(n=2**28, dtype="int32"), H100_LIKE)
+        tol = bench.case(variant, point(n=2**28, dtype="int32"), H100_LIKE, {}).tolerance
         assert tol.rtol == 0 and tol.atol == 0
-        assert bench.tolerance(variant, point(n=2**28), H100_LIKE).rtol < 1e-3
+        assert bench.case(variant, point(n=2**28), H100_LIKE, {}).tolerance.rtol < 1e-3
 
 
 def test_the_bound_is_met_by_a_float32_sum_in_a_bad_order_and_missed_by_a_lost_element():
     p = point(n=100_003)
     x = bench.inputs(p, np.random.default_rng(3))["in"]
     exact = bench.reference("sum", p, {"in": x})["out"][0]
-    rtol = bench.tolerance("sequential", p, H100_LIKE).rtol
+    rtol = bench.case("sequential", p, H100_LIKE, {}).tolerance.rtol
     naive_float32 = np.float32(0)
     for chunk in np.array_split(x, 256):  # 256 serial float32 partials, then their sum
         naive_float32 += np.sum(chunk, dtype=np.float32)
@@ -101,3 +102,11 @@ def test_every_variant_is_correct_at_awkward_n(gpu_backend, dtype, block_size):
     bad = [(r.variant, r.point["n"], r.status, r.reason) for r in results
            if not r.status.is_measured and not (r.variant == "cub" and r.status is Status.SKIPPED)]  # fmt: skip
     assert not bad
+
+
+def test_work_is_one_read_of_the_input_and_n_past_unsigned_int_is_refused():
+    c = bench.case("vectorized", point(n=1000, dtype="int32"), H100_LIKE, {})
+    assert c.work.bytes_moved == 4000 and c.work.elements == 1000 and c.work.flops == 0
+    assert bench.input_specs(point(n=1000))["in"].nbytes == 4000
+    with pytest.raises(ValueError, match="above the maximum 4294967295"):
+        bench.param("n").coerce(4294968296)

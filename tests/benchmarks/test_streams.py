@@ -4,11 +4,15 @@ import numpy as np
 import pytest
 
 from gpubench import registry
+from gpubench.benchmark import Copy, Launch, Work
 from gpubench.results import Result, Status
 from gpubench.runner import Plan, Runner
 from gpubench.timing import TimingPolicy
 
+from tests.fakes import FAKE_DEVICE
+
 bench = registry.get("streams")
+QUICK = TimingPolicy(warmup=0, min_samples=3, max_samples=3, min_time_s=0)
 
 
 def result(variant: str, median: float) -> Result:
@@ -27,12 +31,56 @@ def test_overlap_efficiency_formula():
     assert by["sequential"] is None
 
 
-def test_work_counts_every_copy_and_product():
+def case(variant, **values):
+    point = bench.resolve({**bench.defaults(), "size": 10, "matrices": 3, **values})
+    return bench.case(variant, point, FAKE_DEVICE, {})
+
+
+def test_work_is_per_variant():
+    assert case("streams").work == Work(bytes_moved=3 * 100 * 4 * 3, flops=2 * 1000 * 3)
+    assert case("sequential").work == case("streams").work
+    assert case("copies_only").work == Work(bytes_moved=3 * 100 * 4 * 3)  # no flops
+    assert case("kernels_only").work == Work(bytes_moved=0, flops=2 * 1000 * 3)  # no copies
     point = bench.resolve({**bench.defaults(), "size": 10, "matrices": 3})
-    work = bench.work("streams", point)
-    assert work.flops == 2 * 1000 * 3 and work.bytes_moved == 3 * 100 * 4 * 3
     inputs = bench.inputs(point, np.random.default_rng(0))
     assert bench.reference("C", point, inputs)["C"].shape == (3, 10, 10)
+    assert bench.reference("copy", point, inputs)["C"] is inputs["A"]
+
+
+def test_steps_say_where_and_on_which_stream():
+    seq = case("sequential")
+    assert seq.input_locations == {"A": "pageable", "B": "pageable"}
+    assert all(s.stream == 0 for s in seq.steps)
+    assert all(s.synchronous for s in seq.steps if isinstance(s, Copy))
+    assert case("sequential_pinned").outputs["C"].location == "pinned"
+    overlapped = case("streams", streams=2)
+    assert [s.stream for s in overlapped.steps if isinstance(s, Launch)] == [1, 2, 1]
+    assert not any(s.synchronous for s in overlapped.steps if isinstance(s, Copy))
+    kinds = [type(s).__name__ for s in case("streams_depth_first").steps]
+    assert kinds[:4] == ["Copy", "Copy", "Launch", "Copy"]
+    assert case("kernels_only").input_locations == {"A": "device", "B": "device"}
+    copies = case("copies_only")
+    assert {s.src for s in copies.steps if s.dst == "C"} == {"dA"}
+
+
+def test_every_variant_checks_on_the_fake_backend():
+    from tests.fakes import KERNELS, FakeBackend
+
+    def tiled(c, a, b, m, n, k):
+        size = m * n
+        c.view(np.float32)[:size] = (
+            a.view(np.float32)[:size].reshape(m, m) @ b.view(np.float32)[:size].reshape(m, m)
+        ).reshape(-1)
+
+    KERNELS["tiled"] = (tiled, 1.0)
+    try:
+        points = [bench.resolve({**bench.defaults(), "size": 5, "matrices": 3, "streams": 2})]
+        results = Runner(FakeBackend()).run(
+            Plan(bench, points, bench.variant_names, bench.baseline, QUICK)
+        )
+    finally:
+        del KERNELS["tiled"]
+    assert [r.status for r in results] == [Status.OK] * 6, [r.reason for r in results]
 
 
 @pytest.mark.gpu
@@ -45,5 +93,6 @@ def test_every_variant_checks_every_product(gpu_backend):
     assert all(r.status.is_measured for r in results), [(r.variant, r.reason) for r in results]
     overlapped = [r for r in results if r.variant == "streams" and r.point["streams"] == 4]
     spans = overlapped[0].timeline
-    assert {s["op"] for s in spans} == {"H2D", "kernel", "D2H"} and len(spans) == 3 * 5
-    assert {s["stream"] for s in spans} == {0, 1, 2, 3}
+    assert {s["op"] for s in spans} == {"H2D", "kernel", "D2H"} and len(spans) == 4 * 5
+    assert {s["stream"] for s in spans} == {1, 2, 3, 4}
+    assert {s["label"] for s in spans} == {"0", "1", "2", "3", "4"}

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from gpubench import registry
+from gpubench.benchmark import Tolerance, Work
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
 from gpubench.timing import TimingPolicy
+from tests.fakes import FAKE_DEVICE
 
 bench = registry.get("transpose")
 CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
@@ -26,19 +28,31 @@ def test_reference_is_the_transpose_and_copy_is_the_identity():
     assert bench.reference("copy", p, inputs)["out"] is inputs["in"]
 
 
+def case(variant, p):
+    return bench.case(variant, p, FAKE_DEVICE, {})
+
+
 def test_grid_covers_non_multiples_of_the_tile():
-    (launch,) = bench.launches("padded", point(rows=33, cols=65, tile=32, block_rows=8))
+    (launch,) = case("padded", point(rows=33, cols=65, tile=32, block_rows=8)).steps
     assert launch.grid == (3, 2, 1) and launch.block == (32, 8, 1)
-    (vec,) = bench.launches("vectorized", point(rows=33, cols=65, tile=32, block_rows=8))
+    (vec,) = case("vectorized", point(rows=33, cols=65, tile=32, block_rows=8)).steps
     assert vec.block == (8, 8, 1)  # 16-byte accesses: 4 floats per thread along a row
-    (vec64,) = bench.launches("vectorized", point(tile=32, block_rows=8, dtype="float64"))
+    (vec64,) = case("vectorized", point(tile=32, block_rows=8, dtype="float64")).steps
     assert vec64.block == (16, 8, 1)
 
 
-def test_work_counts_one_read_and_one_write_per_element():
-    assert bench.work("naive", point(rows=10, cols=20, dtype="float64")).bytes_moved == 2 * 200 * 8
-    assert bench.outputs("copy", point(rows=2, cols=3))["out"].shape == (2, 3)
-    assert bench.outputs("naive", point(rows=2, cols=3))["out"].shape == (3, 2)
+def test_work_counts_one_read_and_one_write_per_element_and_the_check_is_exact():
+    work = case("naive", point(rows=10, cols=20, dtype="float64")).work
+    assert work == Work(bytes_moved=2 * 200 * 8, elements=200)
+    assert case("copy", point(rows=2, cols=3)).outputs["out"].shape == (2, 3)
+    assert case("naive", point(rows=2, cols=3)).outputs["out"].shape == (3, 2)
+    assert case("naive", point()).tolerance == Tolerance()  # moving elements is exact
+    assert bench.input_specs(point(rows=3, cols=5))["in"].nbytes == 60
+
+
+def test_sizes_past_the_kernels_int_are_refused_at_validation():
+    with pytest.raises(ValueError, match="above the maximum 2147483647"):
+        bench.param("rows").coerce(2**31)
 
 
 AWKWARD = [(1, 1), (1, 1000), (1000, 1), (33, 65), (65, 33), (1023, 4097), (4096, 4), (17, 31)]
