@@ -446,8 +446,9 @@ class CountDownSuite(Benchmark):
             outputs={"values": BufferSpec.like(inputs["values"], init="input")},
             scratch={"changed": BufferSpec((1,), np.dtype(np.int32))},
             # Data-aware work: every iteration reads and writes every value.
-            work=lambda record: Work(bytes_moved=8 * n * record.iterations,
-                                     elements=n * record.iterations),  # fmt: skip
+            work=lambda record: Work(
+                bytes_moved=8 * n * record.iterations, elements=n * record.iterations
+            ),
         )
 
     def reference(

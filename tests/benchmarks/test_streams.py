@@ -8,7 +8,6 @@ from gpubench.benchmark import Copy, Launch, Work
 from gpubench.results import Result, Status
 from gpubench.runner import Plan, Runner
 from gpubench.timing import TimingPolicy
-
 from tests.fakes import FAKE_DEVICE
 
 bench = registry.get("streams")
