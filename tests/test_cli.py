@@ -274,3 +274,76 @@ def test_run_and_smoke_sweep_end_to_end_on_the_gpu(tmp_path):
 def test_info_on_the_gpu():
     result = invoke("info")
     assert result.exit_code == 0 and "peak DRAM bandwidth" in result.output
+
+
+# -- Suite API v2 ---------------------------------------------------------------------------
+def test_sizes_past_a_kernels_integer_type_exit_2_naming_the_limit():
+    result = invoke("run", "reduction", "--n", "4294968296")
+    assert result.exit_code == 2
+    assert "4294968296 is above the maximum 4294967295" in result.output
+    assert "unsigned int n" in result.output and "Traceback" not in result.output
+
+
+def test_resume_and_another_jsonl_log_are_refused(fake_gpu, tmp_path):
+    path = write_sweep(tmp_path, SLOW_SWEEP.replace("slow]", "fast]"))
+    log = tmp_path / "a.jsonl"
+    assert invoke("sweep", str(path), "--jsonl", str(log)).exit_code == 0
+    result = invoke("sweep", str(path), "--resume", str(log), "--jsonl", str(tmp_path / "b.jsonl"))
+    assert result.exit_code == 2 and "give only one of them" in result.output
+    same = invoke("sweep", str(path), "--resume", str(log), "--jsonl", str(log))
+    assert same.exit_code == 0
+
+
+def test_compare_reads_a_sweeps_json_lines_log(fake_gpu, tmp_path):
+    path = write_sweep(tmp_path, SLOW_SWEEP.replace("slow]", "fast]"))
+    assert invoke("sweep", str(path), "--jsonl", str(tmp_path / "a.jsonl"),
+                  "--json", str(tmp_path / "a.json")).exit_code == 0  # fmt: skip
+    result = invoke("compare", str(tmp_path / "a.jsonl"), str(tmp_path / "a.json"))
+    assert result.exit_code == 0, result.output
+    assert "pair(s) compared; largest change 0.00%" in result.output
+
+
+SUITE_HEAD = "from gpubench.benchmark import Benchmark, Param, Variant, Case\n"
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("def broken(:\n", "syntax error on line 2"),
+        ("import not_a_module_anywhere\n", "ModuleNotFoundError"),
+        ("raise SystemExit(0)\n", "SystemExit"),
+        ("x = 1\n", "defines no BENCHMARK"),
+        ("BENCHMARK = 42\n", "BENCHMARK is a int"),
+        ("class S(Benchmark):\n    pass\nBENCHMARK = S\n", "make it an instance"),
+        ("class S(Benchmark):\n    name = 's'\nBENCHMARK = S()\n", "abstract"),
+    ],
+)
+def test_a_broken_suite_file_is_one_line_naming_the_file_exit_2(tmp_path, body, message):
+    path = tmp_path / "mine.py"
+    path.write_text(SUITE_HEAD + body)
+    for args in (("run", str(path)), ("sweep", str(write_sweep(tmp_path, f"suite: {path}\n")))):
+        result = invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.output and str(path.name) in result.output
+        assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_a_suite_file_without_defines_runs(fake_gpu, tmp_path):
+    path = tmp_path / "nodefines.py"
+    path.write_text(
+        "from tests.fakes import ScaleSuite\n"
+        "class NoDefines(ScaleSuite):\n    name = 'nodefines'\n"
+        "BENCHMARK = NoDefines()\n"
+    )
+    result = invoke("run", str(path), "-v", "good", "--min-samples", "3", "--json",
+                    str(tmp_path / "r.json"))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["results"][0]["status"] == "ok"
+    assert record["environment"]["backend"] == {"name": "fake", "version": "1"}
+
+
+@pytest.mark.gpu
+def test_gpu_reduction_past_unsigned_int_is_refused_before_the_gpu():
+    result = invoke("run", "reduction", "--n", "4294968296")
+    assert result.exit_code == 2 and "above the maximum 4294967295" in result.output

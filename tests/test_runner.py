@@ -159,3 +159,202 @@ def test_results_carry_kernel_resources_occupancy_and_cgma(monkeypatch):
     assert attributes["registers_per_thread"] == 16 and attributes["threads_per_block"] == 256
     assert 0 < attributes["occupancy"] <= 1 and attributes["occupancy_limited_by"]
     assert results["good"].metrics["cgma"] == 0.25
+
+
+# -- Suite API v2: in-out buffers, Repeat, re-check after timing, preflight ----------------
+def run_suite(bench, variants, point=None, policy=QUICK, backend=None):
+    backend = backend or FakeBackend()
+    points = [bench.resolve({**bench.defaults(), **(point or {})})]
+    results = Runner(backend).run(Plan(bench, points, tuple(variants), variants[0], policy))
+    return {r.variant: r for r in results}, backend
+
+
+def test_an_in_place_buffer_starts_from_its_input_and_is_restored_before_every_run():
+    from tests.fakes import InPlaceSuite
+
+    results, backend = run_suite(InPlaceSuite(), ["device", "via_host"])
+    for r in results.values():
+        assert r.status is Status.OK, r.reason
+        assert r.work == {"bytes_moved": 1200, "flops": 200, "elements": 0}
+    samples = results["device"].summary["samples"]
+    # Before the checked run, every warm-up and timed run, and the re-check: each variant.
+    assert backend.restores >= 2 * (1 + QUICK.warmup + samples + 1)
+
+
+def test_in_place_is_incorrect_if_the_input_is_not_restored(monkeypatch):
+    from tests import fakes
+
+    monkeypatch.setattr(fakes.FakeBackend, "restore", lambda self, dst, src, spec: None)
+    results, _ = run_suite(fakes.InPlaceSuite(), ["device"])
+    assert results["device"].status is Status.INCORRECT  # y stayed poisoned: never a + y
+
+
+def test_repeat_runs_until_the_flag_stays_zero_and_counts_iterations():
+    from tests.fakes import CountDownSuite
+
+    results, _ = run_suite(CountDownSuite(), ["converges"], {"n": 50, "top": 7})
+    r = results["converges"]
+    assert r.status is Status.OK, r.reason
+    # 7 iterations that change something, then one that finds nothing left to do.
+    assert r.metrics["iterations"] == 8
+    assert r.work == {"bytes_moved": 8 * 50 * 8, "flops": 0, "elements": 50 * 8}
+    assert r.median_ms == pytest.approx(0.25 * 8)
+
+
+def test_a_repeat_that_hits_max_iterations_is_incorrect_with_the_count():
+    from tests.fakes import CountDownSuite
+
+    results, _ = run_suite(CountDownSuite(), ["never_done"], {"max_iterations": 12})
+    r = results["never_done"]
+    assert r.status is Status.INCORRECT and r.metrics["iterations"] == 12
+    assert "did not converge" in r.reason and "12 iterations" in r.reason
+
+
+def test_hot_mode_skips_runs_that_iterate_to_convergence():
+    from dataclasses import replace
+
+    from tests.fakes import CountDownSuite
+
+    results, _ = run_suite(CountDownSuite(), ["converges"], policy=replace(QUICK, mode="hot"))
+    assert results["converges"].status is Status.SKIPPED
+    assert "cold mode" in results["converges"].reason
+
+
+def test_a_kernel_right_only_on_its_first_launch_is_caught_after_timing():
+    results, _backend = run(["first_launch_only", "writes_once", "good"])
+    for variant in ("first_launch_only", "writes_once"):
+        r = results[variant]
+        assert r.status is Status.INCORRECT, variant
+        assert "right on the checked run, wrong on a run after" in r.reason
+        assert "speedup" not in r.metrics
+    assert results["good"].status is Status.OK
+
+
+def test_a_point_too_big_for_the_inputs_is_skipped_before_they_are_made(monkeypatch):
+    from tests import fakes
+
+    monkeypatch.setattr(fakes.FakeBackend, "free_device_bytes", 300 * 2**20)
+    made = []
+    monkeypatch.setattr(fakes.ScaleSuite, "inputs", lambda self, p, rng: made.append(p) or {})
+    results, backend = run(["good", "fast"], point={"n": 10**8})
+    for r in results.values():
+        assert r.status is Status.SKIPPED
+        assert r.reason == ("needs 381.5 MiB of device memory for the inputs; 300.0 MiB is free")
+    assert made == [] and backend.live_buffers == 0
+
+
+def test_a_variant_whose_buffers_do_not_fit_is_skipped_and_the_next_still_runs(monkeypatch):
+    from tests import fakes
+
+    # The inputs fit; the output beside them does not.
+    monkeypatch.setattr(fakes.FakeBackend, "free_device_bytes", 256 * 2**20 + 6000)
+    results, backend = run(["good"], point={"n": 1000})
+    assert results["good"].status is Status.SKIPPED
+    assert "device memory for this variant's buffers" in results["good"].reason
+    assert backend.live_buffers == 0
+
+
+def test_an_allocation_that_fails_anyway_is_a_clean_skip(monkeypatch):
+    from gpubench.errors import OutOfMemory
+    from tests import fakes
+
+    def refuse(self, spec):
+        raise OutOfMemory("cannot allocate 4000 bytes of device memory")
+
+    monkeypatch.setattr(fakes.FakeBackend, "alloc", refuse)
+    results, _ = run(["good"])
+    assert results["good"].status is Status.SKIPPED
+    assert results["good"].reason == "out of memory: cannot allocate 4000 bytes of device memory"
+
+
+def test_a_wrong_declaration_is_a_failed_launch_naming_the_problem(monkeypatch):
+    from gpubench.benchmark import Case
+    from tests import fakes
+
+    original = fakes.ScaleSuite.case
+
+    def renamed(self, variant, point, device, inputs):
+        case = original(self, variant, point, device, inputs)
+        return Case(steps=case.steps, outputs={"x": case.outputs["out"]}, work=case.work)
+
+    monkeypatch.setattr(fakes.ScaleSuite, "case", renamed)
+    results, _ = run(["good"])
+    assert results["good"].status is Status.LAUNCH_FAILED
+    assert "has the name of an input" in results["good"].reason
+
+
+def test_metrics_come_from_the_stored_work():
+    results, _ = run(["fast"])
+    r = results["fast"]
+    assert r.work == {"bytes_moved": 8000, "flops": 1000, "elements": 1000}
+    assert r.metrics["time_ms"] == 0.5
+    assert r.metrics["gbps"] == pytest.approx(8000 / 0.5e-3 / 1e9)
+    assert r.metrics["gflops"] == pytest.approx(1000 / 0.5e-3 / 1e9)
+    assert r.metrics["gelem_per_s"] == pytest.approx(1000 / 0.5e-3 / 1e9)
+    peak_bw = FakeBackend().device.peak_bandwidth_gbps
+    assert r.metrics["pct_peak_bw"] == pytest.approx(100 * r.metrics["gbps"] / peak_bw)
+    peak_flops = FakeBackend().device.peak_fp32_gflops
+    assert r.metrics["pct_peak_flops"] == pytest.approx(100 * r.metrics["gflops"] / peak_flops)
+
+
+# -- the same on the GPU ----------------------------------------------------------------------
+GPU_QUICK = TimingPolicy(warmup=1, min_samples=5, max_samples=20, min_time_s=0, max_time_s=1)
+
+
+def _suite(name: str):
+    from pathlib import Path
+
+    from gpubench import registry
+
+    return registry.get(str(Path(__file__).parent / "suites" / f"{name}.py"))
+
+
+@pytest.mark.gpu
+def test_gpu_in_place_saxpy_on_the_device_and_staged_through_pinned_memory(gpu_backend):
+    bench = _suite("saxpy")  # declares no defines(): BLOCK comes from the compile-time param
+    points = [bench.resolve({**bench.defaults(), "n": n, "block": b})
+              for n, b in ((1, 128), (1000003, 256), (1 << 22, 512))]  # fmt: skip
+    results = Runner(gpu_backend).run(Plan(bench, points, bench.variant_names, "in_place",
+                                           GPU_QUICK, timeline=True))  # fmt: skip
+    assert all(r.status.is_measured for r in results), [(r.variant, r.reason) for r in results]
+    staged = [r for r in results if r.variant == "staged"][-1]
+    assert [s["op"] for s in staged.timeline] == ["H2D", "kernel", "D2H"]
+    assert {s["stream"] for s in staged.timeline} == {1}
+
+
+@pytest.mark.gpu
+def test_gpu_repeat_until_converged_counts_iterations_and_work(gpu_backend):
+    bench = _suite("converge")
+    point = bench.resolve({**bench.defaults(), "n": 100_003, "top": 37, "max_iterations": 200})
+    results = Runner(gpu_backend).run(Plan(bench, [point], ("count_down",), "count_down",
+                                           GPU_QUICK))  # fmt: skip
+    (r,) = results
+    assert r.status.is_measured, r.reason
+    assert r.metrics["iterations"] == 38
+    assert r.work == {"bytes_moved": 8 * 100_003 * 38, "flops": 0, "elements": 100_003 * 38}
+    capped = bench.resolve({**point, "max_iterations": 10})
+    (never,) = Runner(gpu_backend).run(Plan(bench, [capped], ("never_done",), "never_done",
+                                            GPU_QUICK))  # fmt: skip
+    assert never.status is Status.INCORRECT and "after 10 iterations" in never.reason
+
+
+@pytest.mark.gpu
+def test_gpu_a_transpose_too_big_for_the_device_is_skipped_with_the_need(gpu_backend):
+    from gpubench import registry
+
+    bench = registry.get("transpose")
+    point = bench.resolve({**bench.defaults(), "size": 200_000})
+    (r,) = Runner(gpu_backend).run(Plan(bench, [point], ("copy",), "copy", GPU_QUICK))
+    assert r.status is Status.SKIPPED
+    assert "needs 149.0 GiB of device memory for the inputs" in r.reason
+
+
+@pytest.mark.gpu
+def test_gpu_a_transpose_past_2_31_elements_verifies(gpu_backend):
+    from gpubench import registry
+
+    bench = registry.get("transpose")
+    point = bench.resolve({**bench.defaults(), "size": 46341})
+    check = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
+    results = Runner(gpu_backend).run(Plan(bench, [point], ("naive", "vectorized"), "naive", check))
+    assert [r.status.is_measured for r in results] == [True, True], [r.reason for r in results]

@@ -1,0 +1,27 @@
+"""The memory preflight's arithmetic and messages."""
+
+from __future__ import annotations
+
+from gpubench import memory
+
+
+def test_a_need_past_what_is_free_names_both():
+    need = memory.Need(device=3 * 2**30, host=0, what="the inputs")
+    reason = memory.shortfall(need, device_free=2 * 2**30, host_free=None)
+    assert reason == "needs 3.0 GiB of device memory for the inputs; 2.0 GiB is free"
+    host = memory.Need(device=0, host=150 * 2**30, what="the inputs")
+    assert "150.0 GiB of host memory" in memory.shortfall(host, None, 100 * 2**30)
+
+
+def test_what_fits_passes_and_unknowns_are_not_refused():
+    assert memory.shortfall(memory.Need(2**20, 2**20, "x"), 2**31, 2**31) is None
+    assert memory.shortfall(memory.Need(2**40, 2**40, "x"), None, None) is None
+    # The device keeps headroom for the context and library workspaces.
+    tight = memory.Need(device=2**30 - memory.DEVICE_HEADROOM_BYTES + 1, what="x")
+    assert memory.shortfall(tight, 2**30, None)
+
+
+def test_host_memory_is_read_and_sizes_are_human():
+    available = memory.host_available_bytes()
+    assert available is None or available > 0
+    assert memory.human(512) == "512 bytes" and memory.human(3 * 2**20) == "3.0 MiB"
