@@ -15,6 +15,7 @@ from gpubench.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
+    Case,
     Launch,
     Param,
     Point,
@@ -58,25 +59,25 @@ class Faulty(Benchmark):
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
         return {"in": rng.random(point["n"], dtype=np.float32) + 1}
 
-    def outputs(self, variant: str, point: Point) -> dict[str, BufferSpec]:
-        return {"out": BufferSpec((point["n"],), np.dtype(np.float32))}
-
-    def launches(self, variant: str, point: Point, device=None) -> list[Launch]:
+    def case(self, variant: str, point: Point, device, inputs) -> Case:
         n = point["n"]
         args = (BufferRef("out"), BufferRef("in"), np.uint32(n))
         if variant == "register_hog":
-            return [Launch(variant, (1, 1, 1), (1024, 1, 1), args)]
-        if variant == "shared_hog":
-            return [Launch(variant, (1, 1, 1), (256, 1, 1), args, shared_bytes=100 * 1024)]
-        return [Launch(variant, (ceil_div(n, 256 * point["unroll"]), 1, 1), (256, 1, 1), args)]
+            launch = Launch(variant, (1, 1, 1), (1024, 1, 1), args)
+        elif variant == "shared_hog":
+            launch = Launch(variant, (1, 1, 1), (256, 1, 1), args, shared_bytes=100 * 1024)
+        else:
+            launch = Launch(variant, (ceil_div(n, 256 * point["unroll"]), 1, 1), (256, 1, 1), args)
+        return Case(
+            steps=[launch],
+            outputs={"out": BufferSpec((n,), np.dtype(np.float32))},
+            work=Work(bytes_moved=8 * n, elements=n),
+        )
 
     def reference(
         self, computes: str, point: Point, inputs: dict[str, np.ndarray]
     ) -> dict[str, np.ndarray]:
         return {"out": 2 * inputs["in"] + 1}
-
-    def work(self, variant: str, point: Point) -> Work:
-        return Work(bytes_moved=8 * point["n"], elements=point["n"])
 
 
 BENCHMARK = Faulty()
