@@ -325,18 +325,21 @@ class Runner:
                 # What was timed is checked again: outputs poisoned, one more run.
                 prepare(first=False)
                 after = backend.run_checked(bound)
-                spans = backend.timeline(bound) if plan.timeline else []
+                recheck = self._check(plan, point, variant, case, owned, inputs, references)
+                if not recheck.passed or not after.converged:
+                    why = recheck.message or "did not converge"
+                    return {"status": Status.INCORRECT, "verification": recheck,
+                            "kernel_attributes": attributes, "metrics": iterations,
+                            "reason": f"right on the checked run, wrong on a run after "
+                            f"{measurement.runs} timed runs: {why}"}  # fmt: skip
+                spans: list[dict[str, Any]] = []
+                if plan.timeline:
+                    restore_inout()
+                    spans = backend.timeline(bound)
             except KernelLaunchError as exc:
                 failed = self._failed_launch(exc, attributes, "while timing: ")
                 crashed = failed["status"] is Status.CRASHED
                 return failed
-            recheck = self._check(plan, point, variant, case, owned, inputs, references)
-            if not recheck.passed or not after.converged:
-                why = recheck.message or "did not converge"
-                return {"status": Status.INCORRECT, "verification": recheck,
-                        "kernel_attributes": attributes, "metrics": iterations,
-                        "reason": f"right on the checked run, wrong on a run after "
-                        f"{measurement.runs} timed runs: {why}"}  # fmt: skip
         finally:
             if not crashed:
                 if bound is not None:

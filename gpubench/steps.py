@@ -8,6 +8,12 @@ allocates, fills, poisons and checks every buffer the steps touch.
     Copy         bytes between two buffers; the direction follows from where they live
     LibraryCall  a vendor library (cuBLAS, CUB) on the harness's buffers and stream
     Repeat       a body run until a device flag stays zero (iteration to convergence)
+
+Streams follow CUDA's rules: steps on one stream run in order; steps on different streams
+are not ordered against each other. A run forks its side streams (1, 2, ...) from the
+timing stream (0) when it starts and joins them back when it ends, so the end event and the
+check that follows see every step finished. A synchronous Copy blocks the host, so every
+step issued after it starts after it.
 """
 
 from __future__ import annotations

@@ -172,13 +172,18 @@ def run_suite(bench, variants, point=None, policy=QUICK, backend=None):
 def test_an_in_place_buffer_starts_from_its_input_and_is_restored_before_every_run():
     from tests.fakes import InPlaceSuite
 
-    results, backend = run_suite(InPlaceSuite(), ["device", "via_host"])
+    bench = InPlaceSuite()
+    backend = FakeBackend()
+    points = [bench.defaults()]
+    plan = Plan(bench, points, ("device", "via_host"), "device", QUICK, timeline=True)
+    results = {r.variant: r for r in Runner(backend).run(plan)}
     for r in results.values():
         assert r.status is Status.OK, r.reason
         assert r.work == {"bytes_moved": 1200, "flops": 200, "elements": 0}
     samples = results["device"].summary["samples"]
-    # Before the checked run, every warm-up and timed run, and the re-check: each variant.
-    assert backend.restores >= 2 * (1 + QUICK.warmup + samples + 1)
+    # Before the checked run, every warm-up and timed run, the re-check and the timeline run.
+    assert backend.restores >= 2 * (1 + QUICK.warmup + samples + 1 + 1)
+    assert [s["op"] for s in results["via_host"].timeline] == ["H2D", "kernel", "D2H"]
 
 
 def test_in_place_is_incorrect_if_the_input_is_not_restored(monkeypatch):

@@ -113,12 +113,20 @@ class _BoundRun:
     _joins: dict[int, Any] = field(default_factory=dict)
     _main: Any = None
 
+    # The calls of `ops`, flattened once: between the start and end events every host
+    # microsecond counts for small copies.
+    calls: list[Callable[[], None]] = field(default_factory=list)
+    has_repeat: bool = False
+
     def enqueue(self) -> None:
-        self.record = RunRecord()
-        self._fork_streams()
-        for op in self.ops:
-            op.call()
-        self._join_streams()
+        if self.has_repeat:
+            self.record = RunRecord()
+        if self.side_streams:
+            self._fork_streams()
+        for call in self.calls:
+            call()
+        if self.side_streams:
+            self._join_streams()
 
     def _fork_streams(self) -> None:
         # Side streams start after everything already queued on the timing stream...
@@ -438,6 +446,7 @@ class PyCudaBackend:
             if isinstance(step, Repeat):
                 body = [resolve(s).call for s in step.body]
                 bound.capturable = False  # the flag is read back by the host every iteration
+                bound.has_repeat = True
                 call = partial(self._repeat, bound, step, body, buffers[step.flag])
                 bound.ops.append(_Op(0, "repeat", step.label or "repeat", call))
             else:
@@ -445,6 +454,7 @@ class PyCudaBackend:
         if bound.side_streams:
             bound._fork = cuda.Event()
             bound._joins = {index: cuda.Event() for index in bound.side_streams}
+        bound.calls = [op.call for op in bound.ops]
         return bound
 
     def _launch_call(self, module: _Module | None, step: Launch, pointers: dict[str, int],
@@ -582,7 +592,8 @@ class PyCudaBackend:
             start = cuda.Event()
             start.record(self._stream)
             bound.record = RunRecord()
-            bound._fork_streams()
+            if bound.side_streams:
+                bound._fork_streams()
             marks = []
             for op in bound.ops:
                 stream = self._stream_for(op.stream)
@@ -591,7 +602,8 @@ class PyCudaBackend:
                 op.call()
                 after.record(stream)
                 marks.append((op, before, after))
-            bound._join_streams()
+            if bound.side_streams:
+                bound._join_streams()
             self._stream.synchronize()
             return [
                 {"stream": op.stream, "op": op.op, "label": op.label,

@@ -42,7 +42,7 @@ class Transfer(Benchmark):
         self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
     ) -> Case:
         """One copy on the timing stream. Pinned host buffers are page-locked (the copy engine
-        reads them directly); pageable ones are ordinary memory, which the driver stages
+        reads them directly); pageable ones are ordinary memory, which CUDA stages
         through a pinned buffer of its own."""
         direction, _, host = variant.partition("_")
         nbytes = point["bytes"]
