@@ -23,3 +23,22 @@ def test_every_suite_declares_a_consistent_benchmark():
 def test_unknown_suite_suggests_the_closest():
     with pytest.raises(ConfigError, match="did you mean 'transpose'"):
         registry.get("transpos")
+
+
+def test_the_readme_suite_example_is_the_tested_suite_file():
+    """The README's "write your own suite" example is tests/suites/saxpy.py, verbatim (the GPU
+    tests run it), and it loads and declares its cases without a GPU."""
+    from pathlib import Path
+
+    import numpy as np
+
+    root = Path(__file__).resolve().parents[1]
+    source = (root / "tests/suites/saxpy.py").read_text()
+    assert f"```python\n{source}```" in (root / "README.md").read_text()
+    bench = registry.get(str(root / "tests/suites/saxpy.py"))
+    point = bench.resolve(bench.defaults())
+    assert bench.defines(point) == {"BLOCK": "256"}
+    inputs = bench.inputs({**point, "n": 10}, np.random.default_rng(0))
+    for variant in bench.variant_names:
+        case = bench.case(variant, {**point, "n": 10}, None, inputs)
+        assert case.problems(inputs) == []
