@@ -204,8 +204,9 @@ class Case:
     input_locations: dict[str, str] = field(default_factory=dict)
     # The work of one run; a callable gets the checked run's RunRecord (iterations...).
     work: Work | Callable[[RunRecord], Work] = field(default_factory=lambda: Work(0))
-    # None: the default check (a few ulps for floats, exact for integers) for every output.
-    tolerance: Tolerance | None = None
+    # None: the default check (a few ulps for floats, exact for integers) for every output; a
+    # callable gets the run's RunRecord (a bound that grows with the iterations run).
+    tolerance: Tolerance | Callable[[RunRecord], Tolerance] | None = None
     # Why this variant cannot run at this point (a tile too large for shared memory).
     skip: str | None = None
     # Flops per element loaded from global memory, where the suite can say.
@@ -216,8 +217,12 @@ class Case:
             return self.work(record or RunRecord())
         return self.work
 
-    def tolerance_for(self, dtype: np.dtype) -> Tolerance:
-        return self.tolerance if self.tolerance is not None else Tolerance.default_for(dtype)
+    def tolerance_for(self, dtype: np.dtype, record: RunRecord | None = None) -> Tolerance:
+        if self.tolerance is None:
+            return Tolerance.default_for(dtype)
+        if callable(self.tolerance):
+            return self.tolerance(record or RunRecord())
+        return self.tolerance
 
     def problems(self, inputs: dict[str, np.ndarray]) -> list[str]:
         """Mistakes in the declaration itself (a suite bug): unknown buffers, an in-out

@@ -414,10 +414,14 @@ def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
 @cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("base_path", metavar="BASE", type=click.Path(dir_okay=False))
 @click.argument("new_path", metavar="NEW", type=click.Path(dir_okay=False))
-@click.option("--threshold", default=0.05, show_default=True,
+@click.option("--threshold", default=0.05, show_default=True, type=float,
               help="Smallest relative change that counts (a change must also exceed twice the noise).")  # fmt: skip
-def compare(base_path: str, new_path: str, threshold: float) -> None:
-    """Compare two results files point by point: exit 3 if anything got slower.
+@click.option("--metric", default="time_ms", show_default=True,
+              help="Which metric to compare: time_ms, or any metric key of the results "
+              "(gbps, gflops, ...); its declared direction says what a regression is.")  # fmt: skip
+def compare(base_path: str, new_path: str, threshold: float, metric: str) -> None:
+    """Compare two results files point by point: exit 3 if anything got slower (or, with
+    --metric, worse).
 
     Each file may be JSON (--json) or a JSON-lines log (--jsonl, a sweep's default output).
 
@@ -425,30 +429,51 @@ def compare(base_path: str, new_path: str, threshold: float) -> None:
     Examples:
       gpubench compare results/before.json results/after.json --threshold 0.02
       gpubench compare results/transpose.jsonl results/transpose-new.jsonl
+      gpubench compare results/before.json results/after.json --metric gbps
     """
+    import math
+
     from rich.table import Table
 
-    from gpubench import results
+    from gpubench import metrics, results
     from gpubench.compare import compare as compare_sets
-    from gpubench.report.table import format_time
+    from gpubench.compare import regressions
+    from gpubench.errors import ConfigError
 
+    if not math.isfinite(threshold) or threshold < 0:
+        raise ConfigError(f"expected a finite number >= 0, got {threshold!r}", key="--threshold")
     base, new = results.load_any(base_path), results.load_any(new_path)
-    rows = compare_sets(base, new, threshold)
+    present = {key for r in base.results + new.results for key in r.metrics}
+    extra = tuple(metrics.Metric(key, key, "") for key in sorted(present))
+    try:
+        chosen = metrics.by_key(metric, extra)
+    except KeyError:
+        known = sorted({m.key for m in metrics.CATALOG} | present)
+        from gpubench.registry import did_you_mean
+
+        raise ConfigError(f"unknown metric {metric!r}{did_you_mean(metric, known)}; "
+                          f"known: {', '.join(known)}", key="--metric") from None  # fmt: skip
+    rows = compare_sets(base, new, threshold, chosen)
     names = [
         n for n in (rows[0].point if rows else {}) if len({str(r.point.get(n)) for r in rows}) > 1
     ]
-    table = Table(title=f"{base_path} → {new_path}", title_justify="left")
+    table = Table(title=f"{base_path} → {new_path} · {chosen.header}", title_justify="left")
     for name in names:
         table.add_column(name, justify="right")
     for column in ("variant", "base", "new", "change", "noise", "verdict"):
         table.add_column(
             column, justify="right" if column not in ("variant", "verdict") else "left"
         )
-    style = {"same": "green", "faster": "cyan", "slower": "bold red"}
+    style = {"same": "green", "faster": "cyan", "better": "cyan", "slower": "bold red",
+             "worse": "bold red"}  # fmt: skip
+    if chosen.key == metrics.TIME.key:
+        from gpubench.report.table import format_time as show
+    else:
+        show = chosen.format
     for row in rows:
         table.add_row(
-            *(str(row.point.get(n)) for n in names), row.variant, format_time(row.base_ms),
-            format_time(row.new_ms), "" if row.change is None else f"{100 * row.change:+.1f}%",
+            *(str(row.point.get(n)) for n in names), row.variant, show(row.base),
+            show(row.new), "" if row.change is None else f"{100 * row.change:+.1f}%",
             "" if row.noise is None else f"{100 * row.noise:.1f}%",
             f"[{style.get(row.verdict, 'yellow')}]{row.verdict}[/]",
         )  # fmt: skip
@@ -461,8 +486,7 @@ def compare(base_path: str, new_path: str, threshold: float) -> None:
     base_gpu, new_gpu = base.environment.get("gpu_uuid"), new.environment.get("gpu_uuid")
     if base_gpu != new_gpu:
         _stderr().print(f"note: different GPUs ({base_gpu} vs {new_gpu})", highlight=False)
-    slower = sum(r.verdict == "slower" for r in rows)
-    click.get_current_context().exit(EXIT_FAILED_POINTS if slower else EXIT_OK)
+    click.get_current_context().exit(EXIT_FAILED_POINTS if regressions(rows) else EXIT_OK)
 
 
 def _print_plan(spec: SweepSpec) -> None:

@@ -1,9 +1,14 @@
-"""Compare two results files point by point, judging each difference against measured noise."""
+"""Compare two results files point by point, judging each difference against measured noise.
+
+Any declared metric can be compared (`metrics.CATALOG`); its direction (higher or lower is
+better) says which change is a regression. The default is the median time.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpubench.metrics import TIME, Metric
 from gpubench.results import Result, ResultSet
 from gpubench.runner import point_key
 
@@ -12,14 +17,23 @@ from gpubench.runner import point_key
 class Comparison:
     point: dict
     variant: str
-    base_ms: float | None
-    new_ms: float | None
-    change: float | None  # new / base - 1: positive is slower
+    base: float | None
+    new: float | None
+    change: float | None  # new / base - 1
     noise: float | None  # the larger robust noise of the two
-    verdict: str  # same, faster, slower, only in one, not measured
+    verdict: str  # same, better, worse (shown as faster/slower for time), only in one, ...
 
 
-def compare(base: ResultSet, new: ResultSet, threshold: float) -> list[Comparison]:
+def _value(result: Result | None, metric: Metric) -> float | None:
+    if result is None:
+        return None
+    if metric is TIME or metric.key == TIME.key:
+        return result.median_ms
+    return result.metrics.get(metric.key)
+
+
+def compare(base: ResultSet, new: ResultSet, threshold: float,
+            metric: Metric = TIME) -> list[Comparison]:  # fmt: skip
     """A difference counts only if it exceeds both `threshold` and twice the noise."""
     old = {(point_key(r.point), r.variant): r for r in base.results}
     out: list[Comparison] = []
@@ -27,25 +41,36 @@ def compare(base: ResultSet, new: ResultSet, threshold: float) -> list[Compariso
     for r in new.results:
         key = (point_key(r.point), r.variant)
         seen.add(key)
-        out.append(_compare_one(old.get(key), r, threshold))
+        out.append(_compare_one(old.get(key), r, threshold, metric))
     for key, r in old.items():
         if key not in seen:
-            out.append(
-                Comparison(r.point, r.variant, r.median_ms, None, None, None, "only in base")
-            )
+            out.append(Comparison(r.point, r.variant, _value(r, metric), None, None, None,
+                                  "only in base"))  # fmt: skip
     return out
 
 
-def _compare_one(base: Result | None, new: Result, threshold: float) -> Comparison:
+def _compare_one(base: Result | None, new: Result, threshold: float, metric: Metric) -> Comparison:
     if base is None:
-        return Comparison(new.point, new.variant, None, new.median_ms, None, None, "only in new")
-    if not (base.status.is_measured and new.status.is_measured):
-        return Comparison(new.point, new.variant, base.median_ms, new.median_ms, None, None,
+        return Comparison(new.point, new.variant, None, _value(new, metric), None, None,
+                          "only in new")  # fmt: skip
+    before, after = _value(base, metric), _value(new, metric)
+    if not (base.status.is_measured and new.status.is_measured) or not before or after is None:
+        return Comparison(new.point, new.variant, before, after, None, None,
                           f"not measured ({base.status} → {new.status})")  # fmt: skip
-    change = new.median_ms / base.median_ms - 1
-    noise = max(base.summary.get("rel_noise", 0), new.summary.get("rel_noise", 0))
+    change = after / before - 1
+    noise = max((base.summary or {}).get("rel_noise", 0), (new.summary or {}).get("rel_noise", 0))
     if abs(change) <= max(threshold, 2 * noise):
         verdict = "same"
     else:
-        verdict = "slower" if change > 0 else "faster"
-    return Comparison(new.point, new.variant, base.median_ms, new.median_ms, change, noise, verdict)
+        worse = change > 0 if metric.higher_is_better is False else change < 0
+        if metric.higher_is_better is None:
+            verdict = "changed"
+        elif metric.key == TIME.key:
+            verdict = "slower" if worse else "faster"
+        else:
+            verdict = "worse" if worse else "better"
+    return Comparison(new.point, new.variant, before, after, change, noise, verdict)
+
+
+def regressions(rows: list[Comparison]) -> int:
+    return sum(r.verdict in ("slower", "worse") for r in rows)

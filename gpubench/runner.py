@@ -316,7 +316,7 @@ class Runner:
                         "reason": f"did not converge: {', '.join(record.unconverged)} still "
                         f"changing after {record.iterations} iterations (max_iterations)",
                         "metrics": iterations}  # fmt: skip
-            verdict = self._check(plan, point, variant, case, owned, inputs, references)
+            verdict = self._check(plan, point, variant, case, owned, inputs, references, record)
             if not verdict.passed:
                 return {"status": Status.INCORRECT, "reason": verdict.message, "metrics": iterations,
                         "verification": verdict, "kernel_attributes": attributes}  # fmt: skip
@@ -325,7 +325,8 @@ class Runner:
                 # What was timed is checked again: outputs poisoned, one more run.
                 prepare(first=False)
                 after = backend.run_checked(bound)
-                recheck = self._check(plan, point, variant, case, owned, inputs, references)
+                recheck = self._check(plan, point, variant, case, owned, inputs, references,
+                                      after)  # fmt: skip
                 if not recheck.passed or not after.converged:
                     why = recheck.message or "did not converge"
                     return {"status": Status.INCORRECT, "verification": recheck,
@@ -353,10 +354,10 @@ class Runner:
         return outcome
 
     def _check(self, plan: Plan, point: Point, variant: str, case: Case, owned: dict[str, Any],
-               inputs: dict[str, np.ndarray],
-               references: dict[str, dict[str, np.ndarray]]) -> Verification:  # fmt: skip
+               inputs: dict[str, np.ndarray], references: dict[str, dict[str, np.ndarray]],
+               record: RunRecord) -> Verification:  # fmt: skip
         got = {name: self.backend.read(owned[name], spec) for name, spec in case.outputs.items()}
-        return self._verify(plan, point, variant, case, got, inputs, references)
+        return self._verify(plan, point, variant, case, got, inputs, references, record)
 
     def _attributes(self, module: Any, launches: list[Any]) -> dict[str, Any]:
         """Registers, shared memory, spills and theoretical occupancy of each kernel."""
@@ -401,14 +402,15 @@ class Runner:
 
     def _verify(self, plan: Plan, point: Point, variant: str, case: Case,
                 got: dict[str, np.ndarray], inputs: dict[str, np.ndarray],
-                references: dict[str, dict[str, np.ndarray]]) -> Verification:  # fmt: skip
+                references: dict[str, dict[str, np.ndarray]],
+                record: RunRecord | None = None) -> Verification:  # fmt: skip
         bench = plan.bench
         computes = bench.variant(variant).computes
         if computes not in references:
             references[computes] = bench.reference(computes, point, inputs)
         expected = references[computes]
         tolerance: dict[str, Tolerance] = {
-            name: case.tolerance_for(got[name].dtype if name in got else np.float64)
+            name: case.tolerance_for(got[name].dtype if name in got else np.float64, record)
             for name in expected
         }
         return verify.check_outputs(got, expected, tolerance)

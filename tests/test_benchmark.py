@@ -123,3 +123,8 @@ def test_a_right_declaration_has_no_problems():
         scratch={"dx": BufferSpec((4,), F32), "f": BufferSpec((1,), np.dtype(np.uint32))},
     )  # fmt: skip
     assert case.problems(INPUTS) == []
+
+
+def test_a_tolerance_may_depend_on_what_the_run_recorded():
+    case = Case(tolerance=lambda record: Tolerance(rtol=1e-7 * record.iterations))
+    assert case.tolerance_for(F32, RunRecord(iterations=30)) == Tolerance(rtol=3e-6)

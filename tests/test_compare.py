@@ -47,3 +47,38 @@ def test_the_command_exits_3_on_a_slowdown(tmp_path, new_median, code):
     out = CliRunner().invoke(cli, ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")])
     assert out.exit_code == code, out.output
     assert "largest change" in out.output
+
+
+def test_any_declared_metric_compares_in_its_own_direction():
+    from gpubench.metrics import BANDWIDTH
+
+    def with_gbps(n, gbps):
+        r = result(n, "a", 1.0)
+        r.metrics["gbps"] = gbps
+        return r
+
+    base = result_set(with_gbps(1, 100.0), with_gbps(2, 100.0), with_gbps(3, 100.0))
+    new = result_set(with_gbps(1, 80.0), with_gbps(2, 120.0), with_gbps(3, 101.0))
+    verdicts = {r.point["n"]: r.verdict for r in compare(base, new, 0.02, BANDWIDTH)}
+    assert verdicts == {1: "worse", 2: "better", 3: "same"}
+
+
+@pytest.mark.parametrize(
+    "args, code, text",
+    [
+        (["--metric", "gbps"], 3, "worse"),
+        (["--metric", "gbsp"], 2, "did you mean 'gbps'"),
+        (["--threshold", "nan"], 2, "finite"),
+        (["--threshold", "-1"], 2, ">= 0"),
+    ],
+)
+def test_the_command_takes_a_metric_and_refuses_bad_options(tmp_path, args, code, text):
+    a, b = result(1, "a", 1.0), result(1, "a", 1.0)
+    a.metrics["gbps"], b.metrics["gbps"] = 100.0, 50.0
+    save_json(result_set(a), tmp_path / "a.json")
+    save_json(result_set(b), tmp_path / "b.json")
+    out = CliRunner().invoke(
+        cli, ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), *args]
+    )
+    assert out.exit_code == code, out.output
+    assert text in out.output
