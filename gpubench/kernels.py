@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpubench.benchmark import Benchmark, Point
-from gpubench.errors import EnvironmentProblem, KernelCompileError
+from gpubench.errors import ConfigError, EnvironmentProblem, KernelCompileError
 
 CACHE_VERSION = "1"
 
@@ -62,6 +62,40 @@ def _included_text(directory: Path, name: str, depth: int = 0) -> str:
 
 def define_options(defines: dict[str, str]) -> list[str]:
     return [f"-D{name}={value}" for name, value in sorted(defines.items())]
+
+
+def compile_workers() -> int | None:
+    """GPUBENCH_COMPILE_WORKERS as a number of parallel nvcc processes (None: not set)."""
+    raw = os.environ.get("GPUBENCH_COMPILE_WORKERS")
+    if raw is None or raw.strip() == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(
+            f"expected a whole number of nvcc processes >= 1, got {raw[:40]!r}",
+            source="GPUBENCH_COMPILE_WORKERS",
+        )
+    return value
+
+
+def check_settings() -> None:
+    """Refuse, before any worker starts, environment settings the compile step cannot use."""
+    compile_workers()
+    directory = cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(
+            f"the compile cache {directory} is not writable ({exc.strerror}): set "
+            "GPUBENCH_CACHE_DIR to a directory you can write",
+            source="GPUBENCH_CACHE_DIR",
+        ) from None
 
 
 def cache_dir() -> Path:
@@ -133,11 +167,7 @@ class CompileCache:
             key, source, options, includes = self._job(bench, point)
             jobs.setdefault(key, (source, options, includes))
         # GPUBENCH_COMPILE_WORKERS=1 gives the one-nvcc-at-a-time baseline.
-        workers = (
-            max_workers
-            or int(os.environ.get("GPUBENCH_COMPILE_WORKERS") or 0)
-            or min(32, os.cpu_count() or 1)
-        )
+        workers = max_workers or compile_workers() or min(32, os.cpu_count() or 1)
         report = CompileReport(configurations=len(jobs), workers=workers)
         started = time.perf_counter()
 

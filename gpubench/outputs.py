@@ -1,17 +1,19 @@
 """Where a run's results go, decided in one place: the JSON-lines log (and resuming it),
 JSON, CSV and the timeline picture, from the command line and the sweep file together.
 
-Everything here is decided before the first measurement, so a bad combination is refused
-with exit 2 instead of being discovered (or silently ignored) after the run.
+Everything here is decided and checked before the first measurement: a bad combination, a
+path that cannot be written, a log that would be overwritten, or a missing optional
+dependency is refused with one line, instead of being discovered after minutes of measuring.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench.config import SweepSpec
-from gpubench.errors import ConfigError
+from gpubench.errors import ConfigError, EnvironmentProblem
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class OutputRequest:
 
 @dataclass(frozen=True)
 class OutputPlan:
-    """The files one run writes, resolved."""
+    """The files one run writes, resolved and checked."""
 
     json: str | None
     csv: str | None
@@ -43,6 +45,8 @@ class OutputPlan:
     force: bool
     progress: bool
     timeline: str | None
+    # An earlier log that --force moved aside instead of overwriting it, if any.
+    kept: str | None = None
 
     @property
     def files(self) -> list[str]:
@@ -51,7 +55,7 @@ class OutputPlan:
 
 def plan(spec: SweepSpec, request: OutputRequest) -> OutputPlan:
     """Command-line paths win over the sweep file's `outputs:`; --resume names the log."""
-    if request.resume and request.jsonl and _same(request.resume, request.jsonl) is False:
+    if request.resume and request.jsonl and not _same(request.resume, request.jsonl):
         raise ConfigError(
             f"--resume appends to {request.resume}; --jsonl names another log "
             f"({request.jsonl}): give only one of them",
@@ -61,15 +65,80 @@ def plan(spec: SweepSpec, request: OutputRequest) -> OutputPlan:
     if request.resume and not Path(request.resume).is_file():
         raise ConfigError("no such results log to resume from", source=request.resume)
     log = request.resume or request.jsonl or spec.outputs.jsonl or request.default_log
+    json_path = request.json or spec.outputs.json
+    csv_path = request.csv or spec.outputs.csv
+    timeline_png = request.timeline or None
+    named = {"--jsonl": log, "--json": json_path, "--csv": csv_path, "--timeline": timeline_png}
+    for option, path in named.items():
+        if path:
+            check_writable(path, option)
+    paths = [Path(p).resolve() for p in named.values() if p]
+    if len(paths) != len(set(paths)):
+        raise ConfigError("two outputs name the same file", source="command line")
+    if timeline_png:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise EnvironmentProblem(
+                "--timeline FILE draws with matplotlib, which is not installed: "
+                "pip install '.[plot]' (or --timeline without FILE for the text chart)"
+            ) from None
+    kept = None
+    if log and not request.resume and holds_results(log):
+        if not request.force:
+            raise ConfigError(
+                "holds results of an earlier run: continue it with --resume, or give --force "
+                "to start a new log (the old one is kept beside it)",
+                source=log,
+            )
+        kept = _set_aside(Path(log))
     return OutputPlan(
-        json=request.json or spec.outputs.json,
-        csv=request.csv or spec.outputs.csv,
+        json=json_path,
+        csv=csv_path,
         log=log,
         resume=bool(request.resume),
         force=request.force,
         progress=request.progress,
         timeline=request.timeline,
+        kept=kept,
     )
+
+
+def check_writable(path: str, option: str) -> None:
+    """Refuse, before anything runs, a path that cannot become a file we write."""
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigError("is a directory; give a file name", source=path, key=option)
+    parent = target.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{parent} is a file, not a directory", source=path, key=option)
+    place = target if target.exists() else parent
+    if not os.access(place, os.W_OK):
+        raise ConfigError(f"cannot write here ({place} is read-only for you)", source=path,
+                          key=option)  # fmt: skip
+
+
+def holds_results(log: str) -> bool:
+    """True if the file exists and has any line after its header."""
+    path = Path(log)
+    if not path.is_file():
+        return False
+    try:
+        with path.open("rb") as handle:
+            return sum(1 for line in handle if line.strip()) > 1
+    except OSError:
+        return False
+
+
+def _set_aside(path: Path) -> str:
+    for n in range(1, 10_000):
+        kept = path.with_name(f"{path.name}.{n}")
+        if not kept.exists():
+            path.rename(kept)
+            return str(kept)
+    raise ConfigError("too many earlier logs kept beside it; remove some", source=str(path))
 
 
 def _same(a: str, b: str) -> bool:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -82,17 +83,93 @@ class Result:
         return self.summary["median_ms"] if self.summary else None
 
     def to_dict(self) -> dict[str, Any]:
-        record = asdict(self)
+        record = _finite(asdict(self))
         record["status"] = str(self.status)
         return record
 
     @classmethod
-    def from_dict(cls, record: dict[str, Any]) -> Result:
+    def from_dict(cls, record: Any) -> Result:
+        """A result from its JSON form; ValueError saying what is wrong with the record."""
+        problem = _result_problem(record)
+        if problem:
+            raise ValueError(problem)
         record = dict(record)
         record["status"] = Status(record["status"])
         if record.get("verification") is not None:
             record["verification"] = Verification(**record["verification"])
         return cls(**record)
+
+
+RESULT_FIELDS = {f.name for f in fields(Result)}
+VERIFICATION_FIELDS = {f.name for f in fields(Verification)}
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinity have no JSON form: they are written as null (a noise figure of a single
+    sample is unknown, not infinite)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _result_problem(record: Any) -> str | None:
+    if not isinstance(record, dict):
+        return f"expected an object, got {type(record).__name__}"
+    unknown = sorted(set(record) - RESULT_FIELDS)
+    if unknown:
+        return f"unknown field {quote(unknown[0])}"
+    for key in ("suite", "variant", "point", "status"):
+        if key not in record:
+            return f"missing field {key!r}"
+    if not isinstance(record["suite"], str) or not isinstance(record["variant"], str):
+        return "suite and variant must be text"
+    if not isinstance(record["point"], dict):
+        return "point must be an object"
+    if record["status"] not in {str(s) for s in Status}:
+        return f"unknown status {quote(record['status'])}"
+    for key in ("summary", "work", "verification"):
+        if record.get(key) is not None and not isinstance(record[key], dict):
+            return f"{key} must be an object or null"
+    for key in ("metrics", "kernel_attributes"):
+        if key in record and not isinstance(record[key], dict):
+            return f"{key} must be an object"
+    if "timeline" in record and not isinstance(record["timeline"], list):
+        return "timeline must be a list"
+    if not all(v is None or _number(v) for v in (record.get("metrics") or {}).values()):
+        return "metrics must be numbers or null"
+    verification = record.get("verification")
+    if verification is not None and (
+        set(verification) - VERIFICATION_FIELDS or "passed" not in verification
+    ):
+        return "verification has unknown or missing fields"
+    if Status(record["status"]).is_measured:
+        median = (record.get("summary") or {}).get("median_ms")
+        if not _number(median) or median <= 0:
+            return f"a measured result needs a positive median_ms, got {quote(median)}"
+    return None
+
+
+def quote(value: Any, limit: int = 60) -> str:
+    """repr(value), cut to a sane length for an error message."""
+    return reprlib_repr(value, limit)
+
+
+def reprlib_repr(value: Any, limit: int) -> str:
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxstring = short.maxother = limit
+    short.maxlist = short.maxdict = short.maxtuple = short.maxset = 4
+    short.maxlevel = 3
+    return short.repr(value)
 
 
 @dataclass
@@ -111,31 +188,52 @@ class ResultSet:
         return [r for r in self.results if r.status.is_failure]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema_version": self.schema_version,
-            "created": self.created,
-            "suite": self.suite,
-            "environment": self.environment,
-            "spec": self.spec,
-            "compile_report": self.compile_report,
-            "results": [r.to_dict() for r in self.results],
-        }
+        return _finite(
+            {
+                "schema_version": self.schema_version,
+                "created": self.created,
+                "suite": self.suite,
+                "environment": self.environment,
+                "spec": self.spec,
+                "compile_report": self.compile_report,
+                "results": [r.to_dict() for r in self.results],
+            }
+        )
 
     @classmethod
-    def from_dict(cls, record: dict[str, Any]) -> ResultSet:
+    def from_dict(cls, record: Any, source: str | None = None) -> ResultSet:
+        if not isinstance(record, dict):
+            raise ConfigError(
+                f"expected a results object, got {type(record).__name__}", source=source
+            )
         version = record.get("schema_version")
         if version != SCHEMA_VERSION:
             raise ConfigError(
-                f"results schema version {version!r} is not supported (expected {SCHEMA_VERSION})"
+                f"results schema version {quote(version)} is not supported "
+                f"(expected {SCHEMA_VERSION})",
+                source=source,
             )
+        for key, kind in (("suite", str), ("environment", dict), ("spec", dict),
+                          ("results", list), ("created", str)):  # fmt: skip
+            if not isinstance(record.get(key), kind):
+                raise ConfigError(
+                    f"{key!r} is missing or not a {kind.__name__}", source=source, key=key
+                )
+        results = []
+        for index, item in enumerate(record["results"]):
+            try:
+                results.append(Result.from_dict(item))
+            except ValueError as exc:
+                raise ConfigError(str(exc), source=source, key=f"results[{index}]") from None
+        compile_report = record.get("compile_report") or {}
         return cls(
             suite=record["suite"],
             environment=record["environment"],
             spec=record["spec"],
-            results=[Result.from_dict(r) for r in record["results"]],
+            results=results,
             created=record["created"],
             schema_version=version,
-            compile_report=record.get("compile_report", {}),
+            compile_report=compile_report if isinstance(compile_report, dict) else {},
         )
 
 
@@ -145,20 +243,47 @@ def _open_for_writing(path: Path) -> Path:
 
 
 def save_json(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
-    """Write atomically (temp file then rename): an interrupted save never leaves half a file."""
+    """Write atomically (temp file then rename): an interrupted save never leaves half a file,
+    and a failed one leaves no temp file behind."""
     target = _open_for_writing(Path(path))
     tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(json.dumps(result_set.to_dict(), indent=2, default=str) + "\n")
-    tmp.replace(target)
+    try:
+        tmp.write_text(
+            json.dumps(result_set.to_dict(), indent=2, default=str, allow_nan=False) + "\n"
+        )
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
     return target
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _read_text(path: str | os.PathLike[str]) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read results: {exc.strerror}", source=str(path)) from None
+
+
+def _parse(text: str) -> Any:
+    """json.loads without NaN or Infinity (ValueError), and without deep-nesting crashes."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def load_json(path: str | os.PathLike[str]) -> ResultSet:
     try:
-        record = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"cannot read results: {exc}", source=str(path)) from None
-    return ResultSet.from_dict(record)
+        record = _parse(_read_text(path))
+    except ValueError as exc:
+        raise ConfigError(f"not valid JSON: {str(exc)[:200]}", source=str(path)) from None
+    return ResultSet.from_dict(record, source=str(path))
 
 
 SUMMARY_FIELDS = ("median_ms", "min_ms", "mean_ms", "stdev_ms", "rel_noise", "samples")
@@ -198,18 +323,22 @@ def save_csv(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
 
 
 class JsonLinesLog:
-    """Appends each finished result as one JSON line, flushed and synced: a kill -9 leaves a
-    readable file. The first line is a header that says what run the results belong to."""
+    """Appends each result as one JSON line the moment it finishes, flushed and synced: a
+    kill -9 leaves a readable file. The first line is a header that says what run the results
+    belong to. Once a point is complete, a "metrics" line per result adds the metrics that
+    compare its variants (speedup, % of vendor, overlap)."""
 
     def __init__(self, path: str | os.PathLike[str], header: dict[str, Any] | None = None,
                  append: bool = False) -> None:  # fmt: skip
         self.path = _open_for_writing(Path(path))
-        self._handle = self.path.open("a" if append else "w")
+        if append:
+            repair_tail(self.path)
+        self._handle = self.path.open("a" if append else "w", encoding="utf-8")
         if not append:
             self._write({"kind": "header", "schema_version": SCHEMA_VERSION, **(header or {})})
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._handle.write(json.dumps(record, default=str) + "\n")
+        self._handle.write(json.dumps(_finite(record), default=str, allow_nan=False) + "\n")
         self._handle.flush()
         os.fsync(self._handle.fileno())
 
@@ -219,6 +348,12 @@ class JsonLinesLog:
     def finished(self, result: Result) -> None:
         self.write(result)
 
+    def point_finished(self, results: list[Result]) -> None:
+        for result in results:
+            if result.metrics:
+                self._write({"kind": "metrics", "point": result.point,
+                             "variant": result.variant, "metrics": result.metrics})  # fmt: skip
+
     def write(self, result: Result) -> None:
         self._write({"kind": "result", **result.to_dict()})
 
@@ -226,35 +361,73 @@ class JsonLinesLog:
         self._handle.close()
 
 
+def repair_tail(path: Path) -> bool:
+    """Cut a last line that a kill left without its newline, so that appended records start
+    on a line of their own. True if something was cut."""
+    with path.open("rb+") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return False
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return False
+        # Find the last newline (reading backwards in blocks) and cut after it.
+        position = size
+        while position > 0:
+            start = max(0, position - 65536)
+            handle.seek(start)
+            block = handle.read(position - start)
+            newline = block.rfind(b"\n")
+            if newline >= 0:
+                handle.truncate(start + newline + 1)
+                return True
+            position = start
+        handle.truncate(0)
+        return True
+
+
 def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Result]]:
-    """(header, results) of a JSON-lines log. A last line cut short by a kill is ignored."""
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot read the results log: {exc.strerror}", source=str(path)
-        ) from None
+    """(header, results) of a JSON-lines log. A last line cut short by a kill is ignored; any
+    other problem is a ConfigError naming the line."""
+    from gpubench.runner import point_key
+
+    text = _read_text(path)
+    lines = text.splitlines()
+    cut_short = bool(text) and not text.endswith("\n")
     header: dict[str, Any] = {}
-    results = []
+    results: dict[tuple[str, str], Result] = {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):
+            record = _parse(line)
+        except ValueError:
+            if number == len(lines) and cut_short:
                 break  # the write a kill interrupted
             raise ConfigError(f"line {number} is not JSON", source=str(path)) from None
+        if not isinstance(record, dict):
+            raise ConfigError(f"line {number}: expected an object", source=str(path))
         kind = record.pop("kind", None)
-        if kind == "header":
+        if kind == "header" and not header:
             header = record
-        elif kind == "result" and header:
-            results.append(Result.from_dict(record))
-        else:
+            continue
+        if not header:
             raise ConfigError("no header line: not a gpubench results log", source=str(path))
+        try:
+            if kind == "result":
+                result = Result.from_dict(record)
+                results[(point_key(result.point), result.variant)] = result
+            elif kind == "metrics":
+                key = (point_key(record["point"]), record["variant"])
+                if key in results and isinstance(record["metrics"], dict):
+                    results[key].metrics.update(record["metrics"])
+            else:
+                raise ValueError(f"unknown kind of line {quote(kind)}")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"line {number}: {exc}", source=str(path)) from None
     if not header:
         raise ConfigError("no header line: not a gpubench results log", source=str(path))
-    return header, results
+    return header, list(results.values())
 
 
 def load_any(path: str | os.PathLike[str]) -> ResultSet:
@@ -268,10 +441,15 @@ def load_any(path: str | os.PathLike[str]) -> ResultSet:
     first_line = start.split(b"\n", 1)[0]
     if b'"kind"' in first_line and b'"header"' in first_line:
         header, loaded = load_jsonl(path)
+
+        def mapping(key: str) -> dict[str, Any]:
+            value = header.get(key)
+            return dict(value) if isinstance(value, dict) else {}
+
         return ResultSet(
             suite=str(header.get("suite") or (loaded[0].suite if loaded else "")),
-            environment=dict(header.get("environment") or {}),
-            spec=dict(header.get("spec") or {}),
+            environment=mapping("environment"),
+            spec=mapping("spec"),
             results=loaded,
         )
     return load_json(path)

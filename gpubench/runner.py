@@ -29,9 +29,14 @@ from gpubench.steps import RunRecord, has_repeat, kernel_launches
 
 
 class Observer(Protocol):
+    """Follows a run: how many results to expect, each result the moment it finishes, and the
+    point's results again once the metrics that compare its variants are in."""
+
     def started(self, total: int) -> None: ...
 
     def finished(self, result: Result) -> None: ...
+
+    def point_finished(self, results: list[Result]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -119,13 +124,17 @@ class Runner:
         for observer in self.observers:
             observer.started(plan.size)
         results: list[Result] = []
+
+        def emit(result: Result) -> None:
+            results.append(result)
+            for observer in self.observers:
+                observer.finished(result)
+
         for point in plan.points:
-            point_results = self.run_point(plan, point, plan.variants)
+            point_results = self.run_point(plan, point, plan.variants, on_result=emit)
             finish_point(plan, point_results)
-            for result in point_results:
-                results.append(result)
-                for observer in self.observers:
-                    observer.finished(result)
+            for observer in self.observers:
+                observer.point_finished(point_results)
         return results
 
     def run_point(

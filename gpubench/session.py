@@ -6,7 +6,10 @@ check, compiling, measuring with the results log open, then the table and the fi
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from gpubench import backends, kernels, outputs, registry, results
@@ -53,14 +56,16 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
             err: Any) -> int:  # fmt: skip
     bench = registry.get(spec.suite_ref or spec.suite)
     points = spec.points(bench)
-    files = outputs.plan(spec, request)
-    previous_header, previous = (
-        results.load_jsonl(files.log) if files.resume and files.log else ({}, [])
-    )
     worker_spec = WorkerSpec.for_suite(spec.suite_ref or spec.suite, device)
     backends.preflight(worker_spec.backend)
+    kernels.check_settings()
+    previous_header, previous = results.load_jsonl(request.resume) if request.resume else ({}, [])
+    files = outputs.plan(spec, request)
+    if files.kept:
+        err.print(f"the earlier log is kept as {files.kept}", highlight=False)
     runner = IsolatedRunner(worker_spec)
     environment = runner.start()
+    interrupted = False
     try:
         stamp = fingerprint(spec, points, environment)
         if files.resume:
@@ -83,12 +88,48 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
                   "environment": environment}  # fmt: skip
         interrupted = _measure(runner, plan, result_set, files, header, previous, err)
     finally:
-        end = runner.close()
-    result_set.environment["end"] = end
-    result_set.environment["worker_restarts"] = runner.restarts
-    _sort(result_set, points, spec.variants)
-    _render(console, bench, result_set, files)
-    return _save_and_exit_code(err, result_set, files, interrupted)
+        # After Ctrl-C (or SIGTERM) the worker may be stuck in a kernel: kill it at once
+        # instead of waiting for it to say goodbye.
+        end = runner.close(graceful=not interrupted)
+    with _no_second_interrupt():  # a second Ctrl-C must not cost the output files
+        result_set.environment["end"] = end
+        result_set.environment["worker_restarts"] = runner.restarts
+        _sort(result_set, points, spec.variants)
+        _render(console, bench, result_set, files)
+        return _save_and_exit_code(err, result_set, files, interrupted)
+
+
+@contextlib.contextmanager
+def _no_second_interrupt() -> Iterator[None]:
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)
+    except ValueError:  # not the main thread: nothing to protect
+        previous = {}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, `kill`) is handled like Ctrl-C: exit 130, outputs written."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _check_resumable(header: dict[str, Any], stamp: dict[str, Any],
@@ -127,14 +168,17 @@ def _measure(runner: IsolatedRunner, plan: Plan, result_set: results.ResultSet,
         def finished(self, result: results.Result) -> None:
             result_set.results.append(result)
 
+        def point_finished(self, results: list[results.Result]) -> None: ...
+
     runner.observers = [Collect(), *([log] if log else [])]
     try:
-        if files.progress and sys.stderr.isatty():
-            with ProgressObserver(err) as bar:
-                runner.observers.append(bar)
+        with _terminate_as_interrupt():
+            if files.progress and sys.stderr.isatty():
+                with ProgressObserver(err) as bar:
+                    runner.observers.append(bar)
+                    runner.run(plan, previous)
+            else:
                 runner.run(plan, previous)
-        else:
-            runner.run(plan, previous)
     except KeyboardInterrupt:
         return True
     finally:

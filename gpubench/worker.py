@@ -13,8 +13,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
+import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,9 +42,35 @@ class WorkerSpec:
         return cls(suite, device_index, backends.selected())
 
 
+def _die_with_parent() -> None:
+    """The worker must not outlive the parent (kill -9 of the parent would leave it measuring
+    and holding the GPU): the kernel kills it when the parent dies (Linux), and a watchdog
+    thread checks elsewhere."""
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="parent-watchdog").start()
+
+
 def worker_main(conn: Any, spec: WorkerSpec) -> None:
     """The worker's loop: one message in, progress messages out, until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
     from gpubench import registry
 
     try:
@@ -169,10 +197,11 @@ class IsolatedRunner:
             self._worker.kill()
             self._worker = None
 
-    def close(self) -> dict[str, Any]:
-        """Stop the worker; returns its last clock/temperature/power readings (or {})."""
+    def close(self, graceful: bool = True) -> dict[str, Any]:
+        """Stop the worker; returns its last clock/temperature/power readings (or {}).
+        Not graceful: kill it at once (after Ctrl-C it may be stuck in a kernel)."""
         readings: dict[str, Any] = {}
-        if self._worker is not None and self._worker.process.is_alive():
+        if graceful and self._worker is not None and self._worker.process.is_alive():
             try:
                 self._worker.conn.send(("stop",))
                 message = self._worker.receive(30)
@@ -199,25 +228,30 @@ class IsolatedRunner:
         for observer in self.observers:
             observer.started(todo_total)
         results: list[Result] = []
+
+        def emit(result: Result) -> None:
+            # Each result reaches the log the moment it arrives, not when its point ends.
+            results.append(result)
+            for observer in self.observers:
+                observer.finished(result)
+
         for point in plan.points:
             key = point_key(point)
             remaining = [v for v in plan.variants if (key, v) not in done]
             if not remaining:
                 continue
-            fresh = self._run_point(plan, point, remaining)
+            fresh = self._run_point(plan, point, remaining, emit)
             group = [done.get((key, v)) or fresh.get(v) for v in plan.variants]
             group = [r for r in group if r is not None]
             finish_point(plan, group)
-            for variant in remaining:
-                result = fresh[variant]
-                results.append(result)
-                for observer in self.observers:
-                    observer.finished(result)
+            for observer in self.observers:
+                observer.point_finished([fresh[v] for v in remaining if v in fresh])
         return results
 
     def _run_point(
-        self, plan: Plan, point: dict[str, Any], variants: list[str]
-    ) -> dict[str, Result]:
+        self, plan: Plan, point: dict[str, Any], variants: list[str],
+        emit: Callable[[Result], None],
+    ) -> dict[str, Result]:  # fmt: skip
         fresh: dict[str, Result] = {}
         remaining = list(variants)
         limit = plan.policy.time_limit_s
@@ -226,6 +260,7 @@ class IsolatedRunner:
             fresh[variant] = Result(suite=plan.bench.name, variant=variant, point=dict(point),
                                     status=status, reason=reason, baseline=plan.baseline)  # fmt: skip
             remaining.remove(variant)
+            emit(fresh[variant])
 
         while remaining:
             worker = self._ensure_worker()
@@ -253,6 +288,7 @@ class IsolatedRunner:
                     result: Result = message[1]
                     fresh[result.variant] = result
                     remaining.remove(result.variant)
+                    emit(result)
                     current = None
                     if result.status is Status.CRASHED:
                         self._discard_worker()  # it exits by itself; make sure of it

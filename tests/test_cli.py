@@ -25,9 +25,11 @@ DANGEROUS = str(REPO / "tests/suites/dangerous.py")
 
 
 @pytest.fixture
-def fake_gpu(monkeypatch):
-    """The real CLI and worker processes over the CPU fake backend."""
+def fake_gpu(monkeypatch, tmp_path):
+    """The real CLI and worker processes over the CPU fake backend, in a directory of its own
+    (a sweep's default log goes to results/ under the current directory)."""
     monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture
@@ -155,7 +157,7 @@ def test_failed_points_exit_3_and_every_point_is_listed_with_its_status(fake_gpu
     assert ("huge_block", "skipped") in found and ("good", "ok") in found
     lines = (tmp_path / "r.jsonl").read_text().splitlines()
     assert ("first_launch_only", "incorrect") in found and ("writes_once", "incorrect") in found
-    assert json.loads(lines[0])["kind"] == "header" and len(lines) == 1 + 2 * 9
+    assert json.loads(lines[0])["kind"] == "header" and len(logged(tmp_path / "r.jsonl")) == 2 * 9
 
 
 def test_crashes_hangs_and_dead_workers_cost_one_variant_each(fake_gpu, tmp_path):
@@ -187,13 +189,26 @@ def run_cli(*args, env_extra=None, **kwargs):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)  # fmt: skip
 
 
-def wait_for_lines(path: Path, count: int, timeout: float = 60) -> None:
+def logged(path: Path) -> list[dict]:
+    """The result records of a JSON-lines log (its header and metrics lines left out)."""
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line being written
+        if record.get("kind") == "result":
+            records.append(record)
+    return records
+
+
+def wait_for_results(path: Path, count: int, timeout: float = 60) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if path.exists() and len(path.read_text().splitlines()) >= count:
+        if path.exists() and len(logged(path)) >= count:
             return
         time.sleep(0.05)
-    raise AssertionError(f"{path} never reached {count} lines")
+    raise AssertionError(f"{path} never reached {count} results")
 
 
 SLOW_SWEEP = (
@@ -208,14 +223,14 @@ def test_sigint_stops_cleanly_keeps_results_and_exits_130(tmp_path):
     path = write_sweep(tmp_path, SLOW_SWEEP)
     log = tmp_path / "r.jsonl"
     process = run_cli("sweep", str(path), "--jsonl", str(log), "--json", str(tmp_path / "r.json"))
-    wait_for_lines(log, 1 + 4)
+    wait_for_results(log, 4)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     kept = json.loads((tmp_path / "r.json").read_text())["results"]
     assert 4 <= len(kept) < 24
-    assert len(log.read_text().splitlines()) == 1 + len(kept)
+    assert len(logged(log)) == len(kept)
 
 
 def test_kill_9_then_resume_measures_every_point_exactly_once(tmp_path):
@@ -224,17 +239,16 @@ def test_kill_9_then_resume_measures_every_point_exactly_once(tmp_path):
     path = write_sweep(tmp_path, SLOW_SWEEP)
     log = tmp_path / "r.jsonl"
     process = run_cli("sweep", str(path), "--jsonl", str(log))
-    wait_for_lines(log, 1 + 8)
+    wait_for_results(log, 8)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
-    before = len(log.read_text().splitlines()) - 1
+    before = len(logged(log))
     assert 8 <= before < 24
     resumed = run_cli("sweep", str(path), "--resume", str(log), "--json", str(tmp_path / "r.json"))
     _, stderr = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, stderr
     assert f"{before} result(s) already in" in stderr
-    lines = [json.loads(line) for line in log.read_text().splitlines()[1:]]
-    measured = [(r["point"]["n"], r["variant"]) for r in lines]
+    measured = [(r["point"]["n"], r["variant"]) for r in logged(log)]
     assert len(measured) == len(set(measured)) == 24  # nothing twice, nothing missing
     final = json.loads((tmp_path / "r.json").read_text())["results"]
     assert sorted((r["point"]["n"], r["variant"]) for r in final) == sorted(measured)
@@ -250,7 +264,7 @@ def test_resume_refuses_a_changed_sweep_unless_forced(fake_gpu, tmp_path):
     assert "points: 1 no longer in the sweep, 1 new" in result.output and "--force" in result.output
     forced = invoke("sweep", str(path), "--resume", str(log), "--force")
     assert forced.exit_code == 0
-    assert len(log.read_text().splitlines()) == 1 + 24 + 2  # only the new point was measured
+    assert len(logged(log)) == 24 + 2  # only the new point was measured
 
 
 @pytest.mark.gpu
@@ -347,3 +361,128 @@ def test_a_suite_file_without_defines_runs(fake_gpu, tmp_path):
 def test_gpu_reduction_past_unsigned_int_is_refused_before_the_gpu():
     result = invoke("run", "reduction", "--n", "4294968296")
     assert result.exit_code == 2 and "above the maximum 4294967295" in result.output
+
+
+# -- nothing lost ------------------------------------------------------------------------------
+QUICK_SWEEP = f"suite: {SCALE}\nvariants: [good, fast]\nparams: {{n: [10, 20]}}\n" \
+    "timing: {min_samples: 2, min_time_s: 0}\n"  # fmt: skip
+
+
+def test_a_log_that_holds_results_is_never_overwritten(fake_gpu, tmp_path):
+    path = write_sweep(tmp_path, QUICK_SWEEP)
+    log = tmp_path / "results" / "s.jsonl"
+    assert invoke("sweep", str(path)).exit_code == 0
+    first = log.read_text()
+    again = invoke("sweep", str(path))
+    assert again.exit_code == 2 and "--resume" in again.output and "--force" in again.output
+    assert log.read_text() == first
+    forced = invoke("sweep", str(path), "--force")
+    assert forced.exit_code == 0 and "kept as" in forced.output
+    assert (tmp_path / "results" / "s.jsonl.1").read_text() == first
+    assert len(logged(log)) == 4
+
+
+def test_resume_repairs_a_line_cut_by_a_kill(fake_gpu, tmp_path):
+    path = write_sweep(tmp_path, QUICK_SWEEP)
+    log = tmp_path / "r.jsonl"
+    assert invoke("sweep", str(path), "--jsonl", str(log)).exit_code == 0
+    lines = log.read_text().splitlines(keepends=True)
+    results = [i for i, line in enumerate(lines) if '"kind": "result"' in line]
+    # Keep the first two results and half of the third, as a kill -9 mid-write leaves it.
+    cut = lines[: results[2]] + [lines[results[2]][:40]]
+    log.write_text("".join(cut))
+    assert invoke("sweep", str(path), "--resume", str(log)).exit_code == 0
+    again = invoke("sweep", str(path), "--resume", str(log))  # the log stays readable
+    assert again.exit_code == 0, again.output
+    assert sorted((r["point"]["n"], r["variant"]) for r in logged(log)) == [
+        (10, "fast"), (10, "good"), (20, "fast"), (20, "good")]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "option, make, message",
+    [
+        ("--json", lambda d: d.mkdir() or d, "is a directory"),
+        ("--csv", lambda d: (d.write_text("x"), d / "out.csv")[1], "is a file, not a directory"),
+        ("--jsonl", lambda d: (d.mkdir(), d.chmod(0o500), d / "r.jsonl")[2], "read-only"),
+    ],
+)
+def test_unwritable_outputs_are_refused_before_measuring(fake_gpu, tmp_path, option, make, message):
+    import os
+
+    if option == "--jsonl" and os.geteuid() == 0:
+        pytest.skip("root can write anywhere")
+    target = make(tmp_path / "place")
+    result = invoke("run", SCALE, "-v", "good", option, str(target))
+    assert result.exit_code == 2 and message in result.output and option in result.output
+    assert "Traceback" not in result.output
+    assert not list(tmp_path.glob("**/*.tmp"))
+
+
+def test_a_timeline_picture_without_matplotlib_is_refused_first(fake_gpu, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    result = invoke("run", SCALE, "-v", "good", "--timeline", str(tmp_path / "t.png"),
+                    "--json", str(tmp_path / "r.json"))  # fmt: skip
+    assert result.exit_code == 4 and "matplotlib" in result.output
+    assert not (tmp_path / "r.json").exists()
+
+
+HANG_SWEEP = (
+    f"suite: {DANGEROUS}\nvariants: [good, hang]\nparams: {{n: [1, 2]}}\n"
+    "timing: {warmup: 0, min_samples: 3, max_samples: 3, time_limit_s: 600}\n"
+)
+
+
+def child_pids(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (dead, not yet reaped) does not count.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
+def test_an_interrupt_during_a_hung_kernel_returns_fast_and_keeps_the_points_results(tmp_path, how):
+    import signal
+
+    path = write_sweep(tmp_path, HANG_SWEEP)
+    log, out = tmp_path / "r.jsonl", tmp_path / "r.json"
+    process = run_cli("sweep", str(path), "--jsonl", str(log), "--json", str(out))
+    wait_for_results(log, 1)  # `good` of the first point; `hang` now never ends
+    time.sleep(0.5)
+    started = time.monotonic()
+    process.send_signal(getattr(signal, how))
+    _, stderr = process.communicate(timeout=30)
+    assert time.monotonic() - started < 10, "took too long to return"
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    # The variant finished before the hang is in the log and in the JSON.
+    assert [(r["point"]["n"], r["variant"]) for r in logged(log)] == [(1, "good")]
+    assert [r["variant"] for r in json.loads(out.read_text())["results"]] == ["good"]
+
+
+def test_a_worker_dies_with_its_parent(tmp_path):
+    import signal
+
+    path = write_sweep(tmp_path, HANG_SWEEP)
+    log = tmp_path / "r.jsonl"
+    process = run_cli("sweep", str(path), "--jsonl", str(log))
+    wait_for_results(log, 1)
+    workers = child_pids(process.pid)
+    assert workers
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+    deadline = time.time() + 10
+    while time.time() < deadline and any(alive(pid) for pid in workers):
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in workers), "the worker outlived its parent"

@@ -144,10 +144,13 @@ def test_observers_see_every_result_in_order():
         def finished(self, result):
             seen.append(result.variant)
 
+        def point_finished(self, results):
+            seen.append(("point", [r.metrics.get("speedup") for r in results]))
+
     bench = ScaleSuite()
     points = [bench.defaults()]
     Runner(FakeBackend(), [Watch()]).run(Plan(bench, points, ("good", "fast"), "good", QUICK))
-    assert seen == [("start", 2), "good", "fast"]
+    assert seen == [("start", 2), "good", "fast", ("point", [1.0, 2.0])]
 
 
 def test_results_carry_kernel_resources_occupancy_and_cgma(monkeypatch):

@@ -39,3 +39,6 @@ class ProgressObserver:
         if result.status.is_measured and result.summary:
             last += f" {result.summary['median_ms']:.4g} ms"
         self._progress.update(self._task, advance=1, last=last)
+
+    def point_finished(self, results: list[Result]) -> None:
+        """Nothing to show: each result advanced the bar as it arrived."""
