@@ -389,7 +389,7 @@ def test_resume_repairs_a_line_cut_by_a_kill(fake_gpu, tmp_path):
     lines = log.read_text().splitlines(keepends=True)
     results = [i for i, line in enumerate(lines) if '"kind": "result"' in line]
     # Keep the first two results and half of the third, as a kill -9 mid-write leaves it.
-    cut = lines[: results[2]] + [lines[results[2]][:40]]
+    cut = [*lines[: results[2]], lines[results[2]][:40]]
     log.write_text("".join(cut))
     assert invoke("sweep", str(path), "--resume", str(log)).exit_code == 0
     again = invoke("sweep", str(path), "--resume", str(log))  # the log stays readable
