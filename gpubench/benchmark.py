@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from gpubench.errors import quote
 from gpubench.metrics import Metric
 from gpubench.steps import (
     BufferRef,
@@ -68,42 +69,42 @@ class Param:
         if self.type is bool:
             if isinstance(value, bool):
                 return value
-            raise ValueError(f"expected true or false, got {value!r}")
+            raise ValueError(f"expected true or false, got {quote(value)}")
         if self.type is int:
             # bool is an int subclass in Python; `tile: yes` must not become 1.
             if isinstance(value, bool) or not isinstance(value, int | str):
-                raise ValueError(f"expected an integer, got {value!r}")
+                raise ValueError(f"expected an integer, got {quote(value)}")
             try:
                 coerced = int(value)
             except ValueError:
-                raise ValueError(f"expected an integer, got {value!r}") from None
+                raise ValueError(f"expected an integer, got {quote(value)}") from None
         elif self.type is float:
             if isinstance(value, bool) or not isinstance(value, int | float | str):
-                raise ValueError(f"expected a number, got {value!r}")
+                raise ValueError(f"expected a number, got {quote(value)}")
             try:
                 # YAML 1.1 reads `1e-3` (no dot) as a string: accept it as the number it is.
                 coerced = float(value)
             except ValueError:
-                raise ValueError(f"expected a number, got {value!r}") from None
+                raise ValueError(f"expected a number, got {quote(value)}") from None
             if not math.isfinite(coerced):
-                raise ValueError(f"expected a finite number, got {value!r}")
+                raise ValueError(f"expected a finite number, got {quote(value)}")
         else:
             if isinstance(value, bool):
                 raise ValueError(
-                    f"expected text, got the boolean {value!r} "
+                    f"expected text, got the boolean {quote(value)} "
                     "(YAML reads yes/no/on/off as booleans: quote the value)"
                 )
             if not isinstance(value, str | int | float):
-                raise ValueError(f"expected text, got {value!r}")
+                raise ValueError(f"expected text, got {quote(value)}")
             coerced = str(value)
         if self.choices is not None and coerced not in self.choices:
             allowed = ", ".join(str(c) for c in self.choices)
-            raise ValueError(f"{coerced!r} is not allowed (allowed: {allowed})")
+            raise ValueError(f"{quote(coerced)} is not allowed (allowed: {allowed})")
         if self.minimum is not None and coerced < self.minimum:
-            raise ValueError(f"{coerced!r} is below the minimum {self.minimum}")
+            raise ValueError(f"{quote(coerced)} is below the minimum {self.minimum}")
         if self.maximum is not None and coerced > self.maximum:
             why = f" ({self.maximum_reason})" if self.maximum_reason else ""
-            raise ValueError(f"{coerced!r} is above the maximum {self.maximum}{why}")
+            raise ValueError(f"{quote(coerced)} is above the maximum {self.maximum}{why}")
         return coerced
 
 

@@ -5,6 +5,7 @@ Nothing here touches the GPU: a config is fully checked before any device work s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import yaml
 
 from gpubench import registry, sweep
 from gpubench.benchmark import Benchmark, Point
-from gpubench.errors import ConfigError
+from gpubench.errors import ConfigError, quote
 from gpubench.timing import TimingPolicy
 
 TOP_LEVEL_KEYS = (
@@ -46,7 +47,10 @@ class SweepSpec:
     suite_ref: str = ""
 
     def points(self, bench: Benchmark) -> list[Point]:
-        points = sweep.expand(bench, self.axes, self.zipped, self.constraints)
+        try:
+            points = sweep.expand(bench, self.axes, self.zipped, self.constraints)
+        except sweep.ConstraintError as exc:
+            raise ConfigError(str(exc), source=self.source, key="constraints") from None
         if not points:
             raise ConfigError(
                 "the sweep is empty: the constraints rule out every combination of params",
@@ -88,10 +92,13 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     loader.flatten_mapping(node)
     mapping: dict[Any, Any] = {}
     for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            line = key_node.start_mark.line + 1
+            raise ConfigError(f"a key must be text or a number, not a {key_node.id} (line {line})")
         key = loader.construct_object(key_node, deep=deep)
         if key in mapping:
             line = key_node.start_mark.line + 1
-            raise ConfigError(f"duplicate key {key!r} (line {line})", key=str(key))
+            raise ConfigError(f"duplicate key {quote(key)} (line {line})", key=str(key))
         mapping[key] = loader.construct_object(value_node, deep=deep)
     return mapping
 
@@ -104,7 +111,7 @@ def _check_keys(mapping: dict, allowed: tuple[str, ...], source: str, where: str
         if key not in allowed:
             hint = registry.did_you_mean(str(key), allowed)
             raise ConfigError(
-                f"unknown key {key!r}{hint}; allowed: {', '.join(allowed)}",
+                f"unknown key {quote(key)}{hint}; allowed: {', '.join(allowed)}",
                 source=source,
                 key=f"{where}.{key}" if where else str(key),
             )
@@ -120,7 +127,7 @@ def _coerce_values(bench: Benchmark, name: str, raw: Any, source: str, key: str)
     except KeyError:
         known = [p.name for p in bench.params]
         raise ConfigError(
-            f"unknown parameter {name!r} for suite {bench.name!r}"
+            f"unknown parameter {quote(name)} for suite {quote(bench.name)}"
             f"{registry.did_you_mean(str(name), known)}; parameters: {', '.join(known)}",
             source=source,
             key=key,
@@ -133,7 +140,7 @@ def _coerce_values(bench: Benchmark, name: str, raw: Any, source: str, key: str)
         where = f"{key}[{i}]" if isinstance(raw, list) else key
         if isinstance(value, dict | list):
             raise ConfigError(
-                f"expected a {param.type_name}, got {value!r}", source=source, key=where
+                f"expected a {param.type_name}, got {quote(value)}", source=source, key=where
             )
         try:
             coerced.append(param.coerce(value))
@@ -147,7 +154,7 @@ def parse_timing(raw: Any, source: str, base: TimingPolicy | None = None) -> Tim
     if raw is None:
         return base
     if not isinstance(raw, dict):
-        raise ConfigError(f"expected a mapping, got {raw!r}", source=source, key="timing")
+        raise ConfigError(f"expected a mapping, got {quote(raw)}", source=source, key="timing")
     types = TimingPolicy.field_types()
     _check_keys(raw, tuple(types), source, "timing")
     values = {f.name: getattr(base, f.name) for f in fields(TimingPolicy)}
@@ -157,28 +164,34 @@ def parse_timing(raw: Any, source: str, base: TimingPolicy | None = None) -> Tim
         if kind is bool:
             if not isinstance(value, bool):
                 raise ConfigError(
-                    f"expected true or false, got {value!r}", source=source, key=where
+                    f"expected true or false, got {quote(value)}", source=source, key=where
                 )
         elif kind is str:
             if not isinstance(value, str):
-                raise ConfigError(f"expected text, got {value!r}", source=source, key=where)
+                raise ConfigError(f"expected text, got {quote(value)}", source=source, key=where)
         elif kind is int:
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"expected an integer, got {value!r}", source=source, key=where)
+                raise ConfigError(
+                    f"expected an integer, got {quote(value)}", source=source, key=where
+                )
         else:
             try:
                 if isinstance(value, bool):
                     raise ValueError
                 value = float(value)  # `1e-3` arrives as a string from YAML 1.1
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise ConfigError(
-                    f"expected a number, got {value!r}", source=source, key=where
+                    f"expected a number, got {quote(value)}", source=source, key=where
                 ) from None
+            if not math.isfinite(value):
+                raise ConfigError(
+                    f"expected a finite number, got {quote(value)}", source=source, key=where
+                )
         values[key] = value
     policy = TimingPolicy(**values)
     for name, problem in policy.check():
         raise ConfigError(
-            f"{problem} (got {getattr(policy, name)!r})", source=source, key=f"timing.{name}"
+            f"{problem} (got {quote(getattr(policy, name))})", source=source, key=f"timing.{name}"
         )
     return policy
 
@@ -192,7 +205,7 @@ def _parse_variants(bench: Benchmark, raw: Any, source: str) -> tuple[str, ...]:
     for i, name in enumerate(names):
         if name not in bench.variant_names:
             raise ConfigError(
-                f"unknown variant {name!r}{registry.did_you_mean(str(name), bench.variant_names)}; "
+                f"unknown variant {quote(name)}{registry.did_you_mean(str(name), bench.variant_names)}; "
                 f"variants of {bench.name}: {', '.join(bench.variant_names)}",
                 source=source,
                 key=f"variants[{i}]",
@@ -226,14 +239,16 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     baseline = data.get("baseline", bench.baseline)
     if baseline not in bench.variant_names:
         raise ConfigError(
-            f"unknown variant {baseline!r}{registry.did_you_mean(str(baseline), bench.variant_names)}",
+            f"unknown variant {quote(baseline)}{registry.did_you_mean(str(baseline), bench.variant_names)}",
             source=source,
             key="baseline",
         )
 
     raw_params = data.get("params") or {}
     if not isinstance(raw_params, dict):
-        raise ConfigError(f"expected a mapping, got {raw_params!r}", source=source, key="params")
+        raise ConfigError(
+            f"expected a mapping, got {quote(raw_params)}", source=source, key="params"
+        )
     axes = {
         name: _coerce_values(bench, name, value, source, f"params.{name}")
         for name, value in raw_params.items()
@@ -248,20 +263,22 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
         where = f"zip[{gi}]"
         if not isinstance(group, dict) or not group:
             raise ConfigError(
-                f"expected a mapping of parameter lists, got {group!r}", source=source, key=where
+                f"expected a mapping of parameter lists, got {quote(group)}",
+                source=source,
+                key=where,
             )
         lengths = set()
         coerced_group = {}
         for name, values in group.items():
             if name in taken:
                 raise ConfigError(
-                    f"parameter {name!r} is set twice (params or another zip group)",
+                    f"parameter {quote(name)} is set twice (params or another zip group)",
                     source=source,
                     key=f"{where}.{name}",
                 )
             if not isinstance(values, list):
                 raise ConfigError(
-                    f"expected a list, got {values!r}", source=source, key=f"{where}.{name}"
+                    f"expected a list, got {quote(values)}", source=source, key=f"{where}.{name}"
                 )
             coerced_group[name] = _coerce_values(bench, name, values, source, f"{where}.{name}")
             lengths.add(len(values))
@@ -286,17 +303,21 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
 
     raw_outputs = data.get("outputs") or {}
     if not isinstance(raw_outputs, dict):
-        raise ConfigError(f"expected a mapping, got {raw_outputs!r}", source=source, key="outputs")
+        raise ConfigError(
+            f"expected a mapping, got {quote(raw_outputs)}", source=source, key="outputs"
+        )
     _check_keys(raw_outputs, OUTPUT_KEYS, source, "outputs")
     for key, value in raw_outputs.items():
         if not isinstance(value, str) or not value:
             raise ConfigError(
-                f"expected a file path, got {value!r}", source=source, key=f"outputs.{key}"
+                f"expected a file path, got {quote(value)}", source=source, key=f"outputs.{key}"
             )
 
     description = data.get("description") or ""
     if not isinstance(description, str):
-        raise ConfigError(f"expected text, got {description!r}", source=source, key="description")
+        raise ConfigError(
+            f"expected text, got {quote(description)}", source=source, key="description"
+        )
 
     spec = SweepSpec(
         suite=bench.name,
@@ -315,18 +336,73 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     return spec
 
 
+# Aliases let a few hundred bytes of YAML stand for billions of values (a "billion laughs");
+# a sweep file has no use for more than this many values once aliases are expanded.
+MAX_EXPANDED_NODES = 100_000
+MAX_FILE_BYTES = 1 << 20
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """How many nodes the document holds once every alias is expanded (memoised per node, so
+    this is linear in the file even when the expansion is exponential)."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    sizes[id(node)] = 1  # a cycle counts once (SafeLoader cannot build one anyway)
+    if isinstance(node, yaml.SequenceNode):
+        total = 1 + sum(_expanded_size(child, sizes) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        total = 1 + sum(_expanded_size(k, sizes) + _expanded_size(v, sizes) for k, v in node.value)
+    else:
+        total = 1
+    sizes[id(node)] = min(total, 10 * MAX_EXPANDED_NODES)
+    return sizes[id(node)]
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    """Safe YAML with duplicate keys refused, keys that are scalars, and a cap on what aliases
+    can expand to. Every problem is a ConfigError naming the file."""
+    loader = None
+    try:
+        loader = _StrictLoader(text)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
+            raise ConfigError(
+                f"the document expands to more than {MAX_EXPANDED_NODES:,} values through "
+                "anchors and aliases: a sweep file has no need for that many",
+                source=source,
+            )
+        return loader.construct_document(node)
+    except ConfigError as exc:
+        if exc.source:
+            raise
+        raise ConfigError(str(exc).split(": ", 1)[-1] if exc.key else str(exc), source=source,
+                          key=exc.key) from None  # fmt: skip
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"not valid YAML: {str(exc)[:300]}", source=source) from None
+    except RecursionError:
+        raise ConfigError("not valid YAML: nested too deeply", source=source) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # a scalar PyYAML cannot construct
+        raise ConfigError(f"cannot read a value: {str(exc)[:200]}", source=source) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
 def load(path: str | Path) -> SweepSpec:
     source = str(path)
     try:
-        text = Path(path).read_text()
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read the file: {exc.strerror}", source=source) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(f"{len(raw):,} bytes: a sweep file is at most 1 MiB", source=source)
     try:
-        data = yaml.load(text, Loader=_StrictLoader)
-    except ConfigError as exc:
-        raise ConfigError(str(exc).split(": ", 1)[-1], source=source, key=exc.key) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"not valid YAML: {exc}", source=source) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text (byte {exc.start})", source=source) from None
+    data = parse_yaml(text, source)
     if data is None:
         raise ConfigError("the file is empty", source=source)
     return spec_from_mapping(data, source)

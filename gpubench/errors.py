@@ -9,6 +9,31 @@ EXIT_ENVIRONMENT = 4
 EXIT_INTERRUPTED = 130
 
 
+# An error message is one line a person reads: user values in it are cut to this length.
+MAX_QUOTED = 60
+MAX_MESSAGE = 1000
+
+
+def quote(value: object, limit: int = MAX_QUOTED) -> str:
+    """repr(value) cut to a sane length (a YAML alias bomb must not become a 34 MB line)."""
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxstring = short.maxother = short.maxlong = limit
+    short.maxlist = short.maxdict = short.maxtuple = short.maxset = 4
+    short.maxlevel = 3
+    if isinstance(value, int) and value.bit_length() > 4 * limit:
+        return f"<an integer of about {int(value.bit_length() * 0.30103):,} digits>"
+    try:
+        return short.repr(value)
+    except (ValueError, RecursionError):  # an object whose repr refuses
+        return f"<a {type(value).__name__}>"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class GpubenchError(Exception):
     """An error the user can act on: printed as one line, never as a traceback."""
 
@@ -23,8 +48,8 @@ class ConfigError(GpubenchError):
     def __init__(self, message: str, *, source: str | None = None, key: str | None = None):
         self.source = source
         self.key = key
-        where = ": ".join(part for part in (source, key) if part)
-        super().__init__(f"{where}: {message}" if where else message)
+        where = ": ".join(_cut(part, 200) for part in (source, key) if part)
+        super().__init__(_cut(f"{where}: {message}" if where else message, MAX_MESSAGE))
 
 
 class EnvironmentProblem(GpubenchError):

@@ -12,7 +12,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from gpubench.errors import ConfigError
+from gpubench.errors import ConfigError, quote
 
 SCHEMA_VERSION = 1
 
@@ -133,7 +133,7 @@ def _result_problem(record: Any) -> str | None:
         return "suite and variant must be text"
     if not isinstance(record["point"], dict):
         return "point must be an object"
-    if record["status"] not in {str(s) for s in Status}:
+    if not isinstance(record["status"], str) or record["status"] not in {str(s) for s in Status}:
         return f"unknown status {quote(record['status'])}"
     for key in ("summary", "work", "verification"):
         if record.get(key) is not None and not isinstance(record[key], dict):
@@ -155,21 +155,6 @@ def _result_problem(record: Any) -> str | None:
         if not _number(median) or median <= 0:
             return f"a measured result needs a positive median_ms, got {quote(median)}"
     return None
-
-
-def quote(value: Any, limit: int = 60) -> str:
-    """repr(value), cut to a sane length for an error message."""
-    return reprlib_repr(value, limit)
-
-
-def reprlib_repr(value: Any, limit: int) -> str:
-    import reprlib
-
-    short = reprlib.Repr()
-    short.maxstring = short.maxother = limit
-    short.maxlist = short.maxdict = short.maxtuple = short.maxset = 4
-    short.maxlevel = 3
-    return short.repr(value)
 
 
 @dataclass
@@ -418,9 +403,14 @@ def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Resul
                 result = Result.from_dict(record)
                 results[(point_key(result.point), result.variant)] = result
             elif kind == "metrics":
+                metrics = record["metrics"]
+                if not isinstance(record["point"], dict) or not isinstance(metrics, dict):
+                    raise ValueError("a metrics line needs a point and metrics objects")
+                if not all(v is None or _number(v) for v in metrics.values()):
+                    raise ValueError("metrics must be numbers or null")
                 key = (point_key(record["point"]), record["variant"])
-                if key in results and isinstance(record["metrics"], dict):
-                    results[key].metrics.update(record["metrics"])
+                if key in results:
+                    results[key].metrics.update(metrics)
             else:
                 raise ValueError(f"unknown kind of line {quote(kind)}")
         except (ValueError, KeyError, TypeError) as exc:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpubench.benchmark import Benchmark, Point
+from gpubench.errors import quote
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -38,6 +39,20 @@ _ALLOWED_NODES = (
 )  # fmt: skip
 
 
+MAX_CONDITION_CHARS = 500
+MAX_DEPTH = 40
+
+
+class ConstraintError(ValueError):
+    """A condition that cannot be evaluated at a point (division by zero, text compared with a
+    number, a parameter with no value there)."""
+
+
+def _depth(node: ast.AST) -> int:
+    children = list(ast.iter_child_nodes(node))
+    return 1 + max((_depth(c) for c in children), default=0)
+
+
 @dataclass(frozen=True)
 class Constraint:
     """A condition every point of a sweep must satisfy."""
@@ -48,11 +63,21 @@ class Constraint:
     @classmethod
     def parse(cls, text: str, known_names: Iterable[str]) -> Constraint:
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"expected a condition such as 'block_rows <= tile', got {text!r}")
+            raise ValueError(
+                f"expected a condition such as 'block_rows <= tile', got {quote(text)}"
+            )
+        if len(text) > MAX_CONDITION_CHARS:
+            raise ValueError(f"a condition is at most {MAX_CONDITION_CHARS} characters")
         try:
             tree = ast.parse(text.strip(), mode="eval")
-        except SyntaxError:
-            raise ValueError(f"cannot parse condition {text!r}") from None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            raise ValueError(f"cannot parse condition {quote(text)}") from None
+        try:
+            too_deep = _depth(tree) > MAX_DEPTH
+        except RecursionError:
+            too_deep = True
+        if too_deep:
+            raise ValueError(f"condition {quote(text)} is nested more than {MAX_DEPTH} deep")
         known = set(known_names)
         for node in ast.walk(tree):
             if isinstance(node, ast.Name):
@@ -73,7 +98,25 @@ class Constraint:
         return cls(text=text.strip(), tree=tree)
 
     def holds(self, point: Point) -> bool:
-        return bool(_evaluate(self.tree.body, point))
+        """Whether the point meets the condition; ConstraintError if it cannot be evaluated
+        there."""
+        try:
+            return bool(_evaluate(self.tree.body, point))
+        except ConstraintError as exc:
+            raise ConstraintError(f"condition {quote(self.text)}: {exc}") from None
+        except ZeroDivisionError:
+            raise ConstraintError(f"condition {quote(self.text)} divides by zero") from None
+        except (OverflowError, RecursionError, MemoryError, TypeError) as exc:
+            raise ConstraintError(
+                f"condition {quote(self.text)} cannot be evaluated: {exc}"
+            ) from None
+
+
+def _value(node: ast.AST, point: Point) -> Any:
+    value = _evaluate(node, point)
+    if value is None and isinstance(node, ast.Name):
+        raise ConstraintError(f"{node.id} has no value at this point")
+    return value
 
 
 def _evaluate(node: ast.AST, point: Point) -> Any:
@@ -82,17 +125,31 @@ def _evaluate(node: ast.AST, point: Point) -> Any:
     if isinstance(node, ast.Name):
         return point[node.id]
     if isinstance(node, ast.BinOp):
-        return _BINARY[type(node.op)](_evaluate(node.left, point), _evaluate(node.right, point))
+        left, right = _value(node.left, point), _value(node.right, point)
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (left, right)):
+            # Arithmetic is for numbers: "ab" * 10**12 would build a terabyte of text.
+            raise ConstraintError(f"arithmetic on text ({quote(left)}, {quote(right)})")
+        return _BINARY[type(node.op)](left, right)
     if isinstance(node, ast.UnaryOp):
-        value = _evaluate(node.operand, point)
-        return not value if isinstance(node.op, ast.Not) else -value
+        value = _value(node.operand, point)
+        if isinstance(node.op, ast.Not):
+            return not value
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ConstraintError(f"minus of text ({quote(value)})")
+        return -value
     if isinstance(node, ast.BoolOp):
         values = (_evaluate(v, point) for v in node.values)
         return all(values) if isinstance(node.op, ast.And) else any(values)
     if isinstance(node, ast.Compare):
-        left = _evaluate(node.left, point)
+        left = _value(node.left, point)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
-            right = _evaluate(right_node, point)
+            right = _value(right_node, point)
+            if isinstance(left, str) != isinstance(right, str) and not isinstance(
+                op, ast.Eq | ast.NotEq
+            ):
+                raise ConstraintError(
+                    f"compares text with a number ({quote(left)}, {quote(right)})"
+                )
             if not _COMPARE[type(op)](left, right):
                 return False
             left = right
@@ -123,8 +180,12 @@ def expand(
         for part in combo:
             point.update(part)
         point = bench.resolve(point)
-        if constraints and not all(c.holds(point) for c in constraints):
-            continue
+        try:
+            if constraints and not all(c.holds(point) for c in constraints):
+                continue
+        except ConstraintError as exc:
+            shown = ", ".join(f"{k}={quote(v, 20)}" for k, v in point.items())
+            raise ConstraintError(f"{exc}, at the point {shown}") from None
         key = tuple(sorted(point.items()))
         if key not in seen:
             seen.add(key)

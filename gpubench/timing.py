@@ -75,6 +75,13 @@ class TimingPolicy:
             problems.append(("throttle_threshold", "must be between 0 and 1"))
         if self.time_limit_s <= 0:
             problems.append(("time_limit_s", "must be positive"))
+        # Bounds that no real measurement needs: a typo should not mean a week of sampling.
+        for name, limit in (("warmup", 100_000), ("min_samples", 1_000_000),
+                            ("max_samples", 10_000_000), ("min_time_s", 86_400.0),
+                            ("max_time_s", 86_400.0), ("hot_sample_ms", 60_000.0),
+                            ("time_limit_s", 7 * 86_400.0)):  # fmt: skip
+            if getattr(self, name) > limit:
+                problems.append((name, f"must be at most {limit:g}"))
         return problems
 
 

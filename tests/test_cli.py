@@ -486,3 +486,33 @@ def test_a_worker_dies_with_its_parent(tmp_path):
     while time.time() < deadline and any(alive(pid) for pid in workers):
         time.sleep(0.1)
     assert not any(alive(pid) for pid in workers), "the worker outlived its parent"
+
+
+# -- never a traceback ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "env, words",
+    [
+        ({"GPUBENCH_COMPILE_WORKERS": "abc"}, "GPUBENCH_COMPILE_WORKERS: expected a whole number"),
+        ({"GPUBENCH_COMPILE_WORKERS": "0"}, "GPUBENCH_COMPILE_WORKERS"),
+        ({"GPUBENCH_CACHE_DIR": "/proc/gpubench-cache"}, "GPUBENCH_CACHE_DIR"),
+    ],
+)
+def test_bad_environment_settings_are_one_line(fake_gpu, monkeypatch, env, words):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    result = invoke("run", SCALE, "-v", "good")
+    assert result.exit_code == 2 and words in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("content", ["[]", '{"kind": "header"}\n[1]\n', "\xff", '{"a": NaN}'])
+def test_compare_and_resume_of_malformed_files_are_one_line(fake_gpu, tmp_path, content):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(content.encode("latin-1"))
+    good = tmp_path / "good.json"
+    assert invoke("run", SCALE, "-v", "good", "--json", str(good)).exit_code == 0
+    for args in (("compare", str(bad), str(good)), ("compare", str(good), str(bad)),
+                 ("sweep", str(write_sweep(tmp_path, QUICK_SWEEP)), "--resume", str(bad))):  # fmt: skip
+        result = invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "Traceback" not in result.output and str(bad) in result.output

@@ -71,7 +71,16 @@ def test_defaults_fill_in_what_is_not_given(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "configs").glob("*.yaml")))
 def test_shipped_configs_are_valid(name):
-    config.load(REPO / "configs" / name)
+    from gpubench import registry
+
+    spec = config.load(REPO / "configs" / name)
+    bench = registry.get(spec.suite)
+    points = spec.points(bench)
+    assert points and all(bench.validate_point(p) is None for p in points)
+    assert set(spec.variants) <= set(bench.variant_names) and spec.baseline in bench.variant_names
+    # Every shipped sweep writes under results/ (ignored by git), never into the checkout.
+    for path in (spec.outputs.json, spec.outputs.csv, spec.outputs.jsonl):
+        assert path is None or path.startswith("results/")
 
 
 @pytest.mark.parametrize(
@@ -172,3 +181,128 @@ def test_files_that_are_not_sweeps(tmp_path, text, words):
 def test_a_missing_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read the file"):
         config.load(tmp_path / "nope.yaml")
+
+
+# -- never a traceback -------------------------------------------------------------------------
+SMOKE_LIKE = """suite: transpose
+params: {tile: 32, block_rows: 8}
+zip:
+  - rows: [1, 33]
+    cols: [1000, 65]
+"""
+
+
+@pytest.mark.parametrize(
+    "extra, words",
+    [
+        ('constraints: ["tile / (block_rows - 8) > 1"]', "divides by zero"),
+        ('constraints: ["dtype < 3"]', "compares text with a number"),
+        ('constraints: ["size >= 1"]', "size has no value at this point"),
+        ('constraints: ["dtype * 100000000000 == dtype"]', "arithmetic on text"),
+        ('constraints: ["-dtype == 1"]', "minus of text"),
+        ('constraints: ["' + "(" * 20000 + "tile" + ")" * 20000 + ' > 1"]', "characters"),
+        ('constraints: ["' + "-" * 400 + 'tile > 1"]', "nested more than"),
+    ],
+)
+def test_constraints_that_cannot_be_evaluated_are_one_line(tmp_path, extra, words):
+    message = error_of(tmp_path, SMOKE_LIKE + extra + "\n")
+    assert words in message and "constraints" in message and len(message) < 1000
+
+
+def test_the_smoke_configs_size_constraint_names_the_point(tmp_path):
+    message = error_of(tmp_path, SMOKE_LIKE + 'constraints: ["size >= 1"]\n')
+    assert "at the point" in message and "rows=1" in message
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("? [a, b]\n: 1\nsuite: transpose\n", "a key must be text or a number"),
+        ("suite: transpose\nparams:\n  ? {x: 1}\n  : 2\n", "a key must be text or a number"),
+        ("suite: transpose\ntiming: {target_noise: .nan}\n", "finite"),
+        ("suite: transpose\ntiming: {max_time_s: .inf}\n", "finite"),
+        ("suite: transpose\ntiming: {warmup: 100000000000}\n", "at most"),
+        ("suite: transpose\ntiming: {target_noise: 1e999}\n", "finite"),
+    ],
+)
+def test_odd_yaml_is_one_line(tmp_path, text, words):
+    message = error_of(tmp_path, text)
+    assert words in message
+
+
+def test_non_utf8_bytes_are_one_line(tmp_path):
+    path = tmp_path / "sweep.yaml"
+    path.write_bytes(b"suite: transpose\ndescription: \xff\xfe\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        config.load(path)
+
+
+def billion_laughs(levels: int) -> str:
+    lines = ['a0: &a0 ["lol"]']
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]")
+    return "\n".join(lines) + f"\nsuite: *a{levels}\n"
+
+
+@pytest.mark.parametrize("levels", [4, 9, 30])
+def test_an_alias_bomb_is_refused_in_one_short_line(tmp_path, levels):
+    import time
+
+    started = time.perf_counter()
+    message = error_of(tmp_path, billion_laughs(levels))
+    assert time.perf_counter() - started < 2
+    assert len(message) < 1000
+    if levels >= 9:
+        assert "anchors and aliases" in message
+
+
+def test_long_values_are_cut_in_messages(tmp_path):
+    message = error_of(tmp_path, "suite: transpose\nparams: {dtype: " + "x" * 100000 + "}\n")
+    assert "params.dtype" in message and "is not allowed" in message and len(message) < 400
+    huge = error_of(tmp_path, "suite: transpose\nparams: {tile: " + "9" * 100000 + "}\n")
+    assert "cannot read a value" in huge and len(huge) < 400
+
+
+# -- property: random YAML never raises anything but gpubench's own errors -------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from gpubench.errors import GpubenchError  # noqa: E402
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20))
+keys = st.sampled_from(["suite", "params", "variants", "baseline", "zip", "constraints",
+                        "timing", "outputs", "description", "tile", "size", "rows", "cols",
+                        "dtype", "block_rows", "warmup", "target_noise", "json", "x"])  # fmt: skip
+documents = st.recursive(
+    scalars,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(keys, children, max_size=5),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(document=st.dictionaries(keys, documents, max_size=6), suite=st.sampled_from(
+    ["transpose", "reduction", "matmul", "streams", "transfer", "nope", 3]))  # fmt: skip
+def test_random_sweep_documents_raise_only_config_errors(document, suite):
+    import yaml
+
+    document = {"suite": suite, **document} if "suite" not in document else document
+    try:
+        text = yaml.safe_dump(document)
+    except yaml.YAMLError:
+        return
+    try:
+        config.spec_from_mapping(config.parse_yaml(text, "random.yaml"), "random.yaml")
+    except GpubenchError as exc:
+        assert str(exc).startswith("random.yaml") and len(str(exc)) <= 1000
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=200))
+def test_random_text_raises_only_config_errors(text):
+    try:
+        data = config.parse_yaml(text, "random.yaml")
+        if data is not None:
+            config.spec_from_mapping(data, "random.yaml")
+    except GpubenchError:
+        pass

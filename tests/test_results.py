@@ -15,6 +15,7 @@ from gpubench.results import (
     ResultSet,
     Status,
     Verification,
+    load_any,
     load_json,
     load_jsonl,
     save_csv,
@@ -107,3 +108,107 @@ def test_only_real_failures_count():
     assert all(
         s.is_failure for s in (Status.INCORRECT, Status.COMPILE_FAILED, Status.LAUNCH_FAILED)
     )
+
+
+# -- malformed results files are one line, never a traceback ------------------------------
+GOOD = {"suite": "s", "variant": "a", "point": {"n": 1}, "status": "ok",
+        "summary": {"median_ms": 1.0, "rel_noise": 0.01}}  # fmt: skip
+
+
+def result_file(results):
+    return {"schema_version": 1, "created": "2026-11-22T00:00:00+00:00", "suite": "s",
+            "environment": {}, "spec": {}, "results": results}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ("[1, 2]", "expected a results object"),
+        (json.dumps({**result_file([]), "results": None}), "'results' is missing"),
+        (json.dumps({k: v for k, v in result_file([]).items() if k != "suite"}), "'suite'"),
+        (json.dumps(result_file([{**GOOD, "status": "great"}])), "unknown status"),
+        (json.dumps(result_file([{**GOOD, "extra": 1}])), "unknown field 'extra'"),
+        (json.dumps(result_file([{**GOOD, "summary": {"median_ms": None}}])), "positive median_ms"),
+        (json.dumps(result_file([{**GOOD, "summary": {"median_ms": 0}}])), "positive median_ms"),
+        (json.dumps(result_file([{**GOOD, "point": [1]}])), "point must be an object"),
+        (json.dumps(result_file([{**GOOD, "metrics": {"gbps": "fast"}}])), "numbers or null"),
+        (json.dumps(result_file(["x"])), "expected an object"),
+        ('{"schema_version": 1, "results": NaN}', "not valid JSON"),
+        ("[" * 100000, "not valid JSON"),
+        (json.dumps(result_file([GOOD])).encode() + b"\xff", "not UTF-8"),
+    ],
+)
+def test_malformed_results_files_are_one_line(tmp_path, content, words):
+    path = tmp_path / "r.json"
+    (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
+    with pytest.raises(ConfigError) as info:
+        load_any(path)
+    assert words in str(info.value) and str(path) in str(info.value)
+    assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "lines, words",
+    [
+        (['{"kind": "result"}'], "no header line"),
+        (['{"kind": "header", "schema_version": 1}', "[1]"], "line 2: expected an object"),
+        (['{"kind": "header", "schema_version": 1}', '{"kind": "nope"}'], "unknown kind"),
+        (['{"kind": "header", "schema_version": 1}',
+          json.dumps({"kind": "result", **GOOD, "status": "great"})], "line 2: unknown status"),
+        (['{"kind": "header", "schema_version": 1}', "not json", json.dumps({"kind": "result", **GOOD})],
+         "line 2 is not JSON"),
+        (['{"kind": "header", "schema_version": 1}',
+          json.dumps({"kind": "metrics", "point": {}, "variant": "a"})], "line 2"),
+    ],
+)  # fmt: skip
+def test_malformed_logs_are_one_line(tmp_path, lines, words):
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ConfigError, match=words):
+        load_jsonl(path)
+
+
+def test_a_single_sample_noise_is_written_as_null_not_infinity(tmp_path):
+    import math
+
+    r = Result(suite="s", variant="a", point={}, status=Status.OK,
+               summary={"median_ms": 1.0, "rel_noise": math.inf})  # fmt: skip
+    rs = ResultSet(suite="s", environment={}, spec={}, results=[r])
+    save_json(rs, tmp_path / "r.json")
+    text = (tmp_path / "r.json").read_text()
+    assert "Infinity" not in text and load_json(tmp_path / "r.json").results[0].summary[
+        "rel_noise"] is None  # fmt: skip
+
+
+# -- property: random JSON never raises anything but ConfigError --------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False,
+              allow_infinity=False), st.text(max_size=10)),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.sampled_from([*GOOD, "schema_version", "created", "environment", "spec",
+                                      "results", "kind", "metrics", "x"]),
+                      children, max_size=6),
+    max_leaves=30,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=json_values, as_log=st.booleans(), mutate=st.dictionaries(
+    st.sampled_from(list(GOOD)), json_values, max_size=2))  # fmt: skip
+def test_random_results_files_raise_only_config_errors(tmp_path_factory, value, as_log, mutate):
+    path = tmp_path_factory.mktemp("r") / ("r.jsonl" if as_log else "r.json")
+    if as_log:
+        lines = ['{"kind": "header", "schema_version": 1}',
+                 json.dumps({"kind": "result", **GOOD, **mutate}), json.dumps(value)]  # fmt: skip
+        path.write_text("\n".join(lines) + "\n")
+    else:
+        path.write_text(json.dumps(result_file([{**GOOD, **mutate}]) if mutate else value))
+    try:
+        loaded = load_any(path)
+    except ConfigError:
+        return
+    for result in loaded.results:
+        assert isinstance(result.status, Status)

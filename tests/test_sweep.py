@@ -76,3 +76,43 @@ def test_constraint_evaluation(text, point, expected):
 def test_constraints_refuse_anything_but_arithmetic_and_comparisons(text, message):
     with pytest.raises(ValueError, match=message):
         Constraint.parse(text, NAMES)
+
+
+# -- property: random conditions parse or are refused; evaluation fails only as ConstraintError
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from gpubench.sweep import ConstraintError  # noqa: E402
+
+PROP_NAMES = ["a", "b", "s", "z"]
+atoms = st.one_of(st.sampled_from(PROP_NAMES), st.integers(-3, 3).map(str),
+                  st.sampled_from(["'x'", "0.5", "0", "1e300"]))  # fmt: skip
+expressions = st.recursive(
+    atoms,
+    lambda inner: st.one_of(
+        st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "//", "%"]), inner).map(
+            lambda t: f"({t[0]} {t[1]} {t[2]})"),
+        st.tuples(inner, st.sampled_from(["<", "<=", "==", "!=", ">", ">="]), inner).map(
+            lambda t: f"{t[0]} {t[1]} {t[2]}"),
+        inner.map(lambda e: f"not ({e})"), inner.map(lambda e: f"-({e})"),
+        st.tuples(inner, st.sampled_from(["and", "or"]), inner).map(
+            lambda t: f"({t[0]}) {t[1]} ({t[2]})"),
+    ),
+    max_leaves=12,
+)  # fmt: skip
+values = st.one_of(st.none(), st.integers(-10**6, 10**6), st.floats(allow_nan=False),
+                   st.text(max_size=5), st.booleans())  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.one_of(expressions, st.text(max_size=60)),
+       point=st.fixed_dictionaries({n: values for n in PROP_NAMES}))  # fmt: skip
+def test_random_conditions_raise_only_their_own_errors(text, point):
+    try:
+        constraint = Constraint.parse(text, PROP_NAMES)
+    except ValueError:
+        return
+    try:
+        assert constraint.holds(point) in (True, False)
+    except ConstraintError as exc:
+        assert len(str(exc)) < 2000
