@@ -58,3 +58,20 @@ def test_policy_check_names_bad_fields():
     bad = TimingPolicy(warmup=-1, min_samples=0, max_samples=-1, target_noise=0, max_time_s=0)
     names = {name for name, _ in bad.check()}
     assert names == {"warmup", "min_samples", "max_samples", "target_noise", "max_time_s"}
+
+
+def test_hot_mode_counts_every_run_of_a_sample_against_min_time():
+    """A hot sample is a per-run average over `runs` runs: min_time_s is met after
+    min_time / (average × runs) samples, not after min_time / average."""
+    policy = TimingPolicy(warmup=0, min_samples=10, max_samples=100_000, min_time_s=0.05,
+                          target_noise=0.5, max_time_s=60)  # fmt: skip
+    calls = []
+
+    def one_sample() -> float:
+        calls.append(1)
+        return 0.0012  # 1.2 µs per run, averaged over 1,000 runs: 1.2 ms of GPU time
+
+    m = measure(one_sample, policy, runs_per_sample=1000)
+    assert m.converged and len(m.samples_ms) == len(calls) == 48  # 0.05 s / 1.2 ms → 42, then
+    # the noise check every 8 samples
+    assert m.runs == 48 * 1000

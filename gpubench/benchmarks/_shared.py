@@ -19,6 +19,33 @@ def dot_product_rtol(k: int) -> float:
     return 16 * math.sqrt(k) * FLOAT32_UNIT_ROUNDOFF
 
 
+# Matrix inputs drawn from these (never zero) make every float32 product and partial sum an
+# integer; all of them are exact while |partial sum| <= 4·K <= 2^24, so the check can be exact
+# and a single lost or doubled term fails it at any K up to EXACT_MAX_K.
+EXACT_VALUES = np.array([-2, -1, 1, 2], dtype=np.float32)
+EXACT_MAX_K = 2**22
+VALUE_KINDS = ("integers", "reals")
+
+
+def matrix_values(kind: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Random matrix entries: small non-zero integers (exact check) or reals in [0.5, 1.5)
+    (a relative-error check that catches wrong numerics, TF32 among them)."""
+    if kind == "integers":
+        return rng.choice(EXACT_VALUES, size=shape)
+    values = rng.random(shape, dtype=np.float32)
+    values += np.float32(0.5)
+    return values
+
+
+def exact_limit_problem(kind: str, k: int) -> str | None:
+    if kind == "integers" and k > EXACT_MAX_K:
+        return (
+            f"k={k} is beyond {EXACT_MAX_K} (2^22), where sums of small integers stop being "
+            "exact in float32: use values: reals"
+        )
+    return None
+
+
 @dataclass(frozen=True)
 class _StreamHandle:
     """A raw CUstream in the CUDA stream protocol, so CuPy can run on the harness's stream."""

@@ -23,7 +23,14 @@ from gpubench.benchmark import (
     Work,
     ceil_div,
 )
-from gpubench.benchmarks._shared import cupy_array, cupy_stream, dot_product_rtol
+from gpubench.benchmarks._shared import (
+    VALUE_KINDS,
+    cupy_array,
+    cupy_stream,
+    dot_product_rtol,
+    exact_limit_problem,
+    matrix_values,
+)
 
 if TYPE_CHECKING:
     from gpubench.device import DeviceInfo
@@ -152,6 +159,14 @@ class Matmul(Benchmark):
         Param(
             "tn", int, 8, "blocked/pipelined: columns per thread", choices=(4, 8), compile_time=True
         ),
+        Param(
+            "values",
+            str,
+            "integers",
+            "integers: entries in {-2, -1, 1, 2}, checked exactly (k <= 2^22); reals: in "
+            "[0.5, 1.5), checked against the float32 error bound",
+            choices=VALUE_KINDS,
+        ),
     )
     variants = (
         Variant("naive", "one thread per element of C, operands from global memory", "product"),
@@ -188,15 +203,12 @@ class Matmul(Benchmark):
         threads = (point["bm"] // point["tm"]) * (point["bn"] // point["tn"])
         if threads < 32:
             return f"bm/tm x bn/tn = {threads} threads: give each block at least one warp"
-        return None
+        return exact_limit_problem(point["values"], point["k"])
 
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        # Positive values: the error bound below is relative to |A|·|B|, which is then A·B.
-        a = rng.random((point["m"], point["k"]), dtype=np.float32)
-        a += np.float32(0.5)
-        b = rng.random((point["k"], point["n"]), dtype=np.float32)
-        b += np.float32(0.5)
-        return {"A": a, "B": b}
+        kind = point["values"]
+        return {"A": matrix_values(kind, (point["m"], point["k"]), rng),
+                "B": matrix_values(kind, (point["k"], point["n"]), rng)}  # fmt: skip
 
     def input_specs(self, point: Point) -> dict[str, BufferSpec]:
         f32 = np.dtype(np.float32)
@@ -211,7 +223,10 @@ class Matmul(Benchmark):
             steps=self._steps(variant, point),
             outputs={"C": BufferSpec((m, n), np.dtype(np.float32))},
             work=Work(bytes_moved=4 * (m * k + k * n + m * n), flops=2 * m * n * k),
-            tolerance=Tolerance(rtol=dot_product_rtol(k)),
+            # Small integers: exact. Reals (positive): the float32 dot-product bound.
+            tolerance=Tolerance()
+            if point["values"] == "integers"
+            else Tolerance(rtol=dot_product_rtol(k)),
             skip=self._skip_reason(variant, point),
             cgma=self._cgma(variant, point),
         )

@@ -22,7 +22,12 @@ from gpubench.benchmark import (
     Work,
     ceil_div,
 )
-from gpubench.benchmarks._shared import dot_product_rtol
+from gpubench.benchmarks._shared import (
+    VALUE_KINDS,
+    dot_product_rtol,
+    exact_limit_problem,
+    matrix_values,
+)
 
 if TYPE_CHECKING:
     from gpubench.device import DeviceInfo
@@ -53,6 +58,13 @@ class Streams(Benchmark):
         Param("block", int, 16, "tiled kernel's tile edge", choices=(8, 16, 32), compile_time=True),
         Param("matrices", int, 10, "products in the batch (L)", minimum=1),
         Param("streams", int, 4, "CUDA streams for the overlapped variants", minimum=1),
+        Param(
+            "values",
+            str,
+            "integers",
+            "matrix entries: integers (exact check) or reals",
+            choices=VALUE_KINDS,
+        ),
     )
     variants = (
         Variant("sequential", "pageable memory, synchronous copies, one matrix after another", "C"),
@@ -75,11 +87,11 @@ class Streams(Benchmark):
 
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
         shape = (point["matrices"], point["size"], point["size"])
-        a = rng.random(shape, dtype=np.float32)
-        a += np.float32(0.5)
-        b = rng.random(shape, dtype=np.float32)
-        b += np.float32(0.5)
-        return {"A": a, "B": b}
+        kind = point["values"]
+        return {"A": matrix_values(kind, shape, rng), "B": matrix_values(kind, shape, rng)}
+
+    def validate_point(self, point: Point) -> str | None:
+        return exact_limit_problem(point["values"], point["size"])
 
     def case(
         self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
@@ -92,7 +104,10 @@ class Streams(Benchmark):
         )
         batch = (count, n, n)
         size = n * n * 4  # bytes of one matrix
-        tolerance = Tolerance(rtol=dot_product_rtol(n))  # as matmul
+        # As matmul: exact for small integers, the float32 bound for reals.
+        tolerance = (
+            Tolerance() if point["values"] == "integers" else Tolerance(rtol=dot_product_rtol(n))
+        )
 
         def multiply(i: int, stream: int, on: tuple[str, str, str] = ("dC", "dA", "dB")) -> Launch:
             c, a, b = (BufferRef(name, i * size) for name in on)

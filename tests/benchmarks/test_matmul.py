@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from gpubench import metrics, registry
+from gpubench.benchmark import Tolerance
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
 from gpubench.timing import TimingPolicy
@@ -55,7 +56,7 @@ def test_cgma_follows_the_tiling():
 
 
 def test_the_bound_grows_with_k_and_catches_one_lost_term():
-    p = point(m=16, n=16, k=864)
+    p = point(m=16, n=16, k=864, values="reals")
     inputs = bench.inputs(p, np.random.default_rng(1))
     ref = bench.reference("product", p, inputs)["C"]
     rtol = case("naive", p).tolerance.rtol
@@ -65,7 +66,28 @@ def test_the_bound_grows_with_k_and_catches_one_lost_term():
     assert np.all(np.abs(float32 - ref) <= rtol * ref)
     lost = float32 - np.outer(inputs["A"][:, 0], inputs["B"][0, :])
     assert np.all(np.abs(lost - ref) > rtol * ref)
-    assert case("naive", point(k=8192)).tolerance.rtol > rtol
+    assert case("naive", point(k=8192, values="reals")).tolerance.rtol > rtol
+
+
+@pytest.mark.parametrize("k", [1, 864, 17_700, 100_000, 2**22])
+def test_integer_inputs_are_checked_exactly_and_one_lost_term_fails_at_any_k(k):
+    """The float32 bound cannot catch one skipped k-iteration past K ≈ 17,700; with entries
+    in {-2, -1, 1, 2} every float32 partial sum is an exact integer up to K = 2^22, so the
+    exact check does, at every K the suite allows."""
+    p = point(m=2, n=3, k=k)
+    assert p["values"] == "integers" and case("naive", p).tolerance == Tolerance()
+    inputs = bench.inputs(p, np.random.default_rng(k))
+    a, b = inputs["A"], inputs["B"]
+    assert set(np.unique(a)) <= {-2.0, -1.0, 1.0, 2.0}  # never zero
+    ref = bench.reference("product", p, inputs)["C"]
+    float32 = np.zeros((2, 3), dtype=np.float32)
+    for start in range(0, k, 4096):  # float32 accumulation, in blocks as a kernel's k-loop
+        float32 += (a[:, start : start + 4096] @ b[start : start + 4096, :]).astype(np.float32)
+    assert np.array_equal(float32.astype(np.float64), ref)
+    lost = float32 - np.outer(a[:, k // 2], b[k // 2, :])
+    assert not np.any(lost.astype(np.float64) == ref)
+    assert bench.validate_point(point(m=1, n=1, k=2**22 + 1)) is not None  # past exactness
+    assert bench.validate_point(point(m=1, n=1, k=2**22 + 1, values="reals")) is None
 
 
 def test_work_counts_every_operand_once_and_two_flops_per_multiply_add():
@@ -100,9 +122,23 @@ AWKWARD = [(1, 1, 1), (33, 65, 17), (127, 129, 130), (1, 1000, 3), (257, 31, 102
         {"block": 32, "micro": 2, "bm": 128, "bn": 64, "bk": 8, "tm": 8, "tn": 4},
     ],
 )
-def test_every_variant_is_correct_at_awkward_shapes(gpu_backend, tiles):
-    points = [point(m=m, n=n, k=k, **tiles) for m, n, k in AWKWARD]
+@pytest.mark.parametrize("values", ["integers", "reals"])
+def test_every_variant_is_correct_at_awkward_shapes(gpu_backend, tiles, values):
+    points = [point(m=m, n=n, k=k, values=values, **tiles) for m, n, k in AWKWARD]
     results = Runner(gpu_backend).run(Plan(bench, points, bench.variant_names, "naive", CHECK_ONLY))
     bad = [(r.variant, r.point["m"], r.point["n"], r.point["k"], r.status, r.reason) for r in results
            if not r.status.is_measured and not (r.variant == "cublas" and r.status is Status.SKIPPED)]  # fmt: skip
     assert not bad
+
+
+@pytest.mark.gpu
+def test_gpu_every_variant_is_exact_at_a_large_k(gpu_backend):
+    """At K = 20,000 the float32 bound would let a skipped k-iteration pass; the exact check
+    on integer inputs does not."""
+    p = point(m=130, n=67, k=20_000)
+    variants = tuple(v for v in bench.variant_names if v != "numpy")
+    results = Runner(gpu_backend).run(Plan(bench, [p], variants, "naive", CHECK_ONLY))
+    bad = [(r.variant, r.status, r.reason) for r in results if not r.status.is_measured
+           and not (r.variant == "cublas" and r.status is Status.SKIPPED)]  # fmt: skip
+    assert not bad
+    assert all(r.verification.max_abs_error == 0 for r in results if r.status.is_measured)

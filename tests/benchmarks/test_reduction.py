@@ -110,3 +110,19 @@ def test_work_is_one_read_of_the_input_and_n_past_unsigned_int_is_refused():
     assert bench.input_specs(point(n=1000))["in"].nbytes == 4000
     with pytest.raises(ValueError, match="above the maximum 4294967295"):
         bench.param("n").coerce(4294968296)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [2**28 + 3, 2**30 + 7])
+def test_gpu_every_variant_is_exact_in_int32_at_large_n(gpu_backend, n):
+    """The float32 bound would let tens of thousands of lost elements pass at 2^28; int32 sums
+    are exact (wrapping like C), so every variant is checked exactly at large n too."""
+    variants = tuple(v for v in bench.variant_names if v != "numpy")
+    results = Runner(gpu_backend).run(
+        Plan(bench, [point(n=n, dtype="int32", block_size=256)], variants, bench.baseline,
+             CHECK_ONLY)
+    )  # fmt: skip
+    bad = [(r.variant, r.status, r.reason) for r in results
+           if not r.status.is_measured and not (r.variant == "cub" and r.status is Status.SKIPPED)]  # fmt: skip
+    assert not bad
+    assert all(r.verification.max_abs_error == 0 for r in results if r.status.is_measured)
