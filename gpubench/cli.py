@@ -90,18 +90,32 @@ def cli() -> None:
 
 # -- list -----------------------------------------------------------------------------------
 @cli.command("list")
-def list_suites() -> None:
-    """List suites, their variants (baseline marked) and parameters.
+@click.option("--configs", "show_configs", is_flag=True,
+              help="List the sweep files that ship with gpubench instead.")  # fmt: skip
+def list_suites(show_configs: bool) -> None:
+    """List suites, their variants (baseline marked) and parameters; or, with --configs, the
+    bundled sweep files (`gpubench sweep NAME` runs one by name).
 
     \b
-    Example:
+    Examples:
       gpubench list
+      gpubench list --configs
     """
     from rich.table import Table
 
     from gpubench import registry
 
     console = _stdout()
+    if show_configs:
+        from gpubench import config
+
+        table = Table(title="bundled sweep files: gpubench sweep NAME", title_justify="left")
+        for column in ("name", "suite", "what it sweeps"):
+            table.add_column(column)
+        for path in config.bundled_configs():
+            table.add_row(path.stem, *config.describe(path))
+        console.print(table)
+        return
     for bench in registry.all_suites().values():
         console.rule(f"[bold]{bench.name}[/]: {bench.description}")
         variants = Table(show_header=True, box=None, padding=(0, 2))
@@ -370,7 +384,7 @@ def run() -> None:
 
 # -- sweep ----------------------------------------------------------------------------------
 @cli.command(epilog=EXIT_CODES_HELP)
-@click.argument("config_path", metavar="CONFIG.yaml", type=click.Path(dir_okay=False))
+@click.argument("config_path", metavar="CONFIG.yaml|NAME", type=click.Path(dir_okay=False))
 @click.option("--dry-run", is_flag=True, help="Validate and list the points; touch no GPU.")
 @click.option("--resume", "resume_path", type=click.Path(dir_okay=False),
               help="Continue the run logged in this JSON-lines file: points already there are "
@@ -391,10 +405,12 @@ def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
     Examples:
       gpubench sweep configs/transpose.yaml --json results/transpose.json
       gpubench sweep configs/smoke.yaml --dry-run
+      gpubench sweep smoke          # a bundled sweep file by name (gpubench list --configs)
       gpubench sweep configs/transpose.yaml --resume results/transpose.jsonl
     """
     from gpubench import config
 
+    config_path = str(config.find(config_path))
     spec = config.load(config_path)
     ctx = click.get_current_context()
     if dry_run:
@@ -489,31 +505,56 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str) -> Non
     click.get_current_context().exit(EXIT_FAILED_POINTS if regressions(rows) else EXIT_OK)
 
 
+# Up to this many points a dry run lists them all; beyond it, a summary.
+DRY_RUN_LISTED = 50
+
+
 def _print_plan(spec: SweepSpec) -> None:
     from rich.table import Table
 
-    from gpubench import kernels, registry
+    from gpubench import registry
 
     bench = registry.get(spec.suite_ref or spec.suite)
     points = spec.points(bench)
     names = list(points[0])
-    table = Table(title=f"{spec.source}: {bench.name}", title_justify="left")
+    console = _stdout()
+    shown = list(enumerate(points, 1))
+    if len(points) > DRY_RUN_LISTED:
+        # Rendering a table of 10^5 rows takes minutes: summarise the axes, show both ends.
+        axes = Table(title=f"{spec.source}: {bench.name}, {len(points):,} points",
+                     title_justify="left")  # fmt: skip
+        for column in ("param", "distinct values", "from", "to"):
+            axes.add_column(column, justify="right" if column != "param" else "left")
+        for name in names:
+            values = {p[name] for p in points}
+            try:
+                low, high = min(values), max(values)
+            except TypeError:  # None beside numbers: show the first and last point's
+                low, high = points[0][name], points[-1][name]
+            axes.add_row(name, f"{len(values):,}", str(low), str(high))
+        console.print(axes)
+        shown = shown[:5] + shown[-5:]
+    table = Table(title=None if len(points) > DRY_RUN_LISTED else f"{spec.source}: {bench.name}",
+                  title_justify="left")  # fmt: skip
     table.add_column("#", justify="right")
     for name in names:
         table.add_column(name, justify="right")
-    for i, point in enumerate(points, 1):
-        table.add_row(str(i), *(str(point[n]) for n in names))
-    console = _stdout()
+    for i, (number, point) in enumerate(shown):
+        if len(points) > DRY_RUN_LISTED and i == 5:
+            table.add_row("…", *("…" for _ in names))
+        table.add_row(f"{number:,}", *(str(point[n]) for n in names))
     console.print(table)
-    builds = (
-        {tuple(kernels.define_options(bench.defines(p))) for p in points}
-        if bench.has_kernels
-        else set()
-    )
+    builds: set[tuple] = set()
+    if bench.has_kernels:
+        # defines() depends on the compile-time params only: one call per distinct set.
+        compile_names = [p.name for p in bench.params if p.compile_time]
+        representatives = {tuple(p[n] for n in compile_names): p for p in points}
+        builds = {tuple(sorted(bench.defines(p).items())) for p in representatives.values()}
+    total = len(points) * len(spec.variants)
     console.print(
-        f"{len(points)} point(s) × {len(spec.variants)} variant(s) "
+        f"{len(points):,} point(s) × {len(spec.variants)} variant(s) "
         f"({', '.join(spec.variants)}; baseline {spec.baseline}) = "
-        f"{len(points) * len(spec.variants)} measurement(s), {len(builds)} distinct compile(s)",
+        f"{total:,} measurement(s), {len(builds):,} distinct compile(s)",
         highlight=False,
     )
 

@@ -45,8 +45,16 @@ class SweepSpec:
     description: str = ""
     # How to find the suite again (in a worker process): its name, or its .py file's path.
     suite_ref: str = ""
+    _points: list[Point] | None = field(default=None, repr=False, compare=False)
 
     def points(self, bench: Benchmark) -> list[Point]:
+        """The sweep's points, expanded and validated once (a dry run of 10^6 points must
+        not pay for it twice)."""
+        if self._points is None:
+            self._points = self._expand(bench)
+        return self._points
+
+    def _expand(self, bench: Benchmark) -> list[Point]:
         try:
             points = sweep.expand(bench, self.axes, self.zipped, self.constraints)
         except sweep.ConstraintError as exc:
@@ -406,3 +414,44 @@ def load(path: str | Path) -> SweepSpec:
     if data is None:
         raise ConfigError("the file is empty", source=source)
     return spec_from_mapping(data, source)
+
+
+def configs_dir() -> Path | None:
+    """The bundled sweep files: configs/ beside the package in a checkout, or inside it in an
+    installed wheel."""
+    package = Path(__file__).resolve().parent
+    for candidate in (package.parent / "configs", package / "configs"):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def bundled_configs() -> list[Path]:
+    directory = configs_dir()
+    return sorted(directory.glob("*.yaml")) if directory else []
+
+
+def find(name: str) -> Path:
+    """A sweep file by path, or a bundled one by name (`smoke`, `smoke.yaml`)."""
+    path = Path(name)
+    if path.exists() or len(path.parts) > 1:
+        return path
+    for candidate in bundled_configs():
+        if name in (candidate.stem, candidate.name):
+            return candidate
+    known = [p.stem for p in bundled_configs()]
+    raise ConfigError(
+        f"no such file, and no bundled sweep of that name{registry.did_you_mean(path.stem, known)}"
+        f" (bundled: {', '.join(known)})",
+        source=name,
+    )
+
+
+def describe(path: Path) -> tuple[str, str]:
+    """(suite, first comment line) of a bundled sweep file, for `gpubench list --configs`."""
+    text = path.read_text(encoding="utf-8")
+    comment = next((line.lstrip("# ").strip() for line in text.splitlines()
+                    if line.startswith("#")), "")  # fmt: skip
+    suite = next((line.split(":", 1)[1].strip() for line in text.splitlines()
+                  if line.startswith("suite:")), "")  # fmt: skip
+    return suite, comment

@@ -174,9 +174,11 @@ def expand(
             [dict(zip(names, row, strict=True)) for row in zip(*group.values(), strict=True)]
         )
     points: list[Point] = []
-    seen: set[tuple[tuple[str, Any], ...]] = set()
+    seen: set[tuple[Any, ...]] = set()
+    base = bench.defaults()
+    names = sorted(base)
     for combo in itertools.product(*dimensions):
-        point = bench.defaults()
+        point = dict(base)
         for part in combo:
             point.update(part)
         point = bench.resolve(point)
@@ -186,7 +188,13 @@ def expand(
         except ConstraintError as exc:
             shown = ", ".join(f"{k}={quote(v, 20)}" for k, v in point.items())
             raise ConstraintError(f"{exc}, at the point {shown}") from None
-        key = tuple(sorted(point.items()))
+        # Points hold the suite's parameters, each once: their values in a fixed name order
+        # identify them (a sort per point would cost seconds at 10^6 points).
+        key = (
+            tuple(point.get(name) for name in names)
+            if len(point) == len(names)
+            else tuple(sorted(point.items()))
+        )
         if key not in seen:
             seen.add(key)
             points.append(point)

@@ -516,3 +516,24 @@ def test_compare_and_resume_of_malformed_files_are_one_line(fake_gpu, tmp_path, 
         result = invoke(*args)
         assert result.exit_code == 2, (args, result.output)
         assert "Traceback" not in result.output and str(bad) in result.output
+
+
+def test_a_large_dry_run_is_a_summary(tmp_path):
+    import yaml
+
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump({"suite": "matmul", "params": {
+        "m": list(range(1, 101)), "n": list(range(1, 101)), "k": list(range(1, 11))}}))  # fmt: skip
+    result = invoke("sweep", str(path), "--dry-run")
+    assert result.exit_code == 0
+    assert "100,000 point(s) × 7 variant(s)" in result.output
+    assert "distinct values" in result.output and "99,999" in result.output
+    assert len(result.output.splitlines()) < 60  # not 10^5 rows
+
+
+def test_list_configs_and_a_bundled_sweep_by_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    listed = invoke("list", "--configs")
+    assert listed.exit_code == 0 and "smoke" in listed.output and "transpose_16k" in listed.output
+    dry = invoke("sweep", "smoke", "--dry-run")
+    assert dry.exit_code == 0 and "20 point(s)" in dry.output

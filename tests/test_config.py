@@ -306,3 +306,16 @@ def test_random_text_raises_only_config_errors(text):
             config.spec_from_mapping(data, "random.yaml")
     except GpubenchError:
         pass
+
+
+def test_bundled_sweeps_are_found_by_name_from_anywhere(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert config.find("smoke") == REPO / "configs" / "smoke.yaml"
+    assert config.find("smoke.yaml") == REPO / "configs" / "smoke.yaml"
+    (tmp_path / "smoke.yaml").write_text("suite: transpose\n")
+    assert config.find("smoke.yaml") == Path("smoke.yaml")  # a file of that name wins
+    with pytest.raises(ConfigError, match="did you mean 'smoke'"):
+        config.find("smok")
+    assert config.find("sub/x.yaml") == Path("sub/x.yaml")  # a path is a path
+    suite, comment = config.describe(REPO / "configs" / "smoke.yaml")
+    assert suite == "transpose" and comment.startswith("CI smoke sweep")
