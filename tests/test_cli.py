@@ -537,3 +537,35 @@ def test_list_configs_and_a_bundled_sweep_by_name(tmp_path, monkeypatch):
     assert listed.exit_code == 0 and "smoke" in listed.output and "transpose_16k" in listed.output
     dry = invoke("sweep", "smoke", "--dry-run")
     assert dry.exit_code == 0 and "20 point(s)" in dry.output
+
+
+def test_every_fingerprint_field_blocks_a_resume():
+    from gpubench.session import differences
+
+    before = {"suite": "s", "kernel_source_sha256": "a", "gpu_name": "H100", "gpu_uuid": "GPU-1",
+              "points": ["p1", "p2"], "variants": ["x"], "baseline": "x",
+              "timing": {"warmup": 3}}  # fmt: skip
+    assert differences(before, dict(before)) == []
+    for key, value in (("suite", "t"), ("kernel_source_sha256", "b"), ("gpu_name", "A100"),
+                       ("gpu_uuid", "GPU-2"), ("points", ["p1"]), ("variants", ["x", "y"]),
+                       ("baseline", "y"), ("timing", {"warmup": 4})):  # fmt: skip
+        changed = differences(before, {**before, key: value})
+        assert len(changed) == 1 and changed[0].startswith(key), (key, changed)
+
+
+def test_a_changed_kernel_source_blocks_a_resume(fake_gpu, tmp_path):
+    source = tmp_path / "mine.cu"
+    source.write_text("// v1\n")
+    suite = tmp_path / "mine.py"
+    suite.write_text(
+        "from tests.fakes import ScaleSuite\n"
+        f"class Mine(ScaleSuite):\n    name = 'mine'\n    source_file = {str(source)!r}\n"
+        "BENCHMARK = Mine()\n"
+    )
+    path = write_sweep(tmp_path, f"suite: {suite}\nvariants: [good]\nparams: {{n: [10]}}\n"
+                       "timing: {min_samples: 2, min_time_s: 0}\n")  # fmt: skip
+    log = tmp_path / "r.jsonl"
+    assert invoke("sweep", str(path), "--jsonl", str(log)).exit_code == 0
+    source.write_text("// v2\n")
+    result = invoke("sweep", str(path), "--resume", str(log))
+    assert result.exit_code == 2 and "kernel_source_sha256" in result.output

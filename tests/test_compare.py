@@ -82,3 +82,41 @@ def test_the_command_takes_a_metric_and_refuses_bad_options(tmp_path, args, code
     )
     assert out.exit_code == code, out.output
     assert text in out.output
+
+
+def test_the_threshold_decides_when_the_noise_is_small():
+    base = result_set(result(1, "a", 1.0, noise=0.005))
+    new = result_set(result(1, "a", 1.03, noise=0.005))
+    assert compare(base, new, threshold=0.02)[0].verdict == "slower"
+    assert compare(base, new, threshold=0.05)[0].verdict == "same"
+    assert compare(base, new, threshold=0.02)[0].change == pytest.approx(0.03)
+
+
+def test_every_field_of_a_comparison_and_the_inclusive_boundaries():
+    from gpubench.compare import Comparison
+
+    base = result_set(result(1, "a", 1.0, noise=0.0), result(2, "a", 1.0, noise=0.02),
+                      result(3, "b", 2.0))  # fmt: skip
+    new = result_set(result(1, "a", 1.25, noise=0.0), result(2, "a", 1.05, noise=0.01),
+                     result(4, "b", 3.0))  # fmt: skip
+    rows = compare(base, new, threshold=0.25)
+    assert rows[0] == Comparison({"n": 1}, "a", 1.0, 1.25, 0.25, 0.0, "same")  # == threshold
+    rows = compare(base, new, threshold=0.01)
+    assert rows[0].verdict == "slower"
+    # 5% against twice the larger noise (2 × 2% = 4%): slower; 3 × would have said same.
+    assert rows[1] == Comparison({"n": 2}, "a", 1.0, 1.05, pytest.approx(0.05), 0.02, "slower")
+    assert rows[2] == Comparison({"n": 4}, "b", None, 3.0, None, None, "only in new")
+    assert rows[3] == Comparison({"n": 3}, "b", 2.0, None, None, None, "only in base")
+    no_noise = Result(suite="s", variant="a", point={"n": 1}, status=Status.OK,
+                      summary={"median_ms": 1.1})  # fmt: skip
+    (row,) = compare(result_set(no_noise), result_set(result(1, "a", 1.0, noise=0.0)), 0.05)
+    assert (row.noise, row.verdict) == (0, "faster")
+
+
+def test_a_metric_without_a_direction_is_changed_not_better():
+    from gpubench.metrics import ITERATIONS
+
+    a, b = result(1, "a", 1.0), result(1, "a", 1.0)
+    a.metrics["iterations"], b.metrics["iterations"] = 10.0, 20.0
+    (row,) = compare(result_set(a), result_set(b), 0.05, ITERATIONS)
+    assert (row.base, row.new, row.change, row.verdict) == (10.0, 20.0, 1.0, "changed")

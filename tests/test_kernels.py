@@ -54,3 +54,30 @@ def test_cache_keys_follow_included_files(tmp_path, monkeypatch):
         kernels, "_included_text", lambda d, n, depth=0: original(d, n, depth) + "// edit"
     )
     assert cache._job(streams, point)[0] != before  # matmul.cu changed → streams.cu rebuilds
+
+
+def test_every_field_of_the_cache_key_counts(tmp_path, monkeypatch):
+    from gpubench import kernels
+
+    bench = ScaleSuite()
+    point = bench.defaults()
+    backend = FakeBackend()
+    cache = CompileCache(backend, directory=tmp_path)
+    base = cache._job(bench, point)[0]
+    assert cache._job(bench, dict(point))[0] == base  # deterministic
+    assert cache._job(bench, {**point, "broken": 1})[0] != base  # the -D options
+    monkeypatch.setattr(type(backend), "compiler_id", "nvcc 13.1 sm_90")  # another nvcc
+    assert cache._job(bench, point)[0] != base
+    monkeypatch.setattr(type(backend), "compiler_id", "fake sm_80")  # another architecture
+    other_arch = cache._job(bench, point)[0]
+    monkeypatch.setattr(type(backend), "compiler_id", "fake")
+    assert other_arch != base and cache._job(bench, point)[0] == base
+    monkeypatch.setattr(kernels, "CACHE_VERSION", "999")  # a new cache layout
+    assert cache._job(bench, point)[0] != base
+    monkeypatch.setattr(kernels, "CACHE_VERSION", "1")
+    source = tmp_path / "k.cu"
+    source.write_text("// one")
+    monkeypatch.setattr(ScaleSuite, "source_file", str(source))
+    one = cache._job(bench, point)[0]
+    source.write_text("// two")  # the kernel source
+    assert cache._job(bench, point)[0] != one

@@ -25,3 +25,73 @@ def test_percent_of_peak_and_unknown_peak():
 def test_non_positive_times_are_refused(fn):
     with pytest.raises(ValueError):
         fn()
+
+
+def test_rate_metrics_from_work_and_time_exactly():
+    values = metrics.work_metrics(bytes_moved=3_000_000, flops=8_000_000, elements=1_000,
+                                  time_ms=2.0, peak_bandwidth_gbps=3.0,
+                                  peak_fp32_gflops=16.0)  # fmt: skip
+    assert values == {
+        "time_ms": 2.0,
+        "gbps": pytest.approx(1.5),  # 3e6 bytes / 2e-3 s / 1e9
+        "pct_peak_bw": pytest.approx(50.0),  # against the DRAM peak
+        "gflops": pytest.approx(4.0),  # 8e6 flops / 2e-3 s / 1e9
+        "pct_peak_flops": pytest.approx(25.0),  # against the FP32 peak, not the DRAM one
+        "gelem_per_s": pytest.approx(0.0005),
+    }
+    assert metrics.work_metrics(0, 0, 0, 1.0, 3.0, 16.0) == {"time_ms": 1.0}
+
+
+def test_speedup_and_percent_of_vendor_point_the_right_way():
+    from gpubench.results import Result, Status
+    from gpubench.runner import add_relative_metrics
+
+    def r(variant, ms, status=Status.OK):
+        return Result(suite="s", variant=variant, point={}, status=status,
+                      summary={"median_ms": ms})  # fmt: skip
+
+    results = [r("base", 8.0), r("vendor", 2.0), r("mine", 4.0), r("wrong", 1.0, Status.INCORRECT)]
+    add_relative_metrics(results, "base", "vendor")
+    by = {x.variant: x.metrics for x in results}
+    assert by["mine"]["speedup"] == 2.0 and by["vendor"]["speedup"] == 4.0
+    assert by["mine"]["pct_of_vendor"] == 50.0  # half as fast as the vendor library
+    assert by["vendor"]["pct_of_vendor"] == 100.0 and by["base"]["pct_of_vendor"] == 25.0
+    assert by["wrong"] == {}  # incorrect: never ranked
+
+
+def test_peaks_come_from_the_device():
+    from tests.fakes import FAKE_DEVICE
+
+    # 2 transfers per clock × 1000 MHz × 64-bit bus = 16 GB/s; 4 SMs × 128 lanes × 2 × 1 GHz.
+    assert FAKE_DEVICE.peak_bandwidth_gbps == pytest.approx(16.0)
+    assert FAKE_DEVICE.peak_fp32_gflops == pytest.approx(1024.0)
+
+
+@pytest.mark.parametrize(
+    "threads, registers, shared, expected, limiter",
+    [
+        (256, 32, 0, 1.0, "threads"),  # 8 blocks × 8 warps = 64 of 64 warps
+        (256, 127, 16640, 0.25, "registers"),  # 128 regs/thread → 2 blocks
+        (128, 16, 48 * 1024, 0.0625, "shared memory"),  # 96 KB per SM: 1 block of 4 warps
+        (32, 16, 0, 0.5, "blocks"),  # 32 blocks × 1 warp = 32 of 64 warps
+        (1024, 64, 0, 0.5, "registers"),  # 64 regs × 1024 threads = the whole register file
+        (96, 0, 0, 63 / 64, "threads"),  # 21 blocks of 3 warps; no registers reported
+    ],
+)
+def test_theoretical_occupancy_by_limiter(threads, registers, shared, expected, limiter):
+    from tests.fakes import FAKE_DEVICE
+
+    occupancy, limited_by = metrics.theoretical_occupancy(threads, registers, shared, FAKE_DEVICE)
+    assert (occupancy, limited_by) == (pytest.approx(expected), limiter)
+
+
+def test_metric_declarations_format_and_look_up():
+    assert metrics.SPEEDUP.format(2.0) == "2.00x" and metrics.SPEEDUP.format(None) == ""
+    assert metrics.by_key("gbps") is metrics.BANDWIDTH
+    extra = metrics.Metric("overlap_efficiency", "overlap", "", "{:.0%}")
+    assert metrics.by_key("overlap_efficiency", (extra,)) is extra
+    assert metrics.catalog((metrics.BANDWIDTH, extra))[-1] is extra  # known keys once
+    assert len(metrics.catalog((metrics.BANDWIDTH,))) == len(metrics.CATALOG)
+    with pytest.raises(KeyError):
+        metrics.by_key("nope")
+    assert metrics.TIME.higher_is_better is False and metrics.BANDWIDTH.higher_is_better is True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from gpubench.results import Status
@@ -366,3 +367,30 @@ def test_gpu_a_transpose_past_2_31_elements_verifies(gpu_backend):
     check = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
     results = Runner(gpu_backend).run(Plan(bench, [point], ("naive", "vectorized"), "naive", check))
     assert [r.status.is_measured for r in results] == [True, True], [r.reason for r in results]
+
+
+def test_the_l2_flush_default_follows_the_suite_and_the_policy():
+    from dataclasses import replace
+
+    from gpubench import registry
+
+    memory_bound, compute_bound = registry.get("transpose"), registry.get("matmul")
+    assert Plan(memory_bound, [], (), "naive", QUICK).flush_l2 is True
+    assert Plan(compute_bound, [], (), "naive", QUICK).flush_l2 is False
+    assert Plan(memory_bound, [], (), "naive", replace(QUICK, flush_l2=False)).flush_l2 is False
+    assert Plan(compute_bound, [], (), "naive", replace(QUICK, flush_l2=True)).flush_l2 is True
+    assert Plan(memory_bound, [], (), "naive", replace(QUICK, mode="hot")).flush_l2 is False
+
+
+def test_a_cpu_reference_variant_that_is_wrong_is_incorrect(monkeypatch):
+    from gpubench import registry
+
+    bench = registry.get("reduction")
+    point = bench.resolve({**bench.defaults(), "n": 1000, "dtype": "int32"})
+    plan = Plan(bench, [point], ("numpy",), "numpy", QUICK)
+    (right,) = Runner(FakeBackend()).run(plan)
+    assert right.status.is_measured and right.verification.passed  # host timing may be noisy
+    monkeypatch.setattr(type(bench), "host_run",
+                        lambda self, v, p, inputs: {"out": np.array([7], np.int32)})  # fmt: skip
+    (wrong,) = Runner(FakeBackend()).run(plan)
+    assert wrong.status is Status.INCORRECT and "speedup" not in wrong.metrics

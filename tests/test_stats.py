@@ -37,3 +37,21 @@ def test_robust_noise_matches_the_stdev_scale_for_normal_samples():
 
     samples = list(np.random.default_rng(1).normal(100.0, 2.0, 20000))
     assert robust_noise(samples) == pytest.approx(0.02, rel=0.05)
+
+
+def test_median_and_mean_differ_and_are_not_confused():
+    s = summarize([1.0, 2.0, 2.5, 10.0, 2.2])
+    assert s.median_ms == 2.2 and s.mean_ms == pytest.approx(3.54)
+    assert (s.min_ms, s.max_ms, s.q1_ms, s.q3_ms) == (1.0, 10.0, 2.0, 2.5)
+    assert s.rel_noise == pytest.approx(0.7413 * 0.5 / 2.2)
+    assert s.rel_stdev == pytest.approx(s.stdev_ms / 3.54)
+
+
+def test_two_samples_have_a_spread_and_a_zero_median_has_no_relative_noise():
+    s = summarize([1.0, 3.0])
+    assert (s.median_ms, s.mean_ms, s.q1_ms, s.q3_ms) == (2.0, 2.0, 1.5, 2.5)
+    assert s.stdev_ms == pytest.approx(math.sqrt(2)) and s.rel_noise == pytest.approx(0.7413 / 2)
+    assert math.isinf(robust_noise([0.0, 0.0, 0.0]))
+    assert robust_noise([1.0, 1.0]) == 0.0
+    zero = summarize([0.0, 0.0])
+    assert math.isinf(zero.rel_stdev) and math.isinf(zero.rel_noise)

@@ -75,3 +75,68 @@ def test_hot_mode_counts_every_run_of_a_sample_against_min_time():
     assert m.converged and len(m.samples_ms) == len(calls) == 48  # 0.05 s / 1.2 ms → 42, then
     # the noise check every 8 samples
     assert m.runs == 48 * 1000
+
+
+def test_exact_counts_of_samples_runs_and_throttled_discards():
+    once, calls = source([1.0])
+    clocks = itertools.cycle([1000.0, 899.0, 900.0])  # 899 is below 0.9 x 1000; 900 is not
+    policy = TimingPolicy(warmup=2, min_samples=10, max_samples=1000, min_time_s=0.016)
+    m = measure(once, policy, host_clock=Clock(0), clock_mhz=lambda: next(clocks),
+                max_clock_mhz=1000.0)  # fmt: skip
+    # 16 kept samples reach 16 ms (the first noise check at or after it), 8 thrown away.
+    assert (len(m.samples_ms), m.discarded, m.runs, len(calls)) == (16, 8, 2 + 24, 2 + 24)
+    assert m.converged and m.runs_per_sample == 1
+
+
+def test_the_noise_target_is_inclusive_and_min_time_is_inclusive():
+    once, _ = source([1.0, 1.0, 1.0, 2.0])  # robust noise exactly 0.7413 * 0.25 / 1.0
+    exact = 0.7413 * 0.25
+    m = measure(once, TimingPolicy(warmup=0, min_samples=8, max_samples=8, min_time_s=0.008,
+                                   target_noise=exact), host_clock=Clock(0))  # fmt: skip
+    assert m.converged and len(m.samples_ms) == 8
+    m = measure(once, TimingPolicy(warmup=0, min_samples=8, max_samples=8, min_time_s=0.008,
+                                   target_noise=exact * 0.999), host_clock=Clock(0))  # fmt: skip
+    assert not m.converged
+
+
+def test_hot_runs_per_sample_targets_the_sample_length():
+    from gpubench.timing import hot_runs_per_sample
+
+    policy = TimingPolicy(hot_sample_ms=2.0)
+    assert hot_runs_per_sample(0.01, policy) == 200
+    assert hot_runs_per_sample(5.0, policy) == 1
+    assert hot_runs_per_sample(0.0, policy) == 10_000
+    assert hot_runs_per_sample(1e-9, policy, cap=50) == 50
+
+
+def test_every_policy_check_and_its_boundary():
+    good = TimingPolicy()
+    assert good.check() == []
+    edge = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0.0, target_noise=1e-9,
+                        max_time_s=1e-9, hot_sample_ms=1e-9, throttle_threshold=0.0,
+                        time_limit_s=1e-9)  # fmt: skip
+    assert edge.check() == []
+    assert TimingPolicy(throttle_threshold=1.0).check() == []
+    cases = {
+        "warmup": (TimingPolicy(warmup=-1), "must be 0 or more"),
+        "min_samples": (TimingPolicy(min_samples=0), "must be at least 1"),
+        "max_samples": (TimingPolicy(min_samples=5, max_samples=4), "must be at least min_samples"),
+        "min_time_s": (TimingPolicy(min_time_s=-0.1), "must be 0 or more"),
+        "max_time_s": (TimingPolicy(max_time_s=0.0), "must be positive"),
+        "target_noise": (TimingPolicy(target_noise=0.0), "must be positive"),
+        "mode": (TimingPolicy(mode="warm"), "must be one of cold, hot"),
+        "hot_sample_ms": (TimingPolicy(hot_sample_ms=0.0), "must be positive"),
+        "throttle_threshold": (TimingPolicy(throttle_threshold=1.01), "must be between 0 and 1"),
+        "time_limit_s": (TimingPolicy(time_limit_s=0.0), "must be positive"),
+    }
+    for name, (policy, problem) in cases.items():
+        assert policy.check() == [(name, problem)], name
+    assert TimingPolicy(throttle_threshold=-0.01).check() == [
+        ("throttle_threshold", "must be between 0 and 1")]  # fmt: skip
+    assert TimingPolicy(warmup=100_001).check() == [("warmup", "must be at most 100000")]
+    assert TimingPolicy(warmup=100_000).check() == []
+    assert TimingPolicy(max_time_s=86_401.0).check() == [("max_time_s", "must be at most 86400")]
+    assert TimingPolicy.field_types() == {
+        "warmup": int, "min_samples": int, "max_samples": int, "min_time_s": float,
+        "target_noise": float, "max_time_s": float, "mode": str, "hot_sample_ms": float,
+        "flush_l2": bool, "throttle_threshold": float, "time_limit_s": float}  # fmt: skip

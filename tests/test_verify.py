@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -56,3 +58,82 @@ def test_empty_outputs_pass_and_the_first_failing_output_is_reported():
         {"a": np.ones(2), "b": np.zeros(2)}, {"a": np.ones(2), "b": np.ones(2)}, Tolerance()
     )
     assert not v.passed and v.worst_output == "b"
+
+
+# -- every field of the verdict, over several chunks (CHUNK made tiny) -------------------------
+@pytest.fixture
+def tiny_chunks(monkeypatch):
+    from gpubench import verify
+
+    monkeypatch.setattr(verify, "CHUNK", 4)
+
+
+def test_unwritten_elements_in_every_chunk_are_counted_and_the_first_is_named(tiny_chunks):
+    from gpubench.verify import check_output
+
+    expected = np.arange(1, 11, dtype=np.float32).reshape(2, 5)
+    got = expected.copy()
+    got[0, 4] = got[1, 2] = got[1, 4] = np.nan  # chunks 2, 2 and 3 of [4, 4, 2]
+    v = check_output("out", got, expected, Tolerance())
+    assert (v.passed, v.unwritten, v.worst_output, v.worst_index) == (False, 3, "out", [0, 4])
+    assert math.isnan(v.got) and v.expected == 5.0
+    assert (v.max_abs_error, v.max_rel_error) == (math.inf, math.inf)
+    assert v.message == "out: 3 of 10 elements not written (still NaN), first at [0, 4]"
+
+
+def test_a_wrong_element_in_the_last_chunk_is_found_with_its_error(tiny_chunks):
+    from gpubench.verify import check_output
+
+    expected = np.arange(1, 11, dtype=np.float64)
+    got = expected.copy()
+    got[9] = 12.5  # last chunk; error 2.5 on 10 (25%)
+    got[1] = 2.0001  # within the tolerance
+    v = check_output("y", got, expected, Tolerance(rtol=1e-3))
+    assert (v.passed, v.worst_output, v.worst_index, v.got, v.expected) == (
+        False, "y", [9], 12.5, 10.0)  # fmt: skip
+    assert v.max_abs_error == pytest.approx(2.5) and v.max_rel_error == pytest.approx(0.25)
+    assert v.unwritten == 0
+    assert v.message == ("y: 1 of 10 elements wrong; worst at [9]: got 12.5, expected 10.0 "
+                         "(|error| 2.5 > allowed 0.01)")  # fmt: skip
+
+
+def test_a_pass_reports_the_largest_error_over_all_chunks(tiny_chunks):
+    from gpubench.verify import check_output
+
+    expected = np.full(10, 100.0)
+    got = expected.copy()
+    got[7] = 100.05
+    v = check_output("c", got, expected, Tolerance(rtol=1e-3))
+    assert (v.passed, v.worst_index, v.got, v.expected, v.message) == (True, [7], 100.05, 100.0, "")
+    assert v.max_abs_error == pytest.approx(0.05) and v.max_rel_error == pytest.approx(5e-4)
+    exact = check_output("c", expected.copy(), expected, Tolerance())
+    assert (exact.passed, exact.max_abs_error, exact.max_rel_error) == (True, 0.0, 0.0)
+
+
+def test_nan_expected_is_not_unwritten_and_nan_against_a_number_fails(tiny_chunks):
+    from gpubench.verify import check_output
+
+    expected = np.array([1.0, np.nan, 3.0, 4.0, 5.0])
+    assert check_output("o", expected.copy(), expected, Tolerance(rtol=1e-6)).passed
+    assert check_output("o", expected.copy(), expected, Tolerance()).passed
+    got = expected.copy()
+    got[1] = 2.0
+    v = check_output("o", got, expected, Tolerance(rtol=1e-6))
+    assert not v.passed and v.worst_index == [1] and v.max_abs_error == math.inf
+
+
+def test_shapes_and_integers_and_missing_outputs():
+    from gpubench.verify import check_output, check_outputs
+
+    v = check_output("o", np.zeros((2, 3)), np.zeros((3, 2)), Tolerance())
+    assert (v.passed, v.worst_output) == (False, "o")
+    assert v.message == "o: shape (2, 3) != expected (3, 2)"
+    ints = np.array([1, 2, 3], dtype=np.int32)
+    wrong = np.array([1, 2, 4], dtype=np.int32)
+    assert check_output("i", ints.copy(), ints, Tolerance()).passed
+    assert not check_output("i", wrong, ints, Tolerance()).passed
+    missing = check_outputs({}, {"o": ints}, Tolerance())
+    assert (missing.passed, missing.worst_output) == (False, "o")
+    per_output = check_outputs({"a": ints, "b": wrong}, {"a": ints, "b": ints},
+                               {"a": Tolerance(), "b": Tolerance(atol=1.0)})  # fmt: skip
+    assert per_output.passed and per_output.max_abs_error == 1.0 and per_output.worst_output == "b"

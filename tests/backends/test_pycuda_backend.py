@@ -150,3 +150,9 @@ def test_memory_info_and_an_impossible_allocation_is_out_of_memory(gpu_backend):
         gpu_backend.alloc(BufferSpec((4 * total,), np.dtype(np.uint8)))
     env = gpu_backend.environment().to_dict()
     assert env["backend"]["name"] == "pycuda" and env["backend"]["version"]
+
+
+def test_the_compiler_id_names_nvcc_and_the_architecture(gpu_backend):
+    from gpubench.device import nvcc_version
+
+    assert gpu_backend.compiler_id == f"nvcc {nvcc_version()} {gpu_backend.device.arch}"
