@@ -298,9 +298,12 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
                   is_flag=False, flag_value="",
                   help="Record one run's operations per stream (suites with streams) and print "
                   "them; with FILE, also draw a Gantt chart there (PNG, needs matplotlib).")  # fmt: skip
+    @click.option("--force", is_flag=True,
+                  help="Start a new --jsonl log where one with results exists (the old one is "
+                  "kept beside it as LOG.1).")  # fmt: skip
     def command(variants: tuple[str, ...], baseline: str | None, json_path: str | None,
                 csv_path: str | None, jsonl_path: str | None, device: int,
-                timeline_path: str | None, **values: Any) -> None:  # fmt: skip
+                timeline_path: str | None, force: bool, **values: Any) -> None:  # fmt: skip
         from gpubench import config
 
         timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
@@ -319,7 +322,7 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
         from gpubench.outputs import OutputRequest
 
         request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path,
-                                timeline=timeline_path)  # fmt: skip
+                                timeline=timeline_path, force=force)  # fmt: skip
         code = _execute(spec, request, device)
         click.get_current_context().exit(code)
 
@@ -390,7 +393,9 @@ def run() -> None:
               help="Continue the run logged in this JSON-lines file: points already there are "
               "not measured again; new results are appended to it.")  # fmt: skip
 @click.option("--force", is_flag=True,
-              help="Resume even if the GPU, the kernel source or the sweep changed.")  # fmt: skip
+              help="Resume even if the GPU, the kernel source or the sweep changed; without "
+              "--resume, start a new log where one with results exists (the old one is kept "
+              "beside it as LOG.1).")  # fmt: skip
 @_output_options
 def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
           json_path: str | None, csv_path: str | None, jsonl_path: str | None, device: int) -> None:  # fmt: skip

@@ -569,3 +569,12 @@ def test_a_changed_kernel_source_blocks_a_resume(fake_gpu, tmp_path):
     source.write_text("// v2\n")
     result = invoke("sweep", str(path), "--resume", str(log))
     assert result.exit_code == 2 and "kernel_source_sha256" in result.output
+
+
+def test_run_refuses_to_overwrite_a_log_and_force_keeps_it(fake_gpu, tmp_path):
+    log = tmp_path / "r.jsonl"
+    assert invoke("run", SCALE, "-v", "good", "--jsonl", str(log)).exit_code == 0
+    refused = invoke("run", SCALE, "-v", "good", "--jsonl", str(log))
+    assert refused.exit_code == 2 and "--force" in refused.output
+    assert invoke("run", SCALE, "-v", "good", "--jsonl", str(log), "--force").exit_code == 0
+    assert len(logged(log)) == 1 and len(logged(tmp_path / "r.jsonl.1")) == 1
