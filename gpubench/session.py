@@ -91,7 +91,7 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
         # After Ctrl-C (or SIGTERM) the worker may be stuck in a kernel: kill it at once
         # instead of waiting for it to say goodbye.
         end = runner.close(graceful=not interrupted)
-    with _no_second_interrupt():  # a second Ctrl-C must not cost the output files
+    with _no_second_interrupt(keep=interrupted):  # a second Ctrl-C must not cost the files
         result_set.environment["end"] = end
         result_set.environment["worker_restarts"] = runner.restarts
         _sort(result_set, points, spec.variants)
@@ -100,7 +100,9 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
 
 
 @contextlib.contextmanager
-def _no_second_interrupt() -> Iterator[None]:
+def _no_second_interrupt(keep: bool) -> Iterator[None]:
+    """Ignore Ctrl-C and SIGTERM while the results are written; after an interrupt, until the
+    process exits with 130 (an impatient second Ctrl-C must not turn into a traceback)."""
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         for sig in previous:
@@ -110,8 +112,9 @@ def _no_second_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        if not keep:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 @contextlib.contextmanager
@@ -180,6 +183,11 @@ def _measure(runner: IsolatedRunner, plan: Plan, result_set: results.ResultSet,
             else:
                 runner.run(plan, previous)
     except KeyboardInterrupt:
+        # From here to the exit, further Ctrl-C or SIGTERM are ignored: the worker is killed
+        # and the outputs written in a second or two.
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         return True
     finally:
         if log:

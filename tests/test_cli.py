@@ -578,3 +578,21 @@ def test_run_refuses_to_overwrite_a_log_and_force_keeps_it(fake_gpu, tmp_path):
     assert refused.exit_code == 2 and "--force" in refused.output
     assert invoke("run", SCALE, "-v", "good", "--jsonl", str(log), "--force").exit_code == 0
     assert len(logged(log)) == 1 and len(logged(tmp_path / "r.jsonl.1")) == 1
+
+
+def test_a_second_ctrl_c_does_not_cost_the_output_files(tmp_path):
+    import signal
+
+    path = write_sweep(tmp_path, HANG_SWEEP)
+    log, out = tmp_path / "r.jsonl", tmp_path / "r.json"
+    process = run_cli("sweep", str(path), "--jsonl", str(log), "--json", str(out))
+    wait_for_results(log, 1)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    for _ in range(5):  # an impatient user
+        time.sleep(0.05)
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert [r["variant"] for r in json.loads(out.read_text())["results"]] == ["good"]
