@@ -26,7 +26,7 @@ log "kill -9 halfway through the reduction sweep, then --resume"
 rm -f "$out/red.jsonl"
 gpubench sweep configs/reduction.yaml --jsonl "$out/red.jsonl" > /dev/null 2>&1 &
 pid=$!
-results() { grep -c '"kind": "result"' "$out/red.jsonl" 2>/dev/null || echo 0; }
+results() { local n; n=$(grep -c '"kind": "result"' "$out/red.jsonl" 2>/dev/null); echo "${n:-0}"; }
 while [ "$(results)" -lt 120 ]; do sleep 0.2; done
 kill -9 $pid; wait $pid 2>/dev/null
 log "killed with $(results) results logged"
