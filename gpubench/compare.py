@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpubench.metrics import TIME, Metric
-from gpubench.results import Result, ResultSet
-from gpubench.runner import point_key
+from gpubench.results import Result, ResultSet, point_key
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,11 @@ from gpubench.errors import ConfigError, quote
 SCHEMA_VERSION = 1
 
 
+def point_key(point: dict[str, Any]) -> str:
+    """A stable identity for a point (resume, grouping and compare match results by it)."""
+    return json.dumps(point, sort_keys=True, default=str)
+
+
 class Status(StrEnum):
     OK = "ok"
     # Verified and measured, but the noise target was missed within the time budget.
@@ -83,7 +88,7 @@ class Result:
         return self.summary["median_ms"] if self.summary else None
 
     def to_dict(self) -> dict[str, Any]:
-        record = _finite(asdict(self))
+        record = asdict(self)
         record["status"] = str(self.status)
         return record
 
@@ -105,7 +110,7 @@ VERIFICATION_FIELDS = {f.name for f in fields(Verification)}
 
 
 def _finite(value: Any) -> Any:
-    """NaN and infinity have no JSON form: they are written as null (a noise figure of a single
+    """NaN and infinity have no JSON form: where JSON is written they become null (a noise figure of a single
     sample is unknown, not infinite)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -374,8 +379,6 @@ def repair_tail(path: Path) -> bool:
 def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Result]]:
     """(header, results) of a JSON-lines log. A last line cut short by a kill is ignored; any
     other problem is a ConfigError naming the line."""
-    from gpubench.runner import point_key
-
     text = _read_text(path)
     lines = text.splitlines()
     cut_short = bool(text) and not text.endswith("\n")

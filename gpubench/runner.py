@@ -11,7 +11,6 @@ launch is caught. A failure becomes a Result with a status and a reason; the swe
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from gpubench import memory, metrics, timing, verify
 from gpubench.benchmark import Benchmark, BufferSpec, Case, Point, Tolerance
 from gpubench.errors import KernelCompileError, KernelLaunchError, OutOfMemory
 from gpubench.kernels import CompileCache
-from gpubench.results import Result, Status, Verification
+from gpubench.results import Result, Status, Verification, point_key
 from gpubench.stats import summarize
 from gpubench.steps import RunRecord, has_repeat, kernel_launches
 
@@ -60,11 +59,6 @@ class Plan:
     @property
     def size(self) -> int:
         return len(self.points) * len(self.variants)
-
-
-def point_key(point: Point) -> str:
-    """A stable identity for a point (resume and grouping compare these)."""
-    return json.dumps(point, sort_keys=True, default=str)
 
 
 def _compiler_excerpt(output: str, limit: int = 12) -> str:

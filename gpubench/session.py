@@ -18,7 +18,8 @@ from gpubench.config import SweepSpec
 from gpubench.errors import EXIT_FAILED_POINTS, EXIT_INTERRUPTED, EXIT_OK, ConfigError
 from gpubench.report.progress import ProgressObserver
 from gpubench.report.table import results_table
-from gpubench.runner import Plan, point_key
+from gpubench.results import point_key
+from gpubench.runner import Plan
 from gpubench.worker import IsolatedRunner, WorkerSpec
 
 

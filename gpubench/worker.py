@@ -22,8 +22,8 @@ from typing import Any
 
 from gpubench import backends
 from gpubench.errors import EnvironmentProblem, GpubenchError
-from gpubench.results import Result, Status
-from gpubench.runner import Observer, Plan, Runner, finish_point, point_key
+from gpubench.results import Result, Status, point_key
+from gpubench.runner import Observer, Plan, Runner, finish_point
 
 # Starting a worker imports NumPy and PyCUDA and creates a CUDA context.
 START_TIMEOUT_S = 120.0

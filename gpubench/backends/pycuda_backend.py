@@ -32,7 +32,16 @@ from gpubench.errors import (
     KernelLaunchError,
     OutOfMemory,
 )
-from gpubench.steps import BufferRef, Copy, Launch, LibraryCall, Repeat, RunRecord, Step
+from gpubench.steps import (
+    BufferRef,
+    Copy,
+    Launch,
+    LibraryCall,
+    Repeat,
+    RunRecord,
+    Step,
+    streams_used,
+)
 
 import pycuda.driver as cuda  # isort: skip  (after our own imports: the optional dependency)
 
@@ -423,13 +432,12 @@ class PyCudaBackend:
         buffers: dict[str, _Buffer],
         specs: dict[str, BufferSpec],
     ) -> _BoundRun:
-        bound = _BoundRun(ops=[], side_streams={}, _main=self._stream)
+        side = {index: self._stream_for(index) for index in streams_used(steps)}
+        bound = _BoundRun(ops=[], side_streams=side, _main=self._stream)
         pointers = {n: b.pointer for n, b in buffers.items() if b.device is not None}
 
         def resolve(step: Launch | Copy | LibraryCall) -> _Op:
             stream = self._stream_for(step.stream)
-            if step.stream:
-                bound.side_streams[step.stream] = stream
             if isinstance(step, LibraryCall):
                 call = partial(step.run, pointers, stream.handle)
                 return _Op(step.stream, "library", step.label or step.name, call)
@@ -496,24 +504,23 @@ class PyCudaBackend:
                 f"copy {step.src}→{step.dst}: {nbytes} bytes at offsets {step.src_offset}/"
                 f"{step.dst_offset} do not fit the buffers ({src.nbytes}/{dst.nbytes} bytes)"
             )
-        if src.device is not None and dst.device is not None:
-            s, d = src.pointer + step.src_offset, dst.pointer + step.dst_offset
-            if step.synchronous:
-                return "D2D", partial(cuda.memcpy_dtod, d, s, nbytes)
-            return "D2D", partial(cuda.memcpy_dtod_async, d, s, nbytes, stream)
-        if dst.device is not None:
-            view = src.host_bytes(step.src_offset, nbytes)
-            d = dst.pointer + step.dst_offset
-            if step.synchronous:
-                return "H2D", partial(cuda.memcpy_htod, d, view)
-            return "H2D", partial(cuda.memcpy_htod_async, d, view, stream)
-        if src.device is not None:
-            view = dst.host_bytes(step.dst_offset, nbytes)
-            s = src.pointer + step.src_offset
-            if step.synchronous:
-                return "D2H", partial(cuda.memcpy_dtoh, view, s)
-            return "D2H", partial(cuda.memcpy_dtoh_async, view, s, stream)
-        raise KernelLaunchError(f"copy {step.src}→{step.dst}: host to host is no GPU work")
+        # Device ends are pointers, host ends byte views; every memcpy takes (dst, src, ...).
+        to = dst.pointer + step.dst_offset if dst.device is not None else None
+        frm = src.pointer + step.src_offset if src.device is not None else None
+        if to is not None and frm is not None:
+            op, sync, async_ = "D2D", cuda.memcpy_dtod, cuda.memcpy_dtod_async
+            args: tuple[Any, ...] = (to, frm, nbytes)
+        elif to is not None:
+            op, sync, async_ = "H2D", cuda.memcpy_htod, cuda.memcpy_htod_async
+            args = (to, src.host_bytes(step.src_offset, nbytes))
+        elif frm is not None:
+            op, sync, async_ = "D2H", cuda.memcpy_dtoh, cuda.memcpy_dtoh_async
+            args = (dst.host_bytes(step.dst_offset, nbytes), frm)
+        else:
+            raise KernelLaunchError(f"copy {step.src}→{step.dst}: host to host is no GPU work")
+        if step.synchronous:
+            return op, partial(sync, *args)
+        return op, partial(async_, *args, stream)
 
     def _repeat(self, bound: _BoundRun, step: Repeat, body: list[Callable[[], None]],
                 flag: _Buffer) -> None:  # fmt: skip
