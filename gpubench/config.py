@@ -434,7 +434,10 @@ def bundled_configs() -> list[Path]:
 def find(name: str) -> Path:
     """A sweep file by path, or a bundled one by name (`smoke`, `smoke.yaml`)."""
     path = Path(name)
-    if path.exists() or len(path.parts) > 1:
+    try:
+        if path.exists() or len(path.parts) > 1:
+            return path
+    except OSError:  # a name the file system refuses (too long): not a bundled sweep either
         return path
     for candidate in bundled_configs():
         if name in (candidate.stem, candidate.name):

@@ -105,19 +105,28 @@ def plan(spec: SweepSpec, request: OutputRequest) -> OutputPlan:
 
 
 def check_writable(path: str, option: str) -> None:
-    """Refuse, before anything runs, a path that cannot become a file we write."""
+    """Refuse, before anything runs, a path that cannot become a file we write: by trying
+    (permission bits do not tell about /proc, read-only mounts or names that are too long)."""
     target = Path(path)
-    if target.is_dir():
-        raise ConfigError("is a directory; give a file name", source=path, key=option)
-    parent = target.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise ConfigError(f"{parent} is a file, not a directory", source=path, key=option)
-    place = target if target.exists() else parent
-    if not os.access(place, os.W_OK):
-        raise ConfigError(f"cannot write here ({place} is read-only for you)", source=path,
-                          key=option)  # fmt: skip
+    try:
+        if target.is_dir():
+            raise ConfigError("is a directory; give a file name", source=path, key=option)
+        parent = target.parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise ConfigError(f"{parent} is a file, not a directory", source=path, key=option)
+        if not os.access(target if target.exists() else parent, os.W_OK):
+            raise ConfigError(f"cannot write here ({parent} is read-only for you)", source=path,
+                              key=option)  # fmt: skip
+        if target.parent.is_dir():
+            existed = target.exists()
+            with target.open("a"):
+                pass
+            if not existed:
+                target.unlink()
+    except OSError as exc:
+        raise ConfigError(f"cannot write here ({exc.strerror})", source=path, key=option) from None
 
 
 def holds_results(log: str) -> bool:

@@ -596,3 +596,18 @@ def test_a_second_ctrl_c_does_not_cost_the_output_files(tmp_path):
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr
     assert [r["variant"] for r in json.loads(out.read_text())["results"]] == ["good"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", SCALE, "-v", "good", "--jsonl", "/proc/gpubench.jsonl"),
+        ("run", SCALE, "-v", "good", "--json", "/proc/gpubench.json"),
+        ("run", SCALE, "-v", "good", "--csv", "x" * 5000 + ".csv"),
+        ("sweep", "s" * 5000),
+    ],
+)
+def test_paths_the_system_refuses_are_one_line(fake_gpu, args):
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
