@@ -330,6 +330,9 @@ class Benchmark(ABC):
     source: ClassVar[str | None] = None
     # Or a .cu file anywhere (a user's own kernels, test kernels); wins over `source`.
     source_file: ClassVar[str | None] = None
+    # A variant whose outputs are the reference the others are checked against (instead of
+    # `reference`); it runs first and is itself reported as unverified.
+    reference_variant: ClassVar[str | None] = None
 
     # -- declarations ---------------------------------------------------------------------
     def param(self, name: str) -> Param:
@@ -371,6 +374,24 @@ class Benchmark(ABC):
             for p in self.params
             if p.compile_time and point.get(p.name) is not None
         }
+
+    def compiler_options(self, point: Point) -> list[str]:
+        """nvcc options beyond the -D definitions (--use_fast_math, -lineinfo)."""
+        return []
+
+    def has_reference(self) -> bool:
+        """False for a suite that cannot check its outputs: its results are `unverified`."""
+        return True
+
+    def declaration_digest(self) -> str | None:
+        """A hash of declarations that live outside the kernel source (a kernel file's
+        arguments and reference), so --resume notices when they change."""
+        return None
+
+    def dry_run_problems(self, points: list[Point]) -> list[str]:
+        """Problems a dry run can find beyond the points themselves (a reference of the wrong
+        shape, a graph file that does not parse); each becomes one error line."""
+        return []
 
     def input_specs(self, point: Point) -> dict[str, BufferSpec] | None:
         """The shapes and types `inputs` will return, so the harness can check that a point

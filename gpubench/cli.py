@@ -352,7 +352,7 @@ class SuiteGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         from gpubench import registry
 
-        if name.endswith(".py"):  # a user's own suite file
+        if name.endswith((".py", ".yaml", ".yml")):  # a user's own suite or kernel file
             return _run_command(registry.get(name), name)
         suites = registry.all_suites()
         return _run_command(suites[name], name) if name in suites else None
@@ -364,7 +364,7 @@ class SuiteGroup(click.Group):
         if (
             name
             and not name.startswith("-")
-            and not name.endswith(".py")
+            and not name.endswith((".py", ".yaml", ".yml"))
             and name not in registry.suite_names()
         ):
             hint = registry.did_you_mean(name, registry.suite_names())
@@ -521,6 +521,11 @@ def _print_plan(spec: SweepSpec) -> None:
 
     bench = registry.get(spec.suite_ref or spec.suite)
     points = spec.points(bench)
+    problems = bench.dry_run_problems(points)
+    if problems:
+        from gpubench.errors import ConfigError
+
+        raise ConfigError(problems[0], source=spec.source)
     names = list(points[0])
     console = _stdout()
     shown = list(enumerate(points, 1))

@@ -18,8 +18,8 @@ from gpubench.errors import ConfigError, quote
 from gpubench.timing import TimingPolicy
 
 TOP_LEVEL_KEYS = (
-    "suite", "description", "variants", "baseline", "params", "zip", "constraints", "timing",
-    "outputs",
+    "suite", "kernel", "description", "variants", "baseline", "params", "zip", "constraints",
+    "timing", "outputs",
 )  # fmt: skip
 OUTPUT_KEYS = ("json", "csv", "jsonl")
 
@@ -226,7 +226,7 @@ def _parse_variants(bench: Benchmark, raw: Any, source: str) -> tuple[str, ...]:
 def _suite_ref(value: str, source: str) -> str:
     """A suite name as it is; a suite .py file relative to the sweep file (or the current
     directory) as an absolute path."""
-    if not value.endswith(".py"):
+    if not value.endswith((".py", ".yaml", ".yml")):
         return value
     beside_config = Path(source).parent / value
     path = beside_config if beside_config.is_file() else Path(value)
@@ -239,11 +239,26 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
             f"expected a mapping at the top level, got {type(data).__name__}", source=source
         )
     _check_keys(data, TOP_LEVEL_KEYS, source, "")
-    if "suite" not in data:
-        raise ConfigError("missing required key 'suite'", source=source, key="suite")
-    suite_ref = _suite_ref(str(data["suite"]), source)
-    bench = registry.get(suite_ref, source=source, key="suite")
+    if "kernel" in data:
+        # A kernel file: the suite is declared right here, and its params are the sweep.
+        from gpubench import kernel_file
+
+        if "suite" in data:
+            raise ConfigError("a file has either `suite:` (a sweep of a suite) or `kernel:` "
+                              "(your own kernel), not both", source=source, key="kernel")  # fmt: skip
+        bench: Benchmark = kernel_file.KernelFileBenchmark(kernel_file.parse(data, source))
+        suite_ref = str(Path(source).resolve())
+    elif "suite" not in data:
+        raise ConfigError("missing required key 'suite' (or `kernel:` for your own kernel)",
+                          source=source, key="suite")  # fmt: skip
+    else:
+        suite_ref = _suite_ref(str(data["suite"]), source)
+        bench = registry.get(suite_ref, source=source, key="suite")
     variants = _parse_variants(bench, data.get("variants"), source)
+    reference = getattr(bench, "reference_variant", None)
+    if reference:
+        # The variant the others are checked against runs first at every point.
+        variants = (reference, *(v for v in variants if v != reference))
     baseline = data.get("baseline", bench.baseline)
     if baseline not in bench.variant_names:
         raise ConfigError(
@@ -399,6 +414,14 @@ def parse_yaml(text: str, source: str) -> Any:
 
 
 def load(path: str | Path) -> SweepSpec:
+    data = read_document(path)
+    if data is None:
+        raise ConfigError("the file is empty", source=str(path))
+    return spec_from_mapping(data, str(path))
+
+
+def read_document(path: str | Path) -> Any:
+    """A YAML file's content, read with every safeguard of parse_yaml."""
     source = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -410,10 +433,7 @@ def load(path: str | Path) -> SweepSpec:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"not UTF-8 text (byte {exc.start})", source=source) from None
-    data = parse_yaml(text, source)
-    if data is None:
-        raise ConfigError("the file is empty", source=source)
-    return spec_from_mapping(data, source)
+    return parse_yaml(text, source)
 
 
 def configs_dir() -> Path | None:

@@ -52,6 +52,11 @@ class ConfigError(GpubenchError):
         super().__init__(_cut(f"{where}: {message}" if where else message, MAX_MESSAGE))
 
 
+class PointError(ConfigError):
+    """A suite's declarations have no sensible value at one point (a dimension that comes
+    out zero, a reference NumPy refuses): that point's result says so; the sweep goes on."""
+
+
 class EnvironmentProblem(GpubenchError):
     """Something the machine lacks: PyCUDA, a GPU, a driver, nvcc."""
 

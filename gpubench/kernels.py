@@ -130,7 +130,7 @@ class CompileCache:
     def _job(self, bench: Benchmark, point: Point) -> tuple[str, str, list[str], list[str]]:
         path = source_path(bench)
         source = path.read_text()
-        options = define_options(bench.defines(point))
+        options = define_options(bench.defines(point)) + list(bench.compiler_options(point))
         # Included files count too: an edited matmul.cu must rebuild streams.cu, which
         # includes it (nvcc would, a hash of the including file alone would not).
         included = [_included_text(path.parent, name) for name in INCLUDE.findall(source)]

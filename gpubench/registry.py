@@ -9,6 +9,7 @@ import difflib
 import importlib
 import pkgutil
 from functools import cache
+from typing import Any
 
 from gpubench.benchmark import Benchmark
 from gpubench.errors import ConfigError
@@ -43,10 +44,9 @@ def did_you_mean(word: str, candidates: list[str] | tuple[str, ...]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-@cache
-def load_suite_file(path: str) -> Benchmark:
-    """A user's own suite: a .py file that defines BENCHMARK (a Benchmark instance). Whatever
-    goes wrong while loading it is one ConfigError naming the file and the problem."""
+def load_python_file(path: str, where: str | None = None) -> Any:
+    """Import a user's .py file as a module; whatever goes wrong while loading it is one
+    ConfigError naming the file (or `where`) and the problem."""
     import hashlib
     import importlib.util
     import sys
@@ -54,7 +54,11 @@ def load_suite_file(path: str) -> Benchmark:
     from pathlib import Path
 
     file = Path(path).resolve()
-    name = f"gpubench_user_suite_{hashlib.sha1(str(file).encode()).hexdigest()[:12]}"
+    if not file.is_file():
+        raise ConfigError(f"{path!r} not found", source=where or path)
+    name = f"gpubench_user_{hashlib.sha1(str(file).encode()).hexdigest()[:12]}"
+    if name in sys.modules:
+        return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
         raise ConfigError("cannot load this file as Python", source=path)
@@ -70,10 +74,18 @@ def load_suite_file(path: str) -> Benchmark:
         if isinstance(exc, KeyboardInterrupt):
             raise
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
-        where = f" (line {frames[-1].lineno})" if frames else ""
+        where_line = f" (line {frames[-1].lineno})" if frames else ""
         raise ConfigError(
-            f"loading the suite failed{where}: {type(exc).__name__}: {exc}", source=path
+            f"loading the suite failed{where_line}: {type(exc).__name__}: {exc}", source=path
         ) from None
+    return module
+
+
+@cache
+def load_suite_file(path: str) -> Benchmark:
+    """A user's own suite: a .py file that defines BENCHMARK (a Benchmark instance). Whatever
+    goes wrong while loading it is one ConfigError naming the file and the problem."""
+    module = load_python_file(path)
     bench = getattr(module, "BENCHMARK", None)
     if bench is None:
         raise ConfigError(
@@ -110,12 +122,16 @@ def load_suite_file(path: str) -> Benchmark:
 
 def get(name: str, *, source: str | None = None, key: str | None = None) -> Benchmark:
     """A suite by name, or by the path of a .py file that defines one."""
-    if name.endswith(".py"):
+    if name.endswith((".py", ".yaml", ".yml")):
         from pathlib import Path
 
         if not Path(name).is_file():
             raise ConfigError(f"suite file {name!r} not found", source=source, key=key)
-        return load_suite_file(str(Path(name).resolve()))
+        if name.endswith(".py"):
+            return load_suite_file(str(Path(name).resolve()))
+        from gpubench import kernel_file
+
+        return kernel_file.load_benchmark(str(Path(name).resolve()))
     suites = all_suites()
     if name not in suites:
         known = ", ".join(sorted(suites))

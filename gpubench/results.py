@@ -35,17 +35,20 @@ class Status(StrEnum):
     # No result within the time limit: the worker was killed.
     TIMEOUT = "timeout"
     SKIPPED = "skipped"
+    # Timed, but nothing to check it against (a kernel file without a reference, or the
+    # variant the others are checked against): shown, never silently trusted.
+    UNVERIFIED = "unverified"
 
     @property
     def is_measured(self) -> bool:
-        """Verified and timed: these are ranked and compared."""
-        return self in (Status.OK, Status.UNSTABLE)
+        """Timed: these are ranked and compared (unverified ones marked as such)."""
+        return self in (Status.OK, Status.UNSTABLE, Status.UNVERIFIED)
 
     @property
     def is_failure(self) -> bool:
-        """Failures make a sweep's exit code 3; a skipped shape is a stated decision and an
-        unstable result is a measured one with a warning."""
-        return self not in (Status.OK, Status.UNSTABLE, Status.SKIPPED)
+        """Failures make a sweep's exit code 3; a skipped shape is a stated decision, an
+        unstable result a measured one with a warning, an unverified one a stated fact."""
+        return self not in (Status.OK, Status.UNSTABLE, Status.SKIPPED, Status.UNVERIFIED)
 
 
 @dataclass

@@ -20,7 +20,7 @@ import numpy as np
 
 from gpubench import memory, metrics, timing, verify
 from gpubench.benchmark import Benchmark, BufferSpec, Case, Point, Tolerance
-from gpubench.errors import KernelCompileError, KernelLaunchError, OutOfMemory
+from gpubench.errors import KernelCompileError, KernelLaunchError, OutOfMemory, PointError
 from gpubench.kernels import CompileCache
 from gpubench.results import Result, Status, Verification, point_key
 from gpubench.stats import summarize
@@ -167,6 +167,10 @@ class Runner:
                 inputs = bench.inputs(point, np.random.default_rng(seed))
             except MemoryError:
                 too_big = "the host ran out of memory making the inputs"
+            except PointError as exc:
+                for v in variants:
+                    emit(v, Status.LAUNCH_FAILED, f"cannot make the inputs: {exc}")
+                return out
         if too_big:
             for v in variants:
                 emit(v, Status.SKIPPED, too_big)
@@ -185,6 +189,9 @@ class Runner:
                 except (OutOfMemory, MemoryError) as exc:
                     # What the preflight could not foresee: a clean result, never a crash.
                     outcome = {"status": Status.SKIPPED, "reason": f"out of memory: {exc}"}
+                except PointError as exc:
+                    outcome = {"status": Status.LAUNCH_FAILED,
+                               "reason": f"the suite cannot run this point: {exc}"}  # fmt: skip
                 emit(variant, seed=seed, **outcome)
                 if outcome["status"] is Status.CRASHED:
                     crashed = True
@@ -319,7 +326,19 @@ class Runner:
                         "reason": f"did not converge: {', '.join(record.unconverged)} still "
                         f"changing after {record.iterations} iterations (max_iterations)",
                         "metrics": iterations}  # fmt: skip
-            verdict = self._check(plan, point, variant, case, owned, inputs, references, record)
+            unverified = self._unverified(plan, variant, references)
+            if variant == bench.reference_variant:
+                # Its outputs are the answer the other variants are checked against (and
+                # its own run after timing must reproduce them).
+                references[computes] = {
+                    name: _as_reference(backend.read(owned[name], spec))
+                    for name, spec in case.outputs.items()
+                }
+            if unverified:
+                verdict = Verification(passed=True, message=unverified)
+            else:
+                verdict = self._check(plan, point, variant, case, owned, inputs, references,
+                                      record)  # fmt: skip
             if not verdict.passed:
                 return {"status": Status.INCORRECT, "reason": verdict.message, "metrics": iterations,
                         "verification": verdict, "kernel_attributes": attributes}  # fmt: skip
@@ -328,8 +347,11 @@ class Runner:
                 # What was timed is checked again: outputs poisoned, one more run.
                 prepare(first=False)
                 after = backend.run_checked(bound)
-                recheck = self._check(plan, point, variant, case, owned, inputs, references,
-                                      after)  # fmt: skip
+                if unverified and variant != bench.reference_variant:
+                    recheck = verdict
+                else:
+                    recheck = self._check(plan, point, variant, case, owned, inputs,
+                                          references, after)  # fmt: skip
                 if not recheck.passed or not after.converged:
                     why = recheck.message or "did not converge"
                     return {"status": Status.INCORRECT, "verification": recheck,
@@ -354,7 +376,23 @@ class Runner:
         outcome = self._timed(plan, variant, measurement, verdict, attributes, work, case.cgma)
         outcome["metrics"].update(iterations)
         outcome["timeline"] = spans
+        if unverified:
+            outcome["status"] = Status.UNVERIFIED
+            outcome["reason"] = unverified
         return outcome
+
+    def _unverified(self, plan: Plan, variant: str,
+                    references: dict[str, dict[str, np.ndarray]]) -> str | None:  # fmt: skip
+        """Why this variant's outputs cannot be checked, or None when they can."""
+        bench = plan.bench
+        if variant == bench.reference_variant:
+            return "the reference: the other variants are checked against its outputs"
+        if bench.reference_variant and bench.variant(variant).computes not in references:
+            return (f"not checked: the reference variant {bench.reference_variant!r} produced "
+                    "no outputs at this point")  # fmt: skip
+        if not bench.has_reference():
+            return "no reference: the outputs were not checked"
+        return None
 
     def _check(self, plan: Plan, point: Point, variant: str, case: Case, owned: dict[str, Any],
                inputs: dict[str, np.ndarray], references: dict[str, dict[str, np.ndarray]],
@@ -410,7 +448,10 @@ class Runner:
         bench = plan.bench
         computes = bench.variant(variant).computes
         if computes not in references:
-            references[computes] = bench.reference(computes, point, inputs)
+            try:
+                references[computes] = bench.reference(computes, point, inputs)
+            except PointError as exc:
+                return Verification(passed=False, message=f"no reference to check against: {exc}")
         expected = references[computes]
         tolerance: dict[str, Tolerance] = {
             name: case.tolerance_for(got[name].dtype if name in got else np.float64, record)
@@ -459,6 +500,13 @@ class Runner:
             "kernel_attributes": attributes,
             "work": work.to_dict(),
         }
+
+
+def _as_reference(array: np.ndarray) -> np.ndarray:
+    """A variant's output as a reference: float64 for floating outputs, like NumPy's."""
+    if np.issubdtype(array.dtype, np.floating):
+        return array.astype(np.float64)
+    return array
 
 
 def finish_point(plan: Plan, results: list[Result]) -> None:

@@ -28,9 +28,11 @@ def fingerprint(
 ) -> dict[str, Any]:
     """What must not change between a run and its resumption."""
     bench = registry.get(spec.suite_ref or spec.suite)
+    declarations = bench.declaration_digest()
     return {
         "suite": spec.suite,
         "kernel_source_sha256": kernels.source_digest(bench),
+        **({"declarations_sha256": declarations} if declarations else {}),
         "gpu_name": environment.get("device", {}).get("name"),
         "gpu_uuid": environment.get("gpu_uuid"),
         "points": sorted(point_key(p) for p in points),

@@ -19,6 +19,7 @@ STATUS_STYLE = {
     Status.COMPILE_FAILED: "red",
     Status.LAUNCH_FAILED: "red",
     Status.SKIPPED: "yellow",
+    Status.UNVERIFIED: "yellow",
 }
 
 

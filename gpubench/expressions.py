@@ -1,0 +1,256 @@
+"""Small safe expressions for kernel files: `ceil_div(n, block)`, `12 * n`, `a * x + y`.
+
+An expression is parsed into a Python syntax tree, checked against an allow-list of node
+types, names and functions, and evaluated by the walker below; nothing is passed to eval.
+Two dialects: scalar expressions (sizes, grids, scalars, work) over parameters, and array
+expressions (references, input initialisers) that may also call a fixed set of NumPy
+functions, compare, and slice.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpubench.errors import quote
+
+MAX_CHARS = 2000
+MAX_DEPTH = 40
+# Integers beyond this many bits are no size, grid or byte count anyone means (and 10**10**9
+# would take minutes to compute).
+MAX_INT_BITS = 128
+
+
+class ExpressionError(ValueError):
+    """An expression that cannot be parsed or evaluated; the message says why."""
+
+
+def ceil_div(a: int, b: int) -> int:
+    if not all(isinstance(v, int | np.integer) for v in (a, b)):
+        raise ExpressionError(f"ceil_div takes integers, got {quote(a)} and {quote(b)}")
+    if b == 0:
+        raise ExpressionError("ceil_div divides by zero")
+    return -(-int(a) // int(b))
+
+
+def round_up(a: int, b: int) -> int:
+    return ceil_div(a, b) * int(b)
+
+
+def _log2(x: float) -> float | int:
+    if x <= 0:
+        raise ExpressionError(f"log2 of {quote(x)}")
+    if isinstance(x, int) and x & (x - 1) == 0:
+        return x.bit_length() - 1  # exact for powers of two: usable as a size
+    return math.log2(x)
+
+
+SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "ceil_div": ceil_div,
+    "round_up": round_up,
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "log2": _log2,
+    "sqrt": math.sqrt,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "int": int,
+}
+
+# The NumPy functions a reference may use: elementwise maths, reductions, shape changes and
+# a few constructors. Enough for the references people write; none touches files or
+# evaluates text.
+_NUMPY_FUNCTIONS = """
+    abs sqrt cbrt exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan arctan2
+    sinh cosh tanh floor ceil trunc rint sign square reciprocal hypot fmod power minimum maximum
+    fmin fmax where clip isnan isfinite sum prod cumsum cumprod mean amax amin argmax argmin dot
+    matmul outer transpose reshape ravel roll pad flip concatenate stack broadcast_to bincount
+    sort argsort diff zeros ones full arange zeros_like ones_like full_like bitwise_and
+    bitwise_or bitwise_xor left_shift right_shift float16 float32 float64 int8 int16 int32
+    int64 uint8 uint16 uint32 uint64
+""".split()  # noqa: SIM905 (a word list reads better than 80 quoted names)
+ARRAY_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    **{name: getattr(np, name) for name in _NUMPY_FUNCTIONS},
+    "ceil_div": lambda a, b: -(-np.asarray(a) // b),
+    "fma": lambda a, b, c: np.asarray(a, dtype=np.float64) * b + c,
+    "min": np.minimum,
+    "max": np.maximum,
+}
+
+_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+}  # fmt: skip
+_UNARY: dict[type, Callable[[Any], Any]] = {
+    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert,
+}  # fmt: skip
+_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne,
+}  # fmt: skip
+_SCALAR_NODES: tuple[type, ...] = (
+    ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant, ast.Load,
+    ast.keyword, *_BINARY, *_UNARY,
+)  # fmt: skip
+_ARRAY_NODES: tuple[type, ...] = (
+    *_SCALAR_NODES, ast.Compare, *_COMPARE, ast.Subscript, ast.Slice, ast.Tuple, ast.List,
+)  # fmt: skip
+
+
+def _depth(node: ast.AST) -> int:
+    return 1 + max((_depth(c) for c in ast.iter_child_nodes(node)), default=0)
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A parsed, checked expression; `names` are the variables it reads."""
+
+    text: str
+    tree: ast.Expression
+    names: frozenset[str]
+    arrays: bool = False
+
+    @classmethod
+    def parse(cls, text: Any, known: Iterable[str], *, arrays: bool = False) -> Expression:
+        """Parse `text` (a string or a number) allowing only `known` names and the dialect's
+        functions; ExpressionError says what is wrong."""
+        if isinstance(text, bool) or not isinstance(text, str | int | float):
+            raise ExpressionError(f"expected an expression, got {quote(text)}")
+        source = str(text).strip()
+        if not source:
+            raise ExpressionError("empty expression")
+        if len(source) > MAX_CHARS:
+            raise ExpressionError(f"an expression is at most {MAX_CHARS} characters")
+        try:
+            tree = ast.parse(source, mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            raise ExpressionError(f"cannot parse {quote(source)}") from None
+        try:
+            too_deep = _depth(tree) > MAX_DEPTH
+        except RecursionError:
+            too_deep = True
+        if too_deep:
+            raise ExpressionError(f"{quote(source)} is nested more than {MAX_DEPTH} deep")
+        allowed = _ARRAY_NODES if arrays else _SCALAR_NODES
+        functions = ARRAY_FUNCTIONS if arrays else SCALAR_FUNCTIONS
+        known = set(known)
+        used: set[str] = set()
+        calls = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+        for node in ast.walk(tree):
+            if not isinstance(node, allowed):
+                raise ExpressionError(
+                    f"{type(node).__name__} is not allowed in {quote(source)} (use names, "
+                    f"numbers, arithmetic{', comparisons, slices' if arrays else ''} and the "
+                    f"functions {', '.join(sorted(functions)[:12])}, ...)"
+                )
+            if isinstance(node, ast.Call):
+                if not isinstance(node.func, ast.Name) or node.func.id not in functions:
+                    name = (
+                        node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+                    )
+                    from gpubench.registry import did_you_mean
+
+                    raise ExpressionError(
+                        f"unknown function {name!r} in {quote(source)}"
+                        f"{did_you_mean(name, list(functions))}"
+                    )
+                if any(k.arg is None for k in node.keywords):
+                    raise ExpressionError(f"**arguments are not allowed in {quote(source)}")
+            elif isinstance(node, ast.Name) and id(node) not in calls:
+                if node.id not in known:
+                    from gpubench.registry import did_you_mean
+
+                    raise ExpressionError(
+                        f"unknown name {node.id!r} in {quote(source)}"
+                        f"{did_you_mean(node.id, sorted(known))}"
+                        + (f" (known: {', '.join(sorted(known))})" if known else "")
+                    )
+                used.add(node.id)
+            elif isinstance(node, ast.Constant):
+                kinds: tuple[type, ...] = (int, float, str) if arrays else (int, float)
+                if isinstance(node.value, bool) or not isinstance(node.value, kinds):
+                    raise ExpressionError(f"constant {quote(node.value)} is not allowed in "
+                                          f"{quote(source)}")  # fmt: skip
+        return cls(source, tree, frozenset(used), arrays)
+
+    def evaluate(self, env: Mapping[str, Any]) -> Any:
+        """The value at `env`; ExpressionError (never another exception) if it has none."""
+        try:
+            with np.errstate(all="ignore"):
+                return _Walker(env, ARRAY_FUNCTIONS if self.arrays else SCALAR_FUNCTIONS,
+                               self.arrays).eval(self.tree.body)  # fmt: skip
+        except ExpressionError as exc:
+            raise ExpressionError(f"{quote(self.text)}: {exc}") from None
+        except ZeroDivisionError:
+            raise ExpressionError(f"{quote(self.text)} divides by zero") from None
+        except MemoryError:
+            raise ExpressionError(f"{quote(self.text)}: out of host memory") from None
+        except (ArithmeticError, TypeError, ValueError, IndexError, RecursionError) as exc:
+            raise ExpressionError(f"{quote(self.text)} cannot be evaluated: {exc}") from None
+
+
+@dataclass
+class _Walker:
+    env: Mapping[str, Any]
+    functions: Mapping[str, Callable[..., Any]]
+    arrays: bool
+
+    def number(self, value: Any) -> Any:
+        if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+            raise ExpressionError(f"an integer of {value.bit_length()} bits is too large")
+        return value
+
+    def eval(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            value = self.env[node.id]
+            if value is None:
+                raise ExpressionError(f"{node.id} has no value here")
+            return value
+        if isinstance(node, ast.BinOp):
+            left, right = self.eval(node.left), self.eval(node.right)
+            if not self.arrays:
+                for value in (left, right):
+                    if isinstance(value, bool) or not isinstance(value, int | float):
+                        raise ExpressionError(f"arithmetic on {quote(value)}")
+            if isinstance(node.op, ast.Pow) and isinstance(right, int) and abs(right) > 256:
+                raise ExpressionError(f"exponent {right} is too large")
+            if isinstance(node.op, ast.LShift) and isinstance(right, int) and right > 256:
+                raise ExpressionError(f"shift by {right} is too large")
+            return self.number(_BINARY[type(node.op)](left, right))
+        if isinstance(node, ast.UnaryOp):
+            value = self.eval(node.operand)
+            if not self.arrays and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise ExpressionError(f"arithmetic on {quote(value)}")
+            return _UNARY[type(node.op)](value)
+        if isinstance(node, ast.Call):
+            func = self.functions[node.func.id]  # type: ignore[attr-defined]
+            args = [self.eval(a) for a in node.args]
+            kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+            return self.number(func(*args, **kwargs))
+        if isinstance(node, ast.Compare):
+            left = self.eval(node.left)
+            result: Any = True
+            for op, right_node in zip(node.ops, node.comparators, strict=True):
+                right = self.eval(right_node)
+                result = result & _COMPARE[type(op)](left, right)
+                left = right
+            return result
+        if isinstance(node, ast.Subscript):
+            return self.eval(node.value)[self.eval(node.slice)]
+        if isinstance(node, ast.Slice):
+            parts = (node.lower, node.upper, node.step)
+            return slice(*(None if p is None else self.eval(p) for p in parts))
+        if isinstance(node, ast.Tuple | ast.List):
+            return tuple(self.eval(e) for e in node.elts)
+        raise ExpressionError(f"unexpected {type(node).__name__}")  # parse() rules this out

@@ -1,0 +1,950 @@
+"""Your own kernel from a YAML file and a .cu file: the file's `kernel:` section becomes a
+Benchmark, its `params:` the sweep.
+
+    kernel:
+      source: saxpy.cu
+      variants: [saxpy, saxpy_vec4]
+      args:
+        - y: inout float32[n]
+        - x: in float32[n]
+        - a: float32 = 2.5
+        - n: uint32 = n
+      grid: ceil_div(n, block)
+      block: block
+      defines: [block]
+      reference: a * x + y
+    params:
+      n: [1048576, 16777216]
+      block: [128, 256]
+
+Every expression goes through `gpubench.expressions` (nothing is eval-ed); every mistake is a
+ConfigError naming the file, the key and the expression.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpubench.benchmark import (
+    Benchmark,
+    BufferRef,
+    BufferSpec,
+    Case,
+    Launch,
+    Param,
+    Point,
+    Tolerance,
+    Variant,
+    Work,
+)
+from gpubench.errors import ConfigError, PointError, quote
+from gpubench.expressions import Expression, ExpressionError
+
+KERNEL_KEYS = (
+    "source", "name", "variants", "args", "grid", "block", "shared", "defines", "options",
+    "init", "reference", "work", "tolerance",
+)  # fmt: skip
+DIRECTIONS = ("in", "out", "inout")
+
+# C spellings and NumPy names of the types kernels take.
+_C_TYPES = {
+    "half": "float16", "__half": "float16", "float": "float32", "double": "float64",
+    "char": "int8", "signed char": "int8", "unsigned char": "uint8", "short": "int16",
+    "unsigned short": "uint16", "int": "int32", "unsigned": "uint32", "unsigned int": "uint32",
+    "long long": "int64", "unsigned long long": "uint64", "size_t": "uint64", "bool": "bool",
+}  # fmt: skip
+_NUMPY_TYPES = "float16 float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64"
+TYPES: dict[str, np.dtype] = {
+    **{name: np.dtype(name) for name in _NUMPY_TYPES.split()},
+    **{c_name: np.dtype(numpy_name) for c_name, numpy_name in _C_TYPES.items()},
+}
+_TYPE_PATTERN = "|".join(sorted((re.escape(t) for t in TYPES), key=len, reverse=True))
+ARRAY_ARG = re.compile(
+    rf"^(?P<direction>in|out|inout)\s+(?P<type>{_TYPE_PATTERN})\s*(?P<dims>\[.*\])$"
+)
+SCALAR_ARG = re.compile(rf"^(?P<type>{_TYPE_PATTERN})\s*(?:=\s*(?P<value>.+))?$")
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+OPTION = re.compile(r"^-[-A-Za-z0-9_=.,:+/]+$")
+MACRO = IDENTIFIER
+
+INIT_FUNCTIONS = ("uniform", "normal", "integers", "zeros", "ones", "full", "arange")
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+BLOCK_LIMITS = (1024, 1024, 64)
+
+
+@dataclass(frozen=True)
+class Array:
+    name: str
+    direction: str
+    dtype: np.dtype
+    dims: tuple[Expression, ...]
+
+
+@dataclass(frozen=True)
+class Scalar:
+    name: str
+    dtype: np.dtype
+    value: Expression
+
+
+@dataclass(frozen=True)
+class Init:
+    function: str
+    args: tuple[Expression, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class PerVariant:
+    """An expression (or a list of 1-3 for a grid or block) for every variant, with
+    per-variant overrides."""
+
+    default: tuple[Expression, ...] | None
+    overrides: dict[str, tuple[Expression, ...]]
+
+    def get(self, variant: str) -> tuple[Expression, ...] | None:
+        return self.overrides.get(variant, self.default)
+
+
+@dataclass
+class KernelFile:
+    """The `kernel:` section of a file, parsed and checked."""
+
+    path: Path
+    source: Path
+    name: str
+    description: str
+    variants: tuple[Variant, ...]
+    params: tuple[Param, ...]
+    args: tuple[Array | Scalar, ...]
+    grid: PerVariant
+    block: PerVariant
+    shared: PerVariant
+    defines: dict[str, str]  # param → macro
+    options: tuple[str, ...]
+    init: dict[str, Init]
+    reference_expressions: dict[str, Expression] = field(default_factory=dict)
+    reference_function: Any = None
+    reference_variant: str | None = None
+    work: dict[str, Expression] = field(default_factory=dict)
+    tolerance: Tolerance | None = None
+    digest: str = ""
+
+    @property
+    def arrays(self) -> list[Array]:
+        return [a for a in self.args if isinstance(a, Array)]
+
+    @property
+    def scalars(self) -> list[Scalar]:
+        return [a for a in self.args if isinstance(a, Scalar)]
+
+    @property
+    def outputs(self) -> list[Array]:
+        return [a for a in self.arrays if a.direction != "in"]
+
+    @property
+    def inputs(self) -> list[Array]:
+        return [a for a in self.arrays if a.direction != "out"]
+
+
+# -- parsing ---------------------------------------------------------------------------------
+class _Parser:
+    def __init__(self, path: Path, source: str) -> None:
+        self.path = path
+        self.where = source
+
+    def error(self, message: str, key: str) -> ConfigError:
+        return ConfigError(message, source=self.where, key=key)
+
+    def expression(
+        self, text: Any, known: set[str], key: str, *, arrays: bool = False
+    ) -> Expression:
+        try:
+            return Expression.parse(text, known, arrays=arrays)
+        except ExpressionError as exc:
+            return self._raise(f"{exc}{_yaml_hint(text)}", key)
+
+    def _raise(self, message: str, key: str) -> Any:
+        raise self.error(message, key)
+
+    def dims(self, text: str, known: set[str], key: str) -> tuple[Expression, ...]:
+        # "[n, 2 * m]" is a list expression: its elements are the dimensions.
+        try:
+            import ast
+
+            tree = ast.parse(text, mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            raise self.error(f"cannot read the dimensions {quote(text)}", key) from None
+        if not isinstance(tree.body, ast.List) or not 1 <= len(tree.body.elts) <= 8:
+            raise self.error(f"expected 1 to 8 dimensions in brackets, got {quote(text)}", key)
+        return tuple(
+            self.expression(ast.get_source_segment(text, e), known, key) for e in tree.body.elts
+        )
+
+    def variants(self, raw: Any) -> tuple[Variant, ...]:
+        key = "kernel.variants"
+        if isinstance(raw, str):
+            raw = [raw]
+        if isinstance(raw, dict):
+            items = list(raw.items())
+        elif isinstance(raw, list):
+            items = [(name, "") for name in raw]
+        else:
+            raise self.error(
+                "expected a list of kernel names (the first is the baseline), or a mapping "
+                f"name: what it shows; got {quote(raw)}",
+                key,
+            )
+        if not items:
+            raise self.error("name at least one kernel", key)
+        out = []
+        for i, (name, help_text) in enumerate(items):
+            if not isinstance(name, str) or not IDENTIFIER.match(name):
+                raise self.error(f"{quote(name)} is not a kernel name (a C identifier)",
+                                 f"{key}[{i}]")  # fmt: skip
+            if not isinstance(help_text, str | None):
+                raise self.error(f"expected a description, got {quote(help_text)}",
+                                 f"{key}.{name}")  # fmt: skip
+            out.append(Variant(name, help_text or "", computes="default"))
+        names = [v.name for v in out]
+        if len(set(names)) != len(names):
+            raise self.error(f"a kernel is listed twice: {names}", key)
+        return tuple(out)
+
+    def args(self, raw: Any, params: set[str]) -> tuple[Array | Scalar, ...]:
+        key = "kernel.args"
+        if not isinstance(raw, list) or not raw:
+            raise self.error(
+                "expected the kernel's arguments in order, as a list of `name: in float32[n]`"
+                f" or `name: uint32 = n`; got {quote(raw)}",
+                key,
+            )
+        out: list[Array | Scalar] = []
+        seen: set[str] = set()
+        for i, item in enumerate(raw):
+            where = f"{key}[{i}]"
+            if not isinstance(item, dict) or len(item) != 1:
+                raise self.error(f"expected one `name: declaration`, got {quote(item)}", where)
+            (name, text), = item.items()  # fmt: skip
+            if not isinstance(name, str) or not IDENTIFIER.match(name):
+                raise self.error(f"{quote(name)} is not an argument name (a C identifier)",
+                                 where)  # fmt: skip
+            where = f"{where}.{name}"
+            if name in seen:
+                raise self.error(f"argument {name!r} is declared twice", where)
+            seen.add(name)
+            if isinstance(text, bool) or not isinstance(text, str):
+                raise self.error(f"expected a declaration such as `in float32[n]` or "
+                                 f"`uint32 = n`, got {quote(text)}", where)  # fmt: skip
+            text = " ".join(text.split())
+            array = ARRAY_ARG.match(text)
+            scalar = SCALAR_ARG.match(text)
+            if array:
+                if name in params:
+                    raise self.error(f"array {name!r} has the name of a parameter", where)
+                dims = self.dims(array["dims"], params, where)
+                out.append(Array(name, array["direction"], TYPES[array["type"]], dims))
+            elif scalar:
+                value = scalar["value"]
+                if value is None:
+                    if name not in params:
+                        raise self.error(
+                            f"scalar {name!r} has no value: write `{text} = EXPRESSION`, or "
+                            f"add a parameter {name!r}",
+                            where,
+                        )
+                    value = name
+                out.append(Scalar(name, TYPES[scalar["type"]],
+                                  self.expression(value, params, where)))  # fmt: skip
+            else:
+                first = text.split(" ", 1)[0]
+                if first in DIRECTIONS and "[" not in text:
+                    why = f"an array needs its dimensions: `{text}[n]`"
+                elif first in DIRECTIONS or "[" in text:
+                    why = "an array is `in|out|inout TYPE[dims]`"
+                else:
+                    why = "a scalar is `TYPE = expression`"
+                raise self.error(
+                    f"cannot read {quote(text)}: {why}; types: {', '.join(sorted(TYPES))}", where
+                )
+        if not any(isinstance(a, Array) and a.direction != "in" for a in out):
+            raise self.error("no output: declare at least one array `out` or `inout`", key)
+        return tuple(out)
+
+    def per_variant(self, raw: Any, key: str, known: set[str], variants: tuple[str, ...], *,
+                    dims: bool, required: bool) -> PerVariant:  # fmt: skip
+        def one(value: Any, where: str) -> tuple[Expression, ...]:
+            if dims and isinstance(value, str):
+                value = _top_level_parts(value)
+            if isinstance(value, list) and len(value) == 1:
+                value = value[0]
+            if isinstance(value, list):
+                if not dims or not 1 <= len(value) <= 3:
+                    raise self.error(f"expected {'1 to 3 expressions' if dims else 'one expression'}"
+                                     f", got {quote(value)}", where)  # fmt: skip
+                return tuple(
+                    self.expression(v, known, f"{where}[{i}]") for i, v in enumerate(value)
+                )
+            return (self.expression(value, known, where),)
+
+        if raw is None:
+            if required:
+                raise self.error("missing: an expression over the parameters", key)
+            return PerVariant(None, {})
+        if not isinstance(raw, dict):
+            return PerVariant(one(raw, key), {})
+        overrides: dict[str, tuple[Expression, ...]] = {}
+        default = None
+        for name, value in raw.items():
+            if name == "default":
+                default = one(value, f"{key}.default")
+            elif name in variants:
+                overrides[name] = one(value, f"{key}.{name}")
+            else:
+                from gpubench.registry import did_you_mean
+
+                raise self.error(f"{quote(name)} is not a variant{did_you_mean(str(name), variants)}"
+                                 f" (keys: the variants, and default)", f"{key}.{name}")  # fmt: skip
+        missing = [v for v in variants if v not in overrides]
+        if required and default is None and missing:
+            raise self.error(f"no value for {', '.join(missing)}: add a `default:`", key)
+        return PerVariant(default, overrides)
+
+    def defines(self, raw: Any, params: set[str]) -> dict[str, str]:
+        key = "kernel.defines"
+        if raw is None:
+            return {}
+        if isinstance(raw, str):
+            raw = [raw]
+        if isinstance(raw, list):
+            raw = {name: str(name).upper() for name in raw}
+        if not isinstance(raw, dict):
+            raise self.error(f"expected a list of parameters (passed as -DNAME=value, the name "
+                             f"upper-cased) or a mapping param: MACRO; got {quote(raw)}", key)  # fmt: skip
+        for name, macro in raw.items():
+            if name not in params:
+                from gpubench.registry import did_you_mean
+
+                raise self.error(f"{quote(name)} is not a parameter"
+                                 f"{did_you_mean(str(name), sorted(params))}", f"{key}.{name}")  # fmt: skip
+            if not isinstance(macro, str) or not MACRO.match(macro):
+                raise self.error(f"{quote(macro)} is not a macro name", f"{key}.{name}")
+        return dict(raw)
+
+    def options(self, raw: Any) -> tuple[str, ...]:
+        key = "kernel.options"
+        if raw is None:
+            return ()
+        if isinstance(raw, str):
+            raw = raw.split()
+        if not isinstance(raw, list):
+            raise self.error(f"expected a list of nvcc options, got {quote(raw)}", key)
+        for i, option in enumerate(raw):
+            if not isinstance(option, str) or not OPTION.match(option):
+                raise self.error(f"{quote(option)} is not an nvcc option (such as "
+                                 "--use_fast_math or -lineinfo)", f"{key}[{i}]")  # fmt: skip
+        return tuple(raw)
+
+    def init(self, raw: Any, arrays: list[Array], params: set[str]) -> dict[str, Init]:
+        key = "kernel.init"
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            raise self.error(f"expected a mapping array: uniform(lo, hi) | normal(mean, std) | "
+                             f"integers(lo, hi) | zeros() | ones() | full(v) | arange(); got "
+                             f"{quote(raw)}", key)  # fmt: skip
+        by_name = {a.name: a for a in arrays}
+        out = {}
+        for name, text in raw.items():
+            where = f"{key}.{name}"
+            array = by_name.get(name)
+            if array is None or array.direction == "out":
+                raise self.error(f"{quote(name)} is not an `in` or `inout` array (an `out` array "
+                                 "starts poisoned, so an element never written fails)", where)  # fmt: skip
+            import ast
+
+            try:
+                body = ast.parse(str(text).strip(), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                body = None
+            function = (
+                body.func.id
+                if isinstance(body, ast.Call) and isinstance(body.func, ast.Name)
+                else None
+            )
+            if function not in INIT_FUNCTIONS or not isinstance(text, str):
+                raise self.error(f"expected one of {', '.join(f + '()' for f in INIT_FUNCTIONS)}"
+                                 f", got {quote(text)}{_yaml_hint(text)}", where)  # fmt: skip
+            counts = {"uniform": (0, 2), "normal": (0, 2), "integers": (1, 2), "zeros": (0, 0),
+                      "ones": (0, 0), "full": (1, 1), "arange": (0, 0)}[function]  # fmt: skip
+            if body.keywords or not counts[0] <= len(body.args) <= counts[1]:
+                raise self.error(f"{function}() takes {counts[0]} to {counts[1]} positional "
+                                 f"arguments, got {quote(text)}", where)  # fmt: skip
+            integer = np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_
+            if integer and function in ("uniform", "normal"):
+                raise self.error(f"{function}() makes floats; {name} is {array.dtype}: use "
+                                 "integers(lo, hi)", where)  # fmt: skip
+            args = tuple(self.expression(ast.get_source_segment(str(text).strip(), a), params, where)
+                         for a in body.args)  # fmt: skip
+            out[name] = Init(function, args, str(text))
+        return out
+
+    def reference(self, raw: Any, kf: KernelFile) -> None:
+        key = "kernel.reference"
+        if raw is None:
+            return
+        outputs = [a.name for a in kf.outputs]
+        names = {p.name for p in kf.params} | {a.name for a in kf.args}
+        if isinstance(raw, str) and raw.startswith("variant:"):
+            name = raw.split(":", 1)[1].strip()
+            variants = [v.name for v in kf.variants]
+            if name not in variants:
+                from gpubench.registry import did_you_mean
+
+                raise self.error(
+                    f"{quote(name)} is not one of the variants{did_you_mean(name, variants)}", key
+                )
+            kf.reference_variant = name
+            return
+        if isinstance(raw, str) and re.match(r"^[^\s:]+\.py:[A-Za-z_][A-Za-z0-9_]*$", raw):
+            file, function = raw.rsplit(":", 1)
+            kf.reference_function = (str((self.path.parent / file).resolve()), function)
+            _load_reference_function(*kf.reference_function, where=self.where)
+            return
+        if isinstance(raw, dict):
+            for name, text in raw.items():
+                if name not in outputs:
+                    raise self.error(f"{quote(name)} is not an `out` or `inout` array (outputs: "
+                                     f"{', '.join(outputs)})", f"{key}.{name}")  # fmt: skip
+                kf.reference_expressions[name] = self.expression(text, names, f"{key}.{name}",
+                                                                 arrays=True)  # fmt: skip
+            missing = [n for n in outputs if n not in raw]
+            if missing:
+                raise self.error(f"no reference for {', '.join(missing)}", key)
+            return
+        if len(outputs) != 1:
+            raise self.error(f"{len(outputs)} outputs ({', '.join(outputs)}): give a mapping "
+                             "output: expression", key)  # fmt: skip
+        kf.reference_expressions[outputs[0]] = self.expression(raw, names, key, arrays=True)
+
+    def work(self, raw: Any, known: set[str]) -> dict[str, Expression]:
+        key = "kernel.work"
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            raise self.error(f"expected a mapping with bytes, flops, elements; got {quote(raw)}",
+                             key)  # fmt: skip
+        out = {}
+        for name, text in raw.items():
+            if name not in ("bytes", "flops", "elements"):
+                raise self.error(f"unknown key {quote(name)}; allowed: bytes, flops, elements",
+                                 f"{key}.{name}")  # fmt: skip
+            out[name] = self.expression(text, known, f"{key}.{name}")
+        return out
+
+    def tolerance(self, raw: Any) -> Tolerance | None:
+        key = "kernel.tolerance"
+        if raw is None:
+            return None
+        if raw == "exact":
+            return Tolerance()
+        if not isinstance(raw, dict):
+            raise self.error(f"expected {{rtol: R, atol: A}} or exact, got {quote(raw)}", key)
+        values = {}
+        for name, value in raw.items():
+            if name not in ("rtol", "atol"):
+                raise self.error(f"unknown key {quote(name)}; allowed: rtol, atol", f"{key}.{name}")
+            try:
+                if isinstance(value, bool):
+                    raise ValueError
+                number = float(value)
+            except (TypeError, ValueError):
+                raise self.error(
+                    f"expected a number, got {quote(value)}", f"{key}.{name}"
+                ) from None
+            if not np.isfinite(number) or number < 0:
+                raise self.error(f"expected a finite number >= 0, got {quote(value)}",
+                                 f"{key}.{name}")  # fmt: skip
+            values[name] = number
+        return Tolerance(**values)
+
+
+def _yaml_hint(text: Any) -> str:
+    """YAML splits `{...}` and `[...]` at commas: `{a: ceil_div(n, b)}` reaches us as
+    'ceil_div(n'. Say so when the parentheses do not balance."""
+    if isinstance(text, str) and text.count("(") != text.count(")"):
+        return (" (YAML splits [..] and {..} at commas: put the expression in quotes, or "
+                "write the mapping one key per line)")  # fmt: skip
+    return ""
+
+
+def _top_level_parts(text: str) -> list[Any]:
+    """`ceil_div(w, 32), ceil_div(h, 8)` → its two expressions (a grid or block written as
+    one line); anything else as it is."""
+    import ast
+
+    try:
+        body = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [text]
+    if isinstance(body, ast.Tuple | ast.List):
+        return [ast.get_source_segment(text.strip(), e) for e in body.elts]
+    return [text]
+
+
+def _load_reference_function(file: str, function: str, where: str) -> Any:
+    from gpubench.registry import load_python_file
+
+    module = load_python_file(file, where=where)
+    target = getattr(module, function, None)
+    if not callable(target):
+        raise ConfigError(f"{file} defines no function {function!r}", source=where,
+                          key="kernel.reference")  # fmt: skip
+    return target
+
+
+def _param_type(values: list[Any]) -> type:
+    if all(isinstance(v, bool) for v in values):
+        return bool
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return int
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return float
+    return str
+
+
+def params_from(raw: Any, source: str, key: str = "params") -> tuple[Param, ...]:
+    """The parameters a kernel file declares through its sweep: each one's type from its
+    values, its default the first value (what `gpubench run FILE.yaml` uses)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise ConfigError(f"expected a mapping, got {quote(raw)}", source=source, key=key)
+    params = []
+    where = key
+    for name, values in raw.items():
+        key = f"{where}.{name}"
+        if not isinstance(name, str) or not IDENTIFIER.match(name):
+            raise ConfigError(f"{quote(name)} is not a parameter name (letters, digits, _)",
+                              source=source, key=key)  # fmt: skip
+        values = values if isinstance(values, list) else [values]
+        if not values:
+            raise ConfigError("empty list: give at least one value", source=source, key=key)
+        for i, value in enumerate(values):
+            if isinstance(value, dict | list) or value is None:
+                raise ConfigError(f"expected a number or text, got {quote(value)}",
+                                  source=source, key=f"{key}[{i}]")  # fmt: skip
+        kind = _param_type(values)
+        default = kind(values[0]) if kind is not bool else values[0]
+        params.append(Param(name, kind, default, f"from {Path(source).name}"))
+    return tuple(params)
+
+
+def parse(data: dict[str, Any], source: str) -> KernelFile:
+    """A kernel file's `kernel:` and `params:` sections → KernelFile, every part checked."""
+    path = Path(source)
+    raw = data.get("kernel")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"expected a mapping with source, variants, args, grid, block, ...; "
+                          f"got {quote(raw)}", source=source, key="kernel")  # fmt: skip
+    p = _Parser(path, source)
+    for key in raw:
+        if key not in KERNEL_KEYS:
+            from gpubench.registry import did_you_mean
+
+            raise p.error(f"unknown key {quote(key)}{did_you_mean(str(key), KERNEL_KEYS)}; "
+                          f"allowed: {', '.join(KERNEL_KEYS)}", f"kernel.{key}")  # fmt: skip
+    for key in ("source", "variants", "args", "grid", "block"):
+        if key not in raw:
+            raise p.error("missing required key", f"kernel.{key}")
+    cu = raw["source"]
+    if not isinstance(cu, str) or not cu:
+        raise p.error(f"expected the path of a .cu file, got {quote(cu)}", "kernel.source")
+    cu_path = (path.parent / cu).resolve()
+    if not cu_path.is_file():
+        raise p.error(f"{cu!r} not found (looked for {cu_path.name} beside {path.name})",
+                      "kernel.source")  # fmt: skip
+    name = raw.get("name", path.stem)
+    if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9_.-]+$", name):
+        raise p.error(f"expected a short name (letters, digits, _ . -), got {quote(name)}",
+                      "kernel.name")  # fmt: skip
+    description = data.get("description") or f"kernels of {cu_path.name}"
+    if not isinstance(description, str):
+        raise p.error(f"expected text, got {quote(description)}", "description")
+
+    params = params_from(data.get("params"), source)
+    zipped = data.get("zip") or []
+    if isinstance(zipped, list):
+        # Parameters that vary together are declared in a zip group instead of params.
+        for i, group in enumerate(zipped):
+            if isinstance(group, dict):
+                taken = {q.name for q in params}
+                more = {k: v for k, v in group.items() if k not in taken}
+                params += params_from(more, source, key=f"zip[{i}]")
+    param_names = {q.name for q in params}
+    variants = p.variants(raw["variants"])
+    variant_names = tuple(v.name for v in variants)
+    args = p.args(raw["args"], param_names)
+    known = param_names | {a.name for a in args if isinstance(a, Scalar)}
+    kf = KernelFile(
+        path=path, source=cu_path, name=name, description=description.strip().splitlines()[0],
+        variants=variants, params=params, args=args,
+        grid=p.per_variant(raw["grid"], "kernel.grid", known, variant_names, dims=True, required=True),
+        block=p.per_variant(raw["block"], "kernel.block", known, variant_names, dims=True, required=True),
+        shared=p.per_variant(raw.get("shared"), "kernel.shared", known, variant_names, dims=False,
+                             required=False),
+        defines=p.defines(raw.get("defines"), param_names),
+        options=p.options(raw.get("options")),
+        init=p.init(raw.get("init"), [a for a in args if isinstance(a, Array)], param_names),
+        work=p.work(raw.get("work"), known),
+        tolerance=p.tolerance(raw.get("tolerance")),
+    )  # fmt: skip
+    p.reference(raw.get("reference"), kf)
+    # Why a compile-time param becomes that: it is passed with -D, so changing it rebuilds.
+    params = tuple(
+        Param(q.name, q.type, q.default, q.help, compile_time=q.name in kf.defines) for q in params
+    )
+    kf.params = params
+    kf.digest = hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()
+    return kf
+
+
+# -- the Benchmark -----------------------------------------------------------------------------
+class KernelFileBenchmark(Benchmark):
+    """A Benchmark made from a kernel file: one Launch per variant, the arrays as buffers."""
+
+    memory_bound = True
+    show_resources = True
+
+    def __init__(self, kf: KernelFile) -> None:
+        self.kf = kf
+        self.name = kf.name  # type: ignore[misc]
+        self.description = kf.description  # type: ignore[misc]
+        self.params = kf.params  # type: ignore[misc]
+        self.variants = kf.variants  # type: ignore[misc]
+        self.baseline = kf.variants[0].name  # type: ignore[misc]
+        self.source_file = str(kf.source)  # type: ignore[misc]
+
+    # -- evaluation at a point -----------------------------------------------------------------
+    def _scalars(self, point: Point) -> dict[str, Any]:
+        """Each scalar argument as the C type the kernel receives."""
+        out = {}
+        for scalar in self.kf.scalars:
+            value = _evaluate(scalar.value, point, f"kernel.args.{scalar.name}")
+            out[scalar.name] = _as_c_type(value, scalar.dtype, f"kernel.args.{scalar.name}")
+        return out
+
+    def _env(self, point: Point) -> dict[str, Any]:
+        return {**point, **{k: v.item() for k, v in self._scalars(point).items()}}
+
+    def _shape(self, array: Array, env: dict[str, Any]) -> tuple[int, ...]:
+        key = f"kernel.args.{array.name}"
+        shape = []
+        for dim in array.dims:
+            value = _evaluate(dim, env, key)
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int | np.integer) or value < 1:
+                raise PointError(f"{key}: dimension {quote(dim.text)} is {quote(value)}, not a "
+                                  "positive integer")  # fmt: skip
+            shape.append(int(value))
+        return tuple(shape)
+
+    def _dims3(self, exprs: tuple[Expression, ...], env: dict[str, Any], key: str,
+               limits: tuple[int, ...]) -> tuple[int, int, int]:  # fmt: skip
+        values = []
+        for i, expr in enumerate(exprs):
+            value = _evaluate(expr, env, key)
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int | np.integer) or not 1 <= value <= limits[i]:
+                raise PointError(f"{key}: {quote(expr.text)} is {quote(value)}; each dimension "
+                                  f"must be an integer in [1, {limits[i]}]")  # fmt: skip
+            values.append(int(value))
+        values += [1] * (3 - len(values))
+        return values[0], values[1], values[2]
+
+    def _launch(self, variant: str, point: Point) -> Launch:
+        env = self._env(point)
+        grid = self._dims3(self.kf.grid.get(variant) or (), env, "kernel.grid", GRID_LIMITS)
+        block = self._dims3(self.kf.block.get(variant) or (), env, "kernel.block", BLOCK_LIMITS)
+        if block[0] * block[1] * block[2] > 1024:
+            raise PointError(f"kernel.block: {block} is {block[0] * block[1] * block[2]} "
+                              "threads; a block holds at most 1024")  # fmt: skip
+        shared_expr = self.kf.shared.get(variant)
+        shared = 0
+        if shared_expr:
+            shared = _evaluate(shared_expr[0], env, "kernel.shared")
+            if not isinstance(shared, int | np.integer) or not 0 <= shared < 2**31:
+                raise PointError(f"kernel.shared: {quote(shared_expr[0].text)} is {quote(shared)},"
+                                  " not a byte count")  # fmt: skip
+        scalars = self._scalars(point)
+        args = tuple(BufferRef(a.name) if isinstance(a, Array) else scalars[a.name]
+                     for a in self.kf.args)  # fmt: skip
+        return Launch(variant, grid, block, args, int(shared))
+
+    def _work(self, point: Point) -> Work:
+        env = self._env(point)
+        values = {}
+        for key, expr in self.kf.work.items():
+            value = _evaluate(expr, env, f"kernel.work.{key}")
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int | np.integer) or value < 0:
+                raise PointError(f"kernel.work.{key}: {quote(expr.text)} is {quote(value)}, not a "
+                                  "count >= 0")  # fmt: skip
+            values[key] = int(value)
+        if "bytes" not in values:
+            # What must move at least: every input read once, every output written once (an
+            # in-out array both).
+            total = 0
+            for array in self.kf.arrays:
+                size = int(np.prod(self._shape(array, env))) * array.dtype.itemsize
+                total += size * (2 if array.direction == "inout" else 1)
+            values["bytes"] = total
+        return Work(values["bytes"], values.get("flops", 0), values.get("elements", 0))
+
+    # -- the Benchmark contract ----------------------------------------------------------------
+    def validate_point(self, point: Point) -> str | None:
+        try:
+            env = self._env(point)
+            for array in self.kf.arrays:
+                self._shape(array, env)
+            for variant in self.variant_names:
+                self._launch(variant, point)
+            self._work(point)
+            for name, init in self.kf.init.items():
+                for arg in init.args:
+                    _evaluate(arg, point, f"kernel.init.{name}")
+        except PointError as exc:
+            return str(exc)
+        return None
+
+    def defines(self, point: Point) -> dict[str, str]:
+        return {macro: str(point[name]) for name, macro in self.kf.defines.items()}
+
+    def compiler_options(self, point: Point) -> list[str]:
+        return list(self.kf.options)
+
+    def declaration_digest(self) -> str | None:
+        return self.kf.digest
+
+    def has_reference(self) -> bool:
+        return bool(self.kf.reference_expressions or self.kf.reference_function
+                    or self.kf.reference_variant)  # fmt: skip
+
+    @property
+    def reference_variant(self) -> str | None:  # type: ignore[override]
+        return self.kf.reference_variant
+
+    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
+        env = self._env(point)
+        return {a.name: BufferSpec(self._shape(a, env), a.dtype) for a in self.kf.inputs}
+
+    def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        env = self._env(point)
+        out = {}
+        for array in self.kf.inputs:
+            shape = self._shape(array, env)
+            init = self.kf.init.get(array.name)
+            out[array.name] = _make(array, shape, init, point, rng)
+        return out
+
+    def case(self, variant: str, point: Point, device: Any, inputs: dict[str, np.ndarray]) -> Case:
+        env = self._env(point)
+        outputs = {
+            a.name: BufferSpec(self._shape(a, env), a.dtype,
+                               init="input" if a.direction == "inout" else "poison")
+            for a in self.kf.outputs
+        }  # fmt: skip
+        return Case(steps=[self._launch(variant, point)], outputs=outputs, work=self._work(point),
+                    tolerance=self.kf.tolerance)  # fmt: skip
+
+    def reference(self, computes: str, point: Point,
+                  inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:  # fmt: skip
+        env: dict[str, Any] = dict(point)
+        for name, value in self._scalars(point).items():
+            env[name] = value.item()
+        for name, array in inputs.items():
+            # Floats upcast: the reference is computed more exactly than the kernel can.
+            env[name] = (
+                array.astype(np.float64) if np.issubdtype(array.dtype, np.floating) else array
+            )
+        shapes = {a.name: self._shape(a, self._env(point)) for a in self.kf.outputs}
+        if self.kf.reference_function:
+            file, name = self.kf.reference_function
+            function = _load_reference_function(file, name, where=str(self.kf.path))
+            try:
+                signature = inspect.signature(function)
+                takes_all = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+                given = env if takes_all else {k: v for k, v in env.items()
+                                               if k in signature.parameters}  # fmt: skip
+                raw = function(**given)
+            except Exception as exc:  # the user's function: its failure is one line
+                raise PointError(f"kernel.reference: {name}() failed: {type(exc).__name__}: "
+                                  f"{exc}") from None  # fmt: skip
+            if not isinstance(raw, dict):
+                raw = {self.kf.outputs[0].name: raw} if len(self.kf.outputs) == 1 else raw
+            if not isinstance(raw, dict):
+                raise PointError(f"kernel.reference: {name}() must return a dict of outputs")
+        else:
+            raw = {}
+            for name, expr in self.kf.reference_expressions.items():
+                try:
+                    raw[name] = expr.evaluate(env)
+                except ExpressionError as exc:
+                    raise PointError(f"kernel.reference.{name}: {exc}") from None
+        out = {}
+        for array in self.kf.outputs:
+            if array.name not in raw:
+                raise PointError(f"kernel.reference: no value for output {array.name!r}")
+            out[array.name] = _conform(raw[array.name], shapes[array.name], array)
+        return out
+
+    def dry_run_problems(self, points: list[Point]) -> list[str]:
+        """Compute the reference once, at the smallest point, so a wrong shape or a function
+        NumPy refuses shows up before the GPU is touched."""
+        text = self.kf.source.read_text(errors="replace")
+        for variant in self.variant_names:
+            if not re.search(rf"\b{variant}\s*\(", text):
+                return [f"kernel.variants: {variant!r} does not appear in {self.kf.source.name} "
+                        '(an extern "C" __global__ function of that name)']  # fmt: skip
+        if not (self.kf.reference_expressions or self.kf.reference_function):
+            return []
+
+        def size(point: Point) -> int:
+            env = self._env(point)
+            return sum(int(np.prod(self._shape(a, env))) * a.dtype.itemsize for a in self.kf.arrays)
+
+        smallest = min(points, key=size)
+        if size(smallest) > 256 << 20:
+            return []
+        try:
+            inputs = self.inputs(smallest, np.random.default_rng(0))
+            self.reference("default", smallest, inputs)
+        except PointError as exc:
+            shown = ", ".join(f"{k}={v}" for k, v in smallest.items())
+            return [f"{exc} (at {shown})"]
+        return []
+
+
+def _evaluate(expr: Expression, env: dict[str, Any], key: str) -> Any:
+    try:
+        value = expr.evaluate(env)
+    except ExpressionError as exc:
+        raise PointError(f"{key}: {exc}") from None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _as_c_type(value: Any, dtype: np.dtype, key: str) -> np.generic:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PointError(f"{key}: {quote(value)} is not a number")
+    if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise PointError(f"{key}: {value} is not an integer ({dtype})")
+            value = int(value)
+        if dtype == np.bool_:
+            return np.bool_(value)
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise PointError(f"{key}: {value} does not fit in {dtype} "
+                              f"[{info.min}, {info.max}]")  # fmt: skip
+        return dtype.type(value)
+    with np.errstate(over="ignore"):
+        converted = dtype.type(value)
+    if not np.isfinite(converted) and np.isfinite(value):
+        raise PointError(f"{key}: {value} overflows {dtype}")
+    return converted
+
+
+def _make(array: Array, shape: tuple[int, ...], init: Init | None, point: Point,
+          rng: np.random.Generator) -> np.ndarray:  # fmt: skip
+    dtype = array.dtype
+    integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_
+    function = init.function if init else ("integers" if integer else "uniform")
+    args = [_evaluate(a, point, f"kernel.init.{array.name}") for a in init.args] if init else []
+    size = int(np.prod(shape))
+    if function == "uniform":
+        low, high = (args + [1.0, 2.0][len(args) :])[:2] if args else (1.0, 2.0)
+        if len(args) == 1:
+            low, high = 0.0, args[0]
+        values = rng.uniform(low, high, size)
+    elif function == "normal":
+        mean, std = (args + [0.0, 1.0][len(args) :])[:2]
+        values = rng.normal(mean, std, size)
+    elif function == "integers":
+        if integer:
+            limits = (0, 2) if dtype == np.bool_ else (np.iinfo(dtype).min, np.iinfo(dtype).max + 1)
+        else:
+            limits = (-(2**53), 2**53)
+        low, high = (0, args[0]) if len(args) == 1 else (args if args else (0, min(100, limits[1])))
+        if not (limits[0] <= low < high <= limits[1]):
+            raise PointError(f"kernel.init.{array.name}: integers({low}, {high}) is empty or "
+                              f"outside {dtype}")  # fmt: skip
+        values = rng.integers(low, high, size, dtype=np.int64 if high <= 2**63 - 1 else np.uint64)
+    elif function == "zeros":
+        values = np.zeros(size)
+    elif function == "ones":
+        values = np.ones(size)
+    elif function == "full":
+        values = np.full(size, args[0])
+    else:  # arange
+        values = np.arange(size)
+    with np.errstate(all="ignore"):
+        return values.astype(dtype).reshape(shape)
+
+
+def _conform(value: Any, shape: tuple[int, ...], array: Array) -> np.ndarray:
+    """The reference as an array of the output's shape (a scalar broadcast), in float64 for
+    floating outputs and int64/uint64 for integer ones."""
+    key = f"kernel.reference.{array.name}"
+    try:
+        result = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise PointError(f"{key}: not an array: {exc}") from None
+    if result.dtype == object or not (np.issubdtype(result.dtype, np.number)
+                                      or result.dtype == np.bool_):  # fmt: skip
+        raise PointError(f"{key}: the reference is {result.dtype}, not numbers")
+    if result.shape != shape:
+        if result.size == int(np.prod(shape)) and result.ndim == 1:
+            result = result.reshape(shape)
+        else:
+            try:
+                result = np.broadcast_to(result, shape)
+            except ValueError:
+                raise PointError(f"{key}: the reference has shape {result.shape}; the output "
+                                  f"is {array.dtype}{list(shape)}") from None  # fmt: skip
+    if np.issubdtype(array.dtype, np.floating):
+        return np.ascontiguousarray(result, dtype=np.float64)
+    if np.issubdtype(result.dtype, np.floating) and (
+        not np.all(np.isfinite(result)) or not np.array_equal(result, np.round(result))
+    ):
+        raise PointError(f"{key}: the reference has fractions; {array.name} is {array.dtype}")
+    kind = np.uint64 if array.dtype == np.uint64 else np.int64
+    return np.ascontiguousarray(result, dtype=kind)
+
+
+def is_kernel_file(data: Any) -> bool:
+    return isinstance(data, dict) and "kernel" in data
+
+
+@cache
+def load_benchmark(path: str) -> KernelFileBenchmark:
+    """The Benchmark a kernel file declares (cached per path: a sweep asks many times)."""
+    from gpubench import config
+
+    data = config.read_document(path)
+    if not is_kernel_file(data):
+        raise ConfigError("has no `kernel:` section (a sweep file names a `suite:` instead; "
+                          "see the README's \"Benchmark your own kernel\")", source=path)  # fmt: skip
+    return KernelFileBenchmark(parse(data, path))

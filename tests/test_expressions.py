@@ -1,0 +1,115 @@
+"""Safe expressions: what they compute, and every way they refuse."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpubench.expressions import Expression, ExpressionError
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "expected"),
+    [
+        ("ceil_div(n, block)", {"n": 1000, "block": 256}, 4),
+        ("ceil_div(n, 4 * block)", {"n": 1, "block": 256}, 1),
+        ("12 * n", {"n": 2**40}, 12 * 2**40),
+        ("min(a, b) + max(a, b)", {"a": 3, "b": 5}, 8),
+        ("log2(n)", {"n": 1024}, 10),
+        ("round_up(n, 32)", {"n": 33}, 64),
+        ("n // 2 + n % 3 - -1", {"n": 7}, 3 + 1 + 1),
+        ("1 << k", {"k": 20}, 1 << 20),
+        ("n / 4", {"n": 10}, 2.5),
+        (4096, {}, 4096),
+    ],
+)
+def test_scalar_expressions_compute_exact_values(text, env, expected):
+    value = Expression.parse(text, env).evaluate(env)
+    assert value == expected and type(value) is type(expected)
+
+
+def test_log2_of_a_non_power_of_two_is_a_float():
+    assert Expression.parse("log2(n)", ["n"]).evaluate({"n": 10}) == pytest.approx(3.321928)
+
+
+def test_names_used_are_recorded():
+    assert Expression.parse("ceil_div(n, block) * 2", ["n", "block", "x"]).names == {"n", "block"}
+
+
+@pytest.mark.parametrize(
+    ("text", "known", "message"),
+    [
+        ("n +", ["n"], "cannot parse"),
+        ("", [], "empty expression"),
+        ("nn * 2", ["n"], "unknown name 'nn' in 'nn * 2' (did you mean 'n'?)"),
+        ("ceil(n)", ["n"], None),  # allowed
+        ("ceildiv(n, 2)", ["n"], "unknown function 'ceildiv'"),
+        ("__import__('os')", [], "unknown function '__import__'"),
+        ("n.bit_length()", ["n"], "unknown function 'n.bit_length'"),
+        ("n.real", ["n"], "Attribute is not allowed"),
+        ("[1, 2]", [], "List is not allowed"),
+        ("n if n else 1", ["n"], "IfExp is not allowed"),
+        ("lambda: 1", [], "Lambda is not allowed"),
+        ("'text' * 3", [], "constant 'text' is not allowed"),
+        ("True + 1", [], "constant True is not allowed"),
+        ("n > 1", ["n"], "Compare is not allowed"),
+        ("x" * 2001, [], "at most 2000 characters"),
+        ("(" * 50 + "1" + ")" * 50, [], None),  # parentheses alone nest nothing
+        ("-" * 60 + "1", [], "nested more than 40 deep"),
+        (None, [], "expected an expression"),
+        (True, [], "expected an expression"),
+        ("f(**k)", [], "unknown function 'f'"),
+    ],
+)
+def test_parse_refuses_what_is_not_allowed(text, known, message):
+    if message is None:
+        Expression.parse(text, known)
+        return
+    with pytest.raises(ExpressionError, match=None) as info:
+        Expression.parse(text, known)
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "message"),
+    [
+        ("n / 0", {"n": 1}, "divides by zero"),
+        ("ceil_div(n, 0)", {"n": 1}, "ceil_div divides by zero"),
+        ("ceil_div(n, 2.5)", {"n": 1}, "ceil_div takes integers"),
+        ("10 ** 1000", {}, "exponent 1000 is too large"),
+        ("n ** 10", {"n": 2**100}, "bits is too large"),
+        ("1 << 1000", {}, "shift by 1000 is too large"),
+        ("n * 2", {"n": "abc"}, "arithmetic on 'abc'"),
+        ("n * 2", {"n": None}, "n has no value here"),
+        ("log2(n)", {"n": 0}, "log2 of 0"),
+        ("sqrt(n)", {"n": -1}, "cannot be evaluated"),
+        ("2.0 ** 5000", {}, "exponent 5000 is too large"),
+        ("2.0 ** 1024.5", {}, "cannot be evaluated"),
+    ],
+)
+def test_evaluation_errors_are_one_line_expression_errors(text, env, message):
+    expression = Expression.parse(text, env)
+    with pytest.raises(ExpressionError) as info:
+        expression.evaluate(env)
+    assert message in str(info.value)
+
+
+def test_array_expressions_call_numpy_compare_and_slice():
+    x = np.arange(6, dtype=np.float64)
+    env = {"x": x, "y": np.ones(6), "a": 2.5, "bins": 8}
+    np.testing.assert_array_equal(Expression.parse("a * x + y", env, arrays=True).evaluate(env),
+                                  2.5 * x + 1)  # fmt: skip
+    np.testing.assert_array_equal(
+        Expression.parse("where(x > 2, x, 0)", env, arrays=True).evaluate(env), [0, 0, 0, 3, 4, 5]
+    )
+    np.testing.assert_array_equal(
+        Expression.parse("roll(x, 1)[::2]", env, arrays=True).evaluate(env), [5, 1, 3]
+    )
+    counts = Expression.parse("bincount(int64(x), minlength=bins)", env, arrays=True)
+    np.testing.assert_array_equal(counts.evaluate(env), [1, 1, 1, 1, 1, 1, 0, 0])
+    with pytest.raises(ExpressionError, match="Compare is not allowed"):
+        Expression.parse("x > 2", env)  # not in the scalar dialect
+    with pytest.raises(ExpressionError, match="unknown function 'load'"):
+        Expression.parse("load('file.npy')", env, arrays=True)
+    with pytest.raises(ExpressionError, match="cannot be evaluated"):
+        Expression.parse("reshape(x, (4, 4))", env, arrays=True).evaluate(env)
