@@ -241,12 +241,12 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     _check_keys(data, TOP_LEVEL_KEYS, source, "")
     if "kernel" in data:
         # A kernel file: the suite is declared right here, and its params are the sweep.
-        from gpubench import kernel_file
+        from gpubench import kernel_file, kernel_suite
 
         if "suite" in data:
             raise ConfigError("a file has either `suite:` (a sweep of a suite) or `kernel:` "
                               "(your own kernel), not both", source=source, key="kernel")  # fmt: skip
-        bench: Benchmark = kernel_file.KernelFileBenchmark(kernel_file.parse(data, source))
+        bench: Benchmark = kernel_suite.KernelFileBenchmark(kernel_file.parse(data, source))
         suite_ref = str(Path(source).resolve())
     elif "suite" not in data:
         raise ConfigError("missing required key 'suite' (or `kernel:` for your own kernel)",

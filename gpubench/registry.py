@@ -129,9 +129,9 @@ def get(name: str, *, source: str | None = None, key: str | None = None) -> Benc
             raise ConfigError(f"suite file {name!r} not found", source=source, key=key)
         if name.endswith(".py"):
             return load_suite_file(str(Path(name).resolve()))
-        from gpubench import kernel_file
+        from gpubench import kernel_suite
 
-        return kernel_file.load_benchmark(str(Path(name).resolve()))
+        return kernel_suite.load_benchmark(str(Path(name).resolve()))
     suites = all_suites()
     if name not in suites:
         known = ", ".join(sorted(suites))

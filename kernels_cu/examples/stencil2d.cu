@@ -34,12 +34,12 @@ stencil_shared(float* __restrict__ out, const float* __restrict__ in, int width,
     const int x0 = blockIdx.x * TILE_X - 1, y0 = blockIdx.y * TILE_Y - 1;
     for (int j = threadIdx.y; j < TILE_Y + 2; j += TILE_Y) {
         for (int i = threadIdx.x; i < TILE_X + 2; i += TILE_X) {
+            // The wrap without a division: the cells a valid thread reads lie in
+            // [-1, width]; cells further right belong to threads past the edge (they return
+            // before using them), so any valid address will do for those.
             int gx = x0 + i, gy = y0 + j;
-            gx = gx < 0 ? gx + width : (gx >= width ? gx - width : gx);
-            gy = gy < 0 ? gy + height : (gy >= height ? gy - height : gy);
-            // A grid narrower than the halo wraps more than once: fold again.
-            gx %= width;
-            gy %= height;
+            gx = gx < 0 ? width - 1 : (gx == width ? 0 : min(gx, width - 1));
+            gy = gy < 0 ? height - 1 : (gy == height ? 0 : min(gy, height - 1));
             tile[j * pitch + i] = in[(size_t)gy * width + gx];
         }
     }

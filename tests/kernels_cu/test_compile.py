@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +37,23 @@ CASES = [
     for point in compile_points(bench)
 ]
 
+# The kernel-file examples (configs/examples/*.yaml, kernels in kernels_cu/examples/): every
+# compile-time value their sweeps list.
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "configs" / "examples").glob("*.yaml"))
+
+
+def example_cases():
+    from gpubench import config
+
+    cases = []
+    for path in EXAMPLES:
+        spec = config.load(path)
+        bench = registry.get(str(path))
+        builds = {tuple(define_options(bench.defines(p)) + bench.compiler_options(p))
+                  for p in spec.points(bench)}  # fmt: skip
+        cases += [(str(path), arch, options) for arch in ARCHS for options in sorted(builds)]
+    return cases
+
 
 def nvcc(arch: str, source: str, options: tuple[str, ...], tmp: str) -> subprocess.CompletedProcess:
     cmd = ["nvcc", f"-arch={arch}", "-cubin", "-o", f"{tmp}/{arch}{hash(options)}.cubin",
@@ -57,3 +75,20 @@ def test_every_kernel_compiles(tmp_path):
     ]
     assert not failures, "\n".join(failures)
     assert len(CASES) >= 2 * sum(b.has_kernels for b in registry.all_suites().values())
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+def test_every_example_kernel_file_compiles(tmp_path):
+    cases = example_cases()
+    assert len(EXAMPLES) >= 3 and len(cases) >= 2 * len(EXAMPLES)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        jobs = {
+            case: pool.submit(
+                nvcc, case[1], str(source_path(registry.get(case[0]))), case[2], str(tmp_path)
+            )
+            for case in cases
+        }
+    failures = [
+        f"{case}: {job.result().stderr}" for case, job in jobs.items() if job.result().returncode
+    ]
+    assert not failures, "\n".join(failures)

@@ -1,0 +1,352 @@
+"""The Benchmark a kernel file declares: one Launch per variant, its arrays as buffers, its
+expressions evaluated at each point (see gpubench.kernel_file for the format)."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from gpubench.benchmark import Benchmark, BufferRef, BufferSpec, Case, Launch, Point, Work
+from gpubench.errors import ConfigError, PointError, quote
+from gpubench.expressions import Expression, ExpressionError
+from gpubench.kernel_file import (
+    BLOCK_LIMITS,
+    GRID_LIMITS,
+    Array,
+    Init,
+    KernelFile,
+    is_kernel_file,
+    load_reference_function,
+    parse,
+)
+
+
+class KernelFileBenchmark(Benchmark):
+    """A Benchmark made from a kernel file: one Launch per variant, the arrays as buffers."""
+
+    memory_bound = True
+    show_resources = True
+
+    def __init__(self, kf: KernelFile) -> None:
+        self.kf = kf
+        self.name = kf.name  # type: ignore[misc]
+        self.description = kf.description  # type: ignore[misc]
+        self.params = kf.params  # type: ignore[misc]
+        self.variants = kf.variants  # type: ignore[misc]
+        self.baseline = kf.variants[0].name  # type: ignore[misc]
+        self.source_file = str(kf.source)  # type: ignore[misc]
+
+    # -- evaluation at a point -----------------------------------------------------------------
+    def _scalars(self, point: Point) -> dict[str, Any]:
+        """Each scalar argument as the C type the kernel receives."""
+        out = {}
+        for scalar in self.kf.scalars:
+            value = _evaluate(scalar.value, point, f"kernel.args.{scalar.name}")
+            out[scalar.name] = _as_c_type(value, scalar.dtype, f"kernel.args.{scalar.name}")
+        return out
+
+    def _env(self, point: Point) -> dict[str, Any]:
+        return {**point, **{k: v.item() for k, v in self._scalars(point).items()}}
+
+    def _shape(self, array: Array, env: dict[str, Any]) -> tuple[int, ...]:
+        key = f"kernel.args.{array.name}"
+        shape = []
+        for dim in array.dims:
+            value = _evaluate(dim, env, key)
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int | np.integer) or value < 1:
+                raise PointError(f"{key}: dimension {quote(dim.text)} is {quote(value)}, not a "
+                                  "positive integer")  # fmt: skip
+            shape.append(int(value))
+        return tuple(shape)
+
+    def _dims3(self, exprs: tuple[Expression, ...], env: dict[str, Any], key: str,
+               limits: tuple[int, ...]) -> tuple[int, int, int]:  # fmt: skip
+        values = []
+        for i, expr in enumerate(exprs):
+            value = _evaluate(expr, env, key)
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int | np.integer) or not 1 <= value <= limits[i]:
+                raise PointError(f"{key}: {quote(expr.text)} is {quote(value)}; each dimension "
+                                  f"must be an integer in [1, {limits[i]}]")  # fmt: skip
+            values.append(int(value))
+        values += [1] * (3 - len(values))
+        return values[0], values[1], values[2]
+
+    def _launch(self, variant: str, point: Point) -> Launch:
+        env = self._env(point)
+        grid = self._dims3(self.kf.grid.get(variant) or (), env, "kernel.grid", GRID_LIMITS)
+        block = self._dims3(self.kf.block.get(variant) or (), env, "kernel.block", BLOCK_LIMITS)
+        if block[0] * block[1] * block[2] > 1024:
+            raise PointError(f"kernel.block: {block} is {block[0] * block[1] * block[2]} "
+                              "threads; a block holds at most 1024")  # fmt: skip
+        shared_expr = self.kf.shared.get(variant)
+        shared = 0
+        if shared_expr:
+            shared = _evaluate(shared_expr[0], env, "kernel.shared")
+            if not isinstance(shared, int | np.integer) or not 0 <= shared < 2**31:
+                raise PointError(f"kernel.shared: {quote(shared_expr[0].text)} is {quote(shared)},"
+                                  " not a byte count")  # fmt: skip
+        scalars = self._scalars(point)
+        args = tuple(BufferRef(a.name) if isinstance(a, Array) else scalars[a.name]
+                     for a in self.kf.args)  # fmt: skip
+        return Launch(variant, grid, block, args, int(shared))
+
+    def _work(self, point: Point) -> Work:
+        env = self._env(point)
+        values = {}
+        for key, expr in self.kf.work.items():
+            value = _evaluate(expr, env, f"kernel.work.{key}")
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int | np.integer) or value < 0:
+                raise PointError(f"kernel.work.{key}: {quote(expr.text)} is {quote(value)}, not a "
+                                  "count >= 0")  # fmt: skip
+            values[key] = int(value)
+        if "bytes" not in values:
+            # What must move at least: every input read once, every output written once (an
+            # in-out array both).
+            total = 0
+            for array in self.kf.arrays:
+                size = int(np.prod(self._shape(array, env))) * array.dtype.itemsize
+                total += size * (2 if array.direction == "inout" else 1)
+            values["bytes"] = total
+        return Work(values["bytes"], values.get("flops", 0), values.get("elements", 0))
+
+    # -- the Benchmark contract ----------------------------------------------------------------
+    def validate_point(self, point: Point) -> str | None:
+        try:
+            env = self._env(point)
+            for array in self.kf.arrays:
+                self._shape(array, env)
+            for variant in self.variant_names:
+                self._launch(variant, point)
+            self._work(point)
+            for name, init in self.kf.init.items():
+                for arg in init.args:
+                    _evaluate(arg, point, f"kernel.init.{name}")
+        except PointError as exc:
+            return str(exc)
+        return None
+
+    def defines(self, point: Point) -> dict[str, str]:
+        return {macro: str(point[name]) for name, macro in self.kf.defines.items()}
+
+    def compiler_options(self, point: Point) -> list[str]:
+        return list(self.kf.options)
+
+    def declaration_digest(self) -> str | None:
+        return self.kf.digest
+
+    def has_reference(self) -> bool:
+        return bool(self.kf.reference_expressions or self.kf.reference_function
+                    or self.kf.reference_variant)  # fmt: skip
+
+    @property
+    def reference_variant(self) -> str | None:  # type: ignore[override]
+        return self.kf.reference_variant
+
+    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
+        env = self._env(point)
+        return {a.name: BufferSpec(self._shape(a, env), a.dtype) for a in self.kf.inputs}
+
+    def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        env = self._env(point)
+        out = {}
+        for array in self.kf.inputs:
+            shape = self._shape(array, env)
+            init = self.kf.init.get(array.name)
+            out[array.name] = _make(array, shape, init, point, rng)
+        return out
+
+    def case(self, variant: str, point: Point, device: Any, inputs: dict[str, np.ndarray]) -> Case:
+        env = self._env(point)
+        outputs = {
+            a.name: BufferSpec(self._shape(a, env), a.dtype,
+                               init="input" if a.direction == "inout" else "poison")
+            for a in self.kf.outputs
+        }  # fmt: skip
+        return Case(steps=[self._launch(variant, point)], outputs=outputs, work=self._work(point),
+                    tolerance=self.kf.tolerance)  # fmt: skip
+
+    def reference(self, computes: str, point: Point,
+                  inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:  # fmt: skip
+        env: dict[str, Any] = dict(point)
+        for name, value in self._scalars(point).items():
+            env[name] = value.item()
+        for name, array in inputs.items():
+            # Floats upcast: the reference is computed more exactly than the kernel can.
+            env[name] = (
+                array.astype(np.float64) if np.issubdtype(array.dtype, np.floating) else array
+            )
+        shapes = {a.name: self._shape(a, self._env(point)) for a in self.kf.outputs}
+        if self.kf.reference_function:
+            file, name = self.kf.reference_function
+            function = load_reference_function(file, name, where=str(self.kf.path))
+            try:
+                signature = inspect.signature(function)
+                takes_all = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+                given = env if takes_all else {k: v for k, v in env.items()
+                                               if k in signature.parameters}  # fmt: skip
+                raw = function(**given)
+            except Exception as exc:  # the user's function: its failure is one line
+                raise PointError(f"kernel.reference: {name}() failed: {type(exc).__name__}: "
+                                  f"{exc}") from None  # fmt: skip
+            if not isinstance(raw, dict):
+                raw = {self.kf.outputs[0].name: raw} if len(self.kf.outputs) == 1 else raw
+            if not isinstance(raw, dict):
+                raise PointError(f"kernel.reference: {name}() must return a dict of outputs")
+        else:
+            raw = {}
+            for name, expr in self.kf.reference_expressions.items():
+                try:
+                    raw[name] = expr.evaluate(env)
+                except ExpressionError as exc:
+                    raise PointError(f"kernel.reference.{name}: {exc}") from None
+        out = {}
+        for array in self.kf.outputs:
+            if array.name not in raw:
+                raise PointError(f"kernel.reference: no value for output {array.name!r}")
+            out[array.name] = _conform(raw[array.name], shapes[array.name], array)
+        return out
+
+    def dry_run_problems(self, points: list[Point]) -> list[str]:
+        """Compute the reference once, at the smallest point, so a wrong shape or a function
+        NumPy refuses shows up before the GPU is touched."""
+        text = self.kf.source.read_text(errors="replace")
+        for variant in self.variant_names:
+            if not re.search(rf"\b{variant}\s*\(", text):
+                return [f"kernel.variants: {variant!r} does not appear in {self.kf.source.name} "
+                        '(an extern "C" __global__ function of that name)']  # fmt: skip
+        if not (self.kf.reference_expressions or self.kf.reference_function):
+            return []
+
+        def size(point: Point) -> int:
+            env = self._env(point)
+            return sum(int(np.prod(self._shape(a, env))) * a.dtype.itemsize for a in self.kf.arrays)
+
+        smallest = min(points, key=size)
+        if size(smallest) > 256 << 20:
+            return []
+        try:
+            inputs = self.inputs(smallest, np.random.default_rng(0))
+            self.reference("default", smallest, inputs)
+        except PointError as exc:
+            shown = ", ".join(f"{k}={v}" for k, v in smallest.items())
+            return [f"{exc} (at {shown})"]
+        return []
+
+
+def _evaluate(expr: Expression, env: dict[str, Any], key: str) -> Any:
+    try:
+        value = expr.evaluate(env)
+    except ExpressionError as exc:
+        raise PointError(f"{key}: {exc}") from None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _as_c_type(value: Any, dtype: np.dtype, key: str) -> np.generic:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PointError(f"{key}: {quote(value)} is not a number")
+    if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise PointError(f"{key}: {value} is not an integer ({dtype})")
+            value = int(value)
+        if dtype == np.bool_:
+            return np.bool_(value)
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise PointError(f"{key}: {value} does not fit in {dtype} "
+                              f"[{info.min}, {info.max}]")  # fmt: skip
+        return dtype.type(value)
+    with np.errstate(over="ignore"):
+        converted = dtype.type(value)
+    if not np.isfinite(converted) and np.isfinite(value):
+        raise PointError(f"{key}: {value} overflows {dtype}")
+    return converted
+
+
+def _make(array: Array, shape: tuple[int, ...], init: Init | None, point: Point,
+          rng: np.random.Generator) -> np.ndarray:  # fmt: skip
+    dtype = array.dtype
+    integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_
+    function = init.function if init else ("integers" if integer else "uniform")
+    args = [_evaluate(a, point, f"kernel.init.{array.name}") for a in init.args] if init else []
+    size = int(np.prod(shape))
+    if function == "uniform":
+        low, high = (args + [1.0, 2.0][len(args) :])[:2] if args else (1.0, 2.0)
+        if len(args) == 1:
+            low, high = 0.0, args[0]
+        values = rng.uniform(low, high, size)
+    elif function == "normal":
+        mean, std = (args + [0.0, 1.0][len(args) :])[:2]
+        values = rng.normal(mean, std, size)
+    elif function == "integers":
+        if integer:
+            limits = (0, 2) if dtype == np.bool_ else (np.iinfo(dtype).min, np.iinfo(dtype).max + 1)
+        else:
+            limits = (-(2**53), 2**53)
+        low, high = (0, args[0]) if len(args) == 1 else (args if args else (0, min(100, limits[1])))
+        if not (limits[0] <= low < high <= limits[1]):
+            raise PointError(f"kernel.init.{array.name}: integers({low}, {high}) is empty or "
+                              f"outside {dtype}")  # fmt: skip
+        values = rng.integers(low, high, size, dtype=np.int64 if high <= 2**63 - 1 else np.uint64)
+    elif function == "zeros":
+        values = np.zeros(size)
+    elif function == "ones":
+        values = np.ones(size)
+    elif function == "full":
+        values = np.full(size, args[0])
+    else:  # arange
+        values = np.arange(size)
+    with np.errstate(all="ignore"):
+        return values.astype(dtype).reshape(shape)
+
+
+def _conform(value: Any, shape: tuple[int, ...], array: Array) -> np.ndarray:
+    """The reference as an array of the output's shape (a scalar broadcast), in float64 for
+    floating outputs and int64/uint64 for integer ones."""
+    key = f"kernel.reference.{array.name}"
+    try:
+        result = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise PointError(f"{key}: not an array: {exc}") from None
+    if result.dtype == object or not (np.issubdtype(result.dtype, np.number)
+                                      or result.dtype == np.bool_):  # fmt: skip
+        raise PointError(f"{key}: the reference is {result.dtype}, not numbers")
+    if result.shape != shape:
+        if result.size == int(np.prod(shape)) and result.ndim == 1:
+            result = result.reshape(shape)
+        else:
+            try:
+                result = np.broadcast_to(result, shape)
+            except ValueError:
+                raise PointError(f"{key}: the reference has shape {result.shape}; the output "
+                                  f"is {array.dtype}{list(shape)}") from None  # fmt: skip
+    if np.issubdtype(array.dtype, np.floating):
+        return np.ascontiguousarray(result, dtype=np.float64)
+    if np.issubdtype(result.dtype, np.floating) and (
+        not np.all(np.isfinite(result)) or not np.array_equal(result, np.round(result))
+    ):
+        raise PointError(f"{key}: the reference has fractions; {array.name} is {array.dtype}")
+    kind = np.uint64 if array.dtype == np.uint64 else np.int64
+    return np.ascontiguousarray(result, dtype=kind)
+
+
+@cache
+def load_benchmark(path: str) -> KernelFileBenchmark:
+    """The Benchmark a kernel file declares (cached per path: a sweep asks many times)."""
+    from gpubench import config
+
+    data = config.read_document(path)
+    if not is_kernel_file(data):
+        raise ConfigError("has no `kernel:` section (a sweep file names a `suite:` instead; "
+                          "see the README's \"Benchmark your own kernel\")", source=path)  # fmt: skip
+    return KernelFileBenchmark(parse(data, path))

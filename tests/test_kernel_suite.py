@@ -1,0 +1,344 @@
+"""Your own kernel from a YAML file: parsing, every refusal, argument binding, and runs over
+the CPU fake backend (whose kernels are the Python functions in tests/fakes.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpubench import config, kernel_suite
+from gpubench.benchmark import BufferRef
+from gpubench.results import Status
+from gpubench.runner import Plan, Runner
+from gpubench.timing import TimingPolicy
+from tests.fakes import FAKE_DEVICE, FakeBackend
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "configs" / "examples"
+QUICK = TimingPolicy(warmup=1, min_samples=3, max_samples=5, min_time_s=0, max_time_s=1)
+
+# The fake backend's kernels (tests/fakes.py): good/fast write out = 2 * x, skips_last misses
+# the last element, wrong gets one element wrong; axpy_inplace does y = a * x + y.
+CU = "// fake kernels: good fast skips_last wrong axpy_inplace\n" + "".join(
+    f'extern "C" __global__ void {name}() {{}}\n'
+    for name in ("good", "fast", "skips_last", "wrong", "axpy_inplace")
+)
+SCALE = """\
+kernel:
+  source: k.cu
+  variants: [good, fast, skips_last, wrong]
+  args:
+    - out: out float32[n]
+    - x: in float32[n]
+    - n: uint32 = n
+  grid: ceil_div(n, block)
+  block: block
+  defines: [block]
+  reference: 2 * x
+params:
+  n: [1000, 4097]
+  block: [128, 256]
+"""
+
+
+def write(tmp_path: Path, text: str, cu: str = CU) -> Path:
+    (tmp_path / "k.cu").write_text(cu)
+    path = tmp_path / "k.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def load(tmp_path: Path, text: str):
+    path = write(tmp_path, text)
+    spec = config.load(path)
+    return spec, kernel_suite.load_benchmark.__wrapped__(str(path.resolve()))
+
+
+def run(tmp_path: Path, text: str, point: dict | None = None, variants=None):
+    spec, bench = load(tmp_path, text)
+    points = [{**bench.defaults(), **(point or {})}]
+    variants = tuple(variants or spec.variants)
+    results = Runner(FakeBackend()).run(Plan(bench, points, variants, spec.baseline, QUICK))
+    return {r.variant: r for r in results}
+
+
+# -- the shipped examples --------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["saxpy", "stencil2d", "histogram"])
+def test_the_shipped_examples_load_and_expand(name):
+    spec = config.load(EXAMPLES / f"{name}.yaml")
+    bench = kernel_suite.load_benchmark(str((EXAMPLES / f"{name}.yaml").resolve()))
+    assert spec.suite == name and spec.baseline == bench.variants[0].name
+    assert len(spec.points(bench)) == 9
+    assert bench.dry_run_problems(spec.points(bench)) == []
+
+
+def test_saxpy_binds_its_arguments_in_order_with_c_types_and_per_variant_grids():
+    bench = kernel_suite.load_benchmark(str((EXAMPLES / "saxpy.yaml").resolve()))
+    point = {"n": 1000003, "block": 256}
+    assert bench.defines(point) == {"BLOCK": "256"}
+    assert [p.name for p in bench.params if p.compile_time] == ["block"]
+    inputs = bench.inputs(point, np.random.default_rng(1))
+    assert set(inputs) == {"x", "y"} and inputs["x"].dtype == np.float32
+    assert inputs["x"].min() >= -1 and inputs["x"].max() < 1  # init: uniform(-1, 1)
+    (launch,) = bench.case("saxpy", point, FAKE_DEVICE, inputs).steps
+    assert launch.kernel == "saxpy" and launch.grid == (3907, 1, 1) and launch.block == (256, 1, 1)
+    y, x, a, n = launch.args
+    assert (y, x) == (BufferRef("y"), BufferRef("x"))
+    assert a.dtype == np.float32 and a == np.float32(2.5)
+    assert n.dtype == np.uint32 and n == 1000003
+    (vec4,) = bench.case("saxpy_vec4", point, FAKE_DEVICE, inputs).steps
+    assert vec4.grid == (977, 1, 1)  # ceil_div(n, 4 * block)
+    case = bench.case("saxpy", point, FAKE_DEVICE, inputs)
+    assert case.outputs["y"].init == "input" and case.outputs["y"].shape == (1000003,)
+    assert case.work.bytes_moved == 12 * 1000003 and case.work.flops == 2 * 1000003
+    expected = bench.reference("default", point, inputs)["y"]
+    assert expected.dtype == np.float64
+    np.testing.assert_array_equal(expected, 2.5 * inputs["x"].astype(np.float64) + inputs["y"])
+
+
+def test_stencil_has_2d_grid_and_block_and_per_variant_dynamic_shared_memory():
+    bench = kernel_suite.load_benchmark(str((EXAMPLES / "stencil2d.yaml").resolve()))
+    point = {"width": 1000, "height": 777, "tile_x": 32, "tile_y": 8}
+    inputs = bench.inputs(point, np.random.default_rng(1))
+    assert inputs["u"].shape == (777, 1000)
+    (shared,) = bench.case("stencil_shared", point, FAKE_DEVICE, inputs).steps
+    assert shared.grid == (32, 98, 1) and shared.block == (32, 8, 1)
+    assert shared.shared_bytes == 4 * 34 * 10
+    (plain,) = bench.case("stencil_global", point, FAKE_DEVICE, inputs).steps
+    assert plain.shared_bytes == 0
+    assert bench.defines(point) == {"TILE_X": "32", "TILE_Y": "8"}
+    ref = bench.reference("default", point, inputs)["out"]
+    u = inputs["u"].astype(np.float64)
+    assert ref[0, 0] == pytest.approx(0.2 * (u[0, 0] + u[776, 0] + u[1, 0] + u[0, 999] + u[0, 1]))
+
+
+def test_histogram_reference_is_exact_integers():
+    bench = kernel_suite.load_benchmark(str((EXAMPLES / "histogram.yaml").resolve()))
+    point = {"n": 1000003, "bins": 16, "block": 256}
+    inputs = bench.inputs(point, np.random.default_rng(1))
+    assert inputs["hist"].dtype == np.uint32 and not inputs["hist"].any()  # init: zeros()
+    assert inputs["data"].max() < 16
+    ref = bench.reference("default", point, inputs)["hist"]
+    assert ref.dtype == np.int64 and ref.sum() == 1000003
+    np.testing.assert_array_equal(ref, np.bincount(inputs["data"], minlength=16))
+    (launch,) = bench.case("histogram_shared", point, FAKE_DEVICE, inputs).steps
+    assert launch.grid == (4 * 132, 1, 1) and launch.shared_bytes == 64
+
+
+# -- runs over the fake backend --------------------------------------------------------------
+def test_right_variants_pass_and_wrong_ones_are_incorrect(tmp_path):
+    results = run(tmp_path, SCALE)
+    assert results["good"].status is Status.OK
+    assert results["fast"].status is Status.OK
+    assert results["fast"].metrics["speedup"] == pytest.approx(2.0)
+    assert results["skips_last"].status is Status.INCORRECT
+    assert results["skips_last"].verification.unwritten == 1  # out starts poisoned
+    assert results["wrong"].status is Status.INCORRECT
+    # Default work: x read, out written.
+    assert results["good"].work["bytes_moved"] == 8 * 1000
+
+
+def test_without_a_reference_results_are_unverified_never_ok(tmp_path):
+    results = run(tmp_path, SCALE.replace("  reference: 2 * x\n", ""))
+    for variant in ("good", "wrong"):
+        assert results[variant].status is Status.UNVERIFIED
+        assert "no reference" in results[variant].reason
+        assert results[variant].summary["median_ms"] > 0
+    assert results["wrong"].status.is_measured and not results["wrong"].status.is_failure
+
+
+def test_a_variant_as_reference_checks_the_others_against_it(tmp_path):
+    text = SCALE.replace("reference: 2 * x", "reference: variant:good").replace(
+        "[good, fast, skips_last, wrong]", "[fast, good, skips_last, wrong]"
+    )
+    spec, _ = load(tmp_path, text)
+    assert spec.variants[0] == "good"  # the reference runs first at every point
+    results = run(tmp_path, text)
+    assert results["good"].status is Status.UNVERIFIED and "the reference" in results["good"].reason
+    assert results["fast"].status is Status.OK
+    assert results["wrong"].status is Status.INCORRECT
+    assert results["skips_last"].status is Status.INCORRECT
+
+
+def test_an_in_out_array_starts_from_its_input(tmp_path):
+    text = """\
+    kernel:
+      source: k.cu
+      variants: [axpy_inplace]
+      args:
+        - y: inout float32[n]
+        - x: in float32[n]
+        - a: float = 2.5
+        - n: unsigned int
+      grid: ceil_div(n, 128)
+      block: 128
+      reference: a * x + y
+    params:
+      n: [1000]
+    """
+    results = run(tmp_path, text)
+    assert results["axpy_inplace"].status is Status.OK, results["axpy_inplace"].reason
+    assert results["axpy_inplace"].work["bytes_moved"] == 3 * 4 * 1000
+
+
+def test_a_reference_function_from_a_python_file(tmp_path):
+    (tmp_path / "ref.py").write_text("def twice(x, n):\n    return 2 * x[:n]\n")
+    results = run(tmp_path, SCALE.replace("reference: 2 * x", "reference: ref.py:twice"))
+    assert results["good"].status is Status.OK and results["wrong"].status is Status.INCORRECT
+
+
+def test_a_reference_that_fails_at_run_time_is_a_result_not_a_crash(tmp_path):
+    (tmp_path / "ref.py").write_text("def broken(x):\n    raise ValueError('no')\n")
+    results = run(tmp_path, SCALE.replace("reference: 2 * x", "reference: ref.py:broken"),
+                  variants=["good"])  # fmt: skip
+    assert results["good"].status is Status.INCORRECT
+    assert "broken() failed: ValueError: no" in results["good"].reason
+
+
+def test_dry_run_checks_the_reference_shape_and_the_kernel_names(tmp_path):
+    path = write(tmp_path, SCALE.replace("reference: 2 * x", "reference: sum(x)"))
+    bench = kernel_suite.load_benchmark.__wrapped__(str(path))
+    points = config.load(path).points(bench)
+    assert bench.dry_run_problems(points) == []  # a scalar broadcasts
+    path = write(tmp_path, SCALE.replace("reference: 2 * x", "reference: x[1:]"))
+    bench = kernel_suite.load_benchmark.__wrapped__(str(path))
+    (problem,) = bench.dry_run_problems(points)
+    assert "the reference has shape (999,); the output is float32[1000]" in problem
+    path = write(tmp_path, SCALE, cu="// no kernels here\n")
+    bench = kernel_suite.load_benchmark.__wrapped__(str(path))
+    (problem,) = bench.dry_run_problems(points)
+    assert "'good' does not appear in k.cu" in problem
+
+
+# -- the command line ------------------------------------------------------------------------
+def gpubench(tmp_path, *args):
+    import os
+
+    env = {**os.environ, "GPUBENCH_BACKEND": "tests.fakes:FakeBackend", "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "gpubench", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def test_run_and_sweep_a_kernel_file_from_the_command_line(tmp_path):
+    write(tmp_path, SCALE.replace("[good, fast, skips_last, wrong]", "[good, fast]"))
+    ran = gpubench(tmp_path, "run", "k.yaml", "--n", "333", "--json", "one.json",
+                   "--max-time", "0.2")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    record = json.loads((tmp_path / "one.json").read_text())
+    assert {r["point"]["n"] for r in record["results"]} == {333}
+    assert {r["status"] for r in record["results"]} == {"ok"}
+    dry = gpubench(tmp_path, "sweep", "k.yaml", "--dry-run")
+    assert dry.returncode == 0 and "4 point(s) × 2 variant(s)" in dry.stdout
+    swept = gpubench(tmp_path, "sweep", "k.yaml")
+    assert swept.returncode == 0, swept.stderr
+    logged = (tmp_path / "results" / "k.jsonl").read_text().splitlines()
+    assert sum('"kind": "result"' in line for line in logged) == 8
+
+
+def test_a_wrong_variant_makes_the_sweep_exit_3_and_bad_files_exit_2(tmp_path):
+    write(tmp_path, SCALE.replace("n: [1000, 4097]", "n: [1000]").replace("[128, 256]", "[128]"))
+    swept = gpubench(tmp_path, "sweep", "k.yaml")
+    assert swept.returncode == 3
+    assert "incorrect" in swept.stdout
+    write(tmp_path, SCALE.replace("reference: 2 * x", "reference: x[1:]"))
+    dry = gpubench(tmp_path, "sweep", "k.yaml", "--dry-run")
+    assert dry.returncode == 2 and "Traceback" not in dry.stderr
+    assert "kernel.reference.out: the reference has shape" in dry.stderr
+
+
+def test_resume_notices_a_changed_kernel_declaration(tmp_path):
+    from gpubench import session
+
+    path = write(tmp_path, SCALE)
+    bench = kernel_suite.load_benchmark.__wrapped__(str(path))
+    first = session.fingerprint(config.load(path), [], {})
+    kernel_suite.load_benchmark.cache_clear()
+    write(tmp_path, SCALE.replace("reference: 2 * x", "reference: 2.0 * x"))
+    second = session.fingerprint(config.load(path), [], {})
+    kernel_suite.load_benchmark.cache_clear()
+    assert (
+        bench.declaration_digest() and first["declarations_sha256"] != second["declarations_sha256"]
+    )
+
+
+# -- on the GPU ------------------------------------------------------------------------------
+GPU_QUICK = TimingPolicy(warmup=1, min_samples=3, max_samples=10, min_time_s=0, max_time_s=0.5)
+SUITES = REPO / "tests" / "suites"
+
+
+def gpu_run(gpu_backend, path: Path, points: list[dict]):
+    spec = config.load(path)
+    bench = kernel_suite.load_benchmark(str(path.resolve()))
+    full = [{**bench.defaults(), **p} for p in points]
+    assert all(bench.validate_point(p) is None for p in full)
+    return Runner(gpu_backend).run(Plan(bench, full, spec.variants, spec.baseline, GPU_QUICK))
+
+
+# Awkward sizes: 1, primes, non-multiples of the block and of 4 (the vec4 tail), and sizes
+# around a block.
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    ("name", "points"),
+    [
+        ("saxpy", [{"n": n, "block": b} for n in (1, 3, 5, 255, 257, 1000003) for b in (128, 512)]),
+        ("stencil2d", [{"width": w, "height": h, "tile_x": 32, "tile_y": t}
+                       for (w, h) in ((1, 1), (1, 37), (31, 1), (1000, 777), (33, 65))
+                       for t in (4, 16)]),
+        ("histogram", [{"n": n, "bins": b, "block": 256}
+                       for n in (1, 17, 1000003) for b in (1, 3, 16, 4096)]),
+    ],
+)  # fmt: skip
+def test_gpu_every_example_variant_verifies_at_awkward_sizes(gpu_backend, name, points):
+    results = gpu_run(gpu_backend, EXAMPLES / f"{name}.yaml", points)
+    assert len(results) == 2 * len(points)
+    bad = [(r.variant, r.point, r.status, r.reason) for r in results if r.status is not Status.OK
+           and r.status is not Status.UNSTABLE]  # fmt: skip
+    assert not bad
+
+
+@pytest.mark.gpu
+def test_gpu_a_wrong_variant_is_incorrect_at_every_size(gpu_backend):
+    results = gpu_run(gpu_backend, SUITES / "kernel_file_wrong.yaml",
+                      [{"n": n} for n in (1, 2, 31, 1000003)])  # fmt: skip
+    by = {(r.variant, r.point["n"]): r for r in results}
+    for n in (1, 2, 31, 1000003):
+        assert (
+            by[("saxpy", n)].status.is_measured and by[("saxpy", n)].status is not Status.UNVERIFIED
+        )
+        wrong = by[("saxpy_drops_last", n)]
+        assert wrong.status is Status.INCORRECT, (n, wrong.reason)
+        assert wrong.verification.worst_index == [n - 1]
+
+
+@pytest.mark.gpu
+def test_gpu_an_output_element_never_written_fails_the_check(gpu_backend):
+    path = SUITES / "kernel_file_out.yaml"
+    results = {
+        (r.variant, r.point["n"]): r for r in gpu_run(gpu_backend, path, [{"n": 2}, {"n": 4099}])
+    }
+    assert results[("scale_out", 4099)].status is Status.OK
+    half = results[("scale_out_half", 4099)]
+    assert half.status is Status.INCORRECT and half.verification.unwritten == 4099 - 2049
+    assert results[("scale_out_half", 2)].verification.unwritten == 1
+
+
+@pytest.mark.gpu
+def test_gpu_the_command_line_runs_a_kernel_file_end_to_end(tmp_path):
+    import os
+
+    out = tmp_path / "saxpy.json"
+    env = {k: v for k, v in os.environ.items() if k != "GPUBENCH_BACKEND"}
+    ran = subprocess.run([sys.executable, "-m", "gpubench", "run", str(EXAMPLES / "saxpy.yaml"),
+                          "--n", "1000003", "--block", "256", "--json", str(out),
+                          "--max-time", "0.5"], env=env, capture_output=True, text=True,
+                         timeout=600)  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    results = json.loads(out.read_text())["results"]
+    assert [r["status"] for r in results] == ["ok", "ok"]
+    assert all(r["metrics"]["gbps"] > 0 for r in results)
