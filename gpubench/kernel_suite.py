@@ -128,9 +128,8 @@ class KernelFileBenchmark(Benchmark):
             for variant in self.variant_names:
                 self._launch(variant, point)
             self._work(point)
-            for name, init in self.kf.init.items():
-                for arg in init.args:
-                    _evaluate(arg, point, f"kernel.init.{name}")
+            for array in self.kf.inputs:
+                _init_plan(array, self.kf.init.get(array.name), point)
         except PointError as exc:
             return str(exc)
         return None
@@ -273,41 +272,78 @@ def _as_c_type(value: Any, dtype: np.dtype, key: str) -> np.generic:
     return converted
 
 
-def _make(array: Array, shape: tuple[int, ...], init: Init | None, point: Point,
-          rng: np.random.Generator) -> np.ndarray:  # fmt: skip
+def _init_plan(array: Array, init: Init | None, point: Point) -> tuple[str, list[Any]]:
+    """How `array` is filled at `point`: the function and its arguments, checked."""
+    key = f"kernel.init.{array.name}"
     dtype = array.dtype
     integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_
     function = init.function if init else ("integers" if integer else "uniform")
-    args = [_evaluate(a, point, f"kernel.init.{array.name}") for a in init.args] if init else []
-    size = int(np.prod(shape))
+    args = [_evaluate(a, point, key) for a in init.args] if init else []
+    for value in args:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
+            raise PointError(f"{key}: {function}() argument {quote(value)} is not a finite number")
     if function == "uniform":
-        low, high = (args + [1.0, 2.0][len(args) :])[:2] if args else (1.0, 2.0)
-        if len(args) == 1:
-            low, high = 0.0, args[0]
-        values = rng.uniform(low, high, size)
-    elif function == "normal":
+        low, high = {0: (1.0, 2.0), 1: (0.0, args[0] if args else 0), 2: tuple(args)}[len(args)]
+        if not low < high:
+            raise PointError(f"{key}: uniform({low}, {high}) is an empty range")
+        return function, [low, high]
+    if function == "normal":
         mean, std = (args + [0.0, 1.0][len(args) :])[:2]
-        values = rng.normal(mean, std, size)
-    elif function == "integers":
+        if std < 0:
+            raise PointError(f"{key}: normal({mean}, {std}): a negative standard deviation")
+        return function, [mean, std]
+    if function == "integers":
         if integer:
-            limits = (0, 2) if dtype == np.bool_ else (np.iinfo(dtype).min, np.iinfo(dtype).max + 1)
+            limits = (
+                (0, 2)
+                if dtype == np.bool_
+                else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max) + 1)
+            )
         else:
-            limits = (-(2**53), 2**53)
-        low, high = (0, args[0]) if len(args) == 1 else (args if args else (0, min(100, limits[1])))
-        if not (limits[0] <= low < high <= limits[1]):
-            raise PointError(f"kernel.init.{array.name}: integers({low}, {high}) is empty or "
-                              f"outside {dtype}")  # fmt: skip
-        values = rng.integers(low, high, size, dtype=np.int64 if high <= 2**63 - 1 else np.uint64)
+            limits = (-(2**53), 2**53)  # integers a float64 holds exactly
+        bounds = {0: (0, min(100, limits[1])), 1: (0, args[0] if args else 0), 2: tuple(args)}
+        low, high = bounds[len(args)]
+        if not all(float(v).is_integer() for v in (low, high)):
+            raise PointError(f"{key}: integers({low}, {high}) takes integers")
+        low, high = int(low), int(high)
+        if not limits[0] <= low < high <= limits[1]:
+            raise PointError(f"{key}: integers({low}, {high}) is empty or outside {dtype} "
+                             f"[{limits[0]}, {limits[1]})")  # fmt: skip
+        return function, [low, high]
+    return function, args
+
+
+def _make(array: Array, shape: tuple[int, ...], init: Init | None, point: Point,
+          rng: np.random.Generator) -> np.ndarray:  # fmt: skip
+    """Fresh values for an input, made in its own type where NumPy can (a 2^28-element
+    float32 input need not pass through float64)."""
+    dtype = array.dtype
+    function, args = _init_plan(array, init, point)
+    size = int(np.prod(shape))
+    native = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float64)
+    if function == "uniform":
+        low, high = args
+        values = rng.random(size, dtype=native)
+        values *= native.type(high - low)
+        values += native.type(low)
+    elif function == "normal":
+        values = rng.standard_normal(size, dtype=native)
+        values *= native.type(args[1])
+        values += native.type(args[0])
+    elif function == "integers":
+        integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_
+        values = rng.integers(args[0], args[1], size, dtype=dtype if integer else np.int64,
+                              endpoint=False)  # fmt: skip
     elif function == "zeros":
-        values = np.zeros(size)
+        values = np.zeros(size, dtype)
     elif function == "ones":
-        values = np.ones(size)
+        values = np.ones(size, dtype)
     elif function == "full":
         values = np.full(size, args[0])
     else:  # arange
         values = np.arange(size)
     with np.errstate(all="ignore"):
-        return values.astype(dtype).reshape(shape)
+        return values.astype(dtype, copy=False).reshape(shape)
 
 
 def _conform(value: Any, shape: tuple[int, ...], array: Array) -> np.ndarray:

@@ -78,6 +78,24 @@ BAD = [
         "kernel.grid: 'n / block' is 7.8125; each dimension must be an integer",
     ),
     ("suite: transpose\n" + SCALE, "either `suite:`"),
+    (
+        SCALE.replace("  reference", "  init: {x: 'uniform(2, 1)'}\n  reference"),
+        "kernel.init.x: uniform(2, 1) is an empty range, at the point n=1000",
+    ),
+    (
+        SCALE.replace("  reference", "  init: {x: 'normal(0, -n)'}\n  reference"),
+        "a negative standard deviation",
+    ),
+    (
+        SCALE.replace("in float32[n]", "in uint8[n]").replace(
+            "  reference", "  init: {x: 'integers(0, 300)'}\n  reference"
+        ),
+        "integers(0, 300) is empty or outside uint8 [0, 256)",
+    ),
+    (
+        SCALE.replace("  reference", "  init: {x: 'integers(0.5, 3)'}\n  reference"),
+        "integers(0.5, 3) takes integers",
+    ),
 ]
 
 

@@ -131,6 +131,33 @@ def test_histogram_reference_is_exact_integers():
     assert launch.grid == (4 * 132, 1, 1) and launch.shared_bytes == 64
 
 
+@pytest.mark.parametrize(
+    ("declaration", "init", "dtype", "low", "high"),
+    [
+        ("float32[n]", None, np.float32, 1, 2),
+        ("double[n]", "uniform(-3, -1)", np.float64, -3, -1),
+        ("float16[n]", "uniform(8)", np.float16, 0, 8),
+        ("int[n]", None, np.int32, 0, 99),
+        ("uint8[n]", "integers(250, 256)", np.uint8, 250, 255),
+        ("bool[n]", "integers(0, 2)", np.bool_, 0, 1),
+        ("float32[n]", "full(n)", np.float32, 1000, 1000),
+        ("uint32[n]", "arange()", np.uint32, 0, 999),
+        ("int64[n]", "ones()", np.int64, 1, 1),
+    ],
+)
+def test_inputs_are_made_in_their_type_within_their_range(tmp_path, declaration, init, dtype,
+                                                         low, high):  # fmt: skip
+    text = SCALE.replace("- x: in float32[n]", f"- x: in {declaration}").replace(
+        "  reference", f"  init: {{x: '{init}'}}\n  reference" if init else "  reference"
+    )
+    _, bench = load(tmp_path, text)
+    x = bench.inputs({"n": 1000, "block": 128}, np.random.default_rng(3))["x"]
+    assert x.dtype == dtype and x.shape == (1000,)
+    assert x.min() == low and x.max() == high if dtype in (np.uint8, np.bool_, np.int32, np.uint32,
+                                                           np.int64) else True  # fmt: skip
+    assert low <= x.min() and x.max() <= high
+
+
 # -- runs over the fake backend --------------------------------------------------------------
 def test_right_variants_pass_and_wrong_ones_are_incorrect(tmp_path):
     results = run(tmp_path, SCALE)
@@ -342,3 +369,25 @@ def test_gpu_the_command_line_runs_a_kernel_file_end_to_end(tmp_path):
     results = json.loads(out.read_text())["results"]
     assert [r["status"] for r in results] == ["ok", "ok"]
     assert all(r["metrics"]["gbps"] > 0 for r in results)
+
+
+def test_the_readme_example_is_the_shipped_one_and_runs_as_copied(tmp_path):
+    """A new user copies the README's two files into a directory: they must load, dry-run,
+    and be the files that ship (and that the GPU tests run)."""
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Benchmark your own kernel", 1)[1].split("\n## ", 1)[0]
+    cu = re.search(r"```cuda\n(.*?)```", section, re.S).group(1)
+    yaml_text = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    assert cu == (REPO / "kernels_cu/examples/saxpy.cu").read_text()
+    shipped = (EXAMPLES / "saxpy.yaml").read_text()
+    assert yaml_text == shipped.replace(
+        "source: ../../kernels_cu/examples/saxpy.cu   #",
+        "source: saxpy.cu                             #",
+    )
+    (tmp_path / "saxpy.cu").write_text(cu)
+    (tmp_path / "saxpy.yaml").write_text(yaml_text)
+    dry = gpubench(tmp_path, "sweep", "saxpy.yaml", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "9 point(s) × 2 variant(s)" in dry.stdout
