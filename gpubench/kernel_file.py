@@ -358,7 +358,12 @@ class _Parser:
         for name, text in raw.items():
             where = f"{key}.{name}"
             array = by_name.get(name)
-            if array is None or array.direction == "out":
+            if array is None:
+                from gpubench.registry import did_you_mean
+
+                raise self.error(f"{quote(name)} is not an array argument"
+                                 f"{did_you_mean(str(name), list(by_name))}", where)  # fmt: skip
+            if array.direction == "out":
                 raise self.error(f"{quote(name)} is not an `in` or `inout` array (an `out` array "
                                  "starts poisoned, so an element never written fails)", where)  # fmt: skip
             import ast

@@ -4,6 +4,7 @@ expressions evaluated at each point (see gpubench.kernel_file for the format).""
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from functools import cache
 from typing import Any
@@ -23,6 +24,9 @@ from gpubench.kernel_file import (
     load_reference_function,
     parse,
 )
+
+# An array beyond this is a typo, not a benchmark (and its byte count would overflow int64).
+MAX_ARRAY_BYTES = 1 << 50
 
 
 class KernelFileBenchmark(Benchmark):
@@ -63,6 +67,10 @@ class KernelFileBenchmark(Benchmark):
                 raise PointError(f"{key}: dimension {quote(dim.text)} is {quote(value)}, not a "
                                   "positive integer")  # fmt: skip
             shape.append(int(value))
+        nbytes = math.prod(shape) * array.dtype.itemsize
+        if nbytes > MAX_ARRAY_BYTES:
+            raise PointError(f"{key}: {array.dtype}{shape} is {nbytes:.3g} bytes, more memory "
+                             "than a GPU has")  # fmt: skip
         return tuple(shape)
 
     def _dims3(self, exprs: tuple[Expression, ...], env: dict[str, Any], key: str,

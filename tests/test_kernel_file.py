@@ -79,6 +79,14 @@ BAD = [
     ),
     ("suite: transpose\n" + SCALE, "either `suite:`"),
     (
+        SCALE.replace("out float32[n]", "out float32[10**30]"),
+        "kernel.args.out: float32[1000000000000000000000000000000] is 4e+30 bytes, more memory",
+    ),
+    (
+        SCALE.replace("  reference", "  init: {z: ones()}\n  reference"),
+        "'z' is not an array argument",
+    ),
+    (
         SCALE.replace("  reference", "  init: {x: 'uniform(2, 1)'}\n  reference"),
         "kernel.init.x: uniform(2, 1) is an empty range, at the point n=1000",
     ),

@@ -14,6 +14,7 @@ import pytest
 
 from gpubench import config, kernel_suite
 from gpubench.benchmark import BufferRef
+from gpubench.errors import ConfigError
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
 from gpubench.timing import TimingPolicy
@@ -391,3 +392,45 @@ def test_the_readme_example_is_the_shipped_one_and_runs_as_copied(tmp_path):
     dry = gpubench(tmp_path, "sweep", "saxpy.yaml", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "9 point(s) × 2 variant(s)" in dry.stdout
+
+
+def test_scalars_of_every_c_type_and_3d_grids_bind_exactly(tmp_path):
+    text = """\
+    kernel:
+      source: k.cu
+      variants: [good]
+      args:
+        - out: out float32[d, h, w]
+        - c: char = -3
+        - uc: unsigned char = 255
+        - s: short = -300
+        - i: int = -(1 << 31)
+        - u: unsigned int = (1 << 32) - 1
+        - ll: long long = -(1 << 63)
+        - ull: unsigned long long = (1 << 64) - 1
+        - z: size_t = w * h * d
+        - f: float = 0.1
+        - dd: double = 0.1
+        - hh: half = 1.5
+        - b: bool = 1
+      grid: ceil_div(w, 8), ceil_div(h, 8), ceil_div(d, 4)
+      block: 8, 8, 4
+    params:
+      w: [17]
+      h: [9]
+      d: [5]
+    """
+    _, bench = load(tmp_path, text)
+    point = bench.defaults()
+    (launch,) = bench.case("good", point, FAKE_DEVICE, {}).steps
+    assert launch.grid == (3, 2, 2) and launch.block == (8, 8, 4)
+    values = launch.args[1:]
+    expected = [(np.int8, -3), (np.uint8, 255), (np.int16, -300), (np.int32, -(2**31)),
+                (np.uint32, 2**32 - 1), (np.int64, -(2**63)), (np.uint64, 2**64 - 1),
+                (np.uint64, 17 * 9 * 5), (np.float32, np.float32(0.1)), (np.float64, 0.1),
+                (np.float16, 1.5), (np.bool_, True)]  # fmt: skip
+    for value, (dtype, number) in zip(values, expected, strict=True):
+        assert value.dtype == dtype and value == number
+    assert bench.case("good", point, FAKE_DEVICE, {}).outputs["out"].shape == (5, 9, 17)
+    with pytest.raises(ConfigError, match=r"kernel\.args\.c: 128 does not fit in int8"):
+        load(tmp_path, text.replace("char = -3", "char = 128"))
