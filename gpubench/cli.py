@@ -268,6 +268,9 @@ def _output_options(func: Any) -> Any:
         click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write results as CSV."),
         click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
                      help="Append each result as a JSON line the moment it finishes."),
+        click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
+                     help="Write the results table as GitHub-flavoured markdown (a CI job "
+                     "summary, a pull request)."),
         click.option("--device", default=0, show_default=True, help="CUDA device index."),
     ]):  # fmt: skip
         func = option(func)
@@ -302,8 +305,8 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
                   help="Start a new --jsonl log where one with results exists (the old one is "
                   "kept beside it as LOG.1).")  # fmt: skip
     def command(variants: tuple[str, ...], baseline: str | None, json_path: str | None,
-                csv_path: str | None, jsonl_path: str | None, device: int,
-                timeline_path: str | None, force: bool, **values: Any) -> None:  # fmt: skip
+                csv_path: str | None, jsonl_path: str | None, markdown_path: str | None,
+                device: int, timeline_path: str | None, force: bool, **values: Any) -> None:  # fmt: skip
         from gpubench import config
 
         timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
@@ -322,7 +325,7 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
         from gpubench.outputs import OutputRequest
 
         request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path,
-                                timeline=timeline_path, force=force)  # fmt: skip
+                                timeline=timeline_path, force=force, markdown=markdown_path)  # fmt: skip
         code = _execute(spec, request, device)
         click.get_current_context().exit(code)
 
@@ -398,7 +401,8 @@ def run() -> None:
               "beside it as LOG.1).")  # fmt: skip
 @_output_options
 def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
-          json_path: str | None, csv_path: str | None, jsonl_path: str | None, device: int) -> None:  # fmt: skip
+          json_path: str | None, csv_path: str | None, jsonl_path: str | None,
+          markdown_path: str | None, device: int) -> None:  # fmt: skip
     """Run a whole sweep from a YAML file: progress bar, table, results files.
 
     Every point runs in a worker process: a kernel that crashes or hangs is recorded
@@ -426,7 +430,7 @@ def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
     from gpubench.outputs import OutputRequest
 
     request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path, resume=resume_path,
-                            force=force, progress=True,
+                            force=force, progress=True, markdown=markdown_path,
                             default_log=str(Path("results") / f"{Path(config_path).stem}.jsonl"))  # fmt: skip
     ctx.exit(_execute(spec, request, device))
 
@@ -440,7 +444,10 @@ def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
 @click.option("--metric", default="time_ms", show_default=True,
               help="Which metric to compare: time_ms, or any metric key of the results "
               "(gbps, gflops, ...); its declared direction says what a regression is.")  # fmt: skip
-def compare(base_path: str, new_path: str, threshold: float, metric: str) -> None:
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
+              help="Also write the comparison as GitHub-flavoured markdown.")  # fmt: skip
+def compare(base_path: str, new_path: str, threshold: float, metric: str,
+            markdown_path: str | None) -> None:  # fmt: skip
     """Compare two results files point by point: exit 3 if anything got slower (or, with
     --metric, worse).
 
@@ -463,6 +470,10 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str) -> Non
 
     if not math.isfinite(threshold) or threshold < 0:
         raise ConfigError(f"expected a finite number >= 0, got {threshold!r}", key="--threshold")
+    if markdown_path:
+        from gpubench.outputs import check_writable
+
+        check_writable(markdown_path, "--markdown")
     base, new = results.load_any(base_path), results.load_any(new_path)
     present = {key for r in base.results + new.results for key in r.metrics}
     extra = tuple(metrics.Metric(key, key, "") for key in sorted(present))
@@ -505,9 +516,245 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str) -> Non
         console.print(f"{len(changes)} pair(s) compared; largest change {100 * max(changes):.2f}%",
                       highlight=False)  # fmt: skip
     base_gpu, new_gpu = base.environment.get("gpu_uuid"), new.environment.get("gpu_uuid")
+    notes = []
+    if changes:
+        notes.append(f"{len(changes)} pair(s) compared; largest change {100 * max(changes):.2f}%")
     if base_gpu != new_gpu:
-        _stderr().print(f"note: different GPUs ({base_gpu} vs {new_gpu})", highlight=False)
-    click.get_current_context().exit(EXIT_FAILED_POINTS if regressions(rows) else EXIT_OK)
+        notes.append(f"note: different GPUs ({base_gpu} vs {new_gpu})")
+        _stderr().print(notes[-1], highlight=False)
+    failed = regressions(rows)
+    if markdown_path:
+        from gpubench.report import markdown
+        from gpubench.session import device_line
+
+        verdict = f"{failed} regression(s)" if failed else "no regressions"
+        markdown.write(markdown_path, markdown.document(
+            f"gpubench compare: {verdict}", device_line(new.environment, new.created), [table],
+            notes))  # fmt: skip
+    click.get_current_context().exit(EXIT_FAILED_POINTS if failed else EXIT_OK)
+
+
+# -- ceilings, roofline, plot -----------------------------------------------------------------
+def _need_matplotlib(option: str) -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        from gpubench.errors import EnvironmentProblem
+
+        raise EnvironmentProblem(f"{option} draws with matplotlib, which is not installed: "
+                                 "pip install '.[plot]'") from None  # fmt: skip
+
+
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.option("--remeasure", is_flag=True,
+              help="Measure again even if this GPU's ceilings are already stored.")  # fmt: skip
+@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+              help="Also write the ceilings record here (roofline --ceilings reads it).")  # fmt: skip
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
+              help="Write the ceilings table as GitHub-flavoured markdown.")  # fmt: skip
+@click.option("--device", default=0, show_default=True, help="CUDA device index.")
+def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
+             device: int) -> None:  # fmt: skip
+    """Measure this GPU's ceilings (DRAM, L2 and shared-memory bandwidth; FP32, FP64, FP16
+    and tensor-core throughput), each kernel checked, and keep them per GPU for `roofline`.
+
+    \b
+    Examples:
+      gpubench ceilings
+      gpubench ceilings --remeasure --json results/ceilings.json
+    """
+    import tempfile
+    from pathlib import Path
+
+    from gpubench import ceilings as store
+    from gpubench import config, results, session
+    from gpubench.outputs import OutputRequest, check_writable
+
+    for path, option in ((json_path, "--json"), (markdown_path, "--markdown")):
+        if path:
+            check_writable(path, option)
+    ctx = click.get_current_context()
+    record, code = None, EXIT_OK
+    if not remeasure:
+        environment = session.probe_environment("ceilings", device)
+        record = store.load_for(environment.get("gpu_uuid"))
+        if record is not None:
+            _stderr().print(f"{record.gpu_name}: ceilings measured earlier "
+                            f"({store.store_dir()}); --remeasure measures them again",
+                            highlight=False)  # fmt: skip
+    if record is None:
+        spec = config.spec_from_mapping({"suite": "ceilings"}, source="gpubench ceilings")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = str(Path(tmp) / "ceilings.json")
+            code = _execute(spec, OutputRequest(json=out), device)
+            if code == EXIT_INTERRUPTED or not Path(out).is_file():
+                ctx.exit(code)
+            measured = results.load_any(out)
+        record = store.from_results(measured.results, measured.environment)
+        if record.gpu_uuid:
+            _stderr().print(f"ceilings kept in {store.save(record)}", highlight=False)
+    if json_path:
+        store.save(record, json_path)
+    table = _ceilings_table(record)
+    _stdout().print(table)
+    if markdown_path:
+        from gpubench.report import markdown
+
+        markdown.write(markdown_path, markdown.document(
+            "gpubench ceilings", session.device_line(record.environment), [table]))  # fmt: skip
+    ctx.exit(code)
+
+
+def _ceilings_table(record: Any) -> Any:
+    from rich.table import Table
+
+    from gpubench import ceilings as store
+
+    table = Table(title=f"{record.gpu_name}: ceilings ({record.source})", title_justify="left")
+    for column in ("ceiling", "measured", "theoretical", "% of theoretical"):
+        table.add_column(column, justify="left" if column == "ceiling" else "right")
+    for row in store.rows(record):
+        table.add_row(*row)
+    return table
+
+
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("results_paths", metavar="RESULTS...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False))  # fmt: skip
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False),
+              help="Draw the roofline chart here (PNG or SVG; needs the plot extra).")  # fmt: skip
+@click.option("--ceilings", "ceilings_path", type=click.Path(dir_okay=False),
+              help="Ceilings to use: a record from `gpubench ceilings --json`, or results of the "
+              "ceilings suite (default: the stored ceilings of the results' GPU).")  # fmt: skip
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
+              help="Write the table as GitHub-flavoured markdown.")  # fmt: skip
+def roofline(results_paths: tuple[str, ...], output: str | None, ceilings_path: str | None,
+             markdown_path: str | None) -> None:  # fmt: skip
+    """Place every result of any results files on the roofline of its GPU: achieved vs
+    attainable, and whether memory or compute bounds it.
+
+    \b
+    Examples:
+      gpubench roofline results/matmul.jsonl results/reduction.jsonl -o roofline.png
+      gpubench roofline results/*.json --ceilings results/ceilings.json
+    """
+    from rich.table import Table
+
+    from gpubench import ceilings as store
+    from gpubench import results
+    from gpubench.errors import ConfigError
+    from gpubench.outputs import check_writable
+    from gpubench.report import roofline as rl
+    from gpubench.report.table import varying_params
+
+    for path, option in ((output, "--output"), (markdown_path, "--markdown")):
+        if path:
+            check_writable(path, option)
+    if output:
+        _need_matplotlib("--output")
+    sets = [results.load_any(p) for p in results_paths]
+    chosen = store.load_file(ceilings_path) if ceilings_path else None
+    by_gpu: dict[str, tuple[Any, list[Any]]] = {}
+    for result_set in sets:
+        uuid = str(result_set.environment.get("gpu_uuid"))
+        entry = by_gpu.setdefault(uuid, (result_set.environment, []))
+        entry[1].extend(result_set.results)
+    if output and len(by_gpu) > 1 and not chosen:
+        raise ConfigError(f"results from {len(by_gpu)} GPUs: draw one roofline per GPU",
+                          key="--output")  # fmt: skip
+    err, console = _stderr(), _stdout()
+    tables, placements, record = [], [], None
+    for environment, group in by_gpu.values():
+        record = chosen or store.load_for(environment.get("gpu_uuid"))
+        if record is None:
+            record = store.theoretical_only(environment)
+            err.print(f"note: no measured ceilings for {record.gpu_name}: the theoretical peaks "
+                      "stand in (run `gpubench ceilings` on it)", highlight=False)  # fmt: skip
+        placed = rl.place(group, record)
+        placements += placed
+        varying, _ = varying_params([r for r in group])
+        table = Table(title=f"{record.gpu_name} · roofline ({record.source} ceilings: FP32 "
+                      f"{_fmt(record.get('fp32_gflops'))} GFLOP/s, DRAM "
+                      f"{_fmt(record.get('dram_read_gbps'))} GB/s)", title_justify="left")  # fmt: skip
+        for column in ("suite", "variant", "point", "FLOP/B", "achieved", "attainable",
+                       "% attainable", "bound"):  # fmt: skip
+            table.add_column(column, justify="right" if column in (
+                "FLOP/B", "achieved", "attainable", "% attainable") else "left")  # fmt: skip
+        for p in placed:
+            point = ", ".join(f"{k}={p.point[k]}" for k in varying if k in p.point)
+            if p.intensity is None:
+                achieved, attainable = f"{p.gbps:,.0f} GB/s", f"{p.attainable:,.0f} GB/s"
+            else:
+                achieved = f"{p.gflops:,.0f} GFLOP/s"
+                attainable = f"{p.attainable:,.0f} GFLOP/s"
+            table.add_row(p.suite, p.variant, point,
+                          "" if p.intensity is None else f"{p.intensity:,.3g}", achieved,
+                          attainable, f"{100 * p.fraction:.1f}%", p.bound)  # fmt: skip
+        console.print(table)
+        tables.append(table)
+    if not placements:
+        raise ConfigError("no measured result with its work (bytes moved) to place",
+                          source=", ".join(results_paths))  # fmt: skip
+    if output and record is not None:
+        title = f"{record.gpu_name}: every measured kernel on the roofline"
+        rl.draw(placements, record, output, title)
+        err.print(f"roofline: {output}", highlight=False)
+    if markdown_path:
+        from gpubench.report import markdown
+        from gpubench.session import device_line
+
+        markdown.write(markdown_path, markdown.document(
+            "gpubench roofline", device_line(sets[0].environment, sets[0].created), tables))  # fmt: skip
+
+
+def _fmt(value: float | None) -> str:
+    return "?" if value is None else f"{value:,.0f}"
+
+
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("results_path", metavar="RESULTS", type=click.Path(dir_okay=False))
+@click.option("--x", "x", help="Parameter on the x axis [default: the numeric parameter with "
+              "the most values].")  # fmt: skip
+@click.option("--y", "y", help="Metric on the y axis: gbps, gflops, time_ms, speedup, ... "
+              "[default: gbps, else gflops].")  # fmt: skip
+@click.option("--by", "by", default="variant", show_default=True,
+              help="One line per value of this (variant or a parameter).")  # fmt: skip
+@click.option("--facet", "facet", help="One panel per value of this parameter.")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False),
+              help="Where to draw (PNG or SVG) [default: RESULTS with .png].")  # fmt: skip
+def plot(results_path: str, x: str | None, y: str | None, by: str, facet: str | None,
+         output: str | None) -> None:  # fmt: skip
+    """Draw any metric of a results file against any parameter, one line per variant.
+
+    \b
+    Examples:
+      gpubench plot results/transpose.jsonl
+      gpubench plot results/matmul.jsonl --x size --y gflops -o matmul.svg
+      gpubench plot results/transpose.jsonl --facet dtype --by variant
+    """
+    from pathlib import Path
+
+    from gpubench import results
+    from gpubench.errors import ConfigError
+    from gpubench.outputs import check_writable
+    from gpubench.report import plot as plotting
+
+    target = output or str(Path(results_path).with_suffix(".png"))
+    if Path(target).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise ConfigError("give a .png, .svg or .pdf file", source=target, key="--output")
+    check_writable(target, "--output")
+    _need_matplotlib("plot")
+    result_set = results.load_any(results_path)
+    chart = plotting.build(result_set.results, x, y, by, facet)
+    device = (result_set.environment.get("device") or {}).get("name", "")
+    suites = sorted({r.suite for r in result_set.results})
+    title = f"{', '.join(suites)}: {chart.y.header} vs {chart.x}" + (
+        f" · {device}" if device else ""
+    )
+    plotting.draw(chart, target, title)
+    _stderr().print(f"plot: {target} ({chart.y.header} vs {chart.x}"
+                    f"{', log x' if chart.log_x else ''}{', log y' if chart.log_y else ''})",
+                    highlight=False)  # fmt: skip
 
 
 # Up to this many points a dry run lists them all; beyond it, a summary.

@@ -25,6 +25,22 @@ def fp32_lanes_per_sm(compute_capability: tuple[int, int]) -> int:
     return FP32_LANES_PER_SM.get(tuple(compute_capability), 128)
 
 
+# FP64 and half2 FP16 (non-tensor) rates relative to FP32, same table of the Programming
+# Guide: the data-centre parts (x.0) do FP64 at half the FP32 rate, the others at 1/32 or
+# 1/64; FP16 in half2 runs at twice the FP32 rate where the table says so, else at it.
+FP64_PER_FP32: dict[tuple[int, int], float] = {
+    (6, 0): 1 / 2, (7, 0): 1 / 2, (8, 0): 1 / 2, (9, 0): 1 / 2, (10, 0): 1 / 2,
+    (6, 1): 1 / 32, (6, 2): 1 / 32, (7, 5): 1 / 32, (8, 6): 1 / 64, (8, 7): 1 / 64,
+    (8, 9): 1 / 64, (12, 0): 1 / 64,
+}  # fmt: skip
+FP16_PER_FP32: dict[tuple[int, int], float] = {
+    (6, 0): 2, (7, 0): 2, (7, 5): 2, (8, 0): 2, (9, 0): 2, (10, 0): 2,
+    (8, 6): 1, (8, 7): 1, (8, 9): 1, (12, 0): 1,
+}  # fmt: skip
+# Shared memory delivers 32 banks × 4 bytes per SM per clock on every part since Maxwell.
+SHARED_BYTES_PER_CLOCK_PER_SM = 128
+
+
 @dataclass(frozen=True)
 class DeviceInfo:
     name: str
@@ -68,11 +84,33 @@ class DeviceInfo:
         lanes = fp32_lanes_per_sm(self.compute_capability)
         return self.sm_count * lanes * 2 * self.sm_clock_mhz * 1e6 / 1e9
 
+    @property
+    def peak_fp64_gflops(self) -> float | None:
+        ratio = FP64_PER_FP32.get(tuple(self.compute_capability))
+        fp32 = self.peak_fp32_gflops
+        return None if ratio is None or fp32 is None else fp32 * ratio
+
+    @property
+    def peak_fp16_gflops(self) -> float | None:
+        """half2 FMAs on the CUDA cores (not the tensor cores)."""
+        ratio = FP16_PER_FP32.get(tuple(self.compute_capability))
+        fp32 = self.peak_fp32_gflops
+        return None if ratio is None or fp32 is None else fp32 * ratio
+
+    @property
+    def peak_shared_gbps(self) -> float | None:
+        if not self.sm_clock_mhz:
+            return None
+        return self.sm_count * SHARED_BYTES_PER_CLOCK_PER_SM * self.sm_clock_mhz * 1e6 / 1e9
+
     def to_dict(self) -> dict[str, Any]:
         record = asdict(self)
         record["arch"] = self.arch
         record["peak_bandwidth_gbps"] = self.peak_bandwidth_gbps
         record["peak_fp32_gflops"] = self.peak_fp32_gflops
+        record["peak_fp64_gflops"] = self.peak_fp64_gflops
+        record["peak_fp16_gflops"] = self.peak_fp16_gflops
+        record["peak_shared_gbps"] = self.peak_shared_gbps
         return record
 
 

@@ -30,6 +30,8 @@ class OutputRequest:
     timeline: str | None = None
     # The log a sweep writes when nothing else names one (results/<config>.jsonl).
     default_log: str | None = None
+    # The results table as GitHub-flavoured markdown (a CI job summary, a pull request).
+    markdown: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,10 +49,11 @@ class OutputPlan:
     timeline: str | None
     # An earlier log that --force moved aside instead of overwriting it, if any.
     kept: str | None = None
+    markdown: str | None = None
 
     @property
     def files(self) -> list[str]:
-        return [p for p in (self.log, self.json, self.csv) if p]
+        return [p for p in (self.log, self.json, self.csv, self.markdown) if p]
 
 
 def plan(spec: SweepSpec, request: OutputRequest) -> OutputPlan:
@@ -68,7 +71,8 @@ def plan(spec: SweepSpec, request: OutputRequest) -> OutputPlan:
     json_path = request.json or spec.outputs.json
     csv_path = request.csv or spec.outputs.csv
     timeline_png = request.timeline or None
-    named = {"--jsonl": log, "--json": json_path, "--csv": csv_path, "--timeline": timeline_png}
+    named = {"--jsonl": log, "--json": json_path, "--csv": csv_path, "--timeline": timeline_png,
+             "--markdown": request.markdown}  # fmt: skip
     for option, path in named.items():
         if path:
             check_writable(path, option)
@@ -101,6 +105,7 @@ def plan(spec: SweepSpec, request: OutputRequest) -> OutputPlan:
         progress=request.progress,
         timeline=request.timeline,
         kept=kept,
+        markdown=request.markdown,
     )
 
 

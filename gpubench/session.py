@@ -149,6 +149,31 @@ def _check_resumable(header: dict[str, Any], stamp: dict[str, Any],
         )
 
 
+def probe_environment(suite: str, device: int) -> dict[str, Any]:
+    """The environment record of a worker on `device` (its GPU's UUID, ...), then stop it."""
+    spec = WorkerSpec.for_suite(suite, device)
+    backends.preflight(spec.backend)
+    runner = IsolatedRunner(spec)
+    try:
+        return runner.start()
+    finally:
+        runner.close()
+
+
+def device_line(environment: dict[str, Any], when: str | None = None) -> str:
+    """One line naming the GPU and the software, for reports."""
+    dev = environment.get("device") or {}
+    parts = [f"{dev.get('name', 'unknown GPU')} ({dev.get('arch', '?')}, "
+             f"{dev.get('sm_count', '?')} SMs)"]  # fmt: skip
+    for key, label in (("driver_version", "driver"), ("cuda_driver_api_version", "CUDA"),
+                       ("gpubench_version", "gpubench")):  # fmt: skip
+        if environment.get(key):
+            parts.append(f"{label} {environment[key]}")
+    if when:
+        parts.append(str(when)[:10])
+    return " · ".join(parts)
+
+
 def _announce(err: Any, environment: dict[str, Any], points: list[dict[str, Any]],
               spec: SweepSpec, files: outputs.OutputPlan, already: int) -> None:  # fmt: skip
     dev = environment["device"]
@@ -211,14 +236,20 @@ def _render(console: Any, bench: Benchmark, result_set: results.ResultSet,
             files: outputs.OutputPlan) -> None:  # fmt: skip
     if not result_set.results:
         return
-    console.print(
-        results_table(
-            result_set.results,
-            title=bench.name,
-            show_resources=bench.show_resources,
-            extra_metrics=bench.metrics,
-        )
+    table = results_table(
+        result_set.results,
+        title=bench.name,
+        show_resources=bench.show_resources,
+        extra_metrics=bench.metrics,
     )
+    console.print(table)
+    if files.markdown:
+        from gpubench.report import markdown
+
+        failed = len(result_set.failures)
+        notes = [f"{failed} of {len(result_set.results)} result(s) failed"] if failed else []
+        markdown.write(files.markdown, markdown.document(
+            f"gpubench: {bench.name}", device_line(result_set.environment, result_set.created), [table], notes))  # fmt: skip
     if files.timeline is not None:
         from gpubench.report import timeline
 

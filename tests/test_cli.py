@@ -129,6 +129,25 @@ def test_run_all_ok_exits_0_and_writes_files(fake_gpu, tmp_path):
     assert (tmp_path / "r.csv").read_text().count("\n") == 3
 
 
+def test_run_and_sweep_write_the_results_table_as_markdown(fake_gpu, tmp_path):
+    md = tmp_path / "summary.md"
+    result = invoke("run", SCALE, "-v", "good", "-v", "wrong", "--n", "100", "--markdown", str(md))
+    assert result.exit_code == 3, result.output
+    text = md.read_text()
+    assert text.startswith("### gpubench: scale\n\nFake GPU (sm_90, 4 SMs) · gpubench ")
+    assert "| variant | status | median |" in text
+    assert "| good (base) | ok |" in text and "| wrong | incorrect |" in text
+    assert "1 of 2 result(s) failed" in text
+    (tmp_path / "sweep.yaml").write_text(
+        f"suite: {SCALE}\nvariants: [good]\nparams: {{n: [7, 9]}}\n"
+    )
+    result = invoke("sweep", str(tmp_path / "sweep.yaml"), "--markdown", str(md), "--force")
+    assert result.exit_code == 0, result.output
+    assert md.read_text().count("| good") == 2
+    result = invoke("run", SCALE, "--markdown", str(tmp_path))
+    assert result.exit_code == 2 and "is a directory" in result.output
+
+
 def test_run_in_hot_mode(fake_gpu, tmp_path):
     result = invoke("run", SCALE, "-v", "good", "--mode", "hot", "--json", str(tmp_path / "r.json"))
     assert result.exit_code == 0, result.output

@@ -1,0 +1,204 @@
+"""Measured ceilings of one GPU: made from a run of the `ceilings` suite, kept per GPU UUID,
+read back by `gpubench roofline`. No GPU is touched here."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpubench.errors import ConfigError
+
+RECORD_KIND = "gpubench-ceilings"
+RECORD_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    key: str
+    variant: str  # the ceilings suite's variant that measures it
+    metric: str  # the result metric it is read from
+    unit: str
+    label: str
+    theoretical: str | None  # the DeviceInfo property with the theoretical figure, if any
+
+
+CEILINGS: tuple[Ceiling, ...] = (
+    Ceiling("dram_read_gbps", "dram_read", "gbps", "GB/s", "DRAM read", "peak_bandwidth_gbps"),
+    Ceiling("dram_write_gbps", "dram_write", "gbps", "GB/s", "DRAM write", "peak_bandwidth_gbps"),
+    Ceiling(
+        "dram_copy_gbps",
+        "dram_copy",
+        "gbps",
+        "GB/s",
+        "DRAM copy (read + write)",
+        "peak_bandwidth_gbps",
+    ),
+    Ceiling("l2_read_gbps", "l2_read", "gbps", "GB/s", "L2 read", None),
+    Ceiling("shared_gbps", "shared_read", "gbps", "GB/s", "shared memory read", "peak_shared_gbps"),
+    Ceiling("fp32_gflops", "fp32_fma", "gflops", "GFLOP/s", "FP32 FMA", "peak_fp32_gflops"),
+    Ceiling("fp64_gflops", "fp64_fma", "gflops", "GFLOP/s", "FP64 FMA", "peak_fp64_gflops"),
+    Ceiling("fp16_gflops", "fp16_fma", "gflops", "GFLOP/s", "FP16 half2 FMA", "peak_fp16_gflops"),
+    Ceiling(
+        "tensor_fp16_gflops",
+        "tensor_fp16",
+        "gflops",
+        "GFLOP/s",
+        "FP16 tensor cores (cuBLAS GEMM)",
+        None,
+    ),
+)
+
+
+@dataclass
+class CeilingsRecord:
+    gpu_uuid: str | None
+    gpu_name: str
+    measured: dict[str, float]
+    theoretical: dict[str, float | None]
+    environment: dict[str, Any] = field(default_factory=dict)
+    # Where the figures come from: "measured" (gpubench ceilings) or "theoretical" (no
+    # measurement for this GPU: the device's theoretical peaks stand in).
+    source: str = "measured"
+
+    def get(self, key: str) -> float | None:
+        """The measured figure, else the theoretical one."""
+        return self.measured.get(key) or self.theoretical.get(key)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": RECORD_KIND, "version": RECORD_VERSION, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, record: Any, source: str) -> CeilingsRecord:
+        if not isinstance(record, dict) or record.get("kind") != RECORD_KIND:
+            raise ConfigError("is not a ceilings record (made by gpubench ceilings)", source=source)
+        try:
+            return cls(
+                gpu_uuid=record.get("gpu_uuid"),
+                gpu_name=str(record["gpu_name"]),
+                measured={k: float(v) for k, v in dict(record["measured"]).items()},
+                theoretical={k: None if v is None else float(v)
+                             for k, v in dict(record.get("theoretical") or {}).items()},
+                environment=dict(record.get("environment") or {}),
+                source=str(record.get("source", "measured")),
+            )  # fmt: skip
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"a damaged ceilings record ({exc})", source=source) from None
+
+
+def theoretical_from_device(device: dict[str, Any]) -> dict[str, float | None]:
+    """Theoretical figures from an environment record's device entry."""
+    return {c.key: device.get(c.theoretical) if c.theoretical else None for c in CEILINGS}
+
+
+def from_results(results: list[Any], environment: dict[str, Any]) -> CeilingsRecord:
+    """A ceilings record from a run of the ceilings suite: each ceiling is its variant's
+    verified median-based metric (failed or skipped variants are left out)."""
+    measured: dict[str, float] = {}
+    for ceiling in CEILINGS:
+        for r in results:
+            if r.suite == "ceilings" and r.variant == ceiling.variant and r.status.is_measured:
+                value = r.metrics.get(ceiling.metric)
+                if value:
+                    measured[ceiling.key] = max(measured.get(ceiling.key, 0.0), float(value))
+    device = environment.get("device") or {}
+    return CeilingsRecord(
+        gpu_uuid=environment.get("gpu_uuid"),
+        gpu_name=str(device.get("name", "unknown GPU")),
+        measured=measured,
+        theoretical=theoretical_from_device(device),
+        environment=environment,
+    )
+
+
+def theoretical_only(environment: dict[str, Any]) -> CeilingsRecord:
+    device = environment.get("device") or {}
+    return CeilingsRecord(
+        gpu_uuid=environment.get("gpu_uuid"),
+        gpu_name=str(device.get("name", "unknown GPU")),
+        measured={},
+        theoretical=theoretical_from_device(device),
+        environment=environment,
+        source="theoretical",
+    )
+
+
+def store_dir() -> Path:
+    root = os.environ.get("GPUBENCH_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpubench"
+    )
+    return Path(root) / "ceilings"
+
+
+def _file_for(uuid: str) -> Path:
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in uuid)[:100]
+    return store_dir() / f"{safe}.json"
+
+
+def save(record: CeilingsRecord, path: str | Path | None = None) -> Path:
+    """Write the record (atomically) to `path`, or to the store under its GPU UUID."""
+    if path is None:
+        if not record.gpu_uuid:
+            raise ConfigError("the GPU has no UUID here: give --json FILE to keep the ceilings")
+        path = _file_for(record.gpu_uuid)
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(record.to_dict(), indent=1, default=str))
+        tmp.replace(target)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the ceilings ({exc.strerror})", source=str(target)
+        ) from None
+    return target
+
+
+def load_for(uuid: str | None) -> CeilingsRecord | None:
+    """The stored record of this GPU, if any."""
+    if not uuid:
+        return None
+    path = _file_for(uuid)
+    if not path.is_file():
+        return None
+    return load_file(path)
+
+
+def load_file(path: str | Path) -> CeilingsRecord:
+    """A ceilings record, or a results file of the ceilings suite (JSON or JSON lines)."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the file: {exc.strerror}", source=source) from None
+    except UnicodeDecodeError:
+        raise ConfigError("not UTF-8 text", source=source) from None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError:
+        record = None
+    if isinstance(record, dict) and record.get("kind") == RECORD_KIND:
+        return CeilingsRecord.from_dict(record, source)
+    from gpubench import results
+
+    result_set = results.load_any(source)
+    if not any(r.suite == "ceilings" for r in result_set.results):
+        raise ConfigError("holds neither a ceilings record nor results of the ceilings suite",
+                          source=source)  # fmt: skip
+    return from_results(result_set.results, result_set.environment)
+
+
+def rows(record: CeilingsRecord) -> list[tuple[str, str, str, str]]:
+    """(ceiling, measured, theoretical, % of theoretical) for a table."""
+    out = []
+    for c in CEILINGS:
+        measured, theory = record.measured.get(c.key), record.theoretical.get(c.key)
+        out.append((
+            c.label,
+            f"{measured:,.0f} {c.unit}" if measured else "not measured",
+            f"{theory:,.0f} {c.unit}" if theory else "—",
+            f"{100 * measured / theory:.1f}%" if measured and theory else "",
+        ))  # fmt: skip
+    return out

@@ -1,0 +1,131 @@
+"""Line charts of any metric of a sweep against any parameter, one line per variant.
+
+Choosing what to draw needs no matplotlib (and is tested without it); drawing imports it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpubench.errors import ConfigError
+from gpubench.metrics import TIME, Metric, catalog
+
+# Preferred y metrics when none is named: what the suites are about, in order.
+DEFAULT_Y = ("gbps", "gflops", "gelem_per_s", "time_ms")
+# Axes whose values span at least this ratio are drawn logarithmic.
+LOG_RATIO = 50
+
+
+@dataclass
+class Chart:
+    x: str
+    y: Metric
+    by: str
+    facet: str | None
+    # facet value → line label → [(x, y)], sorted by x
+    lines: dict[Any, dict[str, list[tuple[float, float]]]] = field(default_factory=dict)
+    log_x: bool = False
+    log_y: bool = False
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _value(result: Any, key: str) -> float | None:
+    if key == TIME.key:
+        return result.median_ms
+    value = result.metrics.get(key)
+    return float(value) if _numeric(value) else None
+
+
+def build(results: list[Any], x: str | None = None, y: str | None = None, by: str = "variant",
+          facet: str | None = None) -> Chart:  # fmt: skip
+    """What to draw: lines of `y` against `x`, one per value of `by` (and of every other
+    parameter that varies, so no line mixes points), a panel per value of `facet`."""
+    measured = [r for r in results if r.status.is_measured]
+    if not measured:
+        raise ConfigError("no measured results to plot (every result failed or was skipped)")
+    params: list[str] = []
+    for r in measured:
+        params.extend(k for k in r.point if k not in params)
+    varying = [p for p in params if len({repr(r.point.get(p)) for r in measured}) > 1]
+    if x is None:
+        numeric = [p for p in varying if all(_numeric(r.point.get(p)) for r in measured)]
+        if not numeric:
+            raise ConfigError("no numeric parameter varies in these results: nothing to put on "
+                              "the x axis", key="--x")  # fmt: skip
+        x = max(numeric, key=lambda p: len({r.point.get(p) for r in measured}))
+    elif x not in params:
+        from gpubench.registry import did_you_mean
+
+        raise ConfigError(f"no parameter {x!r} in these results{did_you_mean(x, params)}; "
+                          f"parameters: {', '.join(params)}", key="--x")  # fmt: skip
+    present = {k for r in measured for k in r.metrics} | {TIME.key}
+    extra = tuple(Metric(k, k, "") for k in sorted(present))
+    if y is None:
+        y = next(k for k in DEFAULT_Y if k in present)
+    known = {m.key: m for m in catalog(extra)}
+    if y not in present or y not in known:
+        from gpubench.registry import did_you_mean
+
+        raise ConfigError(f"no metric {y!r} in these results{did_you_mean(y, sorted(present))}; "
+                          f"metrics: {', '.join(sorted(present))}", key="--y")  # fmt: skip
+    for name, option in ((by, "--by"), (facet, "--facet")):
+        if name and name != "variant" and name not in params:
+            raise ConfigError(f"no parameter {name!r} in these results; parameters: variant, "
+                              f"{', '.join(params)}", key=option)  # fmt: skip
+    chart = Chart(x=x, y=known[y], by=by, facet=facet)
+    rest = [p for p in varying if p not in (x, by, facet)]
+    lines: dict[Any, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
+    for r in measured:
+        xv, yv = r.point.get(x), _value(r, y)
+        if not _numeric(xv) or yv is None:
+            continue
+        group = r.variant if by == "variant" else f"{by}={r.point.get(by)}"
+        label = ", ".join([group, *(f"{p}={r.point.get(p)}" for p in rest)])
+        panel = (r.variant if facet == "variant" else r.point.get(facet)) if facet else None
+        lines[panel][label].append((float(xv), yv))
+    chart.lines = {k: {label: sorted(v) for label, v in lines[k].items()} for k in lines}
+    xs = [p[0] for panel in chart.lines.values() for line in panel.values() for p in line]
+    ys = [p[1] for panel in chart.lines.values() for line in panel.values() for p in line]
+    if not xs:
+        raise ConfigError(f"no result has both {x} and {y}", key="--y")
+    chart.log_x = min(xs) > 0 and max(xs) / min(xs) >= LOG_RATIO
+    chart.log_y = min(ys) > 0 and max(ys) / min(ys) >= LOG_RATIO
+    return chart
+
+
+def draw(chart: Chart, path: str, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = list(chart.lines)
+    columns = min(len(panels), 3)
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, 4.8 * rows), squeeze=False)
+    unit = f" ({chart.y.unit})" if chart.y.unit else ""
+    for i, panel in enumerate(panels):
+        ax = axes[i // columns][i % columns]
+        for label, points in chart.lines[panel].items():
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", ms=4, label=label)
+        if chart.log_x:
+            ax.set_xscale("log", base=2)
+        if chart.log_y:
+            ax.set_yscale("log")
+        ax.set_xlabel(chart.x)
+        ax.set_ylabel(f"{chart.y.header}{unit}")
+        if chart.facet:
+            ax.set_title(f"{chart.facet} = {panel}", fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7 if len(chart.lines[panel]) > 6 else 8)
+    for j in range(len(panels), rows * columns):
+        axes[j // columns][j % columns].axis("off")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)

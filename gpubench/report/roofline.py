@@ -1,0 +1,162 @@
+"""Results on the roofline: attainable = min(compute roof, DRAM bandwidth × intensity).
+
+Every measured result that did arithmetic (Work.flops > 0) is placed at its algorithmic
+intensity (flops / bytes that must move); results without arithmetic (a transpose, a copy)
+have no place on the intensity axis and are set against the DRAM roof by bandwidth instead.
+Matplotlib is imported only to draw.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from gpubench.ceilings import CeilingsRecord
+
+# The compute roof kernels are judged against: the suites' arithmetic is FP32.
+COMPUTE_ROOF = "fp32_gflops"
+BANDWIDTH_ROOF = "dram_read_gbps"
+
+
+@dataclass(frozen=True)
+class Placement:
+    suite: str
+    variant: str
+    point: dict[str, Any]
+    gpu: str
+    gbps: float
+    gflops: float | None  # None: no arithmetic
+    intensity: float | None  # flops per byte
+    attainable: float  # GFLOP/s for arithmetic, GB/s for the others
+    fraction: float  # achieved / attainable
+    bound: str  # "memory" or "compute"
+
+
+def _work(result: Any) -> tuple[int, int]:
+    work = result.work or {}
+    return int(work.get("bytes_moved") or 0), int(work.get("flops") or 0)
+
+
+def place(results: list[Any], ceilings: CeilingsRecord) -> list[Placement]:
+    """Every measured result with its work, against one GPU's ceilings."""
+    fp32 = ceilings.get(COMPUTE_ROOF)
+    dram = ceilings.get(BANDWIDTH_ROOF)
+    out = []
+    for r in results:
+        nbytes, flops = _work(r)
+        if not r.status.is_measured or not r.median_ms or nbytes <= 0 or not dram:
+            continue
+        seconds = r.median_ms / 1e3
+        gbps = nbytes / seconds / 1e9
+        if flops > 0 and fp32:
+            intensity = flops / nbytes
+            gflops = flops / seconds / 1e9
+            attainable = min(fp32, dram * intensity)
+            bound = "memory" if dram * intensity < fp32 else "compute"
+            out.append(Placement(r.suite, r.variant, dict(r.point), ceilings.gpu_name, gbps,
+                                 gflops, intensity, attainable, gflops / attainable, bound))  # fmt: skip
+        else:
+            out.append(Placement(r.suite, r.variant, dict(r.point), ceilings.gpu_name, gbps,
+                                 None, None, dram, gbps / dram, "memory"))  # fmt: skip
+    return out
+
+
+def ridge_point(ceilings: CeilingsRecord, roof: str = COMPUTE_ROOF,
+                bandwidth: str = BANDWIDTH_ROOF) -> float | None:  # fmt: skip
+    """The intensity where the bandwidth roof meets the compute roof."""
+    compute, dram = ceilings.get(roof), ceilings.get(bandwidth)
+    return compute / dram if compute and dram else None
+
+
+def draw(placements: list[Placement], ceilings: CeilingsRecord, path: str, title: str) -> None:
+    """The roofline chart (and, beside it, the kernels without arithmetic against the DRAM
+    roof), written to `path` (PNG or SVG by its suffix)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    arithmetic = [p for p in placements if p.intensity is not None]
+    memory_only = [p for p in placements if p.intensity is None]
+    panels = 2 if memory_only else 1
+    fig, axes = plt.subplots(1, panels, figsize=(15 if panels == 2 else 10, 6.5),
+                             gridspec_kw={"width_ratios": [3, 2]} if panels == 2 else None,
+                             squeeze=False)  # fmt: skip
+    ax = axes[0][0]
+    lows = [p.intensity for p in arithmetic] + [ridge_point(ceilings) or 1]
+    x_low = 2 ** math.floor(math.log2(max(min(lows) / 4, 1 / 64)))
+    x_high = 2 ** math.ceil(math.log2(max(max(lows) * 4, 64)))
+    xs = [x_low * (x_high / x_low) ** (i / 200) for i in range(201)]
+
+    def roof(compute: str, bandwidth: str, source: dict[str, Any], style: str, color: str,
+             label: str) -> None:  # fmt: skip
+        peak, bw = source.get(compute), source.get(bandwidth)
+        if peak and bw:
+            ax.plot(xs, [min(peak, bw * x) for x in xs], style, color=color, lw=2, label=label)
+
+    measured, theory = ceilings.measured, ceilings.theoretical
+    kind = "measured" if ceilings.source == "measured" and measured else "theoretical"
+    roof(COMPUTE_ROOF, BANDWIDTH_ROOF, measured or theory, "-", "black",
+         f"FP32 / DRAM roof ({kind})")  # fmt: skip
+    if measured:
+        roof(COMPUTE_ROOF, "dram_read_gbps", theory, "--", "gray", "FP32 / DRAM roof (theoretical)")
+        roof(COMPUTE_ROOF, "l2_read_gbps", measured, ":", "tab:purple", "FP32 / L2 roof (measured)")
+        for key, label, color in (("fp64_gflops", "FP64", "tab:brown"),
+                                  ("fp16_gflops", "FP16 half2", "tab:olive")):  # fmt: skip
+            if measured.get(key):
+                ax.axhline(
+                    measured[key], color=color, lw=1, ls="-.", label=f"{label} roof (measured)"
+                )
+    ridge = ridge_point(ceilings)
+    if ridge:
+        ax.axvline(ridge, color="gray", lw=0.8, ls=":")
+        ax.annotate(f"ridge {ridge:.1f} FLOP/B", (ridge, ceilings.get(COMPUTE_ROOF) or 1),
+                    textcoords="offset points", xytext=(6, -14), fontsize=9, color="gray")  # fmt: skip
+
+    markers = "osD^v<>pPX*h"
+    suites = sorted({p.suite for p in placements})
+    colors = {s: f"C{i % 10}" for i, s in enumerate(suites)}
+    shown: set[tuple[str, str]] = set()
+    variant_index: dict[tuple[str, str], int] = {}
+    for p in arithmetic:
+        key = (p.suite, p.variant)
+        index = variant_index.setdefault(key, len([k for k in variant_index if k[0] == p.suite]))
+        ax.scatter(p.intensity, p.gflops, color=colors[p.suite], marker=markers[index % len(markers)],
+                   s=36, edgecolors="black", linewidths=0.4, zorder=3,
+                   label=None if key in shown else f"{p.suite}: {p.variant}")  # fmt: skip
+        shown.add(key)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlim(x_low, x_high)
+    ax.set_xlabel("arithmetic intensity (FLOP per byte of DRAM traffic the algorithm needs)")
+    ax.set_ylabel("performance (GFLOP/s)")
+    ax.set_title(title, fontsize=11)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right", ncol=1 if len(shown) < 12 else 2, framealpha=0.9)
+
+    if memory_only:
+        bx = axes[0][1]
+        best: dict[tuple[str, str], float] = {}
+        for p in memory_only:
+            key = (p.suite, p.variant)
+            best[key] = max(best.get(key, 0.0), p.gbps)
+        names = sorted(best, key=lambda k: (k[0], best[k]))
+        bx.barh([f"{s}: {v}" for s, v in names], [best[k] for k in names],
+                color=[colors[s] for s, _ in names])  # fmt: skip
+        dram = ceilings.get(BANDWIDTH_ROOF)
+        if dram:
+            bx.axvline(
+                dram, color="black", lw=2, label=f"DRAM read roof ({kind}): {dram:,.0f} GB/s"
+            )
+        if measured and theory.get(BANDWIDTH_ROOF):
+            bx.axvline(theory[BANDWIDTH_ROOF], color="gray", ls="--", lw=1.5,
+                       label=f"theoretical: {theory[BANDWIDTH_ROOF]:,.0f} GB/s")  # fmt: skip
+        bx.set_xlabel("best bandwidth (GB/s)")
+        bx.set_title("no arithmetic: best bandwidth of each variant", fontsize=11)
+        bx.tick_params(axis="y", labelsize=8)
+        bx.legend(fontsize=8, loc="lower right")
+        bx.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)

@@ -1,0 +1,76 @@
+"""Sweep plots: what is drawn (exact series) and that a picture is written; no GPU."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from gpubench.cli import cli
+from gpubench.errors import ConfigError
+from gpubench.report import plot
+from gpubench.results import Result, ResultSet, Status, save_json
+
+
+def result(variant, size, tile, gbps, status=Status.OK):
+    return Result(suite="transpose", variant=variant, point={"size": size, "tile": tile},
+                  status=status, summary={"median_ms": 1000.0 / gbps, "rel_noise": 0.01},
+                  metrics={"gbps": gbps, "speedup": 1.0})  # fmt: skip
+
+
+RESULTS = [
+    result(v, size, tile, base * size / 1024 + tile)
+    for v, base in (("naive", 1.0), ("padded", 3.0))
+    for size in (1024, 4096, 16384, 65536)
+    for tile in (16, 32)
+] + [result("broken", 1024, 16, 5.0, status=Status.INCORRECT)]
+
+
+def test_defaults_draw_bandwidth_against_the_widest_numeric_parameter():
+    chart = plot.build(RESULTS)
+    assert chart.x == "size" and chart.y.key == "gbps" and chart.log_x
+    lines = chart.lines[None]
+    assert set(lines) == {"naive, tile=16", "naive, tile=32", "padded, tile=16", "padded, tile=32"}
+    assert lines["naive, tile=16"] == [(1024.0, 17.0), (4096.0, 20.0), (16384.0, 32.0),
+                                       (65536.0, 80.0)]  # fmt: skip
+    assert "broken" not in str(lines)  # failed results are not drawn
+
+
+def test_facets_and_by_split_the_lines():
+    chart = plot.build(RESULTS, x="size", y="time_ms", by="tile", facet="variant")
+    assert set(chart.lines) == {"naive", "padded"}
+    assert set(chart.lines["naive"]) == {"tile=16", "tile=32"}
+    assert chart.lines["padded"]["tile=32"][0] == (1024.0, pytest.approx(1000.0 / 35.0))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"x": "sise"}, "no parameter 'sise' in these results (did you mean 'size'?)"),
+        ({"y": "gflops"}, "no metric 'gflops'"),
+        ({"by": "colour"}, "no parameter 'colour'"),
+    ],
+)
+def test_unknown_names_are_one_line(kwargs, message):
+    with pytest.raises(ConfigError, match=None) as info:
+        plot.build(RESULTS, **kwargs)
+    assert message in str(info.value)
+
+
+def test_nothing_measured_is_refused():
+    with pytest.raises(ConfigError, match="no measured results"):
+        plot.build([result("a", 1, 1, 1.0, status=Status.CRASHED)])
+
+
+def test_the_command_writes_a_png_beside_the_results_by_default(tmp_path):
+    path = tmp_path / "t.json"
+    save_json(ResultSet(suite="transpose", environment={"device": {"name": "Fake GPU"}}, spec={},
+                        results=RESULTS), path)  # fmt: skip
+    out = CliRunner().invoke(cli, ["plot", str(path)])
+    assert out.exit_code == 0, out.output
+    png = tmp_path / "t.png"
+    assert png.read_bytes()[:4] == b"\x89PNG" and "GB/s vs size, log x" in out.output
+    svg = tmp_path / "t.svg"
+    out = CliRunner().invoke(cli, ["plot", str(path), "--facet", "tile", "-o", str(svg)])
+    assert out.exit_code == 0 and svg.read_text().lstrip().startswith("<?xml")
+    out = CliRunner().invoke(cli, ["plot", str(path), "-o", str(tmp_path / "t.txt")])
+    assert out.exit_code == 2 and "give a .png, .svg or .pdf file" in out.output

@@ -1,0 +1,80 @@
+"""Roofline placement and drawing, and the command, on results files the tests build."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from gpubench import ceilings as store
+from gpubench.cli import cli
+from gpubench.report import roofline
+from gpubench.results import Result, ResultSet, Status, save_json
+from tests.test_ceilings import ENVIRONMENT, MEASURED
+
+
+def work_result(suite, variant, n, median_ms, nbytes, flops, status=Status.OK):
+    return Result(suite=suite, variant=variant, point={"n": n}, status=status,
+                  summary={"median_ms": median_ms, "rel_noise": 0.01},
+                  work={"bytes_moved": nbytes, "flops": flops, "elements": 0})  # fmt: skip
+
+
+RECORD = store.from_results(MEASURED, ENVIRONMENT)  # FP32 65,000 GFLOP/s; DRAM read 3,100 GB/s
+
+
+def test_placement_is_exact_on_both_sides_of_the_ridge():
+    results = [
+        # 1 GB and 1 GFLOP in 1 ms: intensity 1, 1,000 GFLOP/s of an attainable 3,100.
+        work_result("m", "slow", 1, 1.0, 10**9, 10**9),
+        # intensity 1000 (compute side): 2e12 flops in 40 ms = 50,000 of 65,000.
+        work_result("m", "fast", 1, 40.0, 2 * 10**9, 2 * 10**12),
+        # no arithmetic: 2.5 GB in 1 ms = 2,500 GB/s of 3,100.
+        work_result("t", "copy", 1, 1.0, 25 * 10**8, 0),
+        work_result("t", "bad", 1, 1.0, 10**9, 0, status=Status.INCORRECT),
+    ]
+    placed = {p.variant: p for p in roofline.place(results, RECORD)}
+    assert set(placed) == {"slow", "fast", "copy"}  # incorrect results are never placed
+    slow, fast, copy = placed["slow"], placed["fast"], placed["copy"]
+    assert slow.intensity == 1.0 and slow.gflops == pytest.approx(1000.0)
+    assert slow.attainable == pytest.approx(3100.0) and slow.bound == "memory"
+    assert slow.fraction == pytest.approx(1000 / 3100)
+    assert fast.intensity == 1000.0 and fast.attainable == 65000.0 and fast.bound == "compute"
+    assert fast.fraction == pytest.approx(50000 / 65000)
+    assert copy.intensity is None and copy.gbps == pytest.approx(2500.0)
+    assert copy.fraction == pytest.approx(2500 / 3100)
+    assert roofline.ridge_point(RECORD) == pytest.approx(65000 / 3100)
+
+
+def test_without_measured_ceilings_the_theoretical_ones_stand_in():
+    record = store.theoretical_only(ENVIRONMENT)
+    (p,) = roofline.place([work_result("m", "a", 1, 1.0, 10**9, 10**9)], record)
+    assert p.attainable == pytest.approx(3352.3) and record.source == "theoretical"
+
+
+def test_the_command_prints_the_table_and_draws_a_png(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    store.save(RECORD)
+    results = [work_result("m", "slow", n, 1.0, 10**9, 10**9) for n in (1, 2)]
+    results.append(work_result("t", "copy", 1, 1.0, 25 * 10**8, 0))
+    save_json(ResultSet(suite="m", environment=ENVIRONMENT, spec={}, results=results),
+              tmp_path / "r.json")  # fmt: skip
+    png, md = tmp_path / "roof.png", tmp_path / "roof.md"
+    out = CliRunner().invoke(cli, ["roofline", str(tmp_path / "r.json"), "-o", str(png),
+                                   "--markdown", str(md)])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "32.3%" in out.output and "memory" in out.output  # 1,000 of 3,100
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    text = md.read_text()
+    assert "| suite | variant | point |" in text and "| m | slow | n=1 |" in text
+
+
+def test_the_command_says_when_it_has_nothing_or_a_wrong_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    failed = [work_result("m", "a", 1, 1.0, 10**9, 10**9, status=Status.CRASHED)]
+    save_json(ResultSet(suite="m", environment=ENVIRONMENT, spec={}, results=failed),
+              tmp_path / "r.json")  # fmt: skip
+    out = CliRunner().invoke(cli, ["roofline", str(tmp_path / "r.json")])
+    assert out.exit_code == 2 and "no measured result" in out.output
+    assert "theoretical peaks stand in" in out.output
+    (tmp_path / "x.json").write_text("{}")
+    out = CliRunner().invoke(cli, ["roofline", str(tmp_path / "x.json")])
+    assert out.exit_code == 2 and "Traceback" not in out.output

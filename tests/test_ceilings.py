@@ -1,0 +1,139 @@
+"""Ceilings records: made from ceilings-suite results, stored per GPU, read back; no GPU."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from gpubench import ceilings as store
+from gpubench.errors import ConfigError
+from gpubench.results import Result, ResultSet, Status, save_json
+
+H100 = {"name": "NVIDIA H100 80GB HBM3", "arch": "sm_90", "sm_count": 132,
+        "peak_bandwidth_gbps": 3352.3, "peak_fp32_gflops": 66908.2,
+        "peak_fp64_gflops": 33454.1, "peak_fp16_gflops": 133816.3,
+        "peak_shared_gbps": 33454.1}  # fmt: skip
+ENVIRONMENT = {"gpu_uuid": "GPU-test-1", "device": H100}
+
+
+def ceiling_result(variant: str, metric: str, value: float, status=Status.OK) -> Result:
+    return Result(suite="ceilings", variant=variant, point={"block": 256}, status=status,
+                  summary={"median_ms": 1.0, "rel_noise": 0.01}, metrics={metric: value})  # fmt: skip
+
+
+MEASURED = [
+    ceiling_result("dram_read", "gbps", 3100.0),
+    ceiling_result("dram_write", "gbps", 2900.0),
+    ceiling_result("dram_copy", "gbps", 2950.0),
+    ceiling_result("l2_read", "gbps", 9000.0),
+    ceiling_result("shared_read", "gbps", 30000.0),
+    ceiling_result("fp32_fma", "gflops", 65000.0),
+    ceiling_result("fp64_fma", "gflops", 33000.0),
+    ceiling_result("fp16_fma", "gflops", 120000.0, status=Status.INCORRECT),
+    ceiling_result("tensor_fp16", "gflops", 700000.0),
+]
+
+
+def test_a_record_takes_each_verified_ceiling_and_the_theoretical_figures():
+    record = store.from_results(MEASURED, ENVIRONMENT)
+    assert record.measured["dram_read_gbps"] == 3100.0
+    assert record.measured["tensor_fp16_gflops"] == 700000.0
+    assert "fp16_gflops" not in record.measured  # incorrect: never a ceiling
+    assert record.theoretical["fp32_gflops"] == 66908.2
+    assert record.theoretical["l2_read_gbps"] is None
+    rows = {row[0]: row for row in store.rows(record)}
+    assert rows["FP32 FMA"][1:] == ("65,000 GFLOP/s", "66,908 GFLOP/s", "97.1%")
+    assert rows["FP16 half2 FMA"][1] == "not measured"
+    assert rows["L2 read"][2:] == ("—", "")
+    assert record.get("fp16_gflops") == 133816.3  # the theoretical one stands in
+
+
+def test_records_are_stored_per_gpu_and_read_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path))
+    record = store.from_results(MEASURED, ENVIRONMENT)
+    path = store.save(record)
+    assert path == tmp_path / "ceilings" / "GPU-test-1.json"
+    again = store.load_for("GPU-test-1")
+    assert again.measured == record.measured and again.gpu_name == H100["name"]
+    assert store.load_for("GPU-other") is None and store.load_for(None) is None
+    copy = store.save(record, tmp_path / "copy.json")
+    assert store.load_file(copy).measured == record.measured
+
+
+def test_a_results_file_of_the_ceilings_suite_serves_as_a_record(tmp_path):
+    path = tmp_path / "c.json"
+    save_json(ResultSet(suite="ceilings", environment=ENVIRONMENT, spec={}, results=MEASURED), path)
+    assert store.load_file(path).measured["fp32_gflops"] == 65000.0
+    other = tmp_path / "o.json"
+    save_json(ResultSet(suite="x", environment=ENVIRONMENT, spec={},
+                        results=[Result(suite="x", variant="a", point={}, status=Status.SKIPPED)]),
+              other)  # fmt: skip
+    with pytest.raises(ConfigError, match="neither a ceilings record nor results"):
+        store.load_file(other)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"kind": "gpubench-ceilings", "version": 1}', "a damaged ceilings record"),
+        ('{"kind": "gpubench-ceilings", "gpu_name": "x", "measured": {"a": "fast"}}',
+         "a damaged ceilings record"),
+        ("not json at all", ""),
+    ],
+)  # fmt: skip
+def test_damaged_records_are_one_line(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(ConfigError) as info:
+        store.load_file(path)
+    assert str(path) in str(info.value) and message in str(info.value)
+
+
+def test_the_theoretical_peaks_follow_the_programming_guide_tables():
+    from gpubench.device import DeviceInfo
+
+    def device(cc, sms, clock):
+        return DeviceInfo(name="x", compute_capability=cc, sm_count=sms, sm_clock_mhz=clock,
+                          memory_clock_mhz=2619, memory_bus_width_bits=5120, memory_bytes=1,
+                          l2_bytes=1, shared_per_block_bytes=1, shared_per_block_optin_bytes=1,
+                          shared_per_sm_bytes=1, registers_per_sm=1, registers_per_block=1,
+                          max_threads_per_block=1024, max_threads_per_sm=2048, warp_size=32)  # fmt: skip
+
+    h100 = device((9, 0), 132, 1980)
+    assert h100.peak_fp32_gflops == pytest.approx(66908.2, rel=1e-5)
+    assert h100.peak_fp64_gflops == pytest.approx(33454.1, rel=1e-5)
+    assert h100.peak_fp16_gflops == pytest.approx(133816.3, rel=1e-5)
+    assert h100.peak_shared_gbps == pytest.approx(132 * 128 * 1.98, rel=1e-9)
+    rtx = device((8, 6), 82, 1695)  # an RTX 3090: FP64 at 1/64, FP16 half2 at the FP32 rate
+    assert rtx.peak_fp64_gflops == pytest.approx(rtx.peak_fp32_gflops / 64)
+    assert rtx.peak_fp16_gflops == pytest.approx(rtx.peak_fp32_gflops)
+    assert device((13, 7), 1, 1000).peak_fp64_gflops is None  # unknown part: no guess
+    assert json.loads(json.dumps(h100.to_dict()))["peak_fp64_gflops"] > 0
+
+
+def test_the_ceilings_suite_references_are_exact_for_its_kernels():
+    """The references the GPU kernels are checked against (kernels_cu/ceilings.cu)."""
+    from gpubench import registry
+    from tests.fakes import FAKE_DEVICE
+
+    bench = registry.get("ceilings")
+    point = {**bench.defaults(), "dram_bytes": 1 << 24, "l2_bytes": 1 << 16, "gemm_size": 16}
+    inputs = bench.inputs(point, np.random.default_rng(0))
+    assert inputs["data"].max() < 1 << 16 and inputs["total"].tolist() == [0]
+    for variant in bench.variant_names:
+        case = bench.case(variant, point, FAKE_DEVICE, inputs)
+        expected = bench.reference(bench.variant(variant).computes, point, inputs)
+        assert set(expected) == set(case.outputs), variant
+        for name, spec in case.outputs.items():
+            assert expected[name].shape == spec.shape, variant
+    one_wave = FAKE_DEVICE.sm_count * (FAKE_DEVICE.max_threads_per_sm // 256)
+    shared = bench.reference("shared_read", point, inputs)["total"][0]
+    assert shared == inputs["data"][: 16 * 256].sum() * (point["shared_iterations"] // 4) * one_wave
+    fp32 = bench.reference("fp32_fma", point, inputs)["out"]
+    assert fp32[0] == 8 + 3.5 + 8 * 4096 * 2.0**-20
+    assert bench.reference("fp16_fma", point, inputs)["out"][0] == 2 * (8 * 1024 + 224 + 8 * 960)
+    assert bench.reference("dram_write", point, inputs)["out"][-1] == (1 << 22) - 1
+    fma = bench.case("fp32_fma", point, FAKE_DEVICE, inputs)
+    assert fma.work.flops == 2 * 8 * 4096 * one_wave * 8 * 256
