@@ -1,0 +1,52 @@
+"""The ceilings suite on the GPU: every kernel verified exactly at small and awkward sizes,
+including a kernel that would skip work (the check must notice)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpubench import registry
+from gpubench.results import Status
+from gpubench.runner import Plan, Runner
+from gpubench.timing import TimingPolicy
+
+bench = registry.get("ceilings")
+CHECK = TimingPolicy(warmup=1, min_samples=3, max_samples=3, min_time_s=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("block", [128, 256, 512])
+def test_gpu_every_ceiling_kernel_verifies(gpu_backend, block):
+    # An awkward DRAM size (not a multiple of the grid's stride), a tiny GEMM.
+    point = {**bench.defaults(), "dram_bytes": (1 << 24) + 16 * 1009, "l2_bytes": 16 * 4099,
+             "l2_passes": 3, "shared_iterations": 4 * 1001, "fma_iterations": 4096, "waves": 1,
+             "gemm_size": 528, "block": block}  # fmt: skip
+    assert bench.validate_point(point) is None
+    results = Runner(gpu_backend).run(Plan(bench, [point], bench.variant_names, "dram_read", CHECK))
+    bad = [(r.variant, r.status, r.reason) for r in results
+           if not r.status.is_measured and r.status is not Status.SKIPPED]  # fmt: skip
+    assert not bad
+    measured = {r.variant for r in results if r.status.is_measured}
+    assert measured >= set(bench.variant_names) - {"tensor_fp16"}
+
+
+@pytest.mark.gpu
+def test_gpu_fewer_fma_iterations_than_declared_fail_the_check(gpu_backend, monkeypatch):
+    """The reference counts the declared iterations: a kernel doing fewer is incorrect."""
+    from gpubench.benchmarks import ceilings
+
+    point = {**bench.defaults(), "dram_bytes": 1 << 24, "waves": 1, "gemm_size": 16}
+    original = ceilings.Ceilings.case
+
+    def fewer(self, variant, point, device, inputs):
+        case = original(self, variant, point, device, inputs)
+        launch = case.steps[0]
+        args = (*launch.args[:-1], type(launch.args[-1])(int(launch.args[-1]) - 1))
+        case.steps = [type(launch)(launch.kernel, launch.grid, launch.block, args)]
+        return case
+
+    monkeypatch.setattr(ceilings.Ceilings, "case", fewer)
+    results = Runner(gpu_backend).run(
+        Plan(bench, [point], ("fp32_fma", "fp16_fma"), "fp32_fma", CHECK)
+    )
+    assert [r.status for r in results] == [Status.INCORRECT, Status.INCORRECT]
