@@ -62,6 +62,7 @@ class CeilingsRecord:
     # Where the figures come from: "measured" (gpubench ceilings) or "theoretical" (no
     # measurement for this GPU: the device's theoretical peaks stand in).
     source: str = "measured"
+    measured_at: str = ""
 
     def get(self, key: str) -> float | None:
         """The measured figure, else the theoretical one."""
@@ -83,6 +84,7 @@ class CeilingsRecord:
                              for k, v in dict(record.get("theoretical") or {}).items()},
                 environment=dict(record.get("environment") or {}),
                 source=str(record.get("source", "measured")),
+                measured_at=str(record.get("measured_at", "")),
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"a damaged ceilings record ({exc})", source=source) from None
@@ -93,7 +95,7 @@ def theoretical_from_device(device: dict[str, Any]) -> dict[str, float | None]:
     return {c.key: device.get(c.theoretical) if c.theoretical else None for c in CEILINGS}
 
 
-def from_results(results: list[Any], environment: dict[str, Any]) -> CeilingsRecord:
+def from_results(results: list[Any], environment: dict[str, Any], when: str = "") -> CeilingsRecord:
     """A ceilings record from a run of the ceilings suite: each ceiling is its variant's
     verified median-based metric (failed or skipped variants are left out)."""
     measured: dict[str, float] = {}
@@ -110,6 +112,7 @@ def from_results(results: list[Any], environment: dict[str, Any]) -> CeilingsRec
         measured=measured,
         theoretical=theoretical_from_device(device),
         environment=environment,
+        measured_at=when,
     )
 
 
@@ -187,7 +190,7 @@ def load_file(path: str | Path) -> CeilingsRecord:
     if not any(r.suite == "ceilings" for r in result_set.results):
         raise ConfigError("holds neither a ceilings record nor results of the ceilings suite",
                           source=source)  # fmt: skip
-    return from_results(result_set.results, result_set.environment)
+    return from_results(result_set.results, result_set.environment, result_set.created)
 
 
 def rows(record: CeilingsRecord) -> list[tuple[str, str, str, str]]:

@@ -590,7 +590,7 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
             if code == EXIT_INTERRUPTED or not Path(out).is_file():
                 ctx.exit(code)
             measured = results.load_any(out)
-        record = store.from_results(measured.results, measured.environment)
+        record = store.from_results(measured.results, measured.environment, measured.created)
         if record.gpu_uuid:
             _stderr().print(f"ceilings kept in {store.save(record)}", highlight=False)
     if json_path:
@@ -601,7 +601,8 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
         from gpubench.report import markdown
 
         markdown.write(markdown_path, markdown.document(
-            "gpubench ceilings", session.device_line(record.environment), [table]))  # fmt: skip
+            "gpubench ceilings", session.device_line(record.environment, record.measured_at),
+            [table]))  # fmt: skip
     ctx.exit(code)
 
 
@@ -751,6 +752,8 @@ def plot(results_path: str, x: str | None, y: str | None, by: str, facet: str | 
     title = f"{', '.join(suites)}: {chart.y.header} vs {chart.x}" + (
         f" · {device}" if device else ""
     )
+    if chart.best_over:
+        title += f"\n(each line: the best over {', '.join(chart.best_over)})"
     plotting.draw(chart, target, title)
     _stderr().print(f"plot: {target} ({chart.y.header} vs {chart.x}"
                     f"{', log x' if chart.log_x else ''}{', log y' if chart.log_y else ''})",

@@ -94,8 +94,9 @@ l2_read(const uint4* __restrict__ in, unsigned long long n4, unsigned int passes
 }
 
 // shared_read: 16-byte shared-memory loads, a warp's 32 consecutive words per request (no
-// bank conflicts), `iterations` per thread. The loads are volatile PTX: the compiler may not
-// notice that the pattern repeats and hoist them out of the loop.
+// bank conflicts), `iterations` per thread. The loads are ld.volatile in PTX: a plain load
+// (even inside `asm volatile`) lets ptxas see that the four addresses repeat and load them
+// once before the loop, which "measured" 60 TB/s on an H100 with no loads in the loop.
 #define SHARED_WORDS (4 * BLOCK)
 extern "C" __global__ void __launch_bounds__(BLOCK)
 shared_read(const uint4* __restrict__ in, unsigned int iterations, unsigned long long* __restrict__ total)
@@ -109,7 +110,7 @@ shared_read(const uint4* __restrict__ in, unsigned int iterations, unsigned long
         const unsigned int address =
             (unsigned int)__cvta_generic_to_shared(&words[(threadIdx.x + (k % 4) * BLOCK)]);
         unsigned int a, b, c, d;
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+        asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                      : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(address));
         // Four 32-bit running sums (wrapping) keep the adds off the critical path; they are
         // folded into 64 bits every 4096 loads, before they could wrap twice.
@@ -135,6 +136,8 @@ fp32_fma(float* __restrict__ out, float b, float c, unsigned int iterations)
     float a[CHAINS];
 #pragma unroll
     for (int j = 0; j < CHAINS; ++j) a[j] = 1.0f + (float)((t * CHAINS + j) % 8) / 8.0f;
+    // Unrolled so the loop's own counter, compare and branch cost little beside 8 FMAs.
+#pragma unroll 16
     for (unsigned int k = 0; k < iterations; ++k) {
 #pragma unroll
         for (int j = 0; j < CHAINS; ++j) a[j] = fmaf(a[j], b, c);
@@ -152,6 +155,7 @@ fp64_fma(double* __restrict__ out, double b, double c, unsigned int iterations)
     double a[CHAINS];
 #pragma unroll
     for (int j = 0; j < CHAINS; ++j) a[j] = 1.0 + (double)((t * CHAINS + j) % 8) / 8.0;
+#pragma unroll 16
     for (unsigned int k = 0; k < iterations; ++k) {
 #pragma unroll
         for (int j = 0; j < CHAINS; ++j) a[j] = fma(a[j], b, c);
@@ -173,6 +177,7 @@ fp16_fma(float* __restrict__ out, float b, float c, unsigned int iterations)
     __half2 a[CHAINS];
 #pragma unroll
     for (int j = 0; j < CHAINS; ++j) a[j] = __float2half2_rn(1024.0f + 8.0f * ((t * CHAINS + j) % 8));
+#pragma unroll 16
     for (unsigned int k = 0; k < iterations; ++k) {
 #pragma unroll
         for (int j = 0; j < CHAINS; ++j) a[j] = __hfma2(a[j], b2, c2);

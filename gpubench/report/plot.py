@@ -15,7 +15,7 @@ from gpubench.metrics import TIME, Metric, catalog
 # Preferred y metrics when none is named: what the suites are about, in order.
 DEFAULT_Y = ("gbps", "gflops", "gelem_per_s", "time_ms")
 # Axes whose values span at least this ratio are drawn logarithmic.
-LOG_RATIO = 50
+LOG_RATIO = 10
 
 
 @dataclass
@@ -28,6 +28,8 @@ class Chart:
     lines: dict[Any, dict[str, list[tuple[float, float]]]] = field(default_factory=dict)
     log_x: bool = False
     log_y: bool = False
+    # Parameters each line takes its best value over.
+    best_over: list[str] = field(default_factory=list)
 
 
 def _numeric(value: Any) -> bool:
@@ -39,6 +41,16 @@ def _value(result: Any, key: str) -> float | None:
         return result.median_ms
     value = result.metrics.get(key)
     return float(value) if _numeric(value) else None
+
+
+def _follows(results: list[Any], x: str, param: str) -> bool:
+    """True if `param` has one value per value of `x` (it is derived from x, or fixed)."""
+    seen: dict[str, str] = {}
+    for r in results:
+        key, value = repr(r.point.get(x)), repr(r.point.get(param))
+        if seen.setdefault(key, value) != value:
+            return False
+    return True
 
 
 def build(results: list[Any], x: str | None = None, y: str | None = None, by: str = "variant",
@@ -78,16 +90,24 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
             raise ConfigError(f"no parameter {name!r} in these results; parameters: variant, "
                               f"{', '.join(params)}", key=option)  # fmt: skip
     chart = Chart(x=x, y=known[y], by=by, facet=facet)
-    rest = [p for p in varying if p not in (x, by, facet)]
-    lines: dict[Any, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
+    # Parameters that follow x (rows and cols when x is size) split nothing; any other that
+    # varies is folded: each line shows the best value over it (the tuned envelope), and
+    # the chart says so. --by or --facet split by one of them instead.
+    tied = {p for p in varying if p != x and _follows(measured, x, p)}
+    chart.best_over = [p for p in varying if p not in (x, by, facet) and p not in tied]
+    better = max if chart.y.higher_is_better is not False else min
+    cells: dict[tuple[Any, str, float], float] = {}
     for r in measured:
         xv, yv = r.point.get(x), _value(r, y)
         if not _numeric(xv) or yv is None:
             continue
-        group = r.variant if by == "variant" else f"{by}={r.point.get(by)}"
-        label = ", ".join([group, *(f"{p}={r.point.get(p)}" for p in rest)])
+        label = r.variant if by == "variant" else f"{by}={r.point.get(by)}"
         panel = (r.variant if facet == "variant" else r.point.get(facet)) if facet else None
-        lines[panel][label].append((float(xv), yv))
+        key = (panel, label, float(xv))
+        cells[key] = better(cells[key], yv) if key in cells else yv
+    lines: dict[Any, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
+    for (panel, label, xv), yv in cells.items():
+        lines[panel][label].append((xv, yv))
     chart.lines = {k: {label: sorted(v) for label, v in lines[k].items()} for k in lines}
     xs = [p[0] for panel in chart.lines.values() for line in panel.values() for p in line]
     ys = [p[1] for panel in chart.lines.values() for line in panel.values() for p in line]
@@ -108,7 +128,7 @@ def draw(chart: Chart, path: str, title: str) -> None:
     columns = min(len(panels), 3)
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, 4.8 * rows), squeeze=False)
-    unit = f" ({chart.y.unit})" if chart.y.unit else ""
+    unit = f" ({chart.y.unit})" if chart.y.unit and chart.y.unit not in chart.y.header else ""
     for i, panel in enumerate(panels):
         ax = axes[i // columns][i % columns]
         for label, points in chart.lines[panel].items():
@@ -122,7 +142,10 @@ def draw(chart: Chart, path: str, title: str) -> None:
         if chart.facet:
             ax.set_title(f"{chart.facet} = {panel}", fontsize=10)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7 if len(chart.lines[panel]) > 6 else 8)
+        if len(chart.lines[panel]) > 8:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        else:
+            ax.legend(fontsize=8)
     for j in range(len(panels), rows * columns):
         axes[j // columns][j % columns].axis("off")
     fig.suptitle(title, fontsize=11)

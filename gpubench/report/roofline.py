@@ -102,8 +102,7 @@ def draw(placements: list[Placement], ceilings: CeilingsRecord, path: str, title
     if measured:
         roof(COMPUTE_ROOF, "dram_read_gbps", theory, "--", "gray", "FP32 / DRAM roof (theoretical)")
         roof(COMPUTE_ROOF, "l2_read_gbps", measured, ":", "tab:purple", "FP32 / L2 roof (measured)")
-        for key, label, color in (("fp64_gflops", "FP64", "tab:brown"),
-                                  ("fp16_gflops", "FP16 half2", "tab:olive")):  # fmt: skip
+        for key, label, color in (("fp64_gflops", "FP64", "tab:brown"),):
             if measured.get(key):
                 ax.axhline(
                     measured[key], color=color, lw=1, ls="-.", label=f"{label} roof (measured)"

@@ -28,16 +28,25 @@ RESULTS = [
 def test_defaults_draw_bandwidth_against_the_widest_numeric_parameter():
     chart = plot.build(RESULTS)
     assert chart.x == "size" and chart.y.key == "gbps" and chart.log_x
+    # tile varies too: each line is the best over it (tile 32 adds more here).
+    assert chart.best_over == ["tile"]
     lines = chart.lines[None]
-    assert set(lines) == {"naive, tile=16", "naive, tile=32", "padded, tile=16", "padded, tile=32"}
-    assert lines["naive, tile=16"] == [(1024.0, 17.0), (4096.0, 20.0), (16384.0, 32.0),
-                                       (65536.0, 80.0)]  # fmt: skip
-    assert "broken" not in str(lines)  # failed results are not drawn
+    assert set(lines) == {"naive", "padded"}  # failed results are not drawn
+    assert lines["naive"] == [(1024.0, 33.0), (4096.0, 36.0), (16384.0, 48.0), (65536.0, 96.0)]
+
+
+def test_the_best_of_a_time_is_its_minimum_and_derived_parameters_split_nothing():
+    derived = [Result(suite="t", variant="a", point={"size": s, "rows": s, "tile": t},
+                      status=Status.OK, summary={"median_ms": s / t, "rel_noise": 0.01})
+               for s in (8, 64) for t in (1, 2)]  # fmt: skip
+    chart = plot.build(derived, y="time_ms")
+    assert chart.best_over == ["tile"]  # rows follows size: not folded, not split
+    assert chart.lines[None] == {"a": [(8.0, 4.0), (64.0, 32.0)]}
 
 
 def test_facets_and_by_split_the_lines():
     chart = plot.build(RESULTS, x="size", y="time_ms", by="tile", facet="variant")
-    assert set(chart.lines) == {"naive", "padded"}
+    assert set(chart.lines) == {"naive", "padded"} and chart.best_over == []
     assert set(chart.lines["naive"]) == {"tile=16", "tile=32"}
     assert chart.lines["padded"]["tile=32"][0] == (1024.0, pytest.approx(1000.0 / 35.0))
 
