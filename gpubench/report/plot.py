@@ -131,8 +131,11 @@ def draw(chart: Chart, path: str, title: str) -> None:
     unit = f" ({chart.y.unit})" if chart.y.unit and chart.y.unit not in chart.y.header else ""
     for i, panel in enumerate(panels):
         ax = axes[i // columns][i % columns]
-        for label, points in chart.lines[panel].items():
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", ms=4, label=label)
+        for n, (label, points) in enumerate(chart.lines[panel].items()):
+            # Ten colours, then the same colours dashed, dotted...: no two lines look alike.
+            style = ("-", "--", ":", "-.")[(n // 10) % 4]
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="os^D"[(n // 10) % 4],
+                    ms=4, ls=style, color=f"C{n % 10}", label=label)  # fmt: skip
         if chart.log_x:
             ax.set_xscale("log", base=2)
         if chart.log_y:
