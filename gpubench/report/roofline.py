@@ -17,6 +17,8 @@ from gpubench.ceilings import CeilingsRecord
 # The compute roof kernels are judged against: the suites' arithmetic is FP32.
 COMPUTE_ROOF = "fp32_gflops"
 BANDWIDTH_ROOF = "dram_read_gbps"
+# The metric a profiled run carries: DRAM bytes Nsight Compute counted for one run.
+PROFILED_DRAM_BYTES = "dram_bytes"
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,8 @@ class Placement:
     attainable: float  # GFLOP/s for arithmetic, GB/s for the others
     fraction: float  # achieved / attainable
     bound: str  # "memory" or "compute"
+    # flops / DRAM bytes a profiler measured (metric "dram_bytes"), where the run was profiled.
+    measured_intensity: float | None = None
 
 
 def _work(result: Any) -> tuple[int, int]:
@@ -54,8 +58,11 @@ def place(results: list[Any], ceilings: CeilingsRecord) -> list[Placement]:
             gflops = flops / seconds / 1e9
             attainable = min(fp32, dram * intensity)
             bound = "memory" if dram * intensity < fp32 else "compute"
+            dram_bytes = r.metrics.get(PROFILED_DRAM_BYTES)
+            measured = flops / dram_bytes if dram_bytes else None
             out.append(Placement(r.suite, r.variant, dict(r.point), ceilings.gpu_name, gbps,
-                                 gflops, intensity, attainable, gflops / attainable, bound))  # fmt: skip
+                                 gflops, intensity, attainable, gflops / attainable, bound,
+                                 measured))  # fmt: skip
         else:
             out.append(Placement(r.suite, r.variant, dict(r.point), ceilings.gpu_name, gbps,
                                  None, None, dram, gbps / dram, "memory"))  # fmt: skip
@@ -85,6 +92,7 @@ def draw(placements: list[Placement], ceilings: CeilingsRecord, path: str, title
                              squeeze=False)  # fmt: skip
     ax = axes[0][0]
     lows = [p.intensity for p in arithmetic] + [ridge_point(ceilings) or 1]
+    lows += [p.measured_intensity for p in arithmetic if p.measured_intensity]
     x_low = 2 ** math.floor(math.log2(max(min(lows) / 4, 1 / 64)))
     x_high = 2 ** math.ceil(math.log2(max(max(lows) * 4, 64)))
     xs = [x_low * (x_high / x_low) ** (i / 200) for i in range(201)]
@@ -117,6 +125,7 @@ def draw(placements: list[Placement], ceilings: CeilingsRecord, path: str, title
     suites = sorted({p.suite for p in placements})
     colors = {s: f"C{i % 10}" for i, s in enumerate(suites)}
     shown: set[tuple[str, str]] = set()
+    shown_kinds: set[str] = set()
     variant_index: dict[tuple[str, str], int] = {}
     for p in arithmetic:
         key = (p.suite, p.variant)
@@ -125,6 +134,15 @@ def draw(placements: list[Placement], ceilings: CeilingsRecord, path: str, title
                    s=36, edgecolors="black", linewidths=0.4, zorder=3,
                    label=None if key in shown else f"{p.suite}: {p.variant}")  # fmt: skip
         shown.add(key)
+        if p.measured_intensity:
+            # Where the kernel really sits: the DRAM traffic it caused, not the minimum.
+            ax.scatter(p.measured_intensity, p.gflops, facecolors="none",
+                       edgecolors=colors[p.suite], marker=markers[index % len(markers)], s=36,
+                       zorder=3, label=None if "measured" in shown_kinds else
+                       "hollow: at the measured DRAM intensity")  # fmt: skip
+            ax.plot([p.intensity, p.measured_intensity], [p.gflops, p.gflops], lw=0.6,
+                    color=colors[p.suite], alpha=0.6)  # fmt: skip
+            shown_kinds.add("measured")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlim(x_low, x_high)

@@ -44,6 +44,15 @@ def test_placement_is_exact_on_both_sides_of_the_ridge():
     assert roofline.ridge_point(RECORD) == pytest.approx(65000 / 3100)
 
 
+def test_a_profiled_run_is_also_placed_at_its_measured_dram_intensity(tmp_path):
+    profiled = work_result("m", "tiled", 1, 1.0, 10**9, 8 * 10**9)
+    profiled.metrics["dram_bytes"] = 4 * 10**9  # the kernel moved 4x the minimum
+    (p,) = roofline.place([profiled], RECORD)
+    assert p.intensity == 8.0 and p.measured_intensity == 2.0
+    roofline.draw([p], RECORD, str(tmp_path / "r.svg"), "t")
+    assert "measured DRAM intensity" in (tmp_path / "r.svg").read_text()
+
+
 def test_without_measured_ceilings_the_theoretical_ones_stand_in():
     record = store.theoretical_only(ENVIRONMENT)
     (p,) = roofline.place([work_result("m", "a", 1, 1.0, 10**9, 10**9)], record)
