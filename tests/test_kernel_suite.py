@@ -350,7 +350,8 @@ def test_gpu_an_output_element_never_written_fails_the_check(gpu_backend):
     results = {
         (r.variant, r.point["n"]): r for r in gpu_run(gpu_backend, path, [{"n": 2}, {"n": 4099}])
     }
-    assert results[("scale_out", 4099)].status is Status.OK
+    # Verified and timed (a 2 µs kernel may miss the noise target: unstable, still checked).
+    assert results[("scale_out", 4099)].status in (Status.OK, Status.UNSTABLE)
     half = results[("scale_out_half", 4099)]
     assert half.status is Status.INCORRECT and half.verification.unwritten == 4099 - 2049
     assert results[("scale_out_half", 2)].verification.unwritten == 1
@@ -368,7 +369,8 @@ def test_gpu_the_command_line_runs_a_kernel_file_end_to_end(tmp_path):
                          timeout=600)  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr
     results = json.loads(out.read_text())["results"]
-    assert [r["status"] for r in results] == ["ok", "ok"]
+    # Verified and timed; µs-scale kernels may miss the noise target (unstable, exit 0).
+    assert [r["status"] in ("ok", "unstable") for r in results] == [True, True]
     assert all(r["metrics"]["gbps"] > 0 for r in results)
 
 
