@@ -207,10 +207,46 @@ def info(device: int) -> None:
 
 
 # -- shared by run and sweep ---------------------------------------------------------------
-def _execute(spec: SweepSpec, request: Any, device: int) -> int:
+def _execute(spec: SweepSpec, request: Any, device: int, spread: Any = None) -> int:
     from gpubench import session
 
-    return session.execute(spec, request, device, console=_stdout(), err=_stderr())
+    return session.execute(spec, request, device, console=_stdout(), err=_stderr(),
+                           spread=spread)  # fmt: skip
+
+
+def _spread(device: int, devices: str | None, scheduler: str | None = None,
+            shard: str | None = None) -> Any:  # fmt: skip
+    """--device, --devices, --scheduler and --shard as one Spread, each checked."""
+    from gpubench.errors import ConfigError
+    from gpubench.session import Spread
+
+    chosen = None
+    if devices is not None:
+        from gpubench.pool import parse_devices
+
+        try:
+            chosen = parse_devices(devices)
+        except ValueError as exc:
+            raise ConfigError(str(exc), key="--devices") from None
+    if scheduler is not None:
+        if devices is not None:
+            raise ConfigError("--scheduler sends points to the cluster's workers; --devices "
+                              "picks GPUs of this host: give one of them", key="--scheduler")  # fmt: skip
+        if not scheduler.strip() or any(c.isspace() for c in scheduler):
+            raise ConfigError(f"expected an address such as tcp://host:8786, got {scheduler!r}",
+                              key="--scheduler")  # fmt: skip
+    parsed_shard = None
+    if shard is not None:
+        parts = shard.split("/")
+        try:
+            index, count = (int(p) for p in parts) if len(parts) == 2 else (None, None)
+        except ValueError:
+            index = count = None
+        if index is None or count is None or count < 1 or not 0 <= index < count:
+            raise ConfigError(f"expected I/N with 0 <= I < N (the I-th of N shards, e.g. "
+                              f"$SLURM_ARRAY_TASK_ID/4), got {shard!r}", key="--shard")  # fmt: skip
+        parsed_shard = (index, count)
+    return Spread(device=device, devices=chosen, scheduler=scheduler, shard=parsed_shard)
 
 
 def _timing_options(func: Any) -> Any:
@@ -272,6 +308,9 @@ def _output_options(func: Any) -> Any:
                      help="Write the results table as GitHub-flavoured markdown (a CI job "
                      "summary, a pull request)."),
         click.option("--device", default=0, show_default=True, help="CUDA device index."),
+        click.option("--devices", "devices", metavar="all|I,J,...",
+                     help="Run points on several GPUs of this host at once, one worker each "
+                     "(all, or indices such as 0,2,3)."),
     ]):  # fmt: skip
         func = option(func)
     return func
@@ -306,7 +345,8 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
                   "kept beside it as LOG.1).")  # fmt: skip
     def command(variants: tuple[str, ...], baseline: str | None, json_path: str | None,
                 csv_path: str | None, jsonl_path: str | None, markdown_path: str | None,
-                device: int, timeline_path: str | None, force: bool, **values: Any) -> None:  # fmt: skip
+                device: int, devices: str | None, timeline_path: str | None, force: bool,
+                **values: Any) -> None:  # fmt: skip
         from gpubench import config
 
         timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
@@ -326,7 +366,7 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
 
         request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path,
                                 timeline=timeline_path, force=force, markdown=markdown_path)  # fmt: skip
-        code = _execute(spec, request, device)
+        code = _execute(spec, request, device, _spread(device, devices))
         click.get_current_context().exit(code)
 
     command.__doc__ = (
@@ -399,10 +439,17 @@ def run() -> None:
               help="Resume even if the GPU, the kernel source or the sweep changed; without "
               "--resume, start a new log where one with results exists (the old one is kept "
               "beside it as LOG.1).")  # fmt: skip
+@click.option("--scheduler", "scheduler", metavar="ADDRESS",
+              help="Send the points to the workers of a Dask cluster (tcp://host:8786): one "
+              "worker per GPU; results stream back into the log (needs the cluster extra).")  # fmt: skip
+@click.option("--shard", "shard", metavar="I/N",
+              help="Run only every N-th point, from the I-th (0-based): one of N jobs (SLURM "
+              "arrays); `gpubench merge` joins their logs.")  # fmt: skip
 @_output_options
 def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
           json_path: str | None, csv_path: str | None, jsonl_path: str | None,
-          markdown_path: str | None, device: int) -> None:  # fmt: skip
+          markdown_path: str | None, device: int, devices: str | None, scheduler: str | None,
+          shard: str | None) -> None:  # fmt: skip
     """Run a whole sweep from a YAML file: progress bar, table, results files.
 
     Every point runs in a worker process: a kernel that crashes or hangs is recorded
@@ -421,18 +468,22 @@ def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
 
     config_path = str(config.find(config_path))
     spec = config.load(config_path)
+    spread = _spread(device, devices, scheduler, shard)
     ctx = click.get_current_context()
     if dry_run:
-        _print_plan(spec)
+        _print_plan(spec, spread.shard)
         ctx.exit(EXIT_OK)
     from pathlib import Path
 
     from gpubench.outputs import OutputRequest
 
+    stem = Path(config_path).stem
+    if spread.shard:
+        stem += f".shard-{spread.shard[0]}-of-{spread.shard[1]}"
     request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path, resume=resume_path,
                             force=force, progress=True, markdown=markdown_path,
-                            default_log=str(Path("results") / f"{Path(config_path).stem}.jsonl"))  # fmt: skip
-    ctx.exit(_execute(spec, request, device))
+                            default_log=str(Path("results") / f"{stem}.jsonl"))  # fmt: skip
+    ctx.exit(_execute(spec, request, device, spread))
 
 
 # -- compare --------------------------------------------------------------------------------
@@ -764,13 +815,14 @@ def plot(results_path: str, x: str | None, y: str | None, by: str, facet: str | 
 DRY_RUN_LISTED = 50
 
 
-def _print_plan(spec: SweepSpec) -> None:
+def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
     from rich.table import Table
 
     from gpubench import registry
+    from gpubench.session import shard_points
 
     bench = registry.get(spec.suite_ref or spec.suite)
-    points = spec.points(bench)
+    points = shard_points(spec.points(bench), shard, spec.source)
     problems = bench.dry_run_problems(points)
     if problems:
         from gpubench.errors import ConfigError

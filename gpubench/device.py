@@ -125,6 +125,9 @@ class Environment:
     backend: dict[str, Any] = field(default_factory=dict)
     device: dict[str, Any] = field(default_factory=dict)
     gpu_uuid: str | None = None
+    # Which device of the host measured (its CUDA index) and how many the host shows.
+    device_index: int = 0
+    device_count: int | None = None
     driver_version: str | None = None
     cuda_driver_api_version: str | None = None
     pycuda_version: str | None = None

@@ -85,6 +85,8 @@ class Result:
     # Spans (stream, op, label, start_ms, end_ms) of one extra run, for suites that
     # record a timeline (`--timeline`).
     timeline: list[dict[str, Any]] = field(default_factory=list)
+    # The GPU that measured it: {"index", "uuid", "name"} (a sweep may use several).
+    device: dict[str, Any] | None = None
 
     @property
     def median_ms(self) -> float | None:

@@ -10,6 +10,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from gpubench import backends, kernels, outputs, registry, results
@@ -35,6 +36,12 @@ def fingerprint(
         **({"declarations_sha256": declarations} if declarations else {}),
         "gpu_name": environment.get("device", {}).get("name"),
         "gpu_uuid": environment.get("gpu_uuid"),
+        # A sweep over several GPUs resumes on the same ones.
+        **(
+            {"gpu_uuids": sorted(str(d.get("uuid")) for d in environment["devices"])}
+            if len(environment.get("devices") or []) > 1
+            else {}
+        ),
         "points": sorted(point_key(p) for p in points),
         "variants": list(spec.variants),
         "baseline": spec.baseline,
@@ -55,10 +62,47 @@ def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Spread:
+    """Where the points run: one GPU (`device`), several of this host (`devices`: indices or
+    "all"), a Dask cluster (`scheduler` address); and which of them (`shard`: I of N)."""
+
+    device: int = 0
+    devices: list[int] | str | None = None
+    scheduler: str | None = None
+    shard: tuple[int, int] | None = None
+
+    def runner(self, suite: str, backend: str) -> Any:
+        if self.scheduler:
+            from gpubench.cluster import DaskRunner
+
+            return DaskRunner(self.scheduler, suite, backend)
+        if self.devices == "all" or (self.devices and len(self.devices) > 1):
+            from gpubench.pool import DevicePool
+
+            return DevicePool(suite, self.devices, backend)
+        index = self.devices[0] if self.devices else self.device
+        return IsolatedRunner(WorkerSpec(suite, index, backend))
+
+
+def shard_points(points: list[dict[str, Any]], shard: tuple[int, int] | None,
+                 source: str) -> list[dict[str, Any]]:  # fmt: skip
+    """Every N-th point from the I-th (0-based): the shards of N jobs cover the sweep once."""
+    if shard is None:
+        return points
+    index, count = shard
+    mine = points[index::count]
+    if not mine:
+        raise ConfigError(f"shard {index}/{count} has no points (the sweep has {len(points)})",
+                          source=source, key="--shard")  # fmt: skip
+    return mine
+
+
 def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, console: Any,
-            err: Any) -> int:  # fmt: skip
+            err: Any, spread: Spread | None = None) -> int:  # fmt: skip
+    spread = spread or Spread(device=device)
     bench = registry.get(spec.suite_ref or spec.suite)
-    points = spec.points(bench)
+    points = shard_points(spec.points(bench), spread.shard, spec.source)
     worker_spec = WorkerSpec.for_suite(spec.suite_ref or spec.suite, device)
     backends.preflight(worker_spec.backend)
     kernels.check_settings()
@@ -66,11 +110,13 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
     files = outputs.plan(spec, request)
     if files.kept:
         err.print(f"the earlier log is kept as {files.kept}", highlight=False)
-    runner = IsolatedRunner(worker_spec)
+    runner = spread.runner(worker_spec.suite, worker_spec.backend)
     environment = runner.start()
     interrupted = False
     try:
         stamp = fingerprint(spec, points, environment)
+        if spread.shard:
+            stamp["shard"] = f"{spread.shard[0]}/{spread.shard[1]}"
         if files.resume:
             _check_resumable(previous_header, stamp, files)
         _announce(err, environment, points, spec, files, len(previous))
@@ -178,10 +224,14 @@ def _announce(err: Any, environment: dict[str, Any], points: list[dict[str, Any]
               spec: SweepSpec, files: outputs.OutputPlan, already: int) -> None:  # fmt: skip
     dev = environment["device"]
     peak = dev.get("peak_bandwidth_gbps")
+    devices = environment.get("devices") or []
+    names = sorted({str(d.get("name")) for d in devices})
+    on = f" · on {len(devices)} GPUs" + (f" of {len(names)} models" if len(names) > 1 else "")
     err.print(
         f"{dev['name']} ({dev['arch']}, {dev['sm_count']} SMs, peak DRAM "
         f"{f'{peak:,.0f} GB/s' if peak else 'unknown'}) · {len(points)} point(s) × "
         f"{len(spec.variants)} variant(s)"
+        + (on if len(devices) > 1 else "")
         + (f" · resuming: {already} result(s) already in {files.log}" if already else ""),
         highlight=False,
     )

@@ -66,6 +66,59 @@ def _die_with_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="parent-watchdog").start()
 
 
+def visible_devices() -> list[str] | None:
+    """The GPUs CUDA may use here (CUDA_VISIBLE_DEVICES entries), None when it is unset."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return None
+    return [entry.strip() for entry in visible.split(",") if entry.strip()]
+
+
+def count_devices() -> int | None:
+    """How many GPUs a worker could use, without starting CUDA (which would fix the device
+    list for the life of the process): the CUDA_VISIBLE_DEVICES entries, else NVML's count."""
+    visible = visible_devices()
+    if visible is not None:
+        return len(visible)
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        return int(pynvml.nvmlDeviceGetCount())
+    except Exception:  # no NVML: the count is unknown
+        return None
+
+
+def _load_pinned(spec: WorkerSpec) -> Any:
+    """The backend on the spec's device. For PyCUDA the device is chosen before CUDA starts:
+    this process sees only that GPU (CUDA_VISIBLE_DEVICES), so libraries that pick "the
+    current device" themselves (CuPy, cuBLAS) cannot land on another one."""
+    if spec.backend != "pycuda":
+        return backends.load(spec.device_index, spec.backend)
+    visible = visible_devices()
+    entries = visible if visible is not None else None
+    if entries is not None and not 0 <= spec.device_index < len(entries):
+        raise EnvironmentProblem(
+            f"device {spec.device_index} does not exist (CUDA_VISIBLE_DEVICES="
+            f"{os.environ.get('CUDA_VISIBLE_DEVICES')!r} shows {len(entries)})"
+        )
+    os.environ["CUDA_VISIBLE_DEVICES"] = (
+        entries[spec.device_index] if entries is not None else str(spec.device_index)
+    )
+    return backends.load(0, spec.backend)
+
+
+def _environment(backend: Any, spec: WorkerSpec) -> dict[str, Any]:
+    environment = backend.environment().to_dict()
+    environment["device_index"] = spec.device_index
+    if spec.backend == "pycuda":
+        environment["device_count"] = _host_count
+    return environment
+
+
+_host_count: int | None = None
+
+
 def worker_main(conn: Any, spec: WorkerSpec) -> None:
     """The worker's loop: one message in, progress messages out, until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -73,10 +126,13 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
     _die_with_parent()
     from gpubench import registry
 
+    global _host_count
+    _host_count = count_devices()  # before CUDA starts and before the device is pinned
+
     try:
-        backend = backends.load(spec.device_index, spec.backend)
+        backend = _load_pinned(spec)
         bench = registry.get(spec.suite)
-        conn.send(("ready", backend.environment().to_dict()))
+        conn.send(("ready", _environment(backend, spec)))
     except GpubenchError as exc:
         conn.send(("error", str(exc), exc.exit_code))
         return
@@ -158,11 +214,19 @@ class IsolatedRunner:
         self.environment: dict[str, Any] | None = None
         self.restarts = 0
         self._worker: _Worker | None = None
+        self.device_record: dict[str, Any] | None = None
 
     # -- worker lifecycle -------------------------------------------------------------------
-    def start(self) -> dict[str, Any]:
-        """Start a worker and return its environment record (raises EnvironmentProblem)."""
-        worker = _Worker(self.spec)
+    def spawn(self) -> _Worker:
+        """Start the worker process without waiting for it. Processes are spawned from the
+        main thread: the kernel kills a worker when the *thread* that created it ends
+        (PR_SET_PDEATHSIG), so a helper thread must never create one that should live on."""
+        return _Worker(self.spec)
+
+    def start(self, worker: _Worker | None = None) -> dict[str, Any]:
+        """Start a worker (or wait for one spawned earlier) and return its environment
+        record (raises EnvironmentProblem)."""
+        worker = worker or _Worker(self.spec)
         try:
             message = worker.receive(START_TIMEOUT_S)
         except _WorkerGone as gone:
@@ -181,6 +245,9 @@ class IsolatedRunner:
             raise error
         if self.environment is None:
             self.environment = message[1]
+            device = message[1].get("device") or {}
+            self.device_record = {"index": message[1].get("device_index", self.spec.device_index),
+                                  "uuid": message[1].get("gpu_uuid"), "name": device.get("name")}  # fmt: skip
         else:
             self.restarts += 1
         self._worker = worker
@@ -255,6 +322,11 @@ class IsolatedRunner:
         fresh: dict[str, Result] = {}
         remaining = list(variants)
         limit = plan.policy.time_limit_s
+        stamp = emit
+
+        def emit(result: Result) -> None:  # every result says which GPU measured it
+            result.device = self.device_record
+            stamp(result)
 
         def lost(variant: str, status: Status, reason: str) -> None:
             fresh[variant] = Result(suite=plan.bench.name, variant=variant, point=dict(point),

@@ -208,7 +208,18 @@ class FakeBackend:
     free_device_bytes: ClassVar[int] = 2**30
 
     def __init__(self, device_index: int = 0) -> None:
-        self.device = FAKE_DEVICE
+        from dataclasses import replace
+
+        count = int(os.environ.get("GPUBENCH_FAKE_DEVICES", "1"))
+        if not 0 <= device_index < count:
+            from gpubench.errors import EnvironmentProblem
+
+            raise EnvironmentProblem(f"device {device_index} does not exist (this machine has "
+                                     f"{count})")  # fmt: skip
+        models = os.environ.get("GPUBENCH_FAKE_MODELS", "").split(",")
+        name = models[device_index] if device_index < len(models) and models[device_index] else None
+        self.device = replace(FAKE_DEVICE, name=name) if name else FAKE_DEVICE
+        self.device_index = device_index
         self.compiles: list[list[str]] = []
         self.timed: list[str] = []
         self.live_buffers = 0
@@ -219,6 +230,11 @@ class FakeBackend:
         env = host_environment()
         env.backend = {"name": self.name, "version": self.version}
         env.device = self.device.to_dict()
+        # Several fake GPUs for the multi-device tests: GPUBENCH_FAKE_DEVICES=2, and their
+        # models (GPUBENCH_FAKE_MODELS="Fake GPU,Other GPU").
+        env.device_index = self.device_index
+        env.device_count = int(os.environ.get("GPUBENCH_FAKE_DEVICES", "1"))
+        env.gpu_uuid = f"GPU-fake-{self.device_index}"
         return env
 
     def compile_binary(self, source: str, options: list[str], include_dirs: list[str]) -> bytes:

@@ -73,7 +73,16 @@ def results_table(
 ) -> Table:
     varying, fixed = varying_params(results) if results else ([], {})
     fixed_text = ", ".join(f"{k}={v}" for k, v in fixed.items() if v is not None)
+    # A sweep over GPUs of different models: each point was measured (and its variants
+    # ranked) on one GPU, which the table names.
+    models = {(r.device or {}).get("name") for r in results if r.device}
+    mixed = len(models) > 1
+    if mixed:
+        fixed_text = " · ".join(t for t in (fixed_text, f"{len(models)} GPU models: each point "
+                                            "measured and ranked on one") if t)  # fmt: skip
     table = Table(title=" · ".join(t for t in (title, fixed_text) if t), title_justify="left")
+    if mixed:
+        table.add_column("gpu")
     for name in varying:
         table.add_column(name, justify="right")
     table.add_column("variant")
@@ -106,7 +115,9 @@ def results_table(
             note = f"noise target missed ({summary.get('samples')} samples)"
         if r.status.is_measured and summary.get("discarded"):
             note = f"{note}; {summary['discarded']} throttled samples discarded".lstrip("; ")
-        row = [str(r.point.get(n)) for n in varying]
+        device = r.device or {}
+        row = [f"{device.get('index', '?')}: {device.get('name', '?')}"] if mixed else []
+        row += [str(r.point.get(n)) for n in varying]
         row += [
             variant,
             Text(str(r.status), style=STATUS_STYLE[r.status]),
