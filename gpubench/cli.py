@@ -497,8 +497,10 @@ def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
               "(gbps, gflops, ...); its declared direction says what a regression is.")  # fmt: skip
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
               help="Also write the comparison as GitHub-flavoured markdown.")  # fmt: skip
+@click.option("--suite-threshold", "suite_thresholds", multiple=True, metavar="SUITE=FRACTION",
+              help="A threshold for one suite's results (repeatable), e.g. transpose=0.10.")  # fmt: skip
 def compare(base_path: str, new_path: str, threshold: float, metric: str,
-            markdown_path: str | None) -> None:  # fmt: skip
+            markdown_path: str | None, suite_thresholds: tuple[str, ...]) -> None:  # fmt: skip
     """Compare two results files point by point: exit 3 if anything got slower (or, with
     --metric, worse).
 
@@ -521,6 +523,17 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
 
     if not math.isfinite(threshold) or threshold < 0:
         raise ConfigError(f"expected a finite number >= 0, got {threshold!r}", key="--threshold")
+    per_suite: dict[str, float] = {}
+    for item in suite_thresholds:
+        name, _, value = item.partition("=")
+        try:
+            fraction = float(value)
+        except ValueError:
+            fraction = float("nan")
+        if not name or not math.isfinite(fraction) or fraction < 0:
+            raise ConfigError(f"expected SUITE=FRACTION such as transpose=0.10, got {item!r}",
+                              key="--suite-threshold")  # fmt: skip
+        per_suite[name] = fraction
     if markdown_path:
         from gpubench.outputs import check_writable
 
@@ -536,7 +549,7 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
 
         raise ConfigError(f"unknown metric {metric!r}{did_you_mean(metric, known)}; "
                           f"known: {', '.join(known)}", key="--metric") from None  # fmt: skip
-    rows = compare_sets(base, new, threshold, chosen)
+    rows = compare_sets(base, new, threshold, chosen, per_suite)
     names = [
         n for n in (rows[0].point if rows else {}) if len({str(r.point.get(n)) for r in rows}) > 1
     ]
@@ -548,7 +561,7 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
             column, justify="right" if column not in ("variant", "verdict") else "left"
         )
     style = {"same": "green", "faster": "cyan", "better": "cyan", "slower": "bold red",
-             "worse": "bold red"}  # fmt: skip
+             "worse": "bold red", "broken": "bold red"}  # fmt: skip
     if chosen.key == metrics.TIME.key:
         from gpubench.report.table import format_time as show
     else:
@@ -558,7 +571,7 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
             *(str(row.point.get(n)) for n in names), row.variant, show(row.base),
             show(row.new), "" if row.change is None else f"{100 * row.change:+.1f}%",
             "" if row.noise is None else f"{100 * row.noise:.1f}%",
-            f"[{style.get(row.verdict, 'yellow')}]{row.verdict}[/]",
+            f"[{style.get(row.verdict.split(' ')[0], 'yellow')}]{row.verdict}[/]",
         )  # fmt: skip
     console = _stdout()
     console.print(table)
@@ -583,6 +596,27 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
             f"gpubench compare: {verdict}", device_line(new.environment, new.created), [table],
             notes))  # fmt: skip
     click.get_current_context().exit(EXIT_FAILED_POINTS if failed else EXIT_OK)
+
+
+# -- merge -----------------------------------------------------------------------------------
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("logs", metavar="LOGS...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False))  # fmt: skip
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+              help="The merged JSON-lines log.")  # fmt: skip
+@click.option("--force", is_flag=True, help="Replace an output that already holds results.")
+def merge(logs: tuple[str, ...], output: str, force: bool) -> None:
+    """Join the logs of one sweep's shards (sweep --shard I/N) into one log; refuses logs of
+    different sweeps or kernel sources, and results that two logs both hold.
+
+    \b
+    Example:
+      gpubench merge results/transpose.shard-*-of-4.jsonl -o results/transpose.jsonl
+    """
+    from gpubench.merge import merge as merge_logs
+
+    count, total = merge_logs(list(logs), output, force)
+    _stderr().print(f"merged {total} result(s) of {count} logs into {output}", highlight=False)
 
 
 # -- ceilings, roofline, plot -----------------------------------------------------------------

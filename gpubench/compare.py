@@ -31,16 +31,18 @@ def _value(result: Result | None, metric: Metric) -> float | None:
     return result.metrics.get(metric.key)
 
 
-def compare(base: ResultSet, new: ResultSet, threshold: float,
-            metric: Metric = TIME) -> list[Comparison]:  # fmt: skip
-    """A difference counts only if it exceeds both `threshold` and twice the noise."""
+def compare(base: ResultSet, new: ResultSet, threshold: float, metric: Metric = TIME,
+            per_suite: dict[str, float] | None = None) -> list[Comparison]:  # fmt: skip
+    """A difference counts only if it exceeds both the threshold (`per_suite`'s for the
+    result's suite, else `threshold`) and twice the noise."""
+    per_suite = per_suite or {}
     old = {(point_key(r.point), r.variant): r for r in base.results}
     out: list[Comparison] = []
     seen = set()
     for r in new.results:
         key = (point_key(r.point), r.variant)
         seen.add(key)
-        out.append(_compare_one(old.get(key), r, threshold, metric))
+        out.append(_compare_one(old.get(key), r, per_suite.get(r.suite, threshold), metric))
     for key, r in old.items():
         if key not in seen:
             out.append(Comparison(r.point, r.variant, _value(r, metric), None, None, None,
@@ -53,6 +55,10 @@ def _compare_one(base: Result | None, new: Result, threshold: float, metric: Met
         return Comparison(new.point, new.variant, None, _value(new, metric), None, None,
                           "only in new")  # fmt: skip
     before, after = _value(base, metric), _value(new, metric)
+    if base.status.is_measured and new.status.is_failure:
+        # Worse than any slowdown: it was right and measured, now it fails.
+        return Comparison(new.point, new.variant, before, after, None, None,
+                          f"broken ({base.status} → {new.status})")  # fmt: skip
     if not (base.status.is_measured and new.status.is_measured) or not before or after is None:
         return Comparison(new.point, new.variant, before, after, None, None,
                           f"not measured ({base.status} → {new.status})")  # fmt: skip
@@ -72,4 +78,5 @@ def _compare_one(base: Result | None, new: Result, threshold: float, metric: Met
 
 
 def regressions(rows: list[Comparison]) -> int:
-    return sum(r.verdict in ("slower", "worse") for r in rows)
+    """Slower, worse, or broken (measured in the base, failing now)."""
+    return sum(r.verdict in ("slower", "worse") or r.verdict.startswith("broken") for r in rows)

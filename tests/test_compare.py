@@ -33,11 +33,27 @@ def test_changes_are_judged_against_threshold_and_noise():
     }
 
 
-def test_unmeasured_results_are_not_compared():
-    base = result_set(result(1, "a", 1.0))
-    new = result_set(result(1, "a", 1.0, status=Status.CRASHED))
-    (row,) = compare(base, new, threshold=0.02)
-    assert row.change is None and row.verdict.startswith("not measured")
+def test_unmeasured_results_are_not_compared_and_a_newly_failing_one_is_a_regression():
+    from gpubench.compare import regressions
+
+    base = result_set(result(1, "a", 1.0), result(2, "a", 1.0, status=Status.SKIPPED))
+    new = result_set(result(1, "a", 1.0, status=Status.CRASHED), result(2, "a", 1.0))
+    broken, skipped = compare(base, new, threshold=0.02)
+    assert broken.change is None and broken.verdict == "broken (ok → crashed)"
+    assert skipped.verdict == "not measured (skipped → ok)"
+    assert regressions([broken, skipped]) == 1
+
+
+def test_per_suite_thresholds_override_the_default():
+    def in_suite(suite, median):
+        r = result(1, "a", median)
+        r.suite = suite
+        return r
+
+    base = result_set(in_suite("s", 1.0), in_suite("t", 1.0))
+    new = result_set(in_suite("s", 1.08), in_suite("t", 1.08))
+    rows = compare(base, new, threshold=0.05, per_suite={"t": 0.10})
+    assert [r.verdict for r in rows] == ["slower", "same"]
 
 
 @pytest.mark.parametrize("new_median, code", [(1.01, 0), (1.5, 3)])

@@ -1,0 +1,223 @@
+"""Many hosts: points sent to the workers of a Dask cluster, one worker per GPU.
+
+The client (this process) submits one task per point and writes each point's results into
+the log as its task completes. On a Dask worker the point runs as it does on one host: in an
+isolated gpubench worker process, so a kernel that breaks its CUDA context costs only that
+variant. A Dask worker that dies costs its point: the scheduler runs the task again on another
+worker, and after `distributed.scheduler.allowed-failures` deaths (set it to 1) the point's
+variants are recorded `crashed`.
+
+Dask is optional (`pip install ".[cluster]"`) and imported only here.
+"""
+
+from __future__ import annotations
+
+import queue
+import socket
+import threading
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from gpubench.errors import EnvironmentProblem
+from gpubench.results import Result, Status, point_key
+from gpubench.runner import Observer, Plan, finish_point
+
+CONNECT_TIMEOUT_S = 30
+
+
+# -- on the Dask workers ----------------------------------------------------------------------
+class _PointService:
+    """One per Dask worker process and suite: a long-lived thread that owns the isolated
+    gpubench worker (created from this thread, which never ends: the kernel kills a child
+    when the thread that created it exits) and runs the points the tasks hand it."""
+
+    _services: ClassVar[dict[tuple[str, str], _PointService]] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, suite: str, backend: str) -> None:
+        self.suite, self.backend = suite, backend
+        self.requests: queue.Queue[tuple[Any, queue.Queue[Any]]] = queue.Queue()
+        threading.Thread(target=self._serve, daemon=True, name="gpubench-points").start()
+
+    @classmethod
+    def get(cls, suite: str, backend: str) -> _PointService:
+        import multiprocessing
+
+        if multiprocessing.current_process().daemon:
+            raise EnvironmentProblem(
+                "this Dask worker runs as a daemon process, which may not start gpubench's "
+                "isolated worker: start it with DASK_DISTRIBUTED__WORKER__DAEMON=False (or "
+                "dask worker --no-nanny)"
+            )
+        with cls._lock:
+            key = (suite, backend)
+            if key not in cls._services:
+                cls._services[key] = cls(suite, backend)
+            return cls._services[key]
+
+    def call(self, job: Any) -> Any:
+        reply: queue.Queue[Any] = queue.Queue()
+        self.requests.put((job, reply))
+        outcome, value = reply.get()
+        if outcome == "error":
+            raise value
+        return value
+
+    def _serve(self) -> None:
+        from gpubench.worker import IsolatedRunner, WorkerSpec
+
+        runner = IsolatedRunner(WorkerSpec(self.suite, 0, self.backend))
+        while True:
+            job, reply = self.requests.get()
+            try:
+                reply.put(("ok", job(runner)))
+            except BaseException as exc:  # sent back to the task, raised there
+                reply.put(("error", exc))
+
+
+def _host_record(runner: Any) -> dict[str, Any]:
+    return {**(runner.device_record or {}), "host": socket.gethostname()}
+
+
+def _remote_environment(suite: str, backend: str) -> dict[str, Any]:
+    def job(runner: Any) -> dict[str, Any]:
+        environment = runner.environment or runner.start()
+        return {**environment, "device_record": _host_record(runner)}
+
+    return _PointService.get(suite, backend).call(job)
+
+
+def _remote_precompile(suite: str, backend: str, points: list[dict[str, Any]]) -> dict[str, Any]:
+    def job(runner: Any) -> dict[str, Any]:
+        if runner.environment is None:
+            runner.start()
+        return runner.precompile(points)
+
+    return _PointService.get(suite, backend).call(job)
+
+
+def _remote_point(suite: str, backend: str, plan_args: tuple, point: dict[str, Any],
+                  variants: list[str]) -> list[Result]:  # fmt: skip
+    """One point on this worker's GPU, isolated; its results, each naming the GPU."""
+
+    def job(runner: Any) -> list[Result]:
+        from gpubench import registry
+
+        if runner.environment is None:
+            runner.start()
+        variants_all, baseline, policy, timeline = plan_args
+        plan = Plan(registry.get(suite), [point], tuple(variants_all), baseline, policy, timeline)
+        out: list[Result] = []
+        runner._run_point(plan, point, list(variants), out.append)
+        record = _host_record(runner)
+        for result in out:
+            result.device = record
+        return out
+
+    return _PointService.get(suite, backend).call(job)
+
+
+# -- on the client ------------------------------------------------------------------------------
+class DaskRunner:
+    """The IsolatedRunner interface over a Dask cluster's workers."""
+
+    def __init__(self, address: str, suite: str, backend: str,
+                 observers: Iterable[Observer] = ()) -> None:  # fmt: skip
+        self.address, self.suite, self.backend = address, suite, backend
+        self.observers = list(observers)
+        self.environment: dict[str, Any] | None = None
+        self.restarts = 0
+        self.client: Any = None
+        self._futures: list[Any] = []
+
+    def start(self) -> dict[str, Any]:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise EnvironmentProblem(
+                "--scheduler needs Dask distributed: pip install '.[cluster]'"
+            ) from None
+        try:
+            self.client = Client(self.address, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise EnvironmentProblem(
+                f"cannot reach the Dask scheduler at {self.address}: {exc}"
+            ) from None
+        workers = list(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+        if not workers:
+            self.close()
+            raise EnvironmentProblem(f"the Dask scheduler at {self.address} has no workers")
+        try:
+            environments = self.client.run(_remote_environment, self.suite, self.backend)
+        except EnvironmentProblem:
+            self.close()
+            raise
+        except Exception as exc:  # a worker that cannot start gpubench: one line
+            self.close()
+            raise EnvironmentProblem(f"a Dask worker could not start gpubench: {exc}") from None
+        ordered = [environments[w] for w in sorted(environments)]
+        environment = dict(ordered[0])
+        environment.pop("device_record", None)
+        environment["devices"] = [
+            {**e["device_record"], "worker": w} for w, e in sorted(environments.items())
+        ]
+        environment["scheduler"] = self.address
+        self.environment = environment
+        return environment
+
+    def precompile(self, points: list[dict[str, Any]], limit_s: float = 3600) -> dict[str, Any]:
+        """Every worker compiles (hosts do not share a compile cache); the slowest counts."""
+        reports = self.client.run(_remote_precompile, self.suite, self.backend, points)
+        report = max(reports.values(), key=lambda r: r.get("seconds", 0))
+        return {**report, "devices": len(reports)}
+
+    def close(self, graceful: bool = True) -> dict[str, Any]:
+        if self.client is not None:
+            for future in self._futures:
+                future.cancel()
+            self.client.close()
+            self.client = None
+        return {}
+
+    def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
+        from distributed import as_completed
+
+        done = {(point_key(r.point), r.variant): r for r in previous}
+        todo = [
+            (point, [v for v in plan.variants if (point_key(point), v) not in done])
+            for point in plan.points
+        ]
+        todo = [(point, variants) for point, variants in todo if variants]
+        for observer in self.observers:
+            observer.started(sum(len(v) for _, v in todo))
+        plan_args = (tuple(plan.variants), plan.baseline, plan.policy, plan.timeline)
+        by_future = {}
+        for point, variants in todo:
+            future = self.client.submit(_remote_point, self.suite, self.backend, plan_args, point,
+                                        variants, pure=False)  # fmt: skip
+            by_future[future] = (point, variants)
+        self._futures = list(by_future)
+        results: list[Result] = []
+        for future in as_completed(by_future):
+            point, variants = by_future[future]
+            try:
+                fresh = {r.variant: r for r in future.result()}
+            except Exception as exc:
+                # The task's worker died (KilledWorker, after the retries the scheduler
+                # allows) or the task failed: the point's variants are lost, nothing else.
+                reason = (f"the Dask worker running this point died ({type(exc).__name__}: "
+                          f"{str(exc)[:300]})")  # fmt: skip
+                fresh = {v: Result(suite=plan.bench.name, variant=v, point=dict(point),
+                                   status=Status.CRASHED, reason=reason, baseline=plan.baseline)
+                         for v in variants}  # fmt: skip
+            for variant in variants:
+                if variant in fresh:
+                    results.append(fresh[variant])
+                    for observer in self.observers:
+                        observer.finished(fresh[variant])
+            key = point_key(point)
+            group = [done.get((key, v)) or fresh.get(v) for v in plan.variants]
+            finish_point(plan, [r for r in group if r is not None])
+            for observer in self.observers:
+                observer.point_finished([fresh[v] for v in variants if v in fresh])
+        return results
