@@ -1,0 +1,126 @@
+"""Sweeps over a Dask cluster, on Dask's local cluster and the CPU fake backend."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from gpubench import cluster  # noqa: E402
+from gpubench.errors import EnvironmentProblem  # noqa: E402
+from gpubench.results import Status  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SWEEP = """\
+suite: {suite}
+variants: {variants}
+params: {{n: [1, 2, 3, 4, 5, 6]}}
+timing: {{min_samples: 3, max_time_s: 0.05}}
+"""
+
+
+@pytest.fixture
+def fake_backend(monkeypatch):
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+
+
+@pytest.fixture
+def local_cluster(fake_backend):
+    # Workers in this process (threads), reachable over TCP by a gpubench in another process.
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  protocol="tcp", dashboard_address=None) as running:  # fmt: skip
+        yield running.scheduler_address
+
+
+def gpubench(tmp_path, *args):
+    env = {**os.environ, "GPUBENCH_BACKEND": "tests.fakes:FakeBackend", "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "gpubench", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def logged(path: Path) -> list[dict]:
+    return [r for r in map(json.loads, path.read_text().splitlines()) if r.get("kind") == "result"]
+
+
+def test_a_sweep_runs_on_the_cluster_and_streams_into_one_log(tmp_path, local_cluster):
+    (tmp_path / "s.yaml").write_text(SWEEP.format(suite=REPO / "tests/suites/scale.py",
+                                                  variants="[good, fast, wrong]"))  # fmt: skip
+    ran = gpubench(tmp_path, "sweep", "s.yaml", "--scheduler", local_cluster, "--jsonl", "l.jsonl")
+    assert ran.returncode == 3, ran.stderr  # `wrong` is incorrect: exit 3, like on one GPU
+    found = logged(tmp_path / "l.jsonl")
+    assert len(found) == 18
+    statuses = {(r["point"]["n"], r["variant"]): r["status"] for r in found}
+    assert {statuses[(n, "good")] for n in range(1, 7)} == {"ok"}
+    assert {statuses[(n, "wrong")] for n in range(1, 7)} == {"incorrect"}
+    assert all(r["device"]["host"] and r["device"]["uuid"] == "GPU-fake-0" for r in found)
+    header = json.loads((tmp_path / "l.jsonl").read_text().splitlines()[0])
+    assert header["environment"]["scheduler"] == local_cluster
+    resumed = gpubench(tmp_path, "sweep", "s.yaml", "--scheduler", local_cluster,
+                       "--resume", "l.jsonl")  # fmt: skip
+    assert resumed.returncode == 3 and len(logged(tmp_path / "l.jsonl")) == 18
+
+
+def test_a_kernel_that_kills_its_process_costs_only_its_variant(tmp_path, local_cluster):
+    (tmp_path / "s.yaml").write_text(SWEEP.format(suite=REPO / "tests/suites/dangerous.py",
+                                                  variants="[good, die]"))  # fmt: skip
+    ran = gpubench(tmp_path, "sweep", "s.yaml", "--scheduler", local_cluster, "--jsonl", "l.jsonl")
+    found = logged(tmp_path / "l.jsonl")
+    assert {r["status"] for r in found if r["variant"] == "die"} == {"crashed"}
+    assert {r["status"] for r in found if r["variant"] == "good"} == {"ok"}
+    assert ran.returncode == 3
+
+
+def test_an_unreachable_scheduler_is_one_line(monkeypatch, fake_backend):
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 2)
+    runner = cluster.DaskRunner("tcp://127.0.0.1:9", "scale", "tests.fakes:FakeBackend")
+    with pytest.raises(EnvironmentProblem, match="cannot reach the Dask scheduler at tcp://127"):
+        runner.start()
+
+
+def test_a_dask_worker_that_dies_costs_its_point_after_one_retry(tmp_path, fake_backend):
+    """The task itself kills its Dask worker at n == 2: the scheduler retries it once on the
+    other worker (allowed-failures 1), which dies too; the point is recorded crashed."""
+    import dask
+
+    from gpubench import registry
+    from gpubench.runner import Plan
+    from gpubench.timing import TimingPolicy
+
+    bench = registry.get(str(REPO / "tests/suites/scale.py"))
+    points = [{**bench.defaults(), "n": n} for n in (1, 2, 3)]
+    policy = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
+    plan = Plan(bench, points, ("good",), "good", policy)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), distributed.LocalCluster(
+        n_workers=3, threads_per_worker=1, processes=True, dashboard_address=None,
+        worker_class=distributed.Nanny,
+    ) as running:  # fmt: skip
+        runner = cluster.DaskRunner(running.scheduler_address, str(REPO / "tests/suites/scale.py"),
+                                    "tests.fakes:FakeBackend")  # fmt: skip
+        runner.start = lambda: None  # this test submits tasks only
+        runner.client = distributed.Client(running.scheduler_address)
+        import tests.test_cluster as here
+
+        original = cluster._remote_point
+        cluster._remote_point = here.die_at_two
+        try:
+            found = {r.point["n"]: r for r in runner.run(plan)}
+        finally:
+            cluster._remote_point = original
+            runner.close()
+    assert found[2].status is Status.CRASHED and "KilledWorker" in found[2].reason
+    assert found[1].status is Status.OK and found[3].status is Status.OK
+
+
+def die_at_two(suite, backend, plan_args, point, variants):
+    if point["n"] == 2:
+        os._exit(1)
+    from gpubench.results import Result, Status
+
+    return [Result(suite="scale", variant=v, point=point, status=Status.OK,
+                   summary={"median_ms": 1.0, "rel_noise": 0.0}) for v in variants]  # fmt: skip

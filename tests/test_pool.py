@@ -1,0 +1,145 @@
+"""Several GPUs of one host, on fake GPUs: every point once, on one GPU, in one log."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpubench.pool import parse_devices
+
+REPO = Path(__file__).resolve().parents[1]
+SWEEP = """\
+suite: {repo}/tests/suites/scale.py
+variants: [good, fast]
+params: {{n: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}}
+timing: {{min_samples: 3, max_time_s: 0.05}}
+"""
+
+
+def gpubench(tmp_path, *args, devices=2, models=""):
+    env = {**os.environ, "GPUBENCH_BACKEND": "tests.fakes:FakeBackend", "PYTHONPATH": str(REPO),
+           "GPUBENCH_FAKE_DEVICES": str(devices), "GPUBENCH_FAKE_MODELS": models}  # fmt: skip
+    return subprocess.run([sys.executable, "-m", "gpubench", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def results_of(path: Path) -> list[dict]:
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return [r for r in lines if r.get("kind") == "result"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("all", "all"), ("0", [0]), ("0,2,3", [0, 2, 3]), (" 1 , 0 ", [1, 0])],
+)
+def test_device_lists_parse(text, expected):
+    assert parse_devices(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("", "name at least one"), ("a,b", "expected 'all'"), ("0,0", "named twice"),
+     ("-1", ">= 0")],
+)  # fmt: skip
+def test_bad_device_lists_are_refused(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_devices(text)
+
+
+def test_a_sweep_over_all_gpus_measures_each_point_once_and_names_its_gpu(tmp_path):
+    (tmp_path / "s.yaml").write_text(SWEEP.format(repo=REPO))
+    ran = gpubench(tmp_path, "sweep", "s.yaml", "--devices", "all", "--jsonl", "log.jsonl")
+    assert ran.returncode == 0, ran.stderr
+    assert "on 2 GPUs" in ran.stderr
+    found = results_of(tmp_path / "log.jsonl")
+    assert len(found) == 20
+    assert len({(json.dumps(r["point"], sort_keys=True), r["variant"]) for r in found}) == 20
+    by_point: dict[str, set] = {}
+    for r in found:
+        by_point.setdefault(json.dumps(r["point"], sort_keys=True), set()).add(r["device"]["uuid"])
+    assert all(len(uuids) == 1 for uuids in by_point.values())  # a point stays on one GPU
+    assert set.union(*by_point.values()) == {"GPU-fake-0", "GPU-fake-1"}  # both GPUs worked
+    header = json.loads((tmp_path / "log.jsonl").read_text().splitlines()[0])
+    assert [d["uuid"] for d in header["environment"]["devices"]] == ["GPU-fake-0", "GPU-fake-1"]
+    assert header["fingerprint"]["gpu_uuids"] == ["GPU-fake-0", "GPU-fake-1"]
+    # Speedups are within one point, hence within one GPU.
+    metrics = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    speedups = [m["metrics"]["speedup"] for m in metrics
+                if m.get("kind") == "metrics" and m["variant"] == "fast"]  # fmt: skip
+    assert speedups == [pytest.approx(2.0)] * 10
+    resumed = gpubench(tmp_path, "sweep", "s.yaml", "--devices", "0,1", "--resume", "log.jsonl")
+    assert resumed.returncode == 0 and len(results_of(tmp_path / "log.jsonl")) == 20
+
+
+def test_gpus_of_different_models_are_named_in_the_table(tmp_path):
+    (tmp_path / "s.yaml").write_text(SWEEP.format(repo=REPO))
+    ran = gpubench(tmp_path, "sweep", "s.yaml", "--devices", "0,1", "--jsonl", "log.jsonl",
+                   models="Fake GPU,Other GPU")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert "on 2 GPUs of 2 models" in ran.stderr
+    assert "2 GPU models: each point measured and ranked on one" in ran.stdout
+    assert "1: Other GPU" in ran.stdout and "0: Fake GPU" in ran.stdout
+
+
+def test_a_device_that_does_not_exist_is_one_line(tmp_path):
+    (tmp_path / "s.yaml").write_text(SWEEP.format(repo=REPO))
+    ran = gpubench(tmp_path, "sweep", "s.yaml", "--devices", "0,5")
+    assert ran.returncode == 4 and "device 5 does not exist" in ran.stderr
+    assert "Traceback" not in ran.stderr
+    ran = gpubench(tmp_path, "sweep", "s.yaml", "--devices", "zero")
+    assert ran.returncode == 2 and "--devices: expected 'all'" in ran.stderr
+
+
+def test_run_takes_devices_too(tmp_path):
+    ran = gpubench(tmp_path, "run", str(REPO / "tests/suites/scale.py"), "-v", "good",
+                   "--devices", "1", "--json", "r.json")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    (result,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert result["device"]["index"] == 1 and result["device"]["uuid"] == "GPU-fake-1"
+
+
+def test_shards_cover_the_sweep_once_and_merge_into_its_log(tmp_path):
+    (tmp_path / "s.yaml").write_text(SWEEP.format(repo=REPO))
+    for index in range(3):
+        ran = gpubench(tmp_path, "sweep", "s.yaml", "--shard", f"{index}/3", devices=1)
+        assert ran.returncode == 0, ran.stderr
+    shards = sorted((tmp_path / "results").glob("s.shard-*-of-3.jsonl"))
+    assert [len(results_of(p)) // 2 for p in shards] == [4, 3, 3]
+    merged = gpubench(tmp_path, "merge", *map(str, shards), "-o", "all.jsonl", devices=1)
+    assert merged.returncode == 0 and "merged 20 result(s) of 3 logs" in merged.stderr
+    assert len(results_of(tmp_path / "all.jsonl")) == 20
+    # The merged log is the whole sweep's: resuming it measures nothing more.
+    resumed = gpubench(tmp_path, "sweep", "s.yaml", "--resume", "all.jsonl", devices=1)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(results_of(tmp_path / "all.jsonl")) == 20
+    dry = gpubench(tmp_path, "sweep", "s.yaml", "--shard", "1/3", "--dry-run", devices=1)
+    assert "3 point(s) × 2 variant(s)" in dry.stdout
+
+
+@pytest.mark.parametrize("shard", ["3/3", "1/0", "a/3", "1", "-1/2"])
+def test_bad_shards_are_one_line(tmp_path, shard):
+    (tmp_path / "s.yaml").write_text(SWEEP.format(repo=REPO))
+    ran = gpubench(tmp_path, "sweep", "s.yaml", "--shard", shard, "--dry-run", devices=1)
+    assert ran.returncode == 2 and "--shard: expected I/N with 0 <= I < N" in ran.stderr
+
+
+def test_merge_refuses_logs_of_different_sweeps_and_overlaps(tmp_path):
+    (tmp_path / "s.yaml").write_text(SWEEP.format(repo=REPO))
+    (tmp_path / "t.yaml").write_text(SWEEP.format(repo=REPO).replace("[good, fast]", "[good]"))
+    for name in ("s", "t"):
+        assert (
+            gpubench(tmp_path, "sweep", f"{name}.yaml", "--shard", "0/2", devices=1).returncode == 0
+        )
+    s0, t0 = "results/s.shard-0-of-2.jsonl", "results/t.shard-0-of-2.jsonl"
+    ran = gpubench(tmp_path, "merge", s0, t0, "-o", "x.jsonl", devices=1)
+    assert ran.returncode == 2 and "variants differs" in ran.stderr
+    (tmp_path / "copy.jsonl").write_text((tmp_path / s0).read_text())
+    ran = gpubench(tmp_path, "merge", s0, "copy.jsonl", "-o", "x.jsonl", devices=1)
+    assert ran.returncode == 2 and "shards never overlap" in ran.stderr
+    ran = gpubench(tmp_path, "merge", s0, "-o", "x.jsonl", devices=1)
+    assert ran.returncode == 2 and "at least two logs" in ran.stderr
