@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from gpubench.errors import EnvironmentProblem
+from gpubench.pool import largest_first
 from gpubench.results import Result, Status, point_key
 from gpubench.runner import Observer, Plan, finish_point
 
@@ -187,7 +188,7 @@ class DaskRunner:
             (point, [v for v in plan.variants if (point_key(point), v) not in done])
             for point in plan.points
         ]
-        todo = [(point, variants) for point, variants in todo if variants]
+        todo = largest_first(plan, [(point, variants) for point, variants in todo if variants])
         for observer in self.observers:
             observer.started(sum(len(v) for _, v in todo))
         plan_args = (tuple(plan.variants), plan.baseline, plan.policy, plan.timeline)

@@ -37,6 +37,22 @@ def parse_devices(text: str) -> list[int] | str:
     return devices
 
 
+def largest_first(plan: Plan, todo: list[tuple[dict[str, Any], list[str]]]
+                  ) -> list[tuple[dict[str, Any], list[str]]]:  # fmt: skip
+    """The biggest points first (by their inputs' bytes, where the suite can say): the last
+    points handed out are then the short ones, and no GPU waits long for another to finish
+    a big one at the end."""
+
+    def size(item: tuple[dict[str, Any], list[str]]) -> int:
+        try:
+            specs = plan.bench.input_specs(item[0]) or {}
+        except Exception:  # a suite that cannot say: keep the sweep's order
+            return 0
+        return sum(spec.nbytes for spec in specs.values()) * len(item[1])
+
+    return sorted(todo, key=size, reverse=True)  # stable: equal sizes keep the sweep's order
+
+
 class DevicePool:
     """The IsolatedRunner interface over several GPUs."""
 
@@ -124,7 +140,7 @@ class DevicePool:
             (point, [v for v in plan.variants if (point_key(point), v) not in done])
             for point in plan.points
         ]
-        todo = [(point, variants) for point, variants in todo if variants]
+        todo = largest_first(plan, [(point, variants) for point, variants in todo if variants])
         lock = threading.Lock()
         results: list[Result] = []
         with lock:

@@ -143,3 +143,16 @@ def test_merge_refuses_logs_of_different_sweeps_and_overlaps(tmp_path):
     assert ran.returncode == 2 and "shards never overlap" in ran.stderr
     ran = gpubench(tmp_path, "merge", s0, "-o", "x.jsonl", devices=1)
     assert ran.returncode == 2 and "at least two logs" in ran.stderr
+
+
+def test_points_are_handed_out_biggest_first():
+    from gpubench import registry
+    from gpubench.pool import largest_first
+    from gpubench.runner import Plan
+    from gpubench.timing import TimingPolicy
+
+    bench = registry.get("transpose")
+    points = [bench.resolve({**bench.defaults(), "size": s}) for s in (1024, 16384, 4096)]
+    plan = Plan(bench, points, ("naive",), "naive", TimingPolicy())
+    order = largest_first(plan, [(p, ["naive"]) for p in points])
+    assert [p["size"] for p, _ in order] == [16384, 4096, 1024]
