@@ -193,6 +193,16 @@ def load_file(path: str | Path) -> CeilingsRecord:
     return from_results(result_set.results, result_set.environment, result_set.created)
 
 
+def is_record_file(path: str | Path) -> bool:
+    """True for a file that holds a ceilings record (cheap: reads its start)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            start = handle.read(200)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return f'"kind": "{RECORD_KIND}"' in start
+
+
 def rows(record: CeilingsRecord) -> list[tuple[str, str, str, str]]:
     """(ceiling, measured, theoretical, % of theoretical) for a table."""
     out = []

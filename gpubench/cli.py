@@ -738,6 +738,10 @@ def roofline(results_paths: tuple[str, ...], output: str | None, ceilings_path: 
             check_writable(path, option)
     if output:
         _need_matplotlib("--output")
+    for path in results_paths:
+        if store.is_record_file(path):
+            raise ConfigError("is a ceilings record (gpubench ceilings --json): give it with "
+                              "--ceilings", source=path)  # fmt: skip
     sets = [results.load_any(p) for p in results_paths]
     chosen = store.load_file(ceilings_path) if ceilings_path else None
     by_gpu: dict[str, tuple[Any, list[Any]]] = {}

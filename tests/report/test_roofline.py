@@ -84,6 +84,9 @@ def test_the_command_says_when_it_has_nothing_or_a_wrong_file(tmp_path, monkeypa
     out = CliRunner().invoke(cli, ["roofline", str(tmp_path / "r.json")])
     assert out.exit_code == 2 and "no measured result" in out.output
     assert "theoretical peaks stand in" in out.output
+    store.save(RECORD, tmp_path / "c.json")
+    out = CliRunner().invoke(cli, ["roofline", str(tmp_path / "c.json")])
+    assert out.exit_code == 2 and "is a ceilings record" in out.output
     (tmp_path / "x.json").write_text("{}")
     out = CliRunner().invoke(cli, ["roofline", str(tmp_path / "x.json")])
     assert out.exit_code == 2 and "Traceback" not in out.output
