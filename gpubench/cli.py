@@ -598,6 +598,117 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
     click.get_current_context().exit(EXIT_FAILED_POINTS if failed else EXIT_OK)
 
 
+# -- inspect ---------------------------------------------------------------------------------
+def _inspect_command(bench: Benchmark, suite_ref: str) -> click.Command:
+    @click.option("--variant", "-v", "kernels", multiple=True,
+                  help="Only this kernel (repeatable; default: every kernel of the source).")  # fmt: skip
+    @click.option("--arch", default="sm_90", show_default=True,
+                  help="Architecture to compile for (no GPU needed).")  # fmt: skip
+    @click.option("--ptx", "show_ptx", is_flag=True, help="Print the PTX with source lines.")
+    @click.option("--sass", "show_sass", is_flag=True,
+                  help="Print the SASS (needs cuobjdump or nvdisasm).")  # fmt: skip
+    def command(kernels: tuple[str, ...], arch: str, show_ptx: bool, show_sass: bool,
+                **values: Any) -> None:  # fmt: skip
+        from rich.table import Table
+
+        from gpubench import config, inspection
+        from gpubench import kernels as kernel_sources
+        from gpubench.errors import ConfigError, EnvironmentProblem
+
+        if not bench.has_kernels:
+            raise ConfigError(f"{bench.name} has no kernels of its own to inspect")
+        mapping = {"suite": suite_ref, "params": {k: v for k, v in values.items() if v is not None}}
+        spec = config.spec_from_mapping(mapping, source="command line")
+        point = spec.points(bench)[0]
+        source = kernel_sources.source_path(bench)
+        options = kernel_sources.define_options(bench.defines(point)) + list(
+            bench.compiler_options(point)
+        )
+        report = inspection.inspect(source, options, [str(source.parent)], arch,
+                                    want_sass=not show_ptx)  # fmt: skip
+        names = [k.name for k in report.kernels]
+        chosen = set(kernels) if kernels else None
+        for name in kernels:
+            if name not in names:
+                from gpubench.registry import did_you_mean
+
+                raise ConfigError(f"no kernel {name!r} in {source.name}{did_you_mean(name, names)};"
+                                  f" kernels: {', '.join(names)}", key="--variant")  # fmt: skip
+        shown = [k for k in report.kernels if chosen is None or k.name in chosen]
+        console = _stdout()
+        if show_sass:
+            if not report.sass:
+                raise EnvironmentProblem(report.note or "no SASS could be produced")
+            functions = inspection.sass_functions(report.sass)
+            for kernel in shown:
+                console.rule(f"{kernel.name} · SASS · {arch}")
+                console.print("\n".join(functions.get(kernel.name, [])), highlight=False,
+                              markup=False)  # fmt: skip
+            return
+        if show_ptx:
+            console.print(inspection.annotate_ptx(report.ptx, source, chosen), highlight=False,
+                          markup=False)  # fmt: skip
+            return
+        fixed = ", ".join(f"{k}={v}" for k, v in point.items() if v is not None)
+        table = Table(title=f"{bench.name} · {arch} · {fixed} · instruction mix from the "
+                      f"{report.listing_kind.upper()}", title_justify="left")  # fmt: skip
+        columns = ["kernel", "regs", "spill st/ld", "stack", "smem", "bar"]
+        widths = sorted({key for k in shown for key in k.mix if "." in key},
+                        key=lambda key: (key.split(".")[0], int(key.split(".")[1])))  # fmt: skip
+        mix_columns = [c for c in inspection.COLUMNS if c not in ("LDG", "STG", "LDS", "STS")]
+        longest = max((len(k.name) for k in shown), default=6)
+        for column in columns + widths + mix_columns:
+            if column == "kernel":  # names are what the table is about: never cut them
+                table.add_column(column, no_wrap=True, min_width=longest)
+            else:
+                table.add_column(column, justify="right")
+        for k in shown:
+            r = k.resources
+            table.add_row(k.name, str(r.registers), f"{r.spill_stores}/{r.spill_loads}",
+                          str(r.stack_bytes), str(r.shared_bytes), str(r.barriers),
+                          *(str(k.mix.get(w, 0)) for w in widths),
+                          *(str(k.mix.get(c, 0)) for c in mix_columns))  # fmt: skip
+        console.print(table)
+        if report.note:
+            _stderr().print(f"note: {report.note}", highlight=False)
+
+    command.__doc__ = (
+        f"Registers, spills, shared memory and the instruction mix of {bench.name}'s kernels, "
+        "compiled here with nvcc (no GPU needed); --ptx or --sass print the listings."
+    )
+    cmd = click.command(name=bench.name, epilog=EXIT_CODES_HELP)(command)
+    cmd.params.extend(_param_option(p) for p in bench.params)
+    return cmd
+
+
+class InspectGroup(SuiteGroup):
+    """`gpubench inspect SUITE`: one subcommand per suite, as for run."""
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        from gpubench import registry
+
+        if name.endswith((".py", ".yaml", ".yml")):
+            return _inspect_command(registry.get(name), name)
+        suites = registry.all_suites()
+        return _inspect_command(suites[name], name) if name in suites else None
+
+
+@cli.group(cls=InspectGroup, epilog=EXIT_CODES_HELP)
+def inspect() -> None:
+    """What a suite's kernels compile to, without a GPU: registers, spills, shared memory,
+    barriers, and the instruction mix (global and shared loads and stores by width, FFMA,
+    MUFU, branches, predicated instructions, barriers) from the SASS, or from the PTX where
+    neither cuobjdump nor nvdisasm is installed.
+
+    \b
+    Examples:
+      gpubench inspect transpose --tile 32
+      gpubench inspect matmul -v pipelined --arch sm_80
+      gpubench inspect reduction -v warp_shuffle --ptx
+      gpubench inspect configs/examples/saxpy.yaml --sass
+    """
+
+
 # -- merge -----------------------------------------------------------------------------------
 @cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("logs", metavar="LOGS...", nargs=-1, required=True,

@@ -1,0 +1,137 @@
+"""gpubench inspect: ptxas resources, instruction mixes from SASS and PTX, listings; runs here
+(nvcc is present, no GPU is)."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from gpubench import inspection
+from gpubench.cli import cli
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+
+PTXAS = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'vectorized' for 'sm_90'
+ptxas info    : Function properties for vectorized
+    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 32 registers, used 1 barriers, 4224 bytes smem
+ptxas info    : Compiling entry function 'naive' for 'sm_90'
+ptxas info    : Function properties for naive
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 26 registers, 360 bytes cmem[0]
+"""
+
+SASS = """\
+        Function : scale
+        /*0000*/                   LDC R1, c[0x0][0x28] ;        /* 0x00000a00ff017b82 */
+        /*0010*/                   LDG.E.128 R4, desc[UR4][R2.64] ;  /* 0x0000000402047981 */
+        /*0020*/                   LDS.128 R8, [R25+0x1000] ;    /* 0x0010000019087984 */
+        /*0030*/                   FFMA R4, R4, R0, R5 ;         /* 0x0000000004047223 */
+        /*0040*/               @P0 BRA 0x7f0 ;                   /* 0x0000000400e40947 */
+        /*0050*/                   MUFU.SIN R6, R6 ;             /* 0x0000000006067308 */
+        /*0060*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ; /* 0x0000000000007b1d */
+        /*0070*/                   STG.E desc[UR4][R2.64], R4 ;  /* 0x0000000402007986 */
+        /*0080*/                   EXIT ;                        /* 0x000000000000794d */
+        Function : other
+        /*0000*/                   STS.64 [R3], R4 ;             /* 0x0000000403007388 */
+"""
+
+
+def test_ptxas_resources_are_read_per_kernel():
+    found = inspection.parse_ptxas(PTXAS)
+    assert found["vectorized"] == inspection.Resources(32, 4, 12, 8, 4224, 1)
+    assert found["naive"] == inspection.Resources(26, 0, 0, 0, 0, 0)
+
+
+def test_the_sass_mix_counts_each_class_and_access_width():
+    functions = inspection.sass_functions(SASS)
+    assert set(functions) == {"scale", "other"}
+    counts = inspection.mix(functions["scale"], "sass")
+    assert counts["total"] == 9 and counts["predicated"] == 1
+    for column, expected in {"LDG": 1, "LDG.128": 1, "LDS.128": 1, "FFMA": 1, "BRA": 1,
+                             "MUFU": 1, "BAR": 1, "STG": 1, "STG.32": 1}.items():  # fmt: skip
+        assert counts[column] == expected, column
+    assert inspection.mix(functions["other"], "sass")["STS.64"] == 1
+
+
+def test_the_ptx_mix_reads_vector_widths_and_approximations():
+    lines = ["ld.global.nc.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4]", "ld.global.u8 %rs1, [%rd2]",
+             "st.shared.f64 [%rd1], %fd1", "fma.rn.f32 %f5, %f1, %f2, %f3",
+             "sin.approx.ftz.f32 %f6, %f5", "@%p1 bra $L__BB0_2", "bar.sync 0"]  # fmt: skip
+    counts = inspection.mix(lines, "ptx")
+    assert counts["LDG.128"] == 1 and counts["LDG.8"] == 1 and counts["STS.64"] == 1
+    assert counts["FFMA"] == counts["MUFU"] == counts["BRA"] == counts["BAR"] == 1
+    assert counts["predicated"] == 1 and counts["total"] == 7
+
+
+@needs_nvcc
+def test_compiled_here_vector_loads_barriers_and_fast_intrinsics_show(tmp_path):
+    source = tmp_path / "k.cu"
+    source.write_text(textwrap.dedent("""\
+        extern "C" __global__ void scalar(float* out, const float* in) {
+            out[threadIdx.x] = in[threadIdx.x] * 2.0f;
+        }
+        extern "C" __global__ void vector(float4* out, const float4* in) {
+            __shared__ float4 s[64];
+            s[threadIdx.x] = in[threadIdx.x];
+            __syncthreads();
+            out[threadIdx.x] = s[63 - threadIdx.x];
+        }
+        extern "C" __global__ void fast_sin(float* out, const float* in) {
+            out[threadIdx.x] = __sinf(in[threadIdx.x]);
+        }
+        """))  # fmt: skip
+    report = inspection.inspect(source, [], [], "sm_90", want_sass=True)
+    kernels = {k.name: k for k in report.kernels}
+    assert set(kernels) == {"scalar", "vector", "fast_sin"}
+    assert kernels["vector"].mix["LDG.128"] >= 1 and kernels["scalar"].mix["LDG.128"] == 0
+    assert kernels["vector"].mix["BAR"] >= 1 and kernels["vector"].resources.shared_bytes == 1024
+    assert kernels["vector"].resources.barriers == 1
+    assert kernels["fast_sin"].mix["MUFU"] >= 1 and kernels["scalar"].mix["MUFU"] == 0
+    assert all(k.resources.registers > 0 for k in kernels.values())
+    listing = inspection.annotate_ptx(report.ptx, source, {"vector"})
+    assert "k.cu:7: __syncthreads();" in listing and ".entry scalar" not in listing
+
+
+@needs_nvcc
+def test_the_command_tabulates_a_suite_and_prints_listings():
+    out = CliRunner().invoke(cli, ["inspect", "transpose", "--tile", "32"])
+    assert out.exit_code == 0, out.output
+    for kernel in ("naive", "coalesced", "padded", "vectorized"):
+        assert kernel in out.output
+    assert "tile=32" in out.output
+    ptx = CliRunner().invoke(cli, ["inspect", "transpose", "-v", "naive", "--ptx"])
+    assert ptx.exit_code == 0 and ".entry naive" in ptx.output and "transpose.cu:" in ptx.output
+    assert ".entry padded" not in ptx.output
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (
+            ["inspect", "transpose", "-v", "naiv"],
+            2,
+            "no kernel 'naiv' in transpose.cu (did you mean",
+        ),
+        (["inspect", "transpose", "--arch", "sm9"], 2, "expected an architecture such as sm_90"),
+        (["inspect", "transpose", "--tile", "48"], 2, "'48' is not one of"),
+        (["inspect", "transfer"], 2, "transfer has no kernels of its own"),
+    ],
+)
+def test_mistakes_are_one_line(args, code, message):
+    if shutil.which("nvcc") is None and "-v" in args:
+        pytest.skip("nvcc is not on PATH")
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == code and message in out.output, out.output
+
+
+@needs_nvcc
+def test_sass_without_a_disassembler_is_one_line(monkeypatch):
+    monkeypatch.setattr(inspection, "disassembler", lambda: None)
+    out = CliRunner().invoke(cli, ["inspect", "transpose", "--sass"])
+    assert out.exit_code == 4 and "cuobjdump and nvdisasm not found" in out.output
