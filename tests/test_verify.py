@@ -137,3 +137,29 @@ def test_shapes_and_integers_and_missing_outputs():
     per_output = check_outputs({"a": ints, "b": wrong}, {"a": ints, "b": ints},
                                {"a": Tolerance(), "b": Tolerance(atol=1.0)})  # fmt: skip
     assert per_output.passed and per_output.max_abs_error == 1.0 and per_output.worst_output == "b"
+
+
+def test_the_bitwise_fast_path_decides_nothing_the_full_check_would_not():
+    from gpubench.benchmark import Tolerance
+    from gpubench.verify import check_output
+
+    exact = Tolerance()
+    reference = np.array([0.0, 1.5, np.nan, 7.0], dtype=np.float32)
+    same = reference.copy()
+    assert check_output("x", same, reference, exact).passed  # bit for bit
+    signed = reference.copy()
+    signed[0] = -0.0  # other bits, equal value: the full check passes it
+    assert check_output("x", signed, reference, exact).passed
+    payload = reference.copy()
+    payload.view(np.uint32)[2] = 0x7FC00001  # another NaN where the reference has NaN
+    assert check_output("x", payload, reference, exact).passed
+    poisoned = reference.copy()
+    poisoned.view(np.uint32)[3] = 0xFFFFFFFF  # the poison left where a number belongs
+    verdict = check_output("x", poisoned, reference, exact)
+    assert not verdict.passed and verdict.unwritten == 1 and verdict.worst_index == [3]
+    wrong = reference.copy()
+    wrong[1] = 1.25
+    verdict = check_output("x", wrong, reference, exact)
+    assert not verdict.passed and verdict.worst_index == [1]
+    # Another type than the reference's: the full check compares the values.
+    assert check_output("x", reference.astype(np.float64), reference, exact).passed
