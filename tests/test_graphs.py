@@ -1,0 +1,162 @@
+"""Graph files (SNAP, DIMACS, Matrix Market, gzip), the cache and the road-like generator:
+exact contents, and every malformed case as one line naming the file and the line."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpubench import graphs
+from gpubench.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def write(tmp_path: Path, name: str, text: str, zipped: bool = False) -> Path:
+    path = tmp_path / name
+    if zipped:
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text)
+    return path
+
+
+SNAP = "# Directed graph (each unordered pair of nodes is saved once): roadNet-like\n" \
+       "# FromNodeId\tToNodeId\n0\t7\n7\t0\n7\t30\n30\t7\n# a comment in the middle\n30 0\n"  # fmt: skip
+
+
+@pytest.mark.parametrize("zipped", [False, True])
+def test_snap_ids_with_gaps_are_renumbered_and_both_directions_kept(tmp_path, zipped):
+    path = write(tmp_path, "road.txt.gz" if zipped else "road.txt", SNAP, zipped)
+    graph = graphs.load(path)
+    assert graph.vertices == 3 and graph.weight is None
+    assert graph.src.tolist() == [0, 1, 1, 2, 2] and graph.dst.tolist() == [1, 0, 2, 1, 0]
+    assert graph.src.dtype == np.int32
+
+
+DIMACS = """c 9th DIMACS challenge style
+c
+p sp 4 5
+a 1 2 10
+a 2 1 10
+a 2 3 5
+a 3 4 7
+a 4 1 1
+"""
+
+
+def test_dimacs_is_one_based_with_integer_weights(tmp_path):
+    graph = graphs.load(write(tmp_path, "usa.gr", DIMACS))
+    assert graph.vertices == 4
+    assert graph.src.tolist() == [0, 1, 1, 2, 3] and graph.dst.tolist() == [1, 0, 2, 3, 0]
+    assert graph.weight.tolist() == [10, 10, 5, 7, 1]
+    offsets, neighbours, weights = graph.csr(graph.weights("file"))
+    assert offsets.tolist() == [0, 1, 3, 4, 5]
+    assert neighbours.tolist() == [1, 0, 2, 3, 0] and weights.tolist() == [10, 10, 5, 7, 1]
+    offsets, sources, _ = graph.csr(graph.weights("unit"), by="destination")
+    assert offsets.tolist() == [0, 2, 3, 4, 5] and sorted(sources[:2].tolist()) == [1, 3]
+
+
+MTX = """%%MatrixMarket matrix coordinate integer symmetric
+% a road graph from SuiteSparse
+3 3 2
+2 1 4
+3 2 6
+"""
+
+
+def test_matrix_market_symmetric_entries_stand_for_both_directions(tmp_path):
+    graph = graphs.load(write(tmp_path, "roads.mtx", MTX))
+    assert graph.vertices == 3
+    pairs = sorted(zip(graph.src.tolist(), graph.dst.tolist(), graph.weight.tolist(), strict=True))
+    assert pairs == [(0, 1, 4), (1, 0, 4), (1, 2, 6), (2, 1, 6)]
+    pattern = graphs.load(write(tmp_path, "p.mtx", MTX.replace("integer", "pattern")
+                                .replace("2 1 4", "2 1").replace("3 2 6", "3 2")))  # fmt: skip
+    assert pattern.weight is None and pattern.arcs == 4
+    real = graphs.load(
+        write(tmp_path, "r.mtx", MTX.replace("integer", "real").replace(" 4", " 4.0"))
+    )
+    assert real.weight.tolist()[:2] == [4, 6]
+
+
+BAD = [
+    ("a.txt", "0 1\n1 x\n", "line 2: 'x' is not an integer"),
+    ("a.txt", "# c\n0 1\n\n1 2 3\n", "line 4: expected 2 numbers"),
+    ("a.txt", "# only comments\n", "no edges"),
+    ("a.txt", "0 1\n-1 2\n", "edge 2: a negative vertex id"),
+    ("a.gr", "a 1 2 3\np sp 2 1\n", "line 1: an arc before the `p sp` line"),
+    ("a.gr", "p sp 2 1\na 1 3 4\n", "line 2: vertex id 3 is out of range 1..2"),
+    ("a.gr", "p sp 2 1\na 1 2 -4\n", "line 2: negative weight -4"),
+    ("a.gr", "p sp 2 1\nc\na 1 2 4.5\n", "line 3: '4.5' is not an integer"),
+    ("a.gr", "p sp 2 2\na 1 2 4\n", "declares 2 arcs; the file has 1"),
+    ("a.gr", "p max 2 1\n", "line 1: expected `p sp VERTICES ARCS`"),
+    ("a.gr", "c nothing\n", "no `p sp VERTICES ARCS` line"),
+    ("a.gr", "p sp 2 1\nx 1 2 3\n", "line 2: a line must start with c, p or a"),
+    ("a.mtx", "3 3 1\n1 2\n", "line 1: expected a %%MatrixMarket header"),
+    ("a.mtx", "%%MatrixMarket matrix array real general\n", "only `matrix coordinate`"),
+    ("a.mtx", MTX.replace("3 3 2", "3 4 2"), "square"),
+    ("a.mtx", MTX.replace("3 3 2", "3 3 3"), "declares 3 entries; the file has 2"),
+    ("a.mtx", MTX.replace("3 2 6", "4 2 6"), "line 5: vertex id out of range 1..3"),
+    (
+        "a.mtx",
+        MTX.replace("integer", "real").replace("3 2 6", "3 2 6.5"),
+        "line 5: weight 6.5 is not an integer",
+    ),
+    ("a.mtx", MTX.replace("3 2 6", "3 2 -6"), "line 5: negative weight -6"),
+    ("a.csv", "0,1\n", "unknown graph format '.csv'"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "message"), BAD)
+def test_malformed_files_are_one_line_naming_file_and_line(tmp_path, name, text, message):
+    path = write(tmp_path, name, text)
+    with pytest.raises(ConfigError) as info:
+        graphs.load(path)
+    assert str(path) in str(info.value) and message in str(info.value), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_truncated_gzip_and_a_missing_file_are_one_line(tmp_path):
+    broken = tmp_path / "b.txt.gz"
+    broken.write_bytes(gzip.compress(SNAP.encode())[:20])
+    with pytest.raises(ConfigError, match="cannot read the graph"):
+        graphs.load(broken)
+    with pytest.raises(ConfigError, match="graph file not found"):
+        graphs.load(tmp_path / "nope.gr")
+
+
+def test_the_cache_returns_the_same_graph_and_notices_an_edited_file(tmp_path):
+    path = write(tmp_path, "usa.gr", DIMACS)
+    first = graphs.load(path)
+    assert len(list((tmp_path / "cache").rglob("*.npz"))) == 1
+    again = graphs.load(path)
+    assert again.vertices == first.vertices and np.array_equal(again.weight, first.weight)
+    path.write_text(DIMACS.replace("a 4 1 1", "a 4 1 2"))
+    assert graphs.load(path).weight.tolist()[-1] == 2
+
+
+def test_uniform_weights_follow_the_published_convention_and_the_seed():
+    graph = graphs.road_like(10_000, seed=1)
+    weights = graph.weights("uniform", seed=7)
+    assert weights.dtype == np.int32 and weights.min() >= 1 and weights.max() <= 63
+    assert np.array_equal(weights, graph.weights("uniform", seed=7))
+    assert not np.array_equal(weights, graph.weights("uniform", seed=8))
+    assert (graph.weights("file") == 1).all()  # no file weights: unit
+
+
+def test_the_road_like_graph_is_sized_like_a_road_network():
+    graph = graphs.road_like(2_000_000)
+    assert graph.vertices == 2_000_000
+    assert 2.7 < graph.arcs / graph.vertices < 2.9  # roadNet-CA: 2.8
+    assert graph.src.max() < graph.vertices and graph.dst.max() < graph.vertices
+    # Every road both ways, no self loops.
+    pairs = set(zip(graph.src[:1000].tolist(), graph.dst[:1000].tolist(), strict=True))
+    back = set(zip(graph.dst.tolist(), graph.src.tolist(), strict=True))
+    assert pairs <= back and not (graph.src == graph.dst).any()
+    assert np.array_equal(graphs.road_like(1000, seed=3).src, graphs.road_like(1000, seed=3).src)
