@@ -78,6 +78,7 @@ BAD = [
         "kernel.grid: 'n / block' is 7.8125; each dimension must be an integer",
     ),
     ("suite: transpose\n" + SCALE, "either `suite:`"),
+    (SCALE.replace("reference: 2 * x", "reference: {out: 2 * x, extra: x}"), "'extra' is not"),
     (
         SCALE.replace("out float32[n]", "out float32[10**30]"),
         "kernel.args.out: float32[1000000000000000000000000000000] is 4e+30 bytes, more memory",

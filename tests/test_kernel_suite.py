@@ -229,6 +229,22 @@ def test_a_reference_that_fails_at_run_time_is_a_result_not_a_crash(tmp_path):
     assert "broken() failed: ValueError: no" in results["good"].reason
 
 
+def test_integer_outputs_get_integer_references_and_fractions_are_refused(tmp_path):
+    from gpubench.errors import PointError
+
+    text = SCALE.replace("out float32[n]", "out int32[n]").replace("in float32[n]", "in int32[n]")
+    _, bench = load(tmp_path, text)
+    point = {"n": 5, "block": 128}
+    inputs = {"x": np.arange(5, dtype=np.int32)}
+    expected = bench.reference("default", point, inputs)["out"]
+    assert expected.dtype == np.int64 and expected.tolist() == [0, 2, 4, 6, 8]
+    _, bench = load(tmp_path, text.replace("reference: 2 * x", "reference: x / 2"))
+    with pytest.raises(PointError, match="the reference has fractions; out is int32"):
+        bench.reference("default", point, inputs)
+    _, bench = load(tmp_path, text.replace("reference: 2 * x", "reference: 7"))
+    assert bench.reference("default", point, inputs)["out"].tolist() == [7] * 5
+
+
 def test_dry_run_checks_the_reference_shape_and_the_kernel_names(tmp_path):
     path = write(tmp_path, SCALE.replace("reference: 2 * x", "reference: sum(x)"))
     bench = kernel_suite.load_benchmark.__wrapped__(str(path))
