@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 EXIT_CODES_HELP = f"""
 \b
 Exit codes:
-  {EXIT_OK}    every point ran and verified (skipped shapes and unstable timings included)
+  {EXIT_OK}    every point ran and verified (skipped shapes, unstable timings and
+       unverified results of a kernel file without a reference included)
   {EXIT_USAGE}    usage or config error, or a --resume log that does not match (nothing was run)
   {EXIT_FAILED_POINTS}    finished, but some points failed: incorrect, compile_failed,
        launch_failed, crashed, timeout (compare: something got slower)
@@ -85,6 +86,11 @@ def cli() -> None:
       gpubench run transpose --tile 32 --size 4096
       gpubench sweep configs/transpose.yaml --json results/transpose.json
       gpubench sweep configs/smoke.yaml --dry-run
+      gpubench sweep configs/examples/saxpy.yaml          # your own kernel, no Python
+      gpubench sweep configs/transpose.yaml --devices all
+      gpubench ceilings && gpubench roofline results/matmul.jsonl -o roofline.png
+      gpubench plot results/transpose.jsonl
+      gpubench inspect matmul -v pipelined
     """
 
 
