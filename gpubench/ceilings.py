@@ -129,10 +129,9 @@ def theoretical_only(environment: dict[str, Any]) -> CeilingsRecord:
 
 
 def store_dir() -> Path:
-    root = os.environ.get("GPUBENCH_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpubench"
-    )
-    return Path(root) / "ceilings"
+    from gpubench.kernels import cache_root
+
+    return cache_root() / "ceilings"
 
 
 def _file_for(uuid: str) -> Path:

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from gpubench.errors import EnvironmentProblem
-from gpubench.pool import largest_first
+from gpubench.pool import remaining_work
 from gpubench.results import Result, Status, point_key
 from gpubench.runner import Observer, Plan, finish_point
 
@@ -183,12 +183,7 @@ class DaskRunner:
     def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
         from distributed import as_completed
 
-        done = {(point_key(r.point), r.variant): r for r in previous}
-        todo = [
-            (point, [v for v in plan.variants if (point_key(point), v) not in done])
-            for point in plan.points
-        ]
-        todo = largest_first(plan, [(point, variants) for point, variants in todo if variants])
+        done, todo = remaining_work(plan, previous)
         for observer in self.observers:
             observer.started(sum(len(v) for _, v in todo))
         plan_args = (tuple(plan.variants), plan.baseline, plan.policy, plan.timeline)

@@ -292,10 +292,9 @@ def reader_for(path: Path) -> Callable[[Path], Graph]:
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("GPUBENCH_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpubench"
-    )
-    return Path(root) / f"graphs-v{CACHE_VERSION}"
+    from gpubench.kernels import cache_root
+
+    return cache_root() / f"graphs-v{CACHE_VERSION}"
 
 
 def load(path: str | Path) -> Graph:

@@ -98,11 +98,15 @@ def check_settings() -> None:
         ) from None
 
 
-def cache_dir() -> Path:
-    root = os.environ.get("GPUBENCH_CACHE_DIR") or os.path.join(
+def cache_root() -> Path:
+    """Where gpubench keeps what it can make again: binaries, ceilings, parsed graphs."""
+    return Path(os.environ.get("GPUBENCH_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpubench"
-    )
-    return Path(root) / f"binaries-v{CACHE_VERSION}"
+    ))  # fmt: skip
+
+
+def cache_dir() -> Path:
+    return cache_root() / f"binaries-v{CACHE_VERSION}"
 
 
 @dataclass

@@ -37,6 +37,16 @@ def parse_devices(text: str) -> list[int] | str:
     return devices
 
 
+def remaining_work(plan: Plan, previous: Iterable[Result]
+                   ) -> tuple[dict[tuple[str, str], Result], list[tuple[dict[str, Any], list[str]]]]:  # fmt: skip
+    """(results already logged, by point and variant; the points still to run with their
+    missing variants, biggest first)."""
+    done = {(point_key(r.point), r.variant): r for r in previous}
+    todo = [(point, [v for v in plan.variants if (point_key(point), v) not in done])
+            for point in plan.points]  # fmt: skip
+    return done, largest_first(plan, [(p, variants) for p, variants in todo if variants])
+
+
 def largest_first(plan: Plan, todo: list[tuple[dict[str, Any], list[str]]]
                   ) -> list[tuple[dict[str, Any], list[str]]]:  # fmt: skip
     """The biggest points first (by their inputs' bytes, where the suite can say): the last
@@ -135,12 +145,7 @@ class DevicePool:
         return {"devices": readings}
 
     def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
-        done = {(point_key(r.point), r.variant): r for r in previous}
-        todo = [
-            (point, [v for v in plan.variants if (point_key(point), v) not in done])
-            for point in plan.points
-        ]
-        todo = largest_first(plan, [(point, variants) for point, variants in todo if variants])
+        done, todo = remaining_work(plan, previous)
         lock = threading.Lock()
         results: list[Result] = []
         with lock:
