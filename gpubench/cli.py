@@ -879,7 +879,7 @@ def roofline(results_paths: tuple[str, ...], output: str | None, ceilings_path: 
                       "stand in (run `gpubench ceilings` on it)", highlight=False)  # fmt: skip
         placed = rl.place(group, record)
         placements += placed
-        varying, _ = varying_params([r for r in group])
+        varying, _ = varying_params(group)
         table = Table(title=f"{record.gpu_name} · roofline ({record.source} ceilings: FP32 "
                       f"{_fmt(record.get('fp32_gflops'))} GFLOP/s, DRAM "
                       f"{_fmt(record.get('dram_read_gbps'))} GB/s)", title_justify="left")  # fmt: skip

@@ -106,8 +106,9 @@ _ARRAY_NODES: tuple[type, ...] = (
 )  # fmt: skip
 
 
-def _depth(node: ast.AST) -> int:
-    return 1 + max((_depth(c) for c in ast.iter_child_nodes(node)), default=0)
+def nesting_depth(node: ast.AST) -> int:
+    """How deeply a syntax tree nests (condition and expression parsers both cap it)."""
+    return 1 + max((nesting_depth(c) for c in ast.iter_child_nodes(node)), default=0)
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ class Expression:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             raise ExpressionError(f"cannot parse {quote(source)}") from None
         try:
-            too_deep = _depth(tree) > MAX_DEPTH
+            too_deep = nesting_depth(tree) > MAX_DEPTH
         except RecursionError:
             too_deep = True
         if too_deep:

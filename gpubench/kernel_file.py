@@ -23,6 +23,7 @@ ConfigError naming the file, the key and the expression.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -162,16 +163,11 @@ class _Parser:
         try:
             return Expression.parse(text, known, arrays=arrays)
         except ExpressionError as exc:
-            return self._raise(f"{exc}{_yaml_hint(text)}", key)
-
-    def _raise(self, message: str, key: str) -> Any:
-        raise self.error(message, key)
+            raise self.error(f"{exc}{_yaml_hint(text)}", key) from None
 
     def dims(self, text: str, known: set[str], key: str) -> tuple[Expression, ...]:
         # "[n, 2 * m]" is a list expression: its elements are the dimensions.
         try:
-            import ast
-
             tree = ast.parse(text, mode="eval")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             raise self.error(f"cannot read the dimensions {quote(text)}", key) from None
@@ -366,8 +362,6 @@ class _Parser:
             if array.direction == "out":
                 raise self.error(f"{quote(name)} is not an `in` or `inout` array (an `out` array "
                                  "starts poisoned, so an element never written fails)", where)  # fmt: skip
-            import ast
-
             try:
                 body = ast.parse(str(text).strip(), mode="eval").body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -486,8 +480,6 @@ def _yaml_hint(text: Any) -> str:
 def _top_level_parts(text: str) -> list[Any]:
     """`ceil_div(w, 32), ceil_div(h, 8)` → its two expressions (a grid or block written as
     one line); anything else as it is."""
-    import ast
-
     try:
         body = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -53,8 +53,10 @@ class KernelFileBenchmark(Benchmark):
             out[scalar.name] = _as_c_type(value, scalar.dtype, f"kernel.args.{scalar.name}")
         return out
 
-    def _env(self, point: Point) -> dict[str, Any]:
-        return {**point, **{k: v.item() for k, v in self._scalars(point).items()}}
+    def _env(self, point: Point, scalars: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The names expressions may use: the parameters and the scalar arguments."""
+        scalars = self._scalars(point) if scalars is None else scalars
+        return {**point, **{k: v.item() for k, v in scalars.items()}}
 
     def _shape(self, array: Array, env: dict[str, Any]) -> tuple[int, ...]:
         key = f"kernel.args.{array.name}"
@@ -88,7 +90,8 @@ class KernelFileBenchmark(Benchmark):
         return values[0], values[1], values[2]
 
     def _launch(self, variant: str, point: Point) -> Launch:
-        env = self._env(point)
+        scalars = self._scalars(point)
+        env = self._env(point, scalars)
         grid = self._dims3(self.kf.grid.get(variant) or (), env, "kernel.grid", GRID_LIMITS)
         block = self._dims3(self.kf.block.get(variant) or (), env, "kernel.block", BLOCK_LIMITS)
         if block[0] * block[1] * block[2] > 1024:
@@ -101,7 +104,6 @@ class KernelFileBenchmark(Benchmark):
             if not isinstance(shared, int | np.integer) or not 0 <= shared < 2**31:
                 raise PointError(f"kernel.shared: {quote(shared_expr[0].text)} is {quote(shared)},"
                                   " not a byte count")  # fmt: skip
-        scalars = self._scalars(point)
         args = tuple(BufferRef(a.name) if isinstance(a, Array) else scalars[a.name]
                      for a in self.kf.args)  # fmt: skip
         return Launch(variant, grid, block, args, int(shared))
@@ -184,15 +186,13 @@ class KernelFileBenchmark(Benchmark):
 
     def reference(self, computes: str, point: Point,
                   inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:  # fmt: skip
-        env: dict[str, Any] = dict(point)
-        for name, value in self._scalars(point).items():
-            env[name] = value.item()
+        env = self._env(point)
         for name, array in inputs.items():
             # Floats upcast: the reference is computed more exactly than the kernel can.
             env[name] = (
                 array.astype(np.float64) if np.issubdtype(array.dtype, np.floating) else array
             )
-        shapes = {a.name: self._shape(a, self._env(point)) for a in self.kf.outputs}
+        shapes = {a.name: self._shape(a, env) for a in self.kf.outputs}
         if self.kf.reference_function:
             file, name = self.kf.reference_function
             function = load_reference_function(file, name, where=str(self.kf.path))

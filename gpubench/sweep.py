@@ -16,6 +16,7 @@ from typing import Any
 
 from gpubench.benchmark import Benchmark, Point
 from gpubench.errors import quote
+from gpubench.expressions import nesting_depth
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -48,11 +49,6 @@ class ConstraintError(ValueError):
     number, a parameter with no value there)."""
 
 
-def _depth(node: ast.AST) -> int:
-    children = list(ast.iter_child_nodes(node))
-    return 1 + max((_depth(c) for c in children), default=0)
-
-
 @dataclass(frozen=True)
 class Constraint:
     """A condition every point of a sweep must satisfy."""
@@ -73,7 +69,7 @@ class Constraint:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             raise ValueError(f"cannot parse condition {quote(text)}") from None
         try:
-            too_deep = _depth(tree) > MAX_DEPTH
+            too_deep = nesting_depth(tree) > MAX_DEPTH
         except RecursionError:
             too_deep = True
         if too_deep:

@@ -108,15 +108,12 @@ def _load_pinned(spec: WorkerSpec) -> Any:
     return backends.load(0, spec.backend)
 
 
-def _environment(backend: Any, spec: WorkerSpec) -> dict[str, Any]:
+def _environment(backend: Any, spec: WorkerSpec, host_count: int | None) -> dict[str, Any]:
     environment = backend.environment().to_dict()
     environment["device_index"] = spec.device_index
     if spec.backend == "pycuda":
-        environment["device_count"] = _host_count
+        environment["device_count"] = host_count
     return environment
-
-
-_host_count: int | None = None
 
 
 def worker_main(conn: Any, spec: WorkerSpec) -> None:
@@ -126,13 +123,12 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
     _die_with_parent()
     from gpubench import registry
 
-    global _host_count
-    _host_count = count_devices()  # before CUDA starts and before the device is pinned
+    host_count = count_devices()  # before CUDA starts and before the device is pinned
 
     try:
         backend = _load_pinned(spec)
         bench = registry.get(spec.suite)
-        conn.send(("ready", _environment(backend, spec)))
+        conn.send(("ready", _environment(backend, spec, host_count)))
     except GpubenchError as exc:
         conn.send(("error", str(exc), exc.exit_code))
         return
