@@ -403,7 +403,9 @@ def parse_yaml(text: str, source: str) -> Any:
         raise ConfigError(str(exc).split(": ", 1)[-1] if exc.key else str(exc), source=source,
                           key=exc.key) from None  # fmt: skip
     except yaml.YAMLError as exc:
-        raise ConfigError(f"not valid YAML: {str(exc)[:300]}", source=source) from None
+        # PyYAML's message spans lines (a caret under the place): one line of it here.
+        raise ConfigError(f"not valid YAML: {' '.join(str(exc).split())[:300]}",
+                          source=source) from None  # fmt: skip
     except RecursionError:
         raise ConfigError("not valid YAML: nested too deeply", source=source) from None
     except (ValueError, TypeError, OverflowError) as exc:  # a scalar PyYAML cannot construct

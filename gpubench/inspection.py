@@ -202,6 +202,21 @@ def _run(command: list[str], what: str) -> subprocess.CompletedProcess[str]:
         raise EnvironmentProblem(f"{command[0]} took more than 10 minutes") from None
 
 
+def compile_failure(stderr: str, options: list[str], arch: str) -> Exception:
+    """nvcc's refusal as one line: an architecture it does not know is a usage error (exit
+    2); a kernel that does not compile is a failed result (exit 3), with nvcc's first error."""
+    from gpubench.errors import EXIT_FAILED_POINTS, ConfigError
+
+    if "gpu architecture" in stderr.lower() or "gpu-architecture" in stderr:
+        return ConfigError(f"nvcc does not know the architecture {arch!r}", key="--arch")
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "")
+    error = KernelCompileError(f"nvcc failed ({' '.join(options) or 'no options'}): {first}",
+                               stderr)  # fmt: skip
+    error.exit_code = EXIT_FAILED_POINTS
+    return error
+
+
 def disassembler() -> tuple[str, list[str]] | None:
     """cuobjdump (CUDA toolkit, or pip install nvidia-cuda-cuobjdump) or nvdisasm."""
     if shutil.which("cuobjdump"):
@@ -226,7 +241,7 @@ def inspect(source: Path, options: list[str], include_dirs: list[str], arch: str
         built = _run([*base[:1], "-cubin", "-Xptxas", "-v", "-o", str(cubin), *base[1:]],
                      "inspect")  # fmt: skip
         if built.returncode:
-            raise KernelCompileError(f"nvcc failed ({' '.join(options)})", built.stderr)
+            raise compile_failure(built.stderr, options, arch)
         ptx_run = _run([*base[:1], "-ptx", "-o", str(ptx_file), *base[1:]], "inspect")
         ptx = ptx_file.read_text() if ptx_run.returncode == 0 else ""
         resources = parse_ptxas(built.stderr + built.stdout)

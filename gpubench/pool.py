@@ -96,6 +96,13 @@ class DevicePool:
             indices = list(range(count))
         else:
             indices = list(self.requested)
+            count = environment.get("device_count")
+            missing = [i for i in indices if count is not None and i >= count]
+            if missing:  # said before any other worker is started
+                first.close()
+                raise EnvironmentProblem(
+                    f"device {missing[0]} does not exist (this machine has {count})"
+                )
         self.runners = [first]
         errors: list[BaseException] = []
         others = [IsolatedRunner(WorkerSpec(self.suite, i, self.backend)) for i in indices[1:]]

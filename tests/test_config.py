@@ -319,3 +319,14 @@ def test_bundled_sweeps_are_found_by_name_from_anywhere(tmp_path, monkeypatch):
     assert config.find("sub/x.yaml") == Path("sub/x.yaml")  # a path is a path
     suite, comment = config.describe(REPO / "configs" / "smoke.yaml")
     assert suite == "transpose" and comment.startswith("CI smoke sweep")
+
+
+def test_a_yaml_syntax_error_is_one_line(tmp_path):
+    from gpubench import config
+    from gpubench.errors import ConfigError
+
+    path = tmp_path / "broken.yaml"
+    path.write_text("suite: transpose\nparams: [\n")
+    with pytest.raises(ConfigError) as info:
+        config.load(path)
+    assert "not valid YAML" in str(info.value) and "\n" not in str(info.value)

@@ -135,3 +135,17 @@ def test_sass_without_a_disassembler_is_one_line(monkeypatch):
     monkeypatch.setattr(inspection, "disassembler", lambda: None)
     out = CliRunner().invoke(cli, ["inspect", "transpose", "--sass"])
     assert out.exit_code == 4 and "cuobjdump and nvdisasm not found" in out.output
+
+
+@needs_nvcc
+def test_a_compile_failure_and_an_unknown_architecture_are_one_line(tmp_path):
+    (tmp_path / "bad.cu").write_text('extern "C" __global__ void k() { oops; }\n')
+    (tmp_path / "bad.yaml").write_text(
+        "kernel:\n  source: bad.cu\n  variants: [k]\n  args:\n    - o: out float32[n]\n"
+        "  grid: 1\n  block: 1\nparams: {n: [4]}\n"
+    )
+    out = CliRunner().invoke(cli, ["inspect", str(tmp_path / "bad.yaml")])
+    assert out.exit_code == 3 and 'identifier "oops" is undefined' in out.output
+    assert out.output.count("\n") == 1
+    out = CliRunner().invoke(cli, ["inspect", "transpose", "--arch", "sm_999"])
+    assert out.exit_code == 2 and "nvcc does not know the architecture 'sm_999'" in out.output

@@ -91,6 +91,9 @@ def test_a_device_that_does_not_exist_is_one_line(tmp_path):
     ran = gpubench(tmp_path, "sweep", "s.yaml", "--devices", "0,5")
     assert ran.returncode == 4 and "device 5 does not exist" in ran.stderr
     assert "Traceback" not in ran.stderr
+    many = ",".join(str(i) for i in range(3000))  # refused before 2,999 workers start
+    ran = gpubench(tmp_path, "sweep", "s.yaml", "--devices", many)
+    assert ran.returncode == 4 and "device 2 does not exist (this machine has 2)" in ran.stderr
     ran = gpubench(tmp_path, "sweep", "s.yaml", "--devices", "zero")
     assert ran.returncode == 2 and "--devices: expected 'all'" in ran.stderr
 
