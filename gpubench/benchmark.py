@@ -212,6 +212,10 @@ class Case:
     skip: str | None = None
     # Flops per element loaded from global memory, where the suite can say.
     cgma: float | None = None
+    # Scratch buffers read back after the checked run into RunRecord.read_back (counters
+    # kept on the device), and the metrics made from that record (steps, edges relaxed).
+    read_back: tuple[str, ...] = ()
+    run_metrics: Callable[[RunRecord], dict[str, float]] | None = None
 
     def work_for(self, record: RunRecord | None) -> Work:
         if callable(self.work):
@@ -262,6 +266,9 @@ class Case:
                 return own[name].location
             return self.input_locations.get(name, "device")
 
+        for name in self.read_back:
+            if name not in self.scratch:
+                found.append(f"read_back names {name!r}, which is not a scratch buffer")
         for name in sorted(referenced_buffers(self.steps) - known):
             found.append(f"a step uses buffer {name!r}, which is neither an input nor declared")
         for step in flatten(self.steps):
@@ -391,6 +398,10 @@ class Benchmark(ABC):
     def dry_run_problems(self, points: list[Point]) -> list[str]:
         """Problems a dry run can find beyond the points themselves (a reference of the wrong
         shape, a graph file that does not parse); each becomes one error line."""
+        return []
+
+    def dry_run_notes(self, points: list[Point]) -> list[str]:
+        """Lines a dry run prints after the plan (a graph file's vertex and arc counts)."""
         return []
 
     def input_specs(self, point: Point) -> dict[str, BufferSpec] | None:

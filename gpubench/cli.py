@@ -1017,6 +1017,8 @@ def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
         compile_names = [p.name for p in bench.params if p.compile_time]
         representatives = {tuple(p[n] for n in compile_names): p for p in points}
         builds = {tuple(sorted(bench.defines(p).items())) for p in representatives.values()}
+    for note in bench.dry_run_notes(points):
+        console.print(note, highlight=False)
     total = len(points) * len(spec.variants)
     console.print(
         f"{len(points):,} point(s) × {len(spec.variants)} variant(s) "

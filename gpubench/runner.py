@@ -321,6 +321,10 @@ class Runner:
                 crashed = failed["status"] is Status.CRASHED
                 return failed
             iterations = {"iterations": record.iterations} if has_repeat(case.steps) else {}
+            for name in case.read_back:
+                record.read_back[name] = backend.read(owned[name], own_specs[name])
+            if case.run_metrics is not None:
+                iterations.update(case.run_metrics(record))
             if not record.converged:
                 return {"status": Status.INCORRECT, "kernel_attributes": attributes,
                         "reason": f"did not converge: {', '.join(record.unconverged)} still "

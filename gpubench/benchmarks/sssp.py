@@ -1,0 +1,321 @@
+"""Single-source shortest paths on road graphs: Bellman-Ford over an edge list (plain stores,
+atomics, three edge orders), a pull sweep over incoming edges, a deduplicated worklist and a
+near-far worklist on the GPU, against SciPy's Dijkstra on the CPU. Distances are exact
+int32; every variant is checked against Dijkstra's."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gpubench import graphs
+from gpubench.benchmark import (
+    Benchmark,
+    BufferRef,
+    BufferSpec,
+    Case,
+    Launch,
+    Param,
+    Point,
+    Repeat,
+    RunRecord,
+    Variant,
+    Work,
+    ceil_div,
+)
+from gpubench.errors import PointError
+from gpubench.metrics import Metric
+
+if TYPE_CHECKING:
+    from gpubench.device import DeviceInfo
+    from gpubench.results import Result
+
+INF = np.iinfo(np.int32).max
+GENERATED = "road-like"
+EDGE_ORDERS = ("source", "destination", "random")
+MAX_SOURCES = 64
+THREADS = 256
+# The persistent worklist kernel: one block of this many threads per SM (its
+# __launch_bounds__), so every block is resident and the grid barrier cannot deadlock.
+PERSISTENT_THREADS = 1024
+# Bytes of one source's row of `stats`: steps, edges relaxed, far-pile splits, spare.
+STATS_ROW = 4
+
+GTEPS = Metric("gteps", "GTEPS", "GTEPS", "{:,.3f}")
+RELAXED = Metric("relaxed", "relaxed", "edges", "{:,.0f}", higher_is_better=False)
+RELAXED_PER_EDGE = Metric("relaxed_per_edge", "relax/edge", "", "{:,.2f}",
+                          higher_is_better=False)  # fmt: skip
+PER_SOURCE = Metric("ms_per_source", "ms/source", "ms", "{:,.3f}", higher_is_better=False)
+
+EDGE_SWEEPS = ("edges", "edges_atomic")
+WORKLISTS = ("frontier", "near_far")
+
+
+@lru_cache(maxsize=2)
+def graph_for(name: str, vertices: int) -> graphs.Graph:
+    """The generated road-like graph, or a file's (parsed once per process, and once per
+    file content on disk)."""
+    if name == GENERATED:
+        return graphs.road_like(vertices)
+    return graphs.load(name)
+
+
+def _scipy() -> Any:
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import dijkstra
+
+    return csr_matrix, dijkstra
+
+
+class ShortestPaths(Benchmark):
+    name = "sssp"
+    description = (
+        "single-source shortest paths on a road graph: Bellman-Ford, pull, worklists, near-far"
+    )
+    memory_bound = True
+    baseline = "dijkstra_cpu"
+    metrics = (GTEPS, RELAXED, RELAXED_PER_EDGE, PER_SOURCE)
+    params = (
+        Param("graph", str, GENERATED, "a road graph file (SNAP .txt, DIMACS .gr, Matrix Market "
+              ".mtx, each optionally .gz), or road-like: a generated grid of road junctions"),
+        Param("vertices", int, 2_000_000, "junctions of the generated road-like graph",
+              minimum=1, maximum=2**28, maximum_reason="a generated graph's arcs fit int32"),
+        Param("weights", str, "file", "edge weights: the file's (unit where it has none), "
+              "unit, or uniform integers in [1, 64) from the run's seed",
+              choices=graphs.WEIGHT_KINDS),
+        Param("source", int, -1, "the source vertex (0-based; a SNAP file's ids with gaps are "
+              "renumbered 0..V-1 in increasing order); -1: random sources", minimum=-1),
+        Param("sources", int, 1, "random sources solved one after the other in one run; "
+              "times are per run, ms/source divides", minimum=1, maximum=MAX_SOURCES),
+        Param("edge_order", str, "source", "order of the edge list the edge sweeps read "
+              "(by source, by destination, or shuffled)", choices=EDGE_ORDERS),
+        Param("delta", int, 0, "near_far's threshold step; 0: 32 times the mean weight",
+              minimum=0, maximum=2**30),
+    )  # fmt: skip
+    variants = (
+        Variant("dijkstra_cpu", "SciPy's Dijkstra on the CPU (baseline and reference)",
+                "paths", kind="host"),
+        Variant("edges", "Bellman-Ford: every edge every iteration, plain stores", "paths"),
+        Variant("edges_atomic", "Bellman-Ford: every edge every iteration, atomicMin", "paths"),
+        Variant("pull", "every vertex takes the minimum over its incoming edges (CSR)",
+                "paths"),
+        Variant("frontier", "only vertices improved last step push (atomicMin, deduplicated "
+                "worklist), one persistent launch", "paths"),
+        Variant("near_far", "frontier, nearest vertices first: near list below a threshold "
+                "rising by delta, far pile split when it runs dry", "paths"),
+    )  # fmt: skip
+
+    # -- points -----------------------------------------------------------------------------
+    def graph(self, point: Point) -> graphs.Graph:
+        return graph_for(point["graph"], point["vertices"])
+
+    def validate_point(self, point: Point) -> str | None:
+        if point["source"] >= 0 and point["sources"] > 1:
+            return (f"source {point['source']} and sources {point['sources']}: give one source "
+                    "or a number of random sources")  # fmt: skip
+        graph = self.graph(point)  # a bad file is one ConfigError naming it and the line
+        if point["source"] >= graph.vertices:
+            return (f"source {point['source']} is not a vertex of {graph.name} (0-based ids "
+                    f"below {graph.vertices:,})")  # fmt: skip
+        return None
+
+    def dry_run_notes(self, points: list[Point]) -> list[str]:
+        notes = []
+        for name, vertices in dict.fromkeys((p["graph"], p["vertices"]) for p in points):
+            graph = graph_for(name, vertices)
+            weighted = "with weights" if graph.weight is not None else "no weights"
+            notes.append(f"graph {graph.name}: {graph.vertices:,} vertices, {graph.arcs:,} "
+                         f"arcs (mean out-degree {graph.arcs / max(graph.vertices, 1):.2f}), "
+                         f"{weighted}")  # fmt: skip
+        return notes
+
+    # -- inputs -------------------------------------------------------------------------------
+    def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        graph = self.graph(point)
+        weights = graph.weights(point["weights"], seed=int(rng.integers(2**31)))
+        out_offsets, out_neighbours, out_weights = graph.csr(weights, by="source")
+        in_offsets, in_sources, in_weights = graph.csr(weights, by="destination")
+        if point["edge_order"] == "source":
+            order = np.argsort(graph.src, kind="stable")
+        elif point["edge_order"] == "destination":
+            order = np.argsort(graph.dst, kind="stable")
+        else:
+            order = rng.permutation(graph.arcs)
+        if point["source"] >= 0:
+            sources = np.array([point["source"]], np.int32)
+        else:
+            # Random sources among vertices with a road out (an isolated junction is no test).
+            candidates = np.flatnonzero(np.diff(out_offsets) > 0)
+            if candidates.size == 0:
+                candidates = np.arange(graph.vertices)
+            sources = rng.choice(candidates, size=point["sources"],
+                                 replace=candidates.size < point["sources"]).astype(np.int32)  # fmt: skip
+
+        def edge_array(values: np.ndarray) -> np.ndarray:
+            # A graph without arcs still gets one (unread) element: no zero-byte buffers.
+            values = np.ascontiguousarray(values, dtype=np.int32)
+            return values if values.size else np.zeros(1, np.int32)
+
+        return {
+            "coo_src": edge_array(graph.src[order]),
+            "coo_dst": edge_array(graph.dst[order]),
+            "coo_weight": edge_array(weights[order]),
+            "out_offsets": out_offsets,
+            "out_neighbours": edge_array(out_neighbours),
+            "out_weights": edge_array(out_weights),
+            "in_offsets": in_offsets,
+            "in_sources": edge_array(in_sources),
+            "in_weights": edge_array(in_weights),
+            "sources": sources,
+        }
+
+    # -- cases --------------------------------------------------------------------------------
+    @staticmethod
+    def _sizes(inputs: dict[str, np.ndarray]) -> tuple[int, int, int]:
+        """(vertices, arcs, sources)."""
+        offsets = inputs["out_offsets"]
+        return offsets.size - 1, int(offsets[-1]), inputs["sources"].size
+
+    def delta(self, point: Point, inputs: dict[str, np.ndarray]) -> int:
+        if point["delta"]:
+            return point["delta"]
+        _, arcs, _ = self._sizes(inputs)
+        mean = float(inputs["out_weights"][:arcs].mean()) if arcs else 1.0
+        return max(1, round(32 * mean))
+
+    def case(
+        self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
+    ) -> Case:
+        n, m, k = self._sizes(inputs)
+        outputs = {"dist": BufferSpec((k, n), np.dtype(np.int32))}
+        if variant == "dijkstra_cpu":
+            return Case(outputs=outputs, work=Work(0))
+        cap = device.sm_count * 8
+
+        def grid(count: int) -> tuple[int, int, int]:
+            return (max(1, min(ceil_div(count, THREADS), cap)), 1, 1)
+
+        block = (THREADS, 1, 1)
+        scratch = {"stats": BufferSpec((k, STATS_ROW), np.dtype(np.uint64))}
+        steps: list[Any] = []
+        for which in range(k):
+            dist = BufferRef("dist", which * n * 4)
+            stats = BufferRef("stats", which * STATS_ROW * 8)
+            steps.append(Launch("init_distances", grid(n), block, (dist, np.uint32(n),
+                         BufferRef("sources"), np.int32(which), stats), label=f"source {which}"))  # fmt: skip
+            if variant in EDGE_SWEEPS:
+                sweep = Launch(variant, grid(m), block, (BufferRef("coo_src"),
+                               BufferRef("coo_dst"), BufferRef("coo_weight"), np.uint32(m), dist,
+                               BufferRef("changed")))  # fmt: skip
+                steps.append(Repeat((sweep,), flag="changed", max_iterations=n + 1))
+            elif variant == "pull":
+                sweep = Launch("pull", grid(n), block, (BufferRef("in_offsets"),
+                               BufferRef("in_sources"), BufferRef("in_weights"), np.uint32(n),
+                               dist, BufferRef("changed")))  # fmt: skip
+                steps.append(Repeat((sweep,), flag="changed", max_iterations=n + 1))
+            elif variant in WORKLISTS:
+                steps.append(Launch("init_worklist", grid(n), block, (BufferRef("near_stamp"),
+                             BufferRef("far_stamp"), np.uint32(n), BufferRef("sources"),
+                             np.int32(which), BufferRef("near0"), BufferRef("counts"),
+                             BufferRef("barrier"))))  # fmt: skip
+                delta = INF if variant == "frontier" else self.delta(point, inputs)
+                steps.append(Launch("worklist_sssp", (device.sm_count, 1, 1),
+                             (PERSISTENT_THREADS, 1, 1), (BufferRef("out_offsets"),
+                             BufferRef("out_neighbours"), BufferRef("out_weights"), dist,
+                             BufferRef("near0"), BufferRef("near1"), BufferRef("far0"),
+                             BufferRef("far1"), BufferRef("near_stamp"), BufferRef("far_stamp"),
+                             BufferRef("counts"), BufferRef("barrier"), np.int32(delta), stats)))  # fmt: skip
+        if variant in (*EDGE_SWEEPS, "pull"):
+            scratch["changed"] = BufferSpec((1,), np.dtype(np.int32))
+        elif variant in WORKLISTS:
+            for name in ("near0", "near1", "far0", "far1", "near_stamp", "far_stamp"):
+                scratch[name] = BufferSpec((max(n, 1),), np.dtype(np.int32))
+            scratch["counts"] = BufferSpec((6,), np.dtype(np.uint32))
+            scratch["barrier"] = BufferSpec((2,), np.dtype(np.uint32), init="zero")
+        return Case(
+            steps=steps,
+            outputs=outputs,
+            scratch=scratch,
+            work=Work(0),
+            read_back=("stats",) if variant in WORKLISTS else (),
+            run_metrics=self._run_metrics(variant, m),
+        )
+
+    @staticmethod
+    def _run_metrics(variant: str, arcs: int) -> Any:
+        def from_record(record: RunRecord) -> dict[str, float]:
+            if variant in WORKLISTS:
+                stats = record.read_back["stats"]
+                relaxed = float(stats[:, 1].sum())
+                return {"iterations": float(stats[:, 0].sum()), RELAXED.key: relaxed}
+            # The sweeps relax every edge in every iteration, the last (unchanged) one too.
+            return {RELAXED.key: float(record.iterations) * arcs}
+
+        return from_record
+
+    # -- the answer ---------------------------------------------------------------------------
+    def unavailable(self, variant: str) -> str | None:
+        try:
+            _scipy()
+        except ImportError:
+            return ("SciPy is not importable: no Dijkstra to check against (pip install "
+                    "'gpubench[sssp]')")  # fmt: skip
+        return None
+
+    def _dijkstra(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Distances from every source as int32, INF where unreachable. Parallel arcs are
+        reduced to the lightest first: SciPy would otherwise sum them."""
+        csr_matrix, dijkstra = _scipy()
+        n, m, _ = self._sizes(inputs)
+        offsets = inputs["out_offsets"]
+        src = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+        dst = inputs["out_neighbours"][:m].astype(np.int64)
+        weight = inputs["out_weights"][:m]
+        order = np.lexsort((weight, dst, src))
+        src, dst, weight = src[order], dst[order], weight[order]
+        first = np.ones(m, bool)
+        first[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
+        src, dst, weight = src[first], dst[first], weight[first]
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        # Explicit zeros are edges to SciPy's csgraph when the matrix is sparse.
+        matrix = csr_matrix((weight.astype(np.float64), dst, indptr), shape=(n, n))
+        distances = np.atleast_2d(dijkstra(matrix, directed=True, indices=inputs["sources"]))
+        reached = np.isfinite(distances)
+        longest = float(distances[reached].max()) if reached.any() else 0.0
+        heaviest = float(weight.max()) if weight.size else 0.0
+        if longest + heaviest >= INF:
+            raise PointError(f"distances reach {longest:,.0f}: int32 distances would overflow")
+        return np.where(reached, distances, INF).astype(np.int32)
+
+    def reference(
+        self, computes: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        return {"dist": self._dijkstra(inputs)}
+
+    def host_run(
+        self, variant: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        return {"dist": self._dijkstra(inputs)}
+
+    def point_metrics(self, results: list[Result]) -> None:
+        """GTEPS (arcs in the graph per second, per source), ms per source, and how many
+        times each arc was relaxed on average."""
+        for r in results:
+            if not r.status.is_measured or not r.median_ms:
+                continue
+            arcs = self.graph(r.point).arcs
+            sources = 1 if r.point["source"] >= 0 else r.point["sources"]
+            per_source = r.median_ms / sources
+            r.metrics[PER_SOURCE.key] = per_source
+            if arcs:
+                r.metrics[GTEPS.key] = arcs / (per_source * 1e-3) / 1e9
+                if r.variant == "dijkstra_cpu":
+                    r.metrics[RELAXED.key] = float(arcs * sources)
+                if r.metrics.get(RELAXED.key) is not None:
+                    r.metrics[RELAXED_PER_EDGE.key] = r.metrics[RELAXED.key] / (arcs * sources)
+
+
+BENCHMARK = ShortestPaths()

@@ -1,0 +1,215 @@
+// Single-source shortest paths on road graphs: Bellman-Ford from an edge list to a
+// work-efficient near-far worklist. Distances are int32 and exact; INF marks a vertex the
+// source does not reach. Weights are non-negative integers, so no path sum overflows as long
+// as the longest distance plus the largest weight fits (the suite checks that).
+#include <climits>
+
+#define INF INT_MAX
+
+// Every distance INF except the source's, which is 0; the solvers' counters zeroed.
+extern "C" __global__ void init_distances(int* dist, unsigned n, const int* sources, int which,
+                                          unsigned long long* stats) {
+    const int source = sources[which];
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        dist[i] = (i == (unsigned)source) ? 0 : INF;
+    if (blockIdx.x == 0 && threadIdx.x < 4) stats[threadIdx.x] = 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// edges: one thread per edge, every edge every iteration, plain stores. Two threads that
+// improve the same vertex race and the larger value may win; the next iteration sees the
+// edge still improvable and fixes it, so the answer is exact, it may only take longer.
+// The edge order (by source, by destination, random) decides which loads coalesce and how
+// far one sweep propagates: an edge whose source was improved earlier in the same sweep
+// passes the news on at once.
+extern "C" __global__ void edges(const int* __restrict__ src, const int* __restrict__ dst,
+                                 const int* __restrict__ weight, unsigned m, int* dist,
+                                 int* changed) {
+    for (unsigned e = blockIdx.x * blockDim.x + threadIdx.x; e < m; e += gridDim.x * blockDim.x) {
+        const int du = dist[src[e]];
+        if (du == INF) continue;
+        const int candidate = du + weight[e];
+        const int v = dst[e];
+        if (candidate < dist[v]) {
+            dist[v] = candidate;
+            *changed = 1;
+        }
+    }
+}
+
+// edges_atomic: the same sweep with atomicMin, so no improvement is lost to a race; the
+// read before the atomic keeps the atomics to the edges that improve something.
+extern "C" __global__ void edges_atomic(const int* __restrict__ src, const int* __restrict__ dst,
+                                        const int* __restrict__ weight, unsigned m, int* dist,
+                                        int* changed) {
+    for (unsigned e = blockIdx.x * blockDim.x + threadIdx.x; e < m; e += gridDim.x * blockDim.x) {
+        const int du = dist[src[e]];
+        if (du == INF) continue;
+        const int candidate = du + weight[e];
+        const int v = dst[e];
+        if (candidate < dist[v] && candidate < atomicMin(&dist[v], candidate)) *changed = 1;
+    }
+}
+
+// pull: one thread per vertex takes the minimum over its incoming edges (CSR by
+// destination): each distance has one writer, so no atomics and no lost updates.
+extern "C" __global__ void pull(const long long* __restrict__ in_offsets,
+                                const int* __restrict__ in_sources,
+                                const int* __restrict__ in_weights, unsigned n, int* dist,
+                                int* changed) {
+    for (unsigned v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
+        const int current = dist[v];
+        int best = current;
+        for (long long e = in_offsets[v]; e < in_offsets[v + 1]; ++e) {
+            const int du = dist[in_sources[e]];
+            if (du != INF && du + in_weights[e] < best) best = du + in_weights[e];
+        }
+        if (best < current) {
+            dist[v] = best;
+            *changed = 1;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The worklist solvers run as one persistent launch: one 1024-thread block per SM, all
+// resident at once, so blocks can wait for each other at a grid-wide barrier between
+// steps. Deciding "done" on the device removes the host round trip per iteration that
+// dominates the edge sweeps on a graph thousands of hops across.
+
+// All blocks wait here until every block has arrived. Thread 0 of each block counts in; the
+// last one resets the count and bumps the generation the others spin on. The fences make
+// each block's writes before the barrier visible to every block after it.
+__device__ __forceinline__ void grid_barrier(unsigned* arrived, volatile unsigned* generation) {
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned seen = *generation;
+        if (atomicAdd(arrived, 1u) == gridDim.x - 1) {
+            atomicExch(arrived, 0u);
+            __threadfence();
+            atomicAdd((unsigned*)generation, 1u);
+        } else {
+            while (*generation == seen) __nanosleep(20);
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// Clears the dedup stamps and lists the source as the first step's only vertex.
+extern "C" __global__ void init_worklist(int* near_stamp, int* far_stamp, unsigned n,
+                                         const int* sources, int which, int* near0,
+                                         unsigned* counts, unsigned* barrier) {
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        near_stamp[i] = -1;
+        far_stamp[i] = -1;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const int source = sources[which];
+        near0[0] = source;  // its stamp stays -1: nothing improves a distance of 0
+        counts[0] = 1;  // near counts, one per step modulo 3
+        counts[1] = 0;
+        counts[2] = 0;
+        counts[3] = 0;  // far counts, one per phase modulo 3
+        counts[4] = 0;
+        counts[5] = 0;
+        barrier[0] = 0;
+    }
+}
+
+// near_far (Davidson et al., 2014): vertices improved below the threshold go to the near
+// list, the others to a far pile; when the near list runs dry the threshold rises by delta
+// and the far pile is split. Processing vertices roughly in distance order means a vertex
+// is rarely improved twice, so far fewer edges are relaxed than by a plain worklist.
+// frontier is the same code with delta = INF: every improved vertex is near, which is the
+// deduplicated Bellman-Ford worklist of the GPU graph frameworks.
+//
+// Lists are ping-pong pairs; their counts rotate over three slots so the slot a step reads
+// is never written in that step and the slot it zeroes is neither read nor written in it:
+// every block takes the same decisions from the same numbers.
+extern "C" __global__ void __launch_bounds__(1024, 1)
+worklist_sssp(const long long* __restrict__ offsets, const int* __restrict__ neighbours,
+              const int* __restrict__ weights, int* dist, int* near0, int* near1, int* far0,
+              int* far1, int* near_stamp, int* far_stamp, unsigned* counts, unsigned* barrier,
+              int delta, unsigned long long* stats) {
+    unsigned* arrived = barrier;
+    volatile unsigned* generation = barrier + 1;
+    const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned threads = gridDim.x * blockDim.x;
+    unsigned long long relaxed = 0;
+    unsigned step = 0, phase = 0;
+    for (;;) {
+        // The values this step decides on: written before the last barrier, stable now.
+        const unsigned near_count = __ldcg(&counts[step % 3]);
+        const unsigned far_count = __ldcg(&counts[3 + phase % 3]);
+        if (near_count == 0 && far_count == 0) break;
+        // The list for the next step; its stamp value is that step's number.
+        int* near_next = (step & 1) ? near0 : near1;
+        unsigned* near_next_count = &counts[(step + 1) % 3];
+        const int next_stamp = (int)(step + 1);
+        if (blockIdx.x == 0 && threadIdx.x == 0) counts[(step + 2) % 3] = 0;
+        if (near_count > 0) {
+            // Relax the out-edges of every near vertex.
+            const int* near_list = (step & 1) ? near1 : near0;
+            int* far_list = (phase & 1) ? far1 : far0;
+            unsigned* far_list_count = &counts[3 + phase % 3];
+            const long long threshold_wide = (long long)(phase + 1) * delta;
+            const int threshold = threshold_wide > INF ? INF : (int)threshold_wide;
+            for (unsigned i = thread; i < near_count; i += threads) {
+                const int u = __ldcg(&near_list[i]);
+                const int du = __ldcg(&dist[u]);
+                const long long end = offsets[u + 1];
+                for (long long e = offsets[u]; e < end; ++e) {
+                    const int v = neighbours[e];
+                    const int candidate = du + weights[e];
+                    ++relaxed;
+                    if (candidate >= __ldcg(&dist[v]) || candidate >= atomicMin(&dist[v], candidate))
+                        continue;
+                    if (candidate < threshold) {
+                        if (atomicExch(&near_stamp[v], next_stamp) != next_stamp)
+                            near_next[atomicAdd(near_next_count, 1u)] = v;
+                    } else if (atomicExch(&far_stamp[v], (int)phase) != (int)phase) {
+                        far_list[atomicAdd(far_list_count, 1u)] = v;
+                    }
+                }
+            }
+        } else {
+            // The near list ran dry: raise the threshold and split the far pile. Entries
+            // below the old threshold were improved into the near list since and are done.
+            const int* far_list = (phase & 1) ? far1 : far0;
+            int* far_next = (phase & 1) ? far0 : far1;
+            unsigned* far_next_count = &counts[3 + (phase + 1) % 3];
+            if (blockIdx.x == 0 && threadIdx.x == 0) counts[3 + (phase + 2) % 3] = 0;
+            const long long old_wide = (long long)(phase + 1) * delta;
+            const long long new_wide = old_wide + delta;
+            const int old_threshold = old_wide > INF ? INF : (int)old_wide;
+            const int threshold = new_wide > INF ? INF : (int)new_wide;
+            for (unsigned i = thread; i < far_count; i += threads) {
+                const int v = __ldcg(&far_list[i]);
+                const int dv = __ldcg(&dist[v]);
+                if (dv < old_threshold) continue;
+                if (dv < threshold) {
+                    if (atomicExch(&near_stamp[v], next_stamp) != next_stamp)
+                        near_next[atomicAdd(near_next_count, 1u)] = v;
+                } else if (atomicExch(&far_stamp[v], (int)(phase + 1)) != (int)(phase + 1)) {
+                    far_next[atomicAdd(far_next_count, 1u)] = v;
+                }
+            }
+            ++phase;
+        }
+        grid_barrier(arrived, generation);
+        ++step;
+    }
+    // Relaxations summed over the grid; the step and phase counts are the same in every block.
+    relaxed += __shfl_down_sync(0xffffffffu, relaxed, 16);
+    relaxed += __shfl_down_sync(0xffffffffu, relaxed, 8);
+    relaxed += __shfl_down_sync(0xffffffffu, relaxed, 4);
+    relaxed += __shfl_down_sync(0xffffffffu, relaxed, 2);
+    relaxed += __shfl_down_sync(0xffffffffu, relaxed, 1);
+    if ((threadIdx.x & 31) == 0 && relaxed) atomicAdd(&stats[1], relaxed);
+    if (thread == 0) {
+        stats[0] = step;
+        stats[2] = phase;
+    }
+}

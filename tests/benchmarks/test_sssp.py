@@ -1,0 +1,234 @@
+"""The shortest-path suite: inputs, the Dijkstra reference against distances worked out by
+hand, declarations and dry runs on the CPU; every variant against Dijkstra on the GPU on small
+graphs with known distances, a disconnected graph, awkward sizes and the 2M-vertex graph."""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from gpubench import registry
+from gpubench.benchmarks import sssp
+from gpubench.errors import ConfigError, PointError
+from gpubench.results import Status
+from gpubench.runner import Plan, Runner
+from gpubench.steps import Repeat, RunRecord
+from gpubench.timing import TimingPolicy
+from tests.fakes import FAKE_DEVICE
+
+bench = registry.get("sssp")
+H100_LIKE = replace(FAKE_DEVICE, sm_count=132, max_threads_per_sm=2048)
+INF = np.iinfo(np.int32).max
+CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
+GPU_VARIANTS = tuple(v.name for v in bench.variants if v.kind == "kernel")
+
+# 1-based DIMACS arcs: a lighter parallel arc, a self-loop, a zero-weight arc, and vertex 7
+# that nothing reaches. From vertex 1 (id 0): worked out by hand below.
+DIMACS = """c a small road map
+p sp 7 10
+a 1 2 10
+a 1 2 4
+a 1 3 1
+a 3 2 2
+a 2 4 1
+a 3 4 5
+a 4 5 3
+a 5 5 9
+a 5 6 0
+a 6 4 1
+"""
+DIMACS_FROM_0 = [0, 3, 1, 4, 7, 7, INF]
+# Two components, both directions listed like SNAP's road files; ids with a gap (no 3).
+SNAP = "# two islands\n# FromNodeId\tToNodeId\n0\t1\n1\t0\n1\t2\n2\t1\n4\t5\n5\t4\n"
+# The reader numbers the ids 0..V-1 in increasing order: 4 and 5 become 3 and 4.
+SNAP_FROM_1_UNIT = [1, 0, 1, INF, INF]
+
+
+def point(**values):
+    return {**bench.defaults(), **values}
+
+
+@pytest.fixture
+def dimacs(tmp_path):
+    path = tmp_path / "map.gr"
+    path.write_text(DIMACS)
+    return str(path)
+
+
+@pytest.fixture
+def islands(tmp_path):
+    path = tmp_path / "islands.txt.gz"
+    path.write_bytes(gzip.compress(SNAP.encode()))
+    return str(path)
+
+
+def reference(p, seed=0):
+    inputs = bench.inputs(p, np.random.default_rng(seed))
+    return inputs, bench.reference("paths", p, inputs)["dist"]
+
+
+def test_dijkstra_reference_matches_distances_worked_out_by_hand(dimacs, islands):
+    _, dist = reference(point(graph=dimacs, source=0))
+    assert dist.tolist() == [DIMACS_FROM_0]
+    _, dist = reference(point(graph=islands, source=1, weights="unit"))
+    assert dist.tolist() == [SNAP_FROM_1_UNIT]
+    # Unit weights on the DIMACS map: hops.
+    _, dist = reference(point(graph=dimacs, source=0, weights="unit"))
+    assert dist.tolist() == [[0, 1, 1, 2, 3, 4, INF]]
+
+
+def test_uniform_weights_come_from_the_seed_and_lie_in_1_to_63(dimacs):
+    p = point(graph=dimacs, weights="uniform", source=0)
+    a = bench.inputs(p, np.random.default_rng(5))
+    b = bench.inputs(p, np.random.default_rng(5))
+    assert np.array_equal(a["out_weights"], b["out_weights"])
+    assert a["out_weights"].min() >= 1 and a["out_weights"].max() <= 63
+
+
+def test_the_three_edge_orders_hold_the_same_arcs(dimacs):
+    arcs = set()
+    for order in sssp.EDGE_ORDERS:
+        inputs = bench.inputs(point(graph=dimacs, edge_order=order, source=0),
+                              np.random.default_rng(1))  # fmt: skip
+        triples = sorted(zip(inputs["coo_src"].tolist(), inputs["coo_dst"].tolist(),
+                             inputs["coo_weight"].tolist(), strict=True))  # fmt: skip
+        arcs.add(tuple(triples))
+        if order == "destination":
+            assert np.all(np.diff(inputs["coo_dst"]) >= 0)
+        if order == "source":
+            assert np.all(np.diff(inputs["coo_src"]) >= 0)
+    assert len(arcs) == 1 and len(next(iter(arcs))) == 10
+
+
+def test_random_sources_are_vertices_with_a_road_out(islands):
+    inputs = bench.inputs(point(graph=islands, sources=16), np.random.default_rng(2))
+    assert inputs["sources"].size == 16
+    assert set(inputs["sources"].tolist()) <= {0, 1, 2, 3, 4}
+
+
+def test_a_graph_without_arcs_gets_no_zero_byte_buffers_and_a_lone_source_reaches_itself(tmp_path):
+    path = tmp_path / "lonely.gr"
+    path.write_text("p sp 3 1\na 1 2 5\n")
+    inputs, dist = reference(point(graph=str(path), source=2))
+    assert dist.tolist() == [[INF, INF, 0]]
+    assert all(array.size >= 1 for array in inputs.values())
+    one = bench.inputs(point(vertices=1), np.random.default_rng(0))  # generated: no roads at all
+    assert one["out_offsets"].tolist() == [0, 0] and one["coo_src"].size == 1
+
+
+def test_declarations_are_consistent_for_every_variant(dimacs):
+    p = point(graph=dimacs, sources=3)
+    inputs = bench.inputs(p, np.random.default_rng(0))
+    for variant in bench.variant_names:
+        case = bench.case(variant, p, H100_LIKE, inputs)
+        assert case.problems(inputs) == [], variant
+        assert case.outputs["dist"].shape == (3, 7)
+    case = bench.case("edges", p, H100_LIKE, inputs)
+    repeats = [s for s in case.steps if isinstance(s, Repeat)]
+    assert len(repeats) == 3 and repeats[0].max_iterations == 8
+    # Each source writes its own row: offsets of 0, 1 and 2 rows of 7 int32.
+    assert [s.args[0].offset for s in case.steps if getattr(s, "kernel", "") ==
+            "init_distances"] == [0, 28, 56]  # fmt: skip
+    frontier = bench.case("frontier", p, H100_LIKE, inputs)
+    solve = [s for s in frontier.steps if getattr(s, "kernel", "") == "worklist_sssp"][0]
+    assert solve.grid == (132, 1, 1) and solve.block == (1024, 1, 1)
+    assert solve.args[-2] == INF  # frontier: no threshold
+    near_far = bench.case("near_far", p, H100_LIKE, inputs)
+    solve = [s for s in near_far.steps if getattr(s, "kernel", "") == "worklist_sssp"][0]
+    mean = inputs["out_weights"][:10].mean()
+    assert solve.args[-2] == round(32 * mean)
+    assert near_far.read_back == ("stats",)
+
+
+def test_run_metrics_come_from_the_device_counters_or_the_iterations():
+    stats = np.array([[5, 40, 2, 0], [7, 60, 3, 0]], np.uint64)
+    worklist = sssp.ShortestPaths._run_metrics("near_far", 10)(RunRecord(read_back={"stats": stats}))
+    assert worklist == {"iterations": 12.0, "relaxed": 100.0}
+    sweep = sssp.ShortestPaths._run_metrics("edges", 10)(RunRecord(iterations=9))
+    assert sweep == {"relaxed": 90.0}
+
+
+def test_bad_points_are_one_line(dimacs, tmp_path):
+    assert "not a vertex" in bench.validate_point(point(graph=dimacs, source=7))
+    assert "give one source" in bench.validate_point(point(graph=dimacs, source=1, sources=2))
+    assert bench.validate_point(point(graph=dimacs, source=6)) is None
+    bad = tmp_path / "bad.gr"
+    bad.write_text("p sp 3 1\na 1 x 2\n")
+    with pytest.raises(ConfigError, match="line 2"):
+        bench.validate_point(point(graph=str(bad)))
+    with pytest.raises(ConfigError, match="not found"):
+        bench.validate_point(point(graph=str(tmp_path / "missing.gr")))
+
+
+def test_distances_that_would_overflow_int32_are_refused(tmp_path):
+    path = tmp_path / "long.gr"
+    path.write_text("p sp 3 2\na 1 2 2000000000\na 2 3 2000000000\n")
+    with pytest.raises(PointError, match="overflow"):
+        reference(point(graph=str(path), source=0))
+
+
+def test_dry_run_notes_name_the_graph_and_its_counts(dimacs):
+    (note,) = bench.dry_run_notes([point(graph=dimacs), point(graph=dimacs, source=1)])
+    assert note == "graph map.gr: 7 vertices, 10 arcs (mean out-degree 1.43), with weights"
+
+
+def test_point_metrics_give_gteps_ms_per_source_and_relaxations_per_arc(dimacs):
+    from gpubench.results import Result
+
+    p = point(graph=dimacs, sources=2)
+    summary = {"median_ms": 0.5}
+    gpu = Result("sssp", "near_far", p, Status.OK, summary=summary, metrics={"relaxed": 30.0})
+    cpu = Result("sssp", "dijkstra_cpu", p, Status.OK, summary=summary)
+    bench.point_metrics([gpu, cpu])
+    assert gpu.metrics["ms_per_source"] == 0.25
+    assert gpu.metrics["gteps"] == pytest.approx(10 / 0.25e-3 / 1e9)
+    assert gpu.metrics["relaxed_per_edge"] == 1.5
+    assert cpu.metrics["relaxed"] == 20.0 and cpu.metrics["relaxed_per_edge"] == 1.0
+
+
+# -- on the GPU ----------------------------------------------------------------------------------
+def run_all(gpu_backend, points, variants=bench.variant_names):
+    results = Runner(gpu_backend).run(Plan(bench, points, variants, bench.baseline, CHECK_ONLY))
+    bad = [(r.variant, r.point, r.status, r.reason) for r in results if not r.status.is_measured]
+    assert not bad
+    return results
+
+
+@pytest.mark.gpu
+def test_gpu_every_variant_finds_the_hand_worked_distances(gpu_backend, dimacs):
+    results = run_all(gpu_backend, [point(graph=dimacs, source=0),
+                                    point(graph=dimacs, source=0, weights="unit")])  # fmt: skip
+    assert all(r.verification.max_abs_error == 0 for r in results if r.verification)
+
+
+@pytest.mark.gpu
+def test_gpu_unreachable_vertices_stay_at_infinity(gpu_backend, islands):
+    run_all(gpu_backend, [point(graph=islands, source=1, weights=w) for w in ("unit", "uniform")])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("order", sssp.EDGE_ORDERS)
+def test_gpu_awkward_sizes_and_several_sources(gpu_backend, order):
+    points = [point(vertices=v, sources=s, weights=w, edge_order=order)
+              for v, s, w in ((1, 1, "unit"), (2, 2, "uniform"), (37, 3, "uniform"),
+                              (1009, 5, "unit"), (100_003, 2, "uniform"))]  # fmt: skip
+    run_all(gpu_backend, points)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("weights", ["unit", "uniform"])
+def test_gpu_every_variant_on_the_2m_vertex_road_graph(gpu_backend, weights):
+    results = run_all(gpu_backend, [point(weights=weights, sources=2)])
+    by_variant = {r.variant: r for r in results}
+    # The worklists relax edges of improved vertices only; the sweeps relax every edge often.
+    assert by_variant["near_far"].metrics["relaxed"] < by_variant["edges_atomic"].metrics["relaxed"]
+    assert by_variant["frontier"].metrics["iterations"] > 100
+
+
+@pytest.mark.gpu
+def test_gpu_near_far_with_small_and_huge_delta(gpu_backend):
+    run_all(gpu_backend, [point(vertices=20_000, weights="uniform", delta=d, sources=2)
+                          for d in (1, 7, 10**9)], ("near_far",))  # fmt: skip
