@@ -3,8 +3,11 @@
 // source does not reach. Weights are non-negative integers, so no path sum overflows as long
 // as the longest distance plus the largest weight fits (the suite checks that).
 #include <climits>
+#include <cooperative_groups.h>
 
 #define INF INT_MAX
+
+namespace cg = cooperative_groups;
 
 // Every distance INF except the source's, which is 0; the solvers' counters zeroed.
 extern "C" __global__ void init_distances(int* dist, unsigned n, const int* sources, int which,
@@ -78,13 +81,14 @@ extern "C" __global__ void pull(const long long* __restrict__ in_offsets,
 // dominates the edge sweeps on a graph thousands of hops across.
 
 // All blocks wait here until every block has arrived. Thread 0 of each block counts in; the
-// last one resets the count and bumps the generation the others spin on. The fences make
-// each block's writes before the barrier visible to every block after it.
+// last one resets the count and bumps the generation the others spin on. As in cooperative
+// groups' grid.sync(): the block barrier orders the block's writes before thread 0's fence,
+// which makes them visible to every block that passes the barrier after it.
 __device__ __forceinline__ void grid_barrier(unsigned* arrived, volatile unsigned* generation) {
-    __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) {
         const unsigned seen = *generation;
+        __threadfence();
         if (atomicAdd(arrived, 1u) == gridDim.x - 1) {
             atomicExch(arrived, 0u);
             __threadfence();
@@ -95,6 +99,16 @@ __device__ __forceinline__ void grid_barrier(unsigned* arrived, volatile unsigne
         __threadfence();
     }
     __syncthreads();
+}
+
+// Appends v to a worklist with one atomicAdd per group of converged threads instead of one
+// per thread: thousands of pushes a step into one counter would otherwise queue at its L2
+// slice (the warp-aggregated atomics of the CUDA programming guide).
+__device__ __forceinline__ void push(int* list, unsigned* count, int v) {
+    cg::coalesced_group group = cg::coalesced_threads();
+    unsigned base = 0;
+    if (group.thread_rank() == 0) base = atomicAdd(count, group.size());
+    list[group.shfl(base, 0) + group.thread_rank()] = v;
 }
 
 // Clears the dedup stamps and lists the source as the first step's only vertex.
@@ -164,13 +178,14 @@ worklist_sssp(const long long* __restrict__ offsets, const int* __restrict__ nei
                     const int v = neighbours[e];
                     const int candidate = du + weights[e];
                     ++relaxed;
-                    if (candidate >= __ldcg(&dist[v]) || candidate >= atomicMin(&dist[v], candidate))
-                        continue;
+                    // Straight to the atomic: the GPU is latency-bound here, not busy, and a
+                    // load first would add a round trip to every improving edge.
+                    if (candidate >= atomicMin(&dist[v], candidate)) continue;
                     if (candidate < threshold) {
                         if (atomicExch(&near_stamp[v], next_stamp) != next_stamp)
-                            near_next[atomicAdd(near_next_count, 1u)] = v;
+                            push(near_next, near_next_count, v);
                     } else if (atomicExch(&far_stamp[v], (int)phase) != (int)phase) {
-                        far_list[atomicAdd(far_list_count, 1u)] = v;
+                        push(far_list, far_list_count, v);
                     }
                 }
             }
@@ -191,9 +206,9 @@ worklist_sssp(const long long* __restrict__ offsets, const int* __restrict__ nei
                 if (dv < old_threshold) continue;
                 if (dv < threshold) {
                     if (atomicExch(&near_stamp[v], next_stamp) != next_stamp)
-                        near_next[atomicAdd(near_next_count, 1u)] = v;
+                        push(near_next, near_next_count, v);
                 } else if (atomicExch(&far_stamp[v], (int)(phase + 1)) != (int)(phase + 1)) {
-                    far_next[atomicAdd(far_next_count, 1u)] = v;
+                    push(far_next, far_next_count, v);
                 }
             }
             ++phase;

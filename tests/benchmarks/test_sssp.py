@@ -139,7 +139,7 @@ def test_declarations_are_consistent_for_every_variant(dimacs):
     near_far = bench.case("near_far", p, H100_LIKE, inputs)
     solve = [s for s in near_far.steps if getattr(s, "kernel", "") == "worklist_sssp"][0]
     mean = inputs["out_weights"][:10].mean()
-    assert solve.args[-2] == round(32 * mean)
+    assert solve.args[-2] == round(128 * mean)
     assert near_far.read_back == ("stats",)
 
 
