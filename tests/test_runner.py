@@ -210,6 +210,33 @@ def test_repeat_runs_until_the_flag_stays_zero_and_counts_iterations():
     assert r.median_ms == pytest.approx(0.25 * 8)
 
 
+def test_read_back_buffers_reach_the_run_metrics_after_the_checked_run():
+    from tests.fakes import CountDownSuite
+
+    class Counting(CountDownSuite):
+        def case(self, variant, point, device, inputs):
+            case = super().case(variant, point, device, inputs)
+            case.read_back = ("changed",)
+            case.run_metrics = lambda record: {
+                "flag_left": float(record.read_back["changed"][0]),
+                "iterations_seen": float(record.iterations),
+            }
+            return case
+
+    results, _ = run_suite(Counting(), ["converges"], {"n": 50, "top": 7})
+    r = results["converges"]
+    assert r.status is Status.OK, r.reason
+    # The last iteration changed nothing, so the flag read back is 0; 8 iterations in all.
+    assert r.metrics["flag_left"] == 0.0 and r.metrics["iterations_seen"] == 8.0
+
+
+def test_read_back_must_name_a_scratch_buffer():
+    from gpubench.benchmark import BufferSpec, Case
+
+    case = Case(outputs={"y": BufferSpec((1,), np.dtype(np.float32))}, read_back=("y",))
+    assert case.problems({}) == ["read_back names 'y', which is not a scratch buffer"]
+
+
 def test_a_repeat_that_hits_max_iterations_is_incorrect_with_the_count():
     from tests.fakes import CountDownSuite
 

@@ -133,11 +133,11 @@ def test_declarations_are_consistent_for_every_variant(dimacs):
     assert [s.args[0].offset for s in case.steps if getattr(s, "kernel", "") ==
             "init_distances"] == [0, 28, 56]  # fmt: skip
     frontier = bench.case("frontier", p, H100_LIKE, inputs)
-    solve = [s for s in frontier.steps if getattr(s, "kernel", "") == "worklist_sssp"][0]
+    solve = next(s for s in frontier.steps if getattr(s, "kernel", "") == "worklist_sssp")
     assert solve.grid == (132, 1, 1) and solve.block == (1024, 1, 1)
     assert solve.args[-2] == INF  # frontier: no threshold
     near_far = bench.case("near_far", p, H100_LIKE, inputs)
-    solve = [s for s in near_far.steps if getattr(s, "kernel", "") == "worklist_sssp"][0]
+    solve = next(s for s in near_far.steps if getattr(s, "kernel", "") == "worklist_sssp")
     mean = inputs["out_weights"][:10].mean()
     assert solve.args[-2] == round(128 * mean)
     assert near_far.read_back == ("stats",)
@@ -145,7 +145,9 @@ def test_declarations_are_consistent_for_every_variant(dimacs):
 
 def test_run_metrics_come_from_the_device_counters_or_the_iterations():
     stats = np.array([[5, 40, 2, 0], [7, 60, 3, 0]], np.uint64)
-    worklist = sssp.ShortestPaths._run_metrics("near_far", 10)(RunRecord(read_back={"stats": stats}))
+    worklist = sssp.ShortestPaths._run_metrics("near_far", 10)(
+        RunRecord(read_back={"stats": stats})
+    )
     assert worklist == {"iterations": 12.0, "relaxed": 100.0}
     sweep = sssp.ShortestPaths._run_metrics("edges", 10)(RunRecord(iterations=9))
     assert sweep == {"relaxed": 90.0}
@@ -232,3 +234,41 @@ def test_gpu_every_variant_on_the_2m_vertex_road_graph(gpu_backend, weights):
 def test_gpu_near_far_with_small_and_huge_delta(gpu_backend):
     run_all(gpu_backend, [point(vertices=20_000, weights="uniform", delta=d, sources=2)
                           for d in (1, 7, 10**9)], ("near_far",))  # fmt: skip
+
+
+# -- the command line ----------------------------------------------------------------------------
+def invoke(*args):
+    from click.testing import CliRunner
+
+    from gpubench.cli import cli
+
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("p sp 3 2\na 1 2 5\na 2 x 1\n", "line 3: 'x' is not an integer"),
+    ("p sp 3 1\na 1 2 -5\n", "line 2: negative weight -5"),
+    ("a 1 2 5\np sp 3 1\n", "line 1: an arc before the `p sp` line"),
+    ("p sp 3 1\na 1 9 5\n", "line 2: vertex id 9 is out of range 1..3"),
+])  # fmt: skip
+def test_cli_a_bad_graph_file_is_one_line_with_exit_2(tmp_path, text, expected):
+    path = tmp_path / "bad.gr"
+    path.write_text(text)
+    result = invoke("run", "sssp", "--graph", str(path))
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: {path}: {expected}"
+
+
+def test_cli_a_source_outside_the_graph_is_exit_2(dimacs):
+    result = invoke("run", "sssp", "--graph", dimacs, "--source", "7")
+    assert result.exit_code == 2 and "source 7 is not a vertex of map.gr" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_cli_dry_run_of_a_sweep_naming_a_graph_file_prints_its_counts(tmp_path, dimacs):
+    config = tmp_path / "s.yaml"
+    config.write_text(f"suite: sssp\nparams:\n  graph: {dimacs}\n  source: [0, 6]\n")
+    result = invoke("sweep", str(config), "--dry-run")
+    assert result.exit_code == 0
+    assert "graph map.gr: 7 vertices, 10 arcs (mean out-degree 1.43), with weights" in result.output
+    assert "2 point(s) × 6 variant(s)" in result.output
