@@ -206,8 +206,9 @@ class Case:
     # The work of one run; a callable gets the checked run's RunRecord (iterations...).
     work: Work | Callable[[RunRecord], Work] = field(default_factory=lambda: Work(0))
     # None: the default check (a few ulps for floats, exact for integers) for every output; a
-    # callable gets the run's RunRecord (a bound that grows with the iterations run).
-    tolerance: Tolerance | Callable[[RunRecord], Tolerance] | None = None
+    # callable gets the run's RunRecord (a bound that grows with the iterations run); a dict
+    # gives each output its own (outputs it does not name get the default).
+    tolerance: Tolerance | Callable[[RunRecord], Tolerance] | dict[str, Tolerance] | None = None
     # Why this variant cannot run at this point (a tile too large for shared memory).
     skip: str | None = None
     # Flops per element loaded from global memory, where the suite can say.
@@ -222,7 +223,12 @@ class Case:
             return self.work(record or RunRecord())
         return self.work
 
-    def tolerance_for(self, dtype: np.dtype, record: RunRecord | None = None) -> Tolerance:
+    def tolerance_for(
+        self, dtype: np.dtype, record: RunRecord | None = None, output: str | None = None
+    ) -> Tolerance:
+        if isinstance(self.tolerance, dict):
+            found = self.tolerance.get(output or "")
+            return found if found is not None else Tolerance.default_for(dtype)
         if self.tolerance is None:
             return Tolerance.default_for(dtype)
         if callable(self.tolerance):
@@ -267,8 +273,8 @@ class Case:
             return self.input_locations.get(name, "device")
 
         for name in self.read_back:
-            if name not in self.scratch:
-                found.append(f"read_back names {name!r}, which is not a scratch buffer")
+            if name not in own:
+                found.append(f"read_back names {name!r}, which is neither an output nor scratch")
         for name in sorted(referenced_buffers(self.steps) - known):
             found.append(f"a step uses buffer {name!r}, which is neither an input nor declared")
         for step in flatten(self.steps):

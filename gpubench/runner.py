@@ -458,7 +458,7 @@ class Runner:
                 return Verification(passed=False, message=f"no reference to check against: {exc}")
         expected = references[computes]
         tolerance: dict[str, Tolerance] = {
-            name: case.tolerance_for(got[name].dtype if name in got else np.float64, record)
+            name: case.tolerance_for(got[name].dtype if name in got else np.float64, record, name)
             for name in expected
         }
         return verify.check_outputs(got, expected, tolerance)

@@ -230,11 +230,13 @@ def test_read_back_buffers_reach_the_run_metrics_after_the_checked_run():
     assert r.metrics["flag_left"] == 0.0 and r.metrics["iterations_seen"] == 8.0
 
 
-def test_read_back_must_name_a_scratch_buffer():
+def test_read_back_must_name_an_output_or_a_scratch_buffer():
     from gpubench.benchmark import BufferSpec, Case
 
     case = Case(outputs={"y": BufferSpec((1,), np.dtype(np.float32))}, read_back=("y",))
-    assert case.problems({}) == ["read_back names 'y', which is not a scratch buffer"]
+    assert case.problems({}) == []
+    case.read_back = ("z",)
+    assert case.problems({}) == ["read_back names 'z', which is neither an output nor scratch"]
 
 
 def test_a_repeat_that_hits_max_iterations_is_incorrect_with_the_count():

@@ -1,0 +1,170 @@
+"""Global-memory access patterns: copies whose reads or writes start at an offset or walk at a
+stride, the device-to-device memcpy they are measured against, and a read of a working set
+that lands in L1, L2 or DRAM. The table shows the 32-byte sectors a warp's request touches."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gpubench.benchmark import (
+    Benchmark,
+    BufferRef,
+    BufferSpec,
+    Case,
+    Copy,
+    Launch,
+    Param,
+    Point,
+    Variant,
+    Work,
+    ceil_div,
+)
+from gpubench.metrics import Metric
+
+if TYPE_CHECKING:
+    from gpubench.device import DeviceInfo
+
+DTYPES = {"float32": (np.float32, "float"), "float64": (np.float64, "double")}
+MAX_SHIFT = 32  # offsets and strides go up to 32 elements
+SECTOR = 32
+THREADS = 256
+# cached_read reads at least this many bytes per run, so the first (cold) pass is a small
+# part of the time even for a 1 MiB working set.
+CACHED_READ_BYTES = 1 << 32
+
+SECTORS = Metric("sectors_per_request", "sectors/req", "sectors", "{:,.1f}",
+                 higher_is_better=None)  # fmt: skip
+
+# (which side is shifted, how) for each copy variant.
+PATTERNS = {
+    "read_offset": ("read", "offset"),
+    "write_offset": ("write", "offset"),
+    "read_stride": ("read", "stride"),
+    "write_stride": ("write", "stride"),
+}
+
+
+def sectors_per_request(itemsize: int, offset: int = 0, stride: int = 1) -> float:
+    """32-byte sectors one warp's 32 accesses touch: elements lane * stride + offset, from an
+    allocation aligned to 256 bytes."""
+    addresses = (np.arange(32) * stride + offset) * itemsize
+    first, last = addresses // SECTOR, (addresses + itemsize - 1) // SECTOR
+    return float(np.unique(np.concatenate([first, last])).size)
+
+
+class Access(Benchmark):
+    name = "access"
+    description = "global memory: coalescing vs offset and stride; L1, L2, DRAM vs working set"
+    memory_bound = True
+    baseline = "memcpy"
+    metrics = (SECTORS,)
+    params = (
+        Param("working_set", int, 1 << 30, "bytes each array spans (default: 20x the H100's "
+              "L2, so DRAM is measured)", minimum=1 << 20, maximum=1 << 32),
+        Param("offset", int, 0, "elements the shifted side starts past an aligned address",
+              minimum=0, maximum=MAX_SHIFT),
+        Param("stride", int, 1, "elements between the shifted side's consecutive accesses",
+              minimum=1, maximum=MAX_SHIFT),
+        Param("dtype", str, "float32", "element type", choices=tuple(DTYPES),
+              compile_time=True),
+    )  # fmt: skip
+    variants = (
+        Variant("memcpy", "cudaMemcpy device to device (the reference copy)", "copy"),
+        Variant("read_offset", "out[i] = in[i + offset]: misaligned reads", "read_offset"),
+        Variant("write_offset", "out[i + offset] = in[i]: misaligned writes", "write_offset"),
+        Variant("read_stride", "out[i] = in[i * stride]: strided reads", "read_stride"),
+        Variant("write_stride", "out[i * stride] = in[i]: strided writes", "write_stride"),
+        Variant("cached_read", "read the working set again and again: L1, L2 or DRAM",
+                "cached_read"),
+    )  # fmt: skip
+
+    def _dtype(self, point: Point) -> np.dtype:
+        return np.dtype(DTYPES[point["dtype"]][0])
+
+    def defines(self, point: Point) -> dict[str, str]:
+        return {"DTYPE": DTYPES[point["dtype"]][1]}
+
+    def validate_point(self, point: Point) -> str | None:
+        if point["working_set"] % 16:
+            return f"working_set={point['working_set']} is not a multiple of 16 bytes"
+        return None
+
+    def _counts(self, point: Point) -> tuple[int, int]:
+        """(elements each copy moves, elements the arrays hold)."""
+        itemsize = self._dtype(point).itemsize
+        span = point["working_set"] // itemsize
+        return span // point["stride"], span + MAX_SHIFT
+
+    def passes(self, point: Point) -> int:
+        return max(1, CACHED_READ_BYTES // point["working_set"])
+
+    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
+        _, length = self._counts(point)
+        dtype = self._dtype(point)
+        return {"in": BufferSpec((length,), dtype), "out": BufferSpec((length,), dtype)}
+
+    def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        _, length = self._counts(point)
+        dtype = self._dtype(point)
+        # `out` is what the shifted writes land in: the elements they skip keep these values.
+        return {"in": rng.random(length, dtype=np.float64).astype(dtype) + dtype.type(0.5),
+                "out": rng.random(length, dtype=np.float64).astype(dtype) - dtype.type(2.0)}  # fmt: skip
+
+    def case(
+        self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
+    ) -> Case:
+        dtype = self._dtype(point)
+        moved, length = self._counts(point)
+        contiguous = point["working_set"] // dtype.itemsize
+        out = {"out": BufferSpec((length,), dtype, init="input")}
+        if variant == "memcpy":
+            nbytes = contiguous * dtype.itemsize
+            return Case([Copy("in", "out", nbytes=nbytes)], outputs=out,
+                        work=Work(2 * nbytes, elements=contiguous),
+                        run_metrics=lambda _: {SECTORS.key: sectors_per_request(dtype.itemsize)})  # fmt: skip
+        if variant == "cached_read":
+            words = point["working_set"] // 4
+            grid = device.sm_count * max(1, device.max_threads_per_sm // THREADS)
+            launch = Launch("cached_read", (grid, 1, 1), (THREADS, 1, 1), (BufferRef("in"),
+                            np.uint64(words), np.uint32(self.passes(point)), BufferRef("total")))  # fmt: skip
+            return Case([launch], outputs={"total": BufferSpec((1,), np.dtype(np.uint64),
+                                                               init="zero")},
+                        work=Work(point["working_set"] * self.passes(point)))  # fmt: skip
+        side, how = PATTERNS[variant]
+        shift = point[how]
+        count = moved if how == "stride" else contiguous
+        launch = Launch(variant, (ceil_div(count, THREADS), 1, 1), (THREADS, 1, 1),
+                        (BufferRef("out"), BufferRef("in"), np.uint64(count), np.uint32(shift)))  # fmt: skip
+        sectors = sectors_per_request(dtype.itemsize, **{how: shift})
+        return Case([launch], outputs=out,
+                    work=Work(2 * count * dtype.itemsize, elements=count),
+                    run_metrics=lambda _: {SECTORS.key: sectors})  # fmt: skip
+
+    def reference(
+        self, computes: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        source, out = inputs["in"], inputs["out"].copy()
+        moved, _ = self._counts(point)
+        contiguous = point["working_set"] // source.itemsize
+        offset, stride = point["offset"], point["stride"]
+        if computes == "cached_read":
+            words = source.view(np.uint32)[: point["working_set"] // 4]
+            # Modulo 2^64, like the kernel's unsigned long long sums.
+            total = np.uint64(words.sum(dtype=np.uint64)) * np.uint64(self.passes(point))
+            return {"total": np.array([total], np.uint64)}
+        if computes == "copy":
+            out[:contiguous] = source[:contiguous]
+        elif computes == "read_offset":
+            out[:contiguous] = source[offset : offset + contiguous]
+        elif computes == "write_offset":
+            out[offset : offset + contiguous] = source[:contiguous]
+        elif computes == "read_stride":
+            out[:moved] = source[: moved * stride : stride]
+        elif computes == "write_stride":
+            out[: moved * stride : stride] = source[:moved]
+        return {"out": out}
+
+
+BENCHMARK = Access()
