@@ -37,13 +37,9 @@ CACHED_READ_BYTES = 1 << 32
 SECTORS = Metric("sectors_per_request", "sectors/req", "sectors", "{:,.1f}",
                  higher_is_better=None)  # fmt: skip
 
-# (which side is shifted, how) for each copy variant.
-PATTERNS = {
-    "read_offset": ("read", "offset"),
-    "write_offset": ("write", "offset"),
-    "read_stride": ("read", "stride"),
-    "write_stride": ("write", "stride"),
-}
+# The parameter that shifts each copy variant's reads or writes.
+SHIFTED_BY = {"read_offset": "offset", "write_offset": "offset", "read_stride": "stride",
+              "write_stride": "stride"}  # fmt: skip
 
 
 def sectors_per_request(itemsize: int, offset: int = 0, stride: int = 1) -> float:
@@ -132,7 +128,7 @@ class Access(Benchmark):
             return Case([launch], outputs={"total": BufferSpec((1,), np.dtype(np.uint64),
                                                                init="zero")},
                         work=Work(point["working_set"] * self.passes(point)))  # fmt: skip
-        side, how = PATTERNS[variant]
+        how = SHIFTED_BY[variant]
         shift = point[how]
         count = moved if how == "stride" else contiguous
         launch = Launch(variant, (ceil_div(count, THREADS), 1, 1), (THREADS, 1, 1),
