@@ -314,6 +314,10 @@ def _output_options(func: Any) -> Any:
                      help="Write the results table as GitHub-flavoured markdown (a CI job "
                      "summary, a pull request)."),
         click.option("--device", default=0, show_default=True, help="CUDA device index."),
+        click.option("--profile", is_flag=True,
+                     help="Run each verified kernel variant once more under Nsight Compute "
+                     "(ncu) and add its counters to the results: DRAM bytes, sectors per "
+                     "request, bank conflicts, branch uniformity, occupancy, instructions."),
         click.option("--devices", "devices", metavar="all|I,J,...",
                      help="Run points on several GPUs of this host at once, one worker each "
                      "(all, or indices such as 0,2,3)."),
@@ -351,8 +355,8 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
                   "kept beside it as LOG.1).")  # fmt: skip
     def command(variants: tuple[str, ...], baseline: str | None, json_path: str | None,
                 csv_path: str | None, jsonl_path: str | None, markdown_path: str | None,
-                device: int, devices: str | None, timeline_path: str | None, force: bool,
-                **values: Any) -> None:  # fmt: skip
+                device: int, profile: bool, devices: str | None, timeline_path: str | None,
+                force: bool, **values: Any) -> None:  # fmt: skip
         from gpubench import config
 
         timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
@@ -371,7 +375,8 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
         from gpubench.outputs import OutputRequest
 
         request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path,
-                                timeline=timeline_path, force=force, markdown=markdown_path)  # fmt: skip
+                                timeline=timeline_path, force=force, markdown=markdown_path,
+                                profile=profile)  # fmt: skip
         code = _execute(spec, request, device, _spread(device, devices))
         click.get_current_context().exit(code)
 
@@ -454,7 +459,8 @@ def run() -> None:
 @_output_options
 def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
           json_path: str | None, csv_path: str | None, jsonl_path: str | None,
-          markdown_path: str | None, device: int, devices: str | None, scheduler: str | None,
+          markdown_path: str | None, device: int, profile: bool, devices: str | None,
+          scheduler: str | None,
           shard: str | None) -> None:  # fmt: skip
     """Run a whole sweep from a YAML file: progress bar, table, results files.
 
@@ -487,7 +493,7 @@ def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
     if spread.shard:
         stem += f".shard-{spread.shard[0]}-of-{spread.shard[1]}"
     request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path, resume=resume_path,
-                            force=force, progress=True, markdown=markdown_path,
+                            force=force, progress=True, markdown=markdown_path, profile=profile,
                             default_log=str(Path("results") / f"{stem}.jsonl"))  # fmt: skip
     ctx.exit(_execute(spec, request, device, spread))
 

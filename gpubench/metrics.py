@@ -43,10 +43,24 @@ ITERATIONS = Metric("iterations", "iters", "", "{:,.0f}", higher_is_better=None)
 CGMA = Metric("cgma", "CGMA", "flop/elem", "{:,.0f}", higher_is_better=None)
 PCT_OF_VENDOR = Metric("pct_of_vendor", "% vendor", "%", "{:,.1f}%")
 
+# Measured by Nsight Compute under --profile (gpubench/profiling.py).
+NCU_TIME = Metric("ncu_ms", "ncu time", "ms", "{:,.4f}", higher_is_better=False)
+DRAM_BYTES = Metric("dram_bytes", "DRAM bytes", "bytes", "{:,.0f}", higher_is_better=None)
+LOAD_SECTORS = Metric("ld_sectors_per_request", "ld sect/req", "sectors", "{:,.1f}",
+                      higher_is_better=False)  # fmt: skip
+STORE_SECTORS = Metric("st_sectors_per_request", "st sect/req", "sectors", "{:,.1f}",
+                       higher_is_better=False)  # fmt: skip
+BANK_CONFLICTS = Metric("bank_conflicts", "bank confl.", "", "{:,.0f}", higher_is_better=False)
+BRANCH_UNIFORMITY = Metric("branch_uniformity", "branch unif.", "%", "{:,.1f}%")
+OCCUPANCY = Metric("achieved_occupancy", "occupancy", "%", "{:,.1f}%")
+INSTRUCTIONS = Metric("instructions", "warp instr.", "", "{:,.0f}", higher_is_better=False)
+PROFILED = (NCU_TIME, DRAM_BYTES, LOAD_SECTORS, STORE_SECTORS, BANK_CONFLICTS,
+           BRANCH_UNIFORMITY, OCCUPANCY, INSTRUCTIONS)  # fmt: skip
+
 # Table and CSV order.
 CATALOG: tuple[Metric, ...] = (
     TIME, BANDWIDTH, PCT_PEAK_BANDWIDTH, GFLOPS, PCT_PEAK_FP32, ELEMENTS, SPEEDUP, ITERATIONS,
-    CGMA, PCT_OF_VENDOR,
+    CGMA, PCT_OF_VENDOR, *PROFILED,
 )  # fmt: skip
 
 

@@ -32,6 +32,8 @@ class OutputRequest:
     default_log: str | None = None
     # The results table as GitHub-flavoured markdown (a CI job summary, a pull request).
     markdown: str | None = None
+    # Profile every verified kernel variant once more under Nsight Compute (--profile).
+    profile: bool = False
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,13 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
         # After Ctrl-C (or SIGTERM) the worker may be stuck in a kernel: kill it at once
         # instead of waiting for it to say goodbye.
         end = runner.close(graceful=not interrupted)
+    if request.profile and not interrupted:
+        from gpubench import profiling
+
+        kernel_variants = {v.name for v in bench.variants if v.kind == "kernel"}
+        profiling.profile_results(spec.to_dict(), result_set.results, kernel_variants,
+                                  spread.devices[0] if isinstance(spread.devices, list)
+                                  else spread.device, err)  # fmt: skip
     with _no_second_interrupt(keep=interrupted):  # a second Ctrl-C must not cost the files
         result_set.environment["end"] = end
         result_set.environment["worker_restarts"] = runner.restarts
