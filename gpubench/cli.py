@@ -1022,7 +1022,8 @@ def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
         # defines() depends on the compile-time params only: one call per distinct set.
         compile_names = [p.name for p in bench.params if p.compile_time]
         representatives = {tuple(p[n] for n in compile_names): p for p in points}
-        builds = {tuple(sorted(bench.defines(p).items())) for p in representatives.values()}
+        builds = {(tuple(sorted(bench.defines(p).items())), tuple(bench.compiler_options(p)))
+                  for p in representatives.values()}  # fmt: skip
     for note in bench.dry_run_notes(points):
         console.print(note, highlight=False)
     total = len(points) * len(spec.variants)

@@ -105,8 +105,11 @@ class Access(Benchmark):
         _, length = self._counts(point)
         dtype = self._dtype(point)
         # `out` is what the shifted writes land in: the elements they skip keep these values.
-        return {"in": rng.random(length, dtype=np.float64).astype(dtype) + dtype.type(0.5),
-                "out": rng.random(length, dtype=np.float64).astype(dtype) - dtype.type(2.0)}  # fmt: skip
+        fresh = rng.random(length, dtype=dtype.type)
+        fresh += dtype.type(0.5)
+        before = rng.random(length, dtype=dtype.type)
+        before -= dtype.type(2.0)
+        return {"in": fresh, "out": before}
 
     def case(
         self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]

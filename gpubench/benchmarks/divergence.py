@@ -69,16 +69,17 @@ class Divergence(Benchmark):
               maximum=1 << 16),
         Param("block", int, 256, "threads per block", choices=(64, 128, 256, 512, 1024)),
     )  # fmt: skip
+    # Each variant computes its own function (which threads take which side): its own name.
     variants = (
-        Variant("uniform", "no branch: every lane takes side A", "divergence"),
-        Variant("odd_even", "threadIdx.x % 2 picks the side: every warp runs both", "divergence"),
+        Variant("uniform", "no branch: every lane takes side A", "uniform"),
+        Variant("odd_even", "threadIdx.x % 2 picks the side: every warp runs both", "odd_even"),
         Variant("warp_aligned", "(threadIdx.x / 32) % 2 picks it: each warp runs one",
-                "divergence"),
+                "warp_aligned"),
         Variant("predicated", "a per-step choice the compiler turns into a select",
-                "divergence"),
+                "predicated"),
         Variant("lane_gt_2", "the classic threadIdx.x > 2: the first warp of a block splits",
-                "divergence"),
-        Variant("warp_gt_2", "threadIdx.x / 32 > 2: warps split, lanes do not", "divergence"),
+                "lane_gt_2"),
+        Variant("warp_gt_2", "threadIdx.x / 32 > 2: warps split, lanes do not", "warp_gt_2"),
     )  # fmt: skip
 
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:

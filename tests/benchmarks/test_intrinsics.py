@@ -1,0 +1,71 @@
+"""The intrinsics suite: documented bounds, ulp arithmetic, references on the CPU; every
+variant in both ranges, with and without --use_fast_math, on the GPU, within its bound."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpubench import registry
+from gpubench.benchmarks import intrinsics
+from gpubench.runner import Plan, Runner
+from gpubench.timing import TimingPolicy
+from tests.fakes import FAKE_DEVICE
+
+bench = registry.get("intrinsics")
+CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
+
+
+def test_ulp_errors_count_float32_spacings_of_the_exact_value():
+    exact = np.array([1.0, 2.0, 0.5])
+    got = np.array([1.0 + 2**-23, 2.0 - 2**-22, 0.5], np.float32)
+    max_ulp, max_rel = intrinsics.ulp_errors(got, exact)
+    assert max_ulp == 1.0 and max_rel == pytest.approx(2**-23)
+    assert intrinsics.ulp_errors(np.array([np.nan], np.float32), np.array([1.0]))[0] == np.inf
+
+
+def test_documented_bounds():
+    sin_intrinsic = intrinsics.documented_bound("sin", True, (-np.pi, np.pi))
+    assert sin_intrinsic.atol == 2.0**-21.41 and sin_intrinsic.rtol == 0
+    assert intrinsics.documented_bound("sin", True, (-1e6, 1e6)).atol == 2.0  # unspecified
+    assert intrinsics.documented_bound("sin", False, (-1e6, 1e6)).rtol == 2 * 2.0**-23
+    assert intrinsics.documented_bound("exp", True, (-10, 10)).rtol == 13 * 2.0**-23
+    assert intrinsics.documented_bound("divide", False, (1, 2)).rtol == 2.0**-24
+
+
+def test_fast_math_is_a_compiler_option_and_standard_variants_get_intrinsic_bounds():
+    p = {**bench.defaults(), "n": 16}
+    assert bench.compiler_options(p) == [] and bench.defines(p) == {}
+    fast = {**p, "fast_math": True}
+    assert bench.compiler_options(fast) == ["--use_fast_math"]
+    assert bench._tolerances("exp_standard", fast) == bench._tolerances("exp_intrinsic", p)
+
+
+def test_inputs_stay_in_range_with_their_nearby_arguments():
+    p = {**bench.defaults(), "n": 10000, "repeat": 1024}
+    inputs = bench.inputs(p, np.random.default_rng(0))
+    assert inputs["x_sin"].max() + 1024 / 1024 <= np.pi + 1e-6
+    large = bench.inputs({**p, "range": "large"}, np.random.default_rng(0))
+    assert np.abs(large["x_sin"]).max() > 105615 and large["x_divide"].max() > 2.0**126
+    ref = bench.reference("sin", {**p, "n": 10000, "repeat": 3}, inputs)
+    x = inputs["x_sin"].astype(np.float64)
+    expected = sum(np.sin((x + k / 1024).astype(np.float32).astype(np.float64)) for k in range(3))
+    assert np.allclose(ref["sum"], expected, rtol=0, atol=1e-12)
+    for variant in bench.variant_names:
+        assert bench.case(variant, p, FAKE_DEVICE, inputs).problems(inputs) == []
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fast_math", [False, True])
+def test_gpu_every_variant_within_its_documented_bound(gpu_backend, fast_math):
+    points = [{**bench.defaults(), "n": n, "range": r, "fast_math": fast_math, "repeat": 16}
+              for n, r in ((1, "small"), (1000003, "small"), (4099, "large"))]  # fmt: skip
+    results = Runner(gpu_backend).run(Plan(bench, points, bench.variant_names, bench.baseline,
+                                           CHECK_ONLY))  # fmt: skip
+    bad = [(r.variant, r.point, r.status, r.reason) for r in results if not r.status.is_measured]
+    assert not bad
+    assert all(np.isfinite(r.metrics["max_ulp"]) for r in results)
+    if not fast_math:  # sinf and expf keep their 2 ulp in the small range
+        small = [r for r in results if r.point["range"] == "small"
+                 and r.variant in ("sin_standard", "exp_standard")]  # fmt: skip
+        assert all(r.metrics["max_ulp"] <= 2 for r in small)

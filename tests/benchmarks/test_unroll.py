@@ -1,0 +1,39 @@
+"""The unroll suite: the reference against a scalar loop on the CPU; every variant at awkward
+sizes and trip counts (including 0 and ones not a multiple of the unroll) on the GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpubench import registry
+from gpubench.runner import Plan, Runner
+from gpubench.timing import TimingPolicy
+from tests.fakes import FAKE_DEVICE
+
+bench = registry.get("unroll")
+CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
+
+
+def test_reference_matches_a_scalar_loop_and_every_variant_computes_it():
+    p = {**bench.defaults(), "n": 50, "work": 7}
+    inputs = bench.inputs(p, np.random.default_rng(2))
+    out = bench.reference("sum", p, inputs)["out"]
+    for i in (0, 17, 49):
+        x = int(inputs["in"][i])
+        expected = sum(((x ^ k) * 2654435761) % 2**32 for k in range(7)) % 2**32
+        assert int(out[i]) == expected
+    assert {v.computes for v in bench.variants} == {"sum"}
+    for variant in bench.variant_names:
+        assert bench.case(variant, p, FAKE_DEVICE, inputs).problems(inputs) == []
+    assert bench.show_resources
+
+
+@pytest.mark.gpu
+def test_gpu_every_variant_at_awkward_sizes_and_trip_counts(gpu_backend):
+    points = [{**bench.defaults(), "n": n, "work": w}
+              for n, w in ((1, 0), (37, 1), (1000003, 17), (4097, 33))]  # fmt: skip
+    results = Runner(gpu_backend).run(Plan(bench, points, bench.variant_names, bench.baseline,
+                                           CHECK_ONLY))  # fmt: skip
+    bad = [(r.variant, r.point, r.status, r.reason) for r in results if not r.status.is_measured]
+    assert not bad

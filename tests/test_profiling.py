@@ -1,0 +1,134 @@
+"""--profile without a GPU: ncu's CSV parsed, counters summed over launches and divided by
+the runs, the one-point sweep it profiles, the command line, and the one line without ncu."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import yaml
+from rich.console import Console
+
+from gpubench import profiling
+from gpubench.results import Result, Status
+
+HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+          '"Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",'
+          '"Metric Value"')  # fmt: skip
+
+
+def row(launch: int, kernel: str, name: str, unit: str, value: str) -> str:
+    return (
+        f'"{launch}","1","python3","host","{kernel}","1","7","(256, 1, 1)","(4, 1, 1)",'
+        f'"0","9.0","Command line profiler metrics","{name}","{unit}","{value}"'
+    )
+
+
+def csv_text(launches: list[dict[str, tuple[str, str]]]) -> str:
+    lines = ["==PROF== Connected to process 1", "program output", HEADER]
+    for index, values in enumerate(launches):
+        for name, (unit, value) in values.items():
+            lines.append(row(index, "copy", name, unit, value))
+    return "\n".join(lines) + "\n==PROF== Disconnected\n"
+
+
+ONE = {
+    "gpu__time_duration.sum": ("nsecond", "3,000"),
+    "dram__bytes_read.sum": ("byte", "1,000"),
+    "dram__bytes_write.sum": ("Kbyte", "2"),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": ("sector", "400"),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": ("request", "100"),
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": ("", "30"),
+    "smsp__inst_executed.sum": ("inst", "600"),
+    "smsp__sass_average_branch_targets_threads_uniform.pct": ("%", "100"),
+    "sm__warps_active.avg.pct_of_peak_sustained_active": ("%", "40"),
+}
+
+
+def test_parse_reads_every_launch_in_base_units_and_skips_other_lines():
+    launches = profiling.parse_csv(csv_text([ONE, ONE]))
+    assert len(launches) == 2 and launches[0].kernel == "copy"
+    assert launches[0].values["dram__bytes_write.sum"] == 2000
+    assert launches[0].values["gpu__time_duration.sum"] == pytest.approx(0.003)
+    assert profiling.parse_csv("no csv here\n") == []
+
+
+def test_summary_is_one_run_of_the_three_profiled():
+    second = {**ONE, "gpu__time_duration.sum": ("nsecond", "1000"),
+              "smsp__sass_average_branch_targets_threads_uniform.pct": ("%", "50")}  # fmt: skip
+    out = profiling.summarise(profiling.parse_csv(csv_text([ONE, second, ONE])))
+    assert out["ncu_ms"] == pytest.approx(0.007 / 3)
+    assert out["dram_bytes"] == pytest.approx(3 * 3000 / 3)
+    assert out["ld_sectors_per_request"] == 4.0
+    assert "st_sectors_per_request" not in out  # no store requests: no ratio
+    assert out["bank_conflicts"] == 30.0 and out["instructions"] == 600.0
+    # Percentages weighted by each launch's time: (100*3 + 50*1 + 100*3) / 7.
+    assert out["branch_uniformity"] == pytest.approx(650 / 7)
+    assert out["achieved_occupancy"] == pytest.approx(40.0)
+    with pytest.raises(profiling.ProfileError):
+        profiling.summarise([])
+
+
+def test_the_profiled_sweep_runs_one_variant_once_at_the_point():
+    spec = {"suite": "transpose", "suite_ref": None}
+    sweep = profiling.one_point_sweep(spec, {"size": 256, "rows": None, "tile": 32}, "padded")
+    assert sweep == {"suite": "transpose", "variants": ["padded"], "baseline": "padded",
+                     "params": {"size": 256, "tile": 32},
+                     "timing": {"warmup": 0, "min_samples": 1, "max_samples": 1,
+                                "min_time_s": 0}}  # fmt: skip
+    yaml.safe_dump(sweep)
+    command = profiling.command("/usr/bin/ncu", "p.yaml", "log.jsonl", 1)
+    assert command[:2] == ["/usr/bin/ncu", "--csv"] and "--clock-control" in command
+    assert command[command.index("--clock-control") + 1] == "none"
+    assert command[-6:] == ["p.yaml", "--jsonl", "log.jsonl", "--force", "--device", "1"]
+
+
+def test_without_ncu_one_line_and_results_unchanged(monkeypatch):
+    monkeypatch.setattr(profiling.shutil, "which", lambda name: None)
+    err = Console(file=io.StringIO(), width=200)
+    result = Result("transpose", "padded", {"size": 256}, Status.OK, metrics={"gbps": 1.0})
+    profiling.profile_results({"suite": "transpose"}, [result], {"padded"}, 0, err)
+    assert err.file.getvalue().strip().splitlines() == [
+        "--profile: ncu (Nsight Compute) is not on PATH; results have no profiler metrics"
+    ]
+    assert result.metrics == {"gbps": 1.0}
+
+
+def test_a_failed_profile_is_one_line_per_variant(monkeypatch):
+    monkeypatch.setattr(profiling.shutil, "which", lambda name: "/usr/bin/ncu")
+
+    def fail(*args, **kwargs):
+        raise profiling.ProfileError("ncu gave no counters (exit 1): ==ERROR== no permission")
+
+    monkeypatch.setattr(profiling, "profile_one", fail)
+    err = Console(file=io.StringIO(), width=300)
+    results = [Result("transpose", v, {"size": 256}, Status.OK) for v in ("naive", "padded")]
+    results.append(Result("transpose", "copy", {"size": 256}, Status.INCORRECT))
+    profiling.profile_results({"suite": "transpose"}, results, {"naive", "padded", "copy"}, 0, err)
+    lines = err.file.getvalue().strip().splitlines()
+    assert len(lines) == 2 and all("no permission" in line for line in lines)
+
+
+@pytest.mark.gpu
+def test_gpu_profile_adds_counters_that_match_the_access_pattern(tmp_path):
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("ncu") is None:
+        pytest.skip("ncu (Nsight Compute) is not on PATH")
+    out = tmp_path / "out.json"
+    done = subprocess.run([sys.executable, "-m", "gpubench", "run", "access", "--working-set",
+                           str(1 << 24), "--stride", "4", "-v", "read_stride", "-v", "memcpy",
+                           "--profile", "--json", str(out)],
+                          capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = {r["variant"]: r for r in json.loads(out.read_text())["results"]}
+    strided = results["read_stride"]["metrics"]
+    # float32 at stride 4: 16 sectors per load request (the model), measured by ncu; the
+    # contiguous stores: 4. One run moves the 16 MiB span's sectors plus the output once.
+    assert strided["ld_sectors_per_request"] == pytest.approx(16, rel=0.05)
+    assert strided["st_sectors_per_request"] == pytest.approx(4, rel=0.05)
+    assert strided["dram_bytes"] > (1 << 24) and strided["ncu_ms"] > 0
+    assert "ncu_ms" not in results["memcpy"]["metrics"]  # a copy, no kernel of ours
