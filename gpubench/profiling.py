@@ -170,7 +170,9 @@ def profile_results(spec: dict[str, Any], results: Iterable[Any], kernel_variant
                   "metrics", highlight=False)  # fmt: skip
         return
     for result in results:
-        if not result.status.is_measured or result.variant not in kernel_variants:
+        # Only results that launched kernels of their own (a cudaMemcpy variant has none).
+        if (not result.status.is_measured or result.variant not in kernel_variants
+                or not result.kernel_attributes):  # fmt: skip
             continue
         try:
             result.metrics.update(profile_one(ncu, spec, result.point, result.variant, device))

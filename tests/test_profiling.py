@@ -102,9 +102,13 @@ def test_a_failed_profile_is_one_line_per_variant(monkeypatch):
 
     monkeypatch.setattr(profiling, "profile_one", fail)
     err = Console(file=io.StringIO(), width=300)
-    results = [Result("transpose", v, {"size": 256}, Status.OK) for v in ("naive", "padded")]
+    launched = {"naive": {"registers": 16}}
+    results = [Result("transpose", v, {"size": 256}, Status.OK, kernel_attributes=launched)
+               for v in ("naive", "padded")]  # fmt: skip
     results.append(Result("transpose", "copy", {"size": 256}, Status.INCORRECT))
-    profiling.profile_results({"suite": "transpose"}, results, {"naive", "padded", "copy"}, 0, err)
+    results.append(Result("transpose", "memcpy", {"size": 256}, Status.OK))  # launched nothing
+    kernels = {"naive", "padded", "copy", "memcpy"}
+    profiling.profile_results({"suite": "transpose"}, results, kernels, 0, err)
     lines = err.file.getvalue().strip().splitlines()
     assert len(lines) == 2 and all("no permission" in line for line in lines)
 
