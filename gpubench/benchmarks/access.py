@@ -30,6 +30,7 @@ DTYPES = {"float32": (np.float32, "float"), "float64": (np.float64, "double")}
 MAX_SHIFT = 32  # offsets and strides go up to 32 elements
 SECTOR = 32
 THREADS = 256
+PER_THREAD = 4  # elements per thread in the copies (kernels_cu/access.cu)
 # cached_read reads at least this many bytes per run, so the first (cold) pass is a small
 # part of the time even for a 1 MiB working set.
 CACHED_READ_BYTES = 1 << 32
@@ -124,17 +125,17 @@ class Access(Benchmark):
                         work=Work(2 * nbytes, elements=contiguous),
                         run_metrics=lambda _: {SECTORS.key: sectors_per_request(dtype.itemsize)})  # fmt: skip
         if variant == "cached_read":
-            words = point["working_set"] // 4
+            words16 = point["working_set"] // 16
             grid = device.sm_count * max(1, device.max_threads_per_sm // THREADS)
             launch = Launch("cached_read", (grid, 1, 1), (THREADS, 1, 1), (BufferRef("in"),
-                            np.uint64(words), np.uint32(self.passes(point)), BufferRef("total")))  # fmt: skip
+                            np.uint64(words16), np.uint32(self.passes(point)), BufferRef("total")))  # fmt: skip
             return Case([launch], outputs={"total": BufferSpec((1,), np.dtype(np.uint64),
                                                                init="zero")},
                         work=Work(point["working_set"] * self.passes(point)))  # fmt: skip
         how = SHIFTED_BY[variant]
         shift = point[how]
         count = moved if how == "stride" else contiguous
-        launch = Launch(variant, (ceil_div(count, THREADS), 1, 1), (THREADS, 1, 1),
+        launch = Launch(variant, (ceil_div(count, THREADS * PER_THREAD), 1, 1), (THREADS, 1, 1),
                         (BufferRef("out"), BufferRef("in"), np.uint64(count), np.uint32(shift)))  # fmt: skip
         sectors = sectors_per_request(dtype.itemsize, **{how: shift})
         return Case([launch], outputs=out,
