@@ -57,8 +57,11 @@ WEIGHTED = (
     "sm__warps_active.avg.pct_of_peak_sustained_active",
 )
 
-UNIT_SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1e-6,
-              "usecond": 1e-3, "msecond": 1.0, "second": 1e3}  # fmt: skip
+# ncu's unit names (base units with --print-units base, but spelled differently across
+# versions) → bytes, milliseconds. An unknown unit is taken as is.
+UNIT_SCALE = {"byte": 1, "B": 1, "Kbyte": 1e3, "KB": 1e3, "Mbyte": 1e6, "MB": 1e6,
+              "Gbyte": 1e9, "GB": 1e9, "ns": 1e-6, "nsecond": 1e-6, "usecond": 1e-3,
+              "us": 1e-3, "msecond": 1.0, "ms": 1.0, "second": 1e3, "s": 1e3}  # fmt: skip
 
 
 class ProfileError(Exception):

@@ -51,6 +51,9 @@ def test_parse_reads_every_launch_in_base_units_and_skips_other_lines():
     assert launches[0].values["dram__bytes_write.sum"] == 2000
     assert launches[0].values["gpu__time_duration.sum"] == pytest.approx(0.003)
     assert profiling.parse_csv("no csv here\n") == []
+    # Time in "ns", as ncu 2025 spells it with --print-units base.
+    short = profiling.parse_csv(csv_text([{"gpu__time_duration.sum": ("ns", "174,080")}]))
+    assert short[0].values["gpu__time_duration.sum"] == pytest.approx(0.17408)
 
 
 def test_summary_is_one_run_of_the_three_profiled():
