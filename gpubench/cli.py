@@ -331,7 +331,7 @@ def _param_option(param: Param) -> click.Option:
     if param.choices:
         kind: Any = click.Choice([str(c) for c in param.choices])
     else:
-        kind = {int: click.INT, float: click.FLOAT}.get(param.type, click.STRING)
+        kind = {int: click.INT, float: click.FLOAT, bool: click.BOOL}.get(param.type, click.STRING)
     default = param.default if param.default is not None else f"{param.derived_from}"
     flag = "--" + param.name.replace("_", "-")
     return click.Option([flag, param.name], type=kind, default=None,

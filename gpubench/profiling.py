@@ -57,11 +57,25 @@ WEIGHTED = (
     "sm__warps_active.avg.pct_of_peak_sustained_active",
 )
 
-# ncu's unit names (base units with --print-units base, but spelled differently across
-# versions) → bytes, milliseconds. An unknown unit is taken as is.
-UNIT_SCALE = {"byte": 1, "B": 1, "Kbyte": 1e3, "KB": 1e3, "Mbyte": 1e6, "MB": 1e6,
-              "Gbyte": 1e9, "GB": 1e9, "ns": 1e-6, "nsecond": 1e-6, "usecond": 1e-3,
-              "us": 1e-3, "msecond": 1.0, "ms": 1.0, "second": 1e3, "s": 1e3}  # fmt: skip
+# ncu's unit names (base units with --print-units base, spelled differently across versions:
+# "nsecond", "ns", "nsec"; "byte", "B", "Kbyte", "KB") → bytes and milliseconds.
+BYTE_SCALE = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
+TIME_SCALE = {"n": 1e-6, "u": 1e-3, "m": 1.0, "": 1e3}
+
+
+def unit_scale(unit: str) -> float:
+    """The factor to bytes or milliseconds for one of ncu's units; 1 for any other (sectors,
+    requests, percent, instructions)."""
+    unit = unit.strip()
+    for suffix in ("second", "sec", "s"):
+        prefix = unit[: -len(suffix)] if unit.endswith(suffix) else None
+        if prefix is not None and prefix in TIME_SCALE:
+            return TIME_SCALE[prefix]
+    for suffix in ("byte", "B"):
+        prefix = unit[: -len(suffix)] if unit.endswith(suffix) else None
+        if prefix is not None and prefix in BYTE_SCALE:
+            return BYTE_SCALE[prefix]
+    return 1.0
 
 
 class ProfileError(Exception):
@@ -92,7 +106,7 @@ def parse_csv(text: str) -> list[Launch]:
             value = float(raw)
         except ValueError:
             continue
-        launch.values[row["Metric Name"]] = value * UNIT_SCALE.get(row.get("Metric Unit", ""), 1)
+        launch.values[row["Metric Name"]] = value * unit_scale(row.get("Metric Unit") or "")
     return list(launches.values())
 
 

@@ -51,7 +51,7 @@ def test_parse_reads_every_launch_in_base_units_and_skips_other_lines():
     assert launches[0].values["dram__bytes_write.sum"] == 2000
     assert launches[0].values["gpu__time_duration.sum"] == pytest.approx(0.003)
     assert profiling.parse_csv("no csv here\n") == []
-    # Time in "ns", as ncu 2025 spells it with --print-units base.
+    # Time in "ns" (ncu's spelling in some versions) as well as "nsecond".
     short = profiling.parse_csv(csv_text([{"gpu__time_duration.sum": ("ns", "174,080")}]))
     assert short[0].values["gpu__time_duration.sum"] == pytest.approx(0.17408)
 
@@ -139,3 +139,12 @@ def test_gpu_profile_adds_counters_that_match_the_access_pattern(tmp_path):
     assert strided["st_sectors_per_request"] == pytest.approx(4, rel=0.05)
     assert strided["dram_bytes"] > (1 << 24) and strided["ncu_ms"] > 0
     assert "ncu_ms" not in results["memcpy"]["metrics"]  # a copy, no kernel of ours
+
+
+def test_unit_names_in_every_spelling():
+    assert [profiling.unit_scale(u) for u in ("ns", "nsec", "nsecond", "us", "usecond", "ms",
+                                               "s", "second")] == [1e-6, 1e-6, 1e-6, 1e-3,
+                                                                   1e-3, 1.0, 1e3, 1e3]  # fmt: skip
+    assert [profiling.unit_scale(u) for u in ("byte", "B", "Kbyte", "KB", "MB", "Gbyte")] == [
+        1, 1, 1e3, 1e3, 1e6, 1e9]  # fmt: skip
+    assert [profiling.unit_scale(u) for u in ("sector", "request", "%", "inst", "")] == [1.0] * 5

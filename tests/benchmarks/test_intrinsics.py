@@ -69,3 +69,18 @@ def test_gpu_every_variant_within_its_documented_bound(gpu_backend, fast_math):
         small = [r for r in results if r.point["range"] == "small"
                  and r.variant in ("sin_standard", "exp_standard")]  # fmt: skip
         assert all(r.metrics["max_ulp"] <= 2 for r in small)
+
+
+def test_cli_takes_fast_math_as_a_boolean():
+    from click.testing import CliRunner
+
+    from gpubench.cli import cli
+
+    def run(value):
+        return CliRunner().invoke(cli, ["run", "intrinsics", "--fast-math", value, "-v",
+                                        "sin_standard"], catch_exceptions=False)  # fmt: skip
+
+    refused = run("maybe")
+    assert refused.exit_code == 2 and "'maybe' is not a valid boolean" in refused.output
+    # Accepted: without PyCUDA or a GPU the run then stops with exit 4 (environment).
+    assert run("true").exit_code in (0, 4) and run("no").exit_code in (0, 4)
