@@ -82,6 +82,9 @@ class Divergence(Benchmark):
         Variant("warp_gt_2", "threadIdx.x / 32 > 2: warps split, lanes do not", "warp_gt_2"),
     )  # fmt: skip
 
+    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
+        return {"in": BufferSpec((point["n"],), np.dtype(np.uint32))}
+
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
         return {"in": rng.integers(0, 2**32, point["n"], dtype=np.uint32)}
 

@@ -137,6 +137,9 @@ class Intrinsics(Benchmark):
     def compiler_options(self, point: Point) -> list[str]:
         return ["--use_fast_math"] if point["fast_math"] else []
 
+    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
+        return {f"x_{f}": BufferSpec((point["n"],), np.dtype(np.float32)) for f in FUNCTIONS}
+
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
         arrays = {}
         for function in FUNCTIONS:

@@ -47,6 +47,9 @@ class Unroll(Benchmark):
                 "sum"),
     )  # fmt: skip
 
+    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
+        return {"in": BufferSpec((point["n"],), np.dtype(np.uint32))}
+
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
         return {"in": rng.integers(0, 2**32, point["n"], dtype=np.uint32)}
 

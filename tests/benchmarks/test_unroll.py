@@ -37,3 +37,18 @@ def test_gpu_every_variant_at_awkward_sizes_and_trip_counts(gpu_backend):
                                            CHECK_ONLY))  # fmt: skip
     bad = [(r.variant, r.point, r.status, r.reason) for r in results if not r.status.is_measured]
     assert not bad
+
+
+@pytest.mark.parametrize("suite", ["divergence", "unroll", "intrinsics", "access", "banks"])
+def test_declared_input_specs_match_the_inputs(suite):
+    """The memory preflight sizes inputs from input_specs before they are made."""
+    b = registry.get(suite)
+    p = {**b.defaults(), **({"working_set": 1 << 20} if suite == "access" else {"n": 1000}
+                            if "n" in b.defaults() else {})}  # fmt: skip
+    specs = b.input_specs(p)
+    if specs is None:
+        pytest.skip(f"{suite} declares no input specs")
+    inputs = b.inputs(p, np.random.default_rng(0))
+    assert set(specs) == set(inputs)
+    for name, spec in specs.items():
+        assert spec.nbytes == inputs[name].nbytes and spec.dtype == inputs[name].dtype, name
