@@ -213,8 +213,9 @@ class Case:
     skip: str | None = None
     # Flops per element loaded from global memory, where the suite can say.
     cgma: float | None = None
-    # Scratch buffers read back after the checked run into RunRecord.read_back (counters
-    # kept on the device), and the metrics made from that record (steps, edges relaxed).
+    # Buffers (outputs or scratch) read back after the checked run into RunRecord.read_back
+    # (counters kept on the device), and the metrics made from that record (steps, edges
+    # relaxed, clock cycles, ulp errors).
     read_back: tuple[str, ...] = ()
     run_metrics: Callable[[RunRecord], dict[str, float]] | None = None
 

@@ -106,8 +106,8 @@ class RunRecord:
     converged: bool = True
     # Which Repeat did not converge, for the message.
     unconverged: list[str] = field(default_factory=list)
-    # The scratch buffers a Case names in `read_back`, as the checked run left them (counters
-    # a solver keeps on the device: steps taken, edges relaxed).
+    # The buffers a Case names in `read_back`, as the checked run left them (counters a
+    # solver keeps on the device: steps taken, edges relaxed).
     read_back: dict[str, Any] = field(default_factory=dict)
 
 
