@@ -84,7 +84,8 @@ class ShortestPaths(Benchmark):
         Param("graph", str, GENERATED, "a road graph file (SNAP .txt, DIMACS .gr, Matrix Market "
               ".mtx, each optionally .gz), or road-like: a generated grid of road junctions"),
         Param("vertices", int, 2_000_000, "junctions of the generated road-like graph",
-              minimum=1, maximum=2**28, maximum_reason="a generated graph's arcs fit int32"),
+              minimum=1, maximum=2**25, maximum_reason="about the full USA road graph; a generated "
+              "graph is made in host memory"),
         Param("weights", str, "file", "edge weights: the file's (unit where it has none), "
               "unit, or uniform integers in [1, 64) from the run's seed",
               choices=graphs.WEIGHT_KINDS),
@@ -109,6 +110,10 @@ class ShortestPaths(Benchmark):
         Variant("near_far", "frontier, nearest vertices first: near list below a threshold "
                 "rising by delta, far pile split when it runs dry", "paths"),
     )  # fmt: skip
+
+    def __init__(self) -> None:
+        # (offsets, weights, SciPy matrix) of the last inputs Dijkstra ran on.
+        self._graph_cache: tuple[np.ndarray, np.ndarray, Any] | None = None
 
     # -- points -----------------------------------------------------------------------------
     def graph(self, point: Point) -> graphs.Graph:
@@ -267,10 +272,18 @@ class ShortestPaths(Benchmark):
                     "'gpubench[sssp]')")  # fmt: skip
         return None
 
-    def _dijkstra(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
-        """Distances from every source as int32, INF where unreachable. Parallel arcs are
-        reduced to the lightest first: SciPy would otherwise sum them."""
-        csr_matrix, dijkstra = _scipy()
+    def _scipy_graph(self, inputs: dict[str, np.ndarray]) -> Any:
+        """The point's graph as SciPy's CSR matrix, made once per set of inputs (outside the
+        host timing: the GPU variants get their CSR ready-made too). Parallel arcs are reduced
+        to the lightest first: SciPy would otherwise sum them."""
+        cached = self._graph_cache
+        if (
+            cached is not None
+            and cached[0] is inputs["out_offsets"]
+            and cached[1] is inputs["out_weights"]
+        ):
+            return cached[2]
+        csr_matrix, _ = _scipy()
         n, m, _ = self._sizes(inputs)
         offsets = inputs["out_offsets"]
         src = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
@@ -285,23 +298,40 @@ class ShortestPaths(Benchmark):
         np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
         # Explicit zeros are edges to SciPy's csgraph when the matrix is sparse.
         matrix = csr_matrix((weight.astype(np.float64), dst, indptr), shape=(n, n))
-        distances = np.atleast_2d(dijkstra(matrix, directed=True, indices=inputs["sources"]))
-        reached = np.isfinite(distances)
-        longest = float(distances[reached].max()) if reached.any() else 0.0
-        heaviest = float(weight.max()) if weight.size else 0.0
-        if longest + heaviest >= INF:
-            raise PointError(f"distances reach {longest:,.0f}: int32 distances would overflow")
-        return np.where(reached, distances, INF).astype(np.int32)
+        # The arrays themselves are kept: an identity check on live objects cannot be fooled
+        # by a recycled id.
+        self._graph_cache = (inputs["out_offsets"], inputs["out_weights"], matrix)
+        return matrix
+
+    def _dijkstra(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """SciPy's distances from every source (float64, inf where unreachable)."""
+        _, dijkstra = _scipy()
+        matrix = self._scipy_graph(inputs)
+        return np.atleast_2d(dijkstra(matrix, directed=True, indices=inputs["sources"]))
+
+    @staticmethod
+    def _as_int32(distances: np.ndarray) -> np.ndarray:
+        """The kernels' form: int32, INF where unreachable."""
+        return np.where(np.isfinite(distances), distances, INF).astype(np.int32)
 
     def reference(
         self, computes: str, point: Point, inputs: dict[str, np.ndarray]
     ) -> dict[str, np.ndarray]:
-        return {"dist": self._dijkstra(inputs)}
+        distances = self._dijkstra(inputs)
+        reached = np.isfinite(distances)
+        longest = float(distances[reached].max()) if reached.any() else 0.0
+        _, arcs, _ = self._sizes(inputs)
+        heaviest = float(inputs["out_weights"][:arcs].max()) if arcs else 0.0
+        if longest + heaviest >= INF:
+            raise PointError(f"distances reach {longest:,.0f}: int32 distances would overflow")
+        return {"dist": self._as_int32(distances)}
 
     def host_run(
         self, variant: str, point: Point, inputs: dict[str, np.ndarray]
     ) -> dict[str, np.ndarray]:
-        return {"dist": self._dijkstra(inputs)}
+        # Timed on the host: Dijkstra from every source and the conversion to the kernels'
+        # int32 form; the matrix comes from the cache.
+        return {"dist": self._as_int32(self._dijkstra(inputs))}
 
     def point_metrics(self, results: list[Result]) -> None:
         """GTEPS (arcs in the graph per second, per source), ms per source, and how many

@@ -272,3 +272,15 @@ def test_cli_dry_run_of_a_sweep_naming_a_graph_file_prints_its_counts(tmp_path, 
     assert result.exit_code == 0
     assert "graph map.gr: 7 vertices, 10 arcs (mean out-degree 1.43), with weights" in result.output
     assert "2 point(s) × 6 variant(s)" in result.output
+
+
+def test_scipys_matrix_is_made_once_per_inputs_and_not_in_the_host_timing(dimacs):
+    p = point(graph=dimacs, source=0)
+    inputs = bench.inputs(p, np.random.default_rng(0))
+    reference = bench.reference("paths", p, inputs)["dist"]
+    matrix = bench._graph_cache[2]
+    assert np.array_equal(bench.host_run("dijkstra_cpu", p, inputs)["dist"], reference)
+    assert bench._graph_cache[2] is matrix  # the timed runs reuse it
+    other = bench.inputs(point(graph=dimacs, source=0, weights="unit"), np.random.default_rng(0))
+    bench.host_run("dijkstra_cpu", p, other)
+    assert bench._graph_cache[2] is not matrix  # new inputs, new matrix
