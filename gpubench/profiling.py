@@ -83,24 +83,26 @@ class ProfileError(Exception):
 
 
 @dataclass
-class Launch:
+class ProfiledLaunch:
+    """One kernel launch ncu profiled, and its counters."""
+
     kernel: str
     values: dict[str, float] = field(default_factory=dict)
 
 
-def parse_csv(text: str) -> list[Launch]:
-    """ncu --csv output → one Launch per profiled kernel launch, values in base units (bytes,
+def parse_csv(text: str) -> list[ProfiledLaunch]:
+    """ncu --csv output → one ProfiledLaunch per kernel launch, values in base units (bytes,
     milliseconds, percent). Lines that are not CSV (ncu's ==PROF== notes, the program's own
     output) are skipped."""
     rows = [line for line in text.splitlines() if line.startswith('"')]
     if not rows:
         return []
     reader = csv.DictReader(io.StringIO("\n".join(rows)))
-    launches: dict[str, Launch] = {}
+    launches: dict[str, ProfiledLaunch] = {}
     for row in reader:
         if not row.get("ID") or not row.get("Metric Name"):
             continue
-        launch = launches.setdefault(row["ID"], Launch(row.get("Kernel Name", "")))
+        launch = launches.setdefault(row["ID"], ProfiledLaunch(row.get("Kernel Name", "")))
         raw = (row.get("Metric Value") or "").replace(",", "")
         try:
             value = float(raw)
@@ -110,7 +112,7 @@ def parse_csv(text: str) -> list[Launch]:
     return list(launches.values())
 
 
-def summarise(launches: list[Launch], runs: int = PROFILED_RUNS) -> dict[str, float]:
+def summarise(launches: list[ProfiledLaunch], runs: int = PROFILED_RUNS) -> dict[str, float]:
     """The metrics of one run from the launches of `runs` identical runs."""
     if not launches:
         raise ProfileError("ncu profiled no kernel launch")

@@ -320,16 +320,17 @@ class Runner:
                 failed = self._failed_launch(exc, attributes)
                 crashed = failed["status"] is Status.CRASHED
                 return failed
-            iterations = {"iterations": record.iterations} if has_repeat(case.steps) else {}
+            # What the checked run recorded: Repeat iterations, the suite's device counters.
+            record_metrics = {"iterations": record.iterations} if has_repeat(case.steps) else {}
             for name in case.read_back:
                 record.read_back[name] = backend.read(owned[name], own_specs[name])
             if case.run_metrics is not None:
-                iterations.update(case.run_metrics(record))
+                record_metrics.update(case.run_metrics(record))
             if not record.converged:
                 return {"status": Status.INCORRECT, "kernel_attributes": attributes,
                         "reason": f"did not converge: {', '.join(record.unconverged)} still "
                         f"changing after {record.iterations} iterations (max_iterations)",
-                        "metrics": iterations}  # fmt: skip
+                        "metrics": record_metrics}  # fmt: skip
             unverified = self._unverified(plan, variant, references)
             if variant == bench.reference_variant:
                 # Its outputs are the answer the other variants are checked against (and
@@ -344,7 +345,7 @@ class Runner:
                 verdict = self._check(plan, point, variant, case, owned, inputs, references,
                                       record)  # fmt: skip
             if not verdict.passed:
-                return {"status": Status.INCORRECT, "reason": verdict.message, "metrics": iterations,
+                return {"status": Status.INCORRECT, "reason": verdict.message, "metrics": record_metrics,
                         "verification": verdict, "kernel_attributes": attributes}  # fmt: skip
             try:
                 measurement = self._measure(plan, bound, restore_inout)
@@ -359,7 +360,7 @@ class Runner:
                 if not recheck.passed or not after.converged:
                     why = recheck.message or "did not converge"
                     return {"status": Status.INCORRECT, "verification": recheck,
-                            "kernel_attributes": attributes, "metrics": iterations,
+                            "kernel_attributes": attributes, "metrics": record_metrics,
                             "reason": f"right on the checked run, wrong on a run after "
                             f"{measurement.runs} timed runs: {why}"}  # fmt: skip
                 spans: list[dict[str, Any]] = []
@@ -378,7 +379,7 @@ class Runner:
                     backend.free(buffer)
         work = case.work_for(record)
         outcome = self._timed(plan, variant, measurement, verdict, attributes, work, case.cgma)
-        outcome["metrics"].update(iterations)
+        outcome["metrics"].update(record_metrics)
         outcome["timeline"] = spans
         if unverified:
             outcome["status"] = Status.UNVERIFIED

@@ -9,6 +9,18 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.benchmark import (
+    Benchmark,
+    BufferRef,
+    BufferSpec,
+    Case,
+    Launch,
+    Param,
+    Point,
+    Work,
+    ceil_div,
+)
+
 FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 
 
@@ -72,3 +84,31 @@ def cupy_array(pointer: int, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     memory = cupy.cuda.UnownedMemory(pointer, nbytes, owner=None)
     return cupy.ndarray(shape, dtype, cupy.cuda.MemoryPointer(memory, 0))
+
+
+class OneThreadPerWord(Benchmark):
+    """Suites whose kernels compute out[i] = f(in[i], work) over n random uint32 words, one
+    thread each, with the signature (out, in, n, work): divergence and unroll. They declare
+    `params` as (WORDS, their own `work`, THREADS_PER_BLOCK)."""
+
+    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
+        return {"in": BufferSpec((point["n"],), np.dtype(np.uint32))}
+
+    def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        return {"in": rng.integers(0, 2**32, point["n"], dtype=np.uint32)}
+
+    def word_case(self, variant: str, point: Point, ops_per_step: int, **case: Any) -> Case:
+        """The one launch over every word; work = 8 bytes and ops_per_step * work integer
+        operations per word."""
+        n, block = point["n"], point["block"]
+        launch = Launch(variant, (ceil_div(n, block), 1, 1), (block, 1, 1), (BufferRef("out"),
+                        BufferRef("in"), np.uint32(n), np.uint32(point["work"])))  # fmt: skip
+        return Case([launch], outputs={"out": BufferSpec((n,), np.dtype(np.uint32))},
+                    work=Work(8 * n, flops=ops_per_step * n * point["work"], elements=n),
+                    **case)  # fmt: skip
+
+
+WORDS = Param("n", int, 1 << 22, "elements (one thread each)", minimum=1, maximum=2**32 - 1,
+              maximum_reason="the kernels take an unsigned int n")  # fmt: skip
+THREADS_PER_BLOCK = Param("block", int, 256, "threads per block",
+                          choices=(64, 128, 256, 512, 1024))  # fmt: skip

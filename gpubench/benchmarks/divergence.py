@@ -9,17 +9,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpubench.benchmark import (
-    Benchmark,
-    BufferRef,
-    BufferSpec,
     Case,
-    Launch,
     Param,
     Point,
     Variant,
-    Work,
-    ceil_div,
 )
+from gpubench.benchmarks._shared import THREADS_PER_BLOCK, WORDS, OneThreadPerWord
 from gpubench.metrics import Metric
 
 if TYPE_CHECKING:
@@ -56,18 +51,17 @@ def branch_efficiency(variant: str, block: int) -> float:
     return float(np.mean(np.where(split, 0.5, 1.0)))
 
 
-class Divergence(Benchmark):
+class Divergence(OneThreadPerWord):
     name = "divergence"
     description = "branch divergence: lane-parity vs warp-aligned splits, predication"
     memory_bound = False
     baseline = "uniform"
     metrics = (EFFICIENCY,)
     params = (
-        Param("n", int, 1 << 22, "elements (one thread each)", minimum=1,
-              maximum=2**32 - 1, maximum_reason="the kernels take an unsigned int n"),
+        WORDS,
         Param("work", int, 256, "multiply-adds on each side of the branch", minimum=1,
               maximum=1 << 16),
-        Param("block", int, 256, "threads per block", choices=(64, 128, 256, 512, 1024)),
+        THREADS_PER_BLOCK,
     )  # fmt: skip
     # Each variant computes its own function (which threads take which side): its own name.
     variants = (
@@ -82,23 +76,13 @@ class Divergence(Benchmark):
         Variant("warp_gt_2", "threadIdx.x / 32 > 2: warps split, lanes do not", "warp_gt_2"),
     )  # fmt: skip
 
-    def input_specs(self, point: Point) -> dict[str, BufferSpec]:
-        return {"in": BufferSpec((point["n"],), np.dtype(np.uint32))}
-
-    def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        return {"in": rng.integers(0, 2**32, point["n"], dtype=np.uint32)}
-
     def case(
         self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
     ) -> Case:
-        n, block = point["n"], point["block"]
-        launch = Launch(variant, (ceil_div(n, block), 1, 1), (block, 1, 1), (BufferRef("out"),
-                        BufferRef("in"), np.uint32(n), np.uint32(point["work"])))  # fmt: skip
-        efficiency = branch_efficiency(variant, block)
+        efficiency = branch_efficiency(variant, point["block"])
         # Useful work: one multiply-add (2 integer ops) per step per element.
-        return Case([launch], outputs={"out": BufferSpec((n,), np.dtype(np.uint32))},
-                    work=Work(8 * n, flops=2 * n * point["work"], elements=n),
-                    run_metrics=lambda _: {EFFICIENCY.key: efficiency})  # fmt: skip
+        return self.word_case(variant, point, ops_per_step=2,
+                              run_metrics=lambda _: {EFFICIENCY.key: efficiency})  # fmt: skip
 
     def reference(
         self, computes: str, point: Point, inputs: dict[str, np.ndarray]
