@@ -126,7 +126,11 @@ class Access(Benchmark):
                         run_metrics=lambda _: {SECTORS.key: sectors_per_request(dtype.itemsize)})  # fmt: skip
         if variant == "cached_read":
             words16 = point["working_set"] // 16
-            grid = device.sm_count * max(1, device.max_threads_per_sm // THREADS)
+            # Enough threads to fill the GPU, but at least 8 words per thread per pass: a
+            # small working set spread over every thread leaves each with less than one word
+            # and the loop overhead of the passes would be timed instead of the memory.
+            full = device.sm_count * max(1, device.max_threads_per_sm // THREADS)
+            grid = max(device.sm_count, min(full, ceil_div(words16, THREADS * 8)))
             launch = Launch("cached_read", (grid, 1, 1), (THREADS, 1, 1), (BufferRef("in"),
                             np.uint64(words16), np.uint32(self.passes(point)), BufferRef("total")))  # fmt: skip
             return Case([launch], outputs={"total": BufferSpec((1,), np.dtype(np.uint64),
