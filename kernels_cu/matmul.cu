@@ -127,6 +127,9 @@ extern "C" __global__ void register_tile(float* __restrict__ C, const float* __r
 #define B_CHUNKS (BK * BN / 4)
 #define A_PER_THREAD ((A_CHUNKS + THREADS - 1) / THREADS)
 #define B_PER_THREAD ((B_CHUNKS + THREADS - 1) / THREADS)
+// The tile loaders below take the block's thread count NT as a template parameter (default:
+// the blocked/pipelined kernels' THREADS), so warp_tiled, with fewer threads, shares them.
+#define PER_THREAD(CHUNKS, NT) (((CHUNKS) + (NT) - 1) / (NT))
 #define AS_STRIDE (BM + 4)  // transposed A tile: padding keeps the transposing stores conflict-free
 
 // Four consecutive elements of a row starting at `col`, zero past `limit`; 16-byte load when
@@ -143,12 +146,13 @@ __device__ __forceinline__ float4 load4(const float* __restrict__ row, int col, 
 }
 
 // Global A tile (BM rows from row0, BK columns from k0) into registers.
-__device__ __forceinline__ void load_a(float4 (&regs)[A_PER_THREAD], const float* __restrict__ A,
+template <int NT = THREADS>
+__device__ __forceinline__ void load_a(float4 (&regs)[PER_THREAD(A_CHUNKS, NT)], const float* __restrict__ A,
                                        int M, int K, int row0, int k0, bool aligned)
 {
 #pragma unroll
-    for (int p = 0; p < A_PER_THREAD; ++p) {
-        const int chunk = threadIdx.x + p * THREADS;
+    for (int p = 0; p < PER_THREAD(A_CHUNKS, NT); ++p) {
+        const int chunk = threadIdx.x + p * NT;
         const int r = chunk / (BK / 4), c = (chunk % (BK / 4)) * 4;
         const int row = row0 + r;
         regs[p] = (chunk < A_CHUNKS && row < M) ? load4(A + (index_t)row * K, k0 + c, K, aligned)
@@ -158,11 +162,12 @@ __device__ __forceinline__ void load_a(float4 (&regs)[A_PER_THREAD], const float
 
 // Registers → shared memory, transposed (As[k][m]): the compute loop then reads a column of
 // A as contiguous 16-byte words.
-__device__ __forceinline__ void store_a_transposed(float* As, const float4 (&regs)[A_PER_THREAD])
+template <int NT = THREADS>
+__device__ __forceinline__ void store_a_transposed(float* As, const float4 (&regs)[PER_THREAD(A_CHUNKS, NT)])
 {
 #pragma unroll
-    for (int p = 0; p < A_PER_THREAD; ++p) {
-        const int chunk = threadIdx.x + p * THREADS;
+    for (int p = 0; p < PER_THREAD(A_CHUNKS, NT); ++p) {
+        const int chunk = threadIdx.x + p * NT;
         if (chunk >= A_CHUNKS) break;
         const int r = chunk / (BK / 4), c = (chunk % (BK / 4)) * 4;
         As[(c + 0) * AS_STRIDE + r] = regs[p].x;
@@ -173,12 +178,13 @@ __device__ __forceinline__ void store_a_transposed(float* As, const float4 (&reg
 }
 
 // Global B tile (BK rows from k0, BN columns from col0) straight into shared memory.
+template <int NT = THREADS>
 __device__ __forceinline__ void load_b_sync(float* Bs, const float* __restrict__ B, int N, int K,
                                             int k0, int col0, bool aligned)
 {
 #pragma unroll
-    for (int p = 0; p < B_PER_THREAD; ++p) {
-        const int chunk = threadIdx.x + p * THREADS;
+    for (int p = 0; p < PER_THREAD(B_CHUNKS, NT); ++p) {
+        const int chunk = threadIdx.x + p * NT;
         if (chunk >= B_CHUNKS) break;
         const int r = chunk / (BN / 4), c = (chunk % (BN / 4)) * 4;
         const float4 v = (k0 + r < K) ? load4(B + (index_t)(k0 + r) * N, col0 + c, N, aligned)
@@ -191,14 +197,15 @@ __device__ __forceinline__ void load_b_sync(float* Bs, const float* __restrict__
 // through registers, and the kernel goes on computing while it does. Bytes past the matrix
 // edge are zero-filled (the src-size operand). Rows that are not 16-byte aligned use the
 // synchronous path.
+template <int NT = THREADS>
 __device__ __forceinline__ void load_b_async(float* Bs, const float* __restrict__ B, int N, int K,
                                              int k0, int col0, bool aligned)
 {
 #if __CUDA_ARCH__ >= 800
     if (aligned) {
 #pragma unroll
-        for (int p = 0; p < B_PER_THREAD; ++p) {
-            const int chunk = threadIdx.x + p * THREADS;
+        for (int p = 0; p < PER_THREAD(B_CHUNKS, NT); ++p) {
+            const int chunk = threadIdx.x + p * NT;
             if (chunk >= B_CHUNKS) break;
             const int r = chunk / (BN / 4), c = (chunk % (BN / 4)) * 4;
             const int row = k0 + r, col = col0 + c;
@@ -212,7 +219,7 @@ __device__ __forceinline__ void load_b_async(float* Bs, const float* __restrict_
         return;
     }
 #endif
-    load_b_sync(Bs, B, N, K, k0, col0, aligned);
+    load_b_sync<NT>(Bs, B, N, K, k0, col0, aligned);
 }
 
 __device__ __forceinline__ void wait_async_copies()
@@ -333,5 +340,126 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
         __syncthreads();
     }
     store_c(C, acc, M, N, row0, col0, trow, tcol, b_aligned);
+}
+#endif
+
+// ---- warp_tiled: the block tile split among warps, each warp's among its threads --------
+// Each of the block's (BM / WM) x (BN / WN) warps owns a WM x WN sub-tile of C; inside it a
+// thread owns WMITER x WNITER micro-tiles of TM x TN, WSUBM rows and WSUBN columns apart.
+// All 32 lanes of a warp read neighbouring 16-byte words of the shared A and B tiles (no
+// bank conflicts, broadcasts between lanes that share a row or column), and a warp's
+// operands come from a small region of shared memory, so fewer distinct values are loaded
+// per FMA than with threads laid out over the whole block tile. Double-buffered like
+// pipelined: B by cp.async, A through registers (stored transposed), one barrier per tile.
+#ifndef WM
+#define WM 64
+#endif
+#ifndef WN
+#define WN 64
+#endif
+#ifndef WNITER
+#define WNITER 4
+#endif
+#define WT_THREADS ((BM / WM) * (BN / WN) * 32)
+#define WMITER ((WM * WN) / (32 * TM * TN * WNITER))
+#define WSUBM (WM / WMITER)
+#define WSUBN (WN / WNITER)
+
+#if BM % WM == 0 && BN % WN == 0 && WMITER >= 1 && (WSUBM / TM) * (WSUBN / TN) == 32 \
+    && 2 * (BK * AS_STRIDE + BK * BN) * 4 <= 49152
+// One BK-deep slice for one thread: per k, WMITER x TM values of A and WNITER x TN of B
+// from shared memory as float4, then all their products.
+__device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * TM][WNITER * TN],
+                                                const float* As, const float* Bs,
+                                                int a_base, int b_base)
+{
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+        float a[WMITER * TM], b[WNITER * TN];
+#pragma unroll
+        for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+            for (int g = 0; g < TM / 4; ++g) {
+                // Row groups of 4 are WSUBM / (TM / 4) apart: lane rows are 4 apart, so the
+                // 8 row positions of a warp read 8 consecutive float4s.
+                const float4 v = *reinterpret_cast<const float4*>(
+                    &As[k * AS_STRIDE + a_base + wm * WSUBM + g * (WSUBM / (TM / 4))]);
+                a[wm * TM + 4 * g] = v.x; a[wm * TM + 4 * g + 1] = v.y;
+                a[wm * TM + 4 * g + 2] = v.z; a[wm * TM + 4 * g + 3] = v.w;
+            }
+#pragma unroll
+        for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+            for (int g = 0; g < TN / 4; ++g) {
+                const float4 v = *reinterpret_cast<const float4*>(
+                    &Bs[k * BN + b_base + wn * WSUBN + g * (WSUBN / (TN / 4))]);
+                b[wn * TN + 4 * g] = v.x; b[wn * TN + 4 * g + 1] = v.y;
+                b[wn * TN + 4 * g + 2] = v.z; b[wn * TN + 4 * g + 3] = v.w;
+            }
+#pragma unroll
+        for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+            for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += a[i] * b[j];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WT_THREADS)
+warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
+{
+    __shared__ __align__(16) float As[2][BK * AS_STRIDE];
+    __shared__ __align__(16) float Bs[2][BK * BN];
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int warp_row = warp / (BN / WN), warp_col = warp % (BN / WN);
+    const int lane_row = lane / (WSUBN / TN), lane_col = lane % (WSUBN / TN);
+    // Where this thread's first 4 rows of A and 4 columns of B start inside the block tile.
+    const int a_base = warp_row * WM + lane_row * 4, b_base = warp_col * WN + lane_col * 4;
+    const bool a_aligned = (K % 4) == 0, b_aligned = (N % 4) == 0;
+    const int tiles = (K + BK - 1) / BK;
+    float acc[WMITER * TM][WNITER * TN] = {};
+    float4 a_regs[PER_THREAD(A_CHUNKS, WT_THREADS)];
+
+    load_a<WT_THREADS>(a_regs, A, M, K, row0, 0, a_aligned);
+    store_a_transposed<WT_THREADS>(As[0], a_regs);
+    load_b_async<WT_THREADS>(Bs[0], B, N, K, 0, col0, b_aligned);
+    wait_async_copies();
+    __syncthreads();
+    for (int t = 0; t < tiles; ++t) {
+        const int cur = t & 1, next = cur ^ 1;
+        const bool more = t + 1 < tiles;
+        if (more) {
+            load_b_async<WT_THREADS>(Bs[next], B, N, K, (t + 1) * BK, col0, b_aligned);
+            load_a<WT_THREADS>(a_regs, A, M, K, row0, (t + 1) * BK, a_aligned);
+        }
+        warp_tile_slice(acc, As[cur], Bs[cur], a_base, b_base);
+        if (more) {
+            store_a_transposed<WT_THREADS>(As[next], a_regs);
+            wait_async_copies();
+        }
+        __syncthreads();
+    }
+    // Epilogue: each 4 x 4 piece as four 16-byte stores where the row is aligned and inside.
+#pragma unroll
+    for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            const int row = row0 + a_base + wm * WSUBM + (i / 4) * (WSUBM / (TM / 4)) + (i % 4);
+            if (row >= M) continue;
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+                for (int g = 0; g < TN / 4; ++g) {
+                    const int col = col0 + b_base + wn * WSUBN + g * (WSUBN / (TN / 4));
+                    const float* v = &acc[wm * TM + i][wn * TN + 4 * g];
+                    float* out = C + (index_t)row * N + col;
+                    if (b_aligned && col + 3 < N) {
+                        *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < 4; ++e)
+                            if (col + e < N) out[e] = v[e];
+                    }
+                }
+        }
 }
 #endif

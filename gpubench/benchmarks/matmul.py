@@ -66,6 +66,24 @@ class _CupyMatmul:
             cupy.matmul(a, b, out=c)
 
 
+def warp_shape_problem(point: Point) -> str | None:
+    """Why wm, wn, wniter, tm, tn cannot tile bm x bn (kernels_cu/matmul.cu, warp_tiled),
+    or None: warps must tile the block, a warp's 32 lanes its WSUBM x WSUBN sub-tile."""
+    bm, bn, wm, wn = point["bm"], point["bn"], point["wm"], point["wn"]
+    tm, tn, wniter = point["tm"], point["tn"], point["wniter"]
+    if bm % wm or bn % wn:
+        return f"warps of {wm} x {wn} do not tile the {bm} x {bn} block"
+    per_pass = 32 * tm * tn * wniter
+    if (wm * wn) % per_pass or wn % wniter:
+        return f"a {wm} x {wn} warp tile is not a whole number of {wniter} x {tm} x {tn} passes"
+    wmiter = wm * wn // per_pass
+    wsubm, wsubn = wm // wmiter, wn // wniter
+    if wm % wmiter or wsubm % tm or wsubn % tn or (wsubm // tm) * (wsubn // tn) != 32:
+        return (f"the {wsubm} x {wsubn} sub-tiles do not give each of a warp's 32 lanes one "
+                f"{tm} x {tn} micro-tile")  # fmt: skip
+    return None
+
+
 class Matmul(Benchmark):
     name = "matmul"
     description = "C = A·B in float32 (M×K times K×N): from naive to register-blocked and pipelined"
@@ -160,6 +178,30 @@ class Matmul(Benchmark):
             "tn", int, 8, "blocked/pipelined: columns per thread", choices=(4, 8), compile_time=True
         ),
         Param(
+            "wm",
+            int,
+            64,
+            "warp_tiled: rows of C per warp",
+            choices=(16, 32, 64, 128),
+            compile_time=True,
+        ),
+        Param(
+            "wn",
+            int,
+            64,
+            "warp_tiled: columns of C per warp",
+            choices=(16, 32, 64, 128),
+            compile_time=True,
+        ),
+        Param(
+            "wniter",
+            int,
+            2,
+            "warp_tiled: micro-tiles per thread along a warp's columns",
+            choices=(1, 2, 4, 8),
+            compile_time=True,
+        ),
+        Param(
             "values",
             str,
             "integers",
@@ -180,6 +222,11 @@ class Matmul(Benchmark):
         Variant(
             "pipelined",
             "blocked + double buffering: next tile loads (cp.async) during compute",
+            "product",
+        ),
+        Variant(
+            "warp_tiled",
+            "pipelined with warp tiles: wm x wn per warp, tm x tn micro-tiles per thread",
             "product",
         ),
         Variant(
@@ -236,9 +283,14 @@ class Matmul(Benchmark):
         if variant == "register_tile":
             return (block * micro * (block + 1) + block * block * micro) * 4
         one_stage = (bk * (bm + 4) + bk * bn) * 4
-        return {"blocked": one_stage, "pipelined": 2 * one_stage}.get(variant, 0)
+        return {"blocked": one_stage, "pipelined": 2 * one_stage,
+                "warp_tiled": 2 * one_stage}.get(variant, 0)  # fmt: skip
 
     def _skip_reason(self, variant: str, point: Point) -> str | None:
+        if variant == "warp_tiled":
+            problem = warp_shape_problem(point)
+            if problem:
+                return f"warp_tiled: {problem}"
         shared = self._shared_bytes(variant, point)
         if shared > STATIC_SHARED_LIMIT:
             return (
@@ -276,6 +328,8 @@ class Matmul(Benchmark):
                 Launch(variant, (ceil_div(n, tile), ceil_div(m, tile), 1), (block, block, 1), args)
             ]
         threads = (point["bm"] // point["tm"]) * (point["bn"] // point["tn"])
+        if variant == "warp_tiled":
+            threads = (point["bm"] // point["wm"]) * (point["bn"] // point["wn"]) * 32
         grid = (ceil_div(n, point["bn"]), ceil_div(m, point["bm"]), 1)
         return [Launch(variant, grid, (threads, 1, 1), args)]
 
@@ -307,7 +361,7 @@ class Matmul(Benchmark):
             return float(point["block"])
         if variant == "register_tile":
             return float(point["block"] * point["micro"])
-        if variant in ("blocked", "pipelined"):
+        if variant in ("blocked", "pipelined", "warp_tiled"):
             return 2 * point["bm"] * point["bn"] / (point["bm"] + point["bn"])
         return None
 

@@ -94,7 +94,8 @@ def test_work_counts_every_operand_once_and_two_flops_per_multiply_add():
     c = case("pipelined", point(m=3, n=5, k=7))
     assert c.work.flops == 2 * 3 * 5 * 7 and c.work.bytes_moved == 4 * (3 * 7 + 7 * 5 + 3 * 5)
     assert bench.defines(point(bm=64)) == {"BLOCK": "16", "MICRO": "4", "BM": "64", "BN": "128",
-                                           "BK": "16", "TM": "8", "TN": "8"}  # fmt: skip
+                                           "BK": "16", "TM": "8", "TN": "8", "WM": "64",
+                                           "WN": "64", "WNITER": "2"}  # fmt: skip
 
 
 def test_occupancy_from_resources():
@@ -142,3 +143,19 @@ def test_gpu_every_variant_is_exact_at_a_large_k(gpu_backend):
            and not (r.variant == "cublas" and r.status is Status.SKIPPED)]  # fmt: skip
     assert not bad
     assert all(r.verification.max_abs_error == 0 for r in results if r.status.is_measured)
+
+
+def test_warp_tile_shapes_are_checked_and_set_the_thread_count():
+    from gpubench.benchmarks.matmul import warp_shape_problem
+
+    assert warp_shape_problem(point()) is None  # 128 x 128, warps 64 x 64, 8 x 8, 2 across
+    (launch,) = case("warp_tiled", point()).steps
+    assert launch.block == (128, 1, 1) and case("warp_tiled", point()).skip is None
+    assert warp_shape_problem(point(bm=64, bn=64, tm=4, tn=4)) is None  # one warp of 64 x 64
+    assert "do not tile" in warp_shape_problem(point(bm=32, wm=64))
+    assert "passes" in warp_shape_problem(point(tm=8, tn=8, wniter=4))
+    # Within the allowed choices the lanes always divide up; a 4-column sub-tile cannot hold
+    # 8-column micro-tiles.
+    shape = {"bm": 256, "bn": 128, "wm": 256, "wn": 16, "tm": 4, "tn": 8, "wniter": 4}
+    assert "32 lanes" in warp_shape_problem(shape)
+    assert "warp_tiled" in case("warp_tiled", point(tm=8, tn=8, wniter=4)).skip
