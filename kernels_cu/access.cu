@@ -55,24 +55,30 @@ extern "C" __global__ void write_stride(DTYPE* __restrict__ out, const DTYPE* __
 // The 32-bit words are summed (wrapping modulo 2^64) so no read can be left out and the sum
 // is exact. The load is an `asm volatile` ld.global.ca (cached in L1 and L2), so the compiler
 // can neither drop it nor keep a word in a register across passes.
-__device__ __forceinline__ uint4 load_cached(const uint4* address) {
-    uint4 w;
-    asm volatile("ld.global.ca.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
-                 : "l"(address));
-    return w;
-}
+// l2_read: the same with ld.global.cg, cached in L2 only: every pass goes past L1, so a
+// working set that fits in L2 shows L2's bandwidth instead of L1's.
+#define REPEATED_READ(NAME, LOAD)                                                              \
+    __device__ __forceinline__ uint4 NAME##_load(const uint4* address) {                       \
+        uint4 w;                                                                               \
+        asm volatile(LOAD " {%0, %1, %2, %3}, [%4];"                                           \
+                     : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)                              \
+                     : "l"(address));                                                          \
+        return w;                                                                              \
+    }                                                                                          \
+    extern "C" __global__ void NAME(const uint4* words, unsigned long long n16, unsigned passes, \
+                                    unsigned long long* total) {                               \
+        const unsigned long long first = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; \
+        const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;            \
+        unsigned long long sum = 0;                                                            \
+        for (unsigned pass = 0; pass < passes; ++pass)                                         \
+            for (unsigned long long i = first; i < n16; i += step) {                           \
+                const uint4 w = NAME##_load(words + i);                                        \
+                sum += (unsigned long long)w.x + w.y + w.z + w.w;                              \
+            }                                                                                  \
+        for (int offset = 16; offset > 0; offset /= 2)                                         \
+            sum += __shfl_down_sync(0xffffffffu, sum, offset);                                 \
+        if ((threadIdx.x & 31) == 0) atomicAdd(total, sum);                                    \
+    }
 
-extern "C" __global__ void cached_read(const uint4* words, unsigned long long n16,
-                                       unsigned passes, unsigned long long* total) {
-    const unsigned long long first = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-    const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
-    unsigned long long sum = 0;
-    for (unsigned pass = 0; pass < passes; ++pass)
-        for (unsigned long long i = first; i < n16; i += step) {
-            const uint4 w = load_cached(words + i);
-            sum += (unsigned long long)w.x + w.y + w.z + w.w;
-        }
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-    if ((threadIdx.x & 31) == 0) atomicAdd(total, sum);
-}
+REPEATED_READ(cached_read, "ld.global.ca.v4.u32")
+REPEATED_READ(l2_read, "ld.global.cg.v4.u32")

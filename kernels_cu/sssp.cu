@@ -111,6 +111,9 @@ __device__ __forceinline__ void push(int* list, unsigned* count, int v) {
     list[group.shfl(base, 0) + group.thread_rank()] = v;
 }
 
+// Entries of each of near_far_local's two block-local lists (32 KiB of shared memory).
+#define LOCAL_CAPACITY 4096
+
 // Clears the dedup stamps and lists the source as the first step's only vertex.
 extern "C" __global__ void init_worklist(int* near_stamp, int* far_stamp, unsigned n,
                                          const int* sources, int which, int* near0,
@@ -146,13 +149,18 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
 worklist_sssp(const long long* __restrict__ offsets, const int* __restrict__ neighbours,
               const int* __restrict__ weights, int* dist, int* near0, int* near1, int* far0,
               int* far1, int* near_stamp, int* far_stamp, unsigned* counts, unsigned* barrier,
-              int delta, unsigned long long* stats) {
+              int delta, int local_rounds, unsigned long long* stats) {
+    // near_far_local's block-local worklists (ping-pong) and their counts.
+    __shared__ int local_list[2][LOCAL_CAPACITY];
+    __shared__ unsigned local_count[2];
     unsigned* arrived = barrier;
     volatile unsigned* generation = barrier + 1;
     const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
     const unsigned threads = gridDim.x * blockDim.x;
     unsigned long long relaxed = 0;
     unsigned step = 0, phase = 0;
+    if (threadIdx.x == 0) local_count[0] = local_count[1] = 0;
+    __syncthreads();
     for (;;) {
         // The values this step decides on: written before the last barrier, stable now.
         const unsigned near_count = __ldcg(&counts[step % 3]);
@@ -170,8 +178,9 @@ worklist_sssp(const long long* __restrict__ offsets, const int* __restrict__ nei
             unsigned* far_list_count = &counts[3 + phase % 3];
             const long long threshold_wide = (long long)(phase + 1) * delta;
             const int threshold = threshold_wide > INF ? INF : (int)threshold_wide;
-            for (unsigned i = thread; i < near_count; i += threads) {
-                const int u = __ldcg(&near_list[i]);
+            // Relaxes u's out-edges; an improved vertex below the threshold goes to this
+            // block's next local list when `local` (and it has room), else to the next step's.
+            auto relax = [&](int u, bool local, int* list_to, unsigned* count_to) {
                 const int du = __ldcg(&dist[u]);
                 const long long end = offsets[u + 1];
                 for (long long e = offsets[u]; e < end; ++e) {
@@ -182,12 +191,42 @@ worklist_sssp(const long long* __restrict__ offsets, const int* __restrict__ nei
                     // load first would add a round trip to every improving edge.
                     if (candidate >= atomicMin(&dist[v], candidate)) continue;
                     if (candidate < threshold) {
+                        if (local) {
+                            // No dedup stamp: a vertex listed twice is relaxed twice, cheaper
+                            // than one more global round trip per improvement.
+                            const unsigned slot = atomicAdd(count_to, 1u);
+                            if (slot < LOCAL_CAPACITY) {
+                                list_to[slot] = v;
+                                continue;
+                            }
+                        }
                         if (atomicExch(&near_stamp[v], next_stamp) != next_stamp)
                             push(near_next, near_next_count, v);
                     } else if (atomicExch(&far_stamp[v], (int)phase) != (int)phase) {
                         push(far_list, far_list_count, v);
                     }
                 }
+            };
+            unsigned cur = 0;  // local_count[0] and [1] are zero here
+            for (unsigned i = thread; i < near_count; i += threads)
+                relax(__ldcg(&near_list[i]), local_rounds > 0, local_list[cur], &local_count[cur]);
+            // near_far_local: what this block improved it relaxes itself, for up to
+            // local_rounds hops, synchronising only its own threads; what the last hop
+            // improves goes to the next step's list. Each hop costs a block barrier instead
+            // of a grid barrier and skips the global list's round trips. Every improvement
+            // is still followed by a relaxation from the improved distance (read after it),
+            // so the distances stay exact, whichever block gets there first.
+            for (int round = 0; round < local_rounds; ++round) {
+                __syncthreads();
+                const unsigned listed = min(local_count[cur], (unsigned)LOCAL_CAPACITY);
+                if (listed == 0) break;
+                const unsigned next = cur ^ 1u;
+                const bool last = round + 1 == local_rounds;
+                for (unsigned i = threadIdx.x; i < listed; i += blockDim.x)
+                    relax(local_list[cur][i], !last, local_list[next], &local_count[next]);
+                __syncthreads();
+                if (threadIdx.x == 0) local_count[cur] = 0;
+                cur = next;
             }
         } else {
             // The near list ran dry: raise the threshold and split the far pile. Entries

@@ -38,6 +38,8 @@ CACHED_READ_BYTES = 1 << 32
 SECTORS = Metric("sectors_per_request", "sectors/req", "sectors", "{:,.1f}",
                  higher_is_better=None)  # fmt: skip
 
+REPEATED_READS = ("cached_read", "l2_read")
+
 # The parameter that shifts each copy variant's reads or writes.
 SHIFTED_BY = {"read_offset": "offset", "write_offset": "offset", "read_stride": "stride",
               "write_stride": "stride"}  # fmt: skip
@@ -75,6 +77,7 @@ class Access(Benchmark):
         Variant("write_stride", "out[i * stride] = in[i]: strided writes", "write_stride"),
         Variant("cached_read", "read the working set again and again: L1, L2 or DRAM",
                 "cached_read"),
+        Variant("l2_read", "cached_read past L1 (ld.global.cg): L2 or DRAM", "cached_read"),
     )  # fmt: skip
 
     def _dtype(self, point: Point) -> np.dtype:
@@ -124,14 +127,14 @@ class Access(Benchmark):
             return Case([Copy("in", "out", nbytes=nbytes)], outputs=out,
                         work=Work(2 * nbytes, elements=contiguous),
                         run_metrics=lambda _: {SECTORS.key: sectors_per_request(dtype.itemsize)})  # fmt: skip
-        if variant == "cached_read":
+        if variant in REPEATED_READS:
             words16 = point["working_set"] // 16
             # Enough threads to fill the GPU, but at least 8 words per thread per pass: a
             # small working set spread over every thread leaves each with less than one word
             # and the loop overhead of the passes would be timed instead of the memory.
             full = device.sm_count * max(1, device.max_threads_per_sm // THREADS)
             grid = max(device.sm_count, min(full, ceil_div(words16, THREADS * 8)))
-            launch = Launch("cached_read", (grid, 1, 1), (THREADS, 1, 1), (BufferRef("in"),
+            launch = Launch(variant, (grid, 1, 1), (THREADS, 1, 1), (BufferRef("in"),
                             np.uint64(words16), np.uint32(self.passes(point)), BufferRef("total")))  # fmt: skip
             return Case([launch], outputs={"total": BufferSpec((1,), np.dtype(np.uint64),
                                                                init="zero")},

@@ -53,7 +53,7 @@ RELAXED_PER_EDGE = Metric("relaxed_per_edge", "relax/edge", "", "{:,.2f}",
 PER_SOURCE = Metric("ms_per_source", "ms/source", "ms", "{:,.3f}", higher_is_better=False)
 
 EDGE_SWEEPS = ("edges", "edges_atomic")
-WORKLISTS = ("frontier", "near_far")
+WORKLISTS = ("frontier", "near_far", "near_far_local")
 
 
 @lru_cache(maxsize=2)
@@ -97,6 +97,8 @@ class ShortestPaths(Benchmark):
               "(by source, by destination, or shuffled)", choices=EDGE_ORDERS),
         Param("delta", int, 0, "near_far's threshold step; 0: 128 times the mean weight",
               minimum=0, maximum=2**30),
+        Param("local_rounds", int, 16, "near_far_local: hops a block relaxes from its own "
+              "shared-memory list between grid barriers", minimum=1, maximum=64),
     )  # fmt: skip
     variants = (
         Variant("dijkstra_cpu", "SciPy's Dijkstra on the CPU (baseline and reference)",
@@ -109,6 +111,8 @@ class ShortestPaths(Benchmark):
                 "worklist), one persistent launch", "paths"),
         Variant("near_far", "frontier, nearest vertices first: near list below a threshold "
                 "rising by delta, far pile split when it runs dry", "paths"),
+        Variant("near_far_local", "near_far whose blocks relax what they improve themselves "
+                "for up to local_rounds hops between grid barriers", "paths"),
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -229,12 +233,14 @@ class ShortestPaths(Benchmark):
                              np.int32(which), BufferRef("near0"), BufferRef("counts"),
                              BufferRef("barrier"))))  # fmt: skip
                 delta = INF if variant == "frontier" else self.delta(point, inputs)
+                local_rounds = point["local_rounds"] if variant == "near_far_local" else 0
                 steps.append(Launch("worklist_sssp", (device.sm_count, 1, 1),
                              (PERSISTENT_THREADS, 1, 1), (BufferRef("out_offsets"),
                              BufferRef("out_neighbours"), BufferRef("out_weights"), dist,
                              BufferRef("near0"), BufferRef("near1"), BufferRef("far0"),
                              BufferRef("far1"), BufferRef("near_stamp"), BufferRef("far_stamp"),
-                             BufferRef("counts"), BufferRef("barrier"), np.int32(delta), stats)))  # fmt: skip
+                             BufferRef("counts"), BufferRef("barrier"), np.int32(delta),
+                             np.int32(local_rounds), stats)))  # fmt: skip
         if variant in (*EDGE_SWEEPS, "pull"):
             scratch["changed"] = BufferSpec((1,), np.dtype(np.int32))
         elif variant in WORKLISTS:

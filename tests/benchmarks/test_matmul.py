@@ -111,7 +111,10 @@ def test_invalid_thread_shapes_are_refused():
     assert bench.validate_point(point()) is None
 
 
-AWKWARD = [(1, 1, 1), (33, 65, 17), (127, 129, 130), (1, 1000, 3), (257, 31, 1023), (64, 64, 64)]
+AWKWARD = [
+    (1, 1, 1), (17, 31, 5), (1000, 1, 1000), (33, 65, 17), (127, 129, 130), (1, 1000, 3),
+    (257, 31, 1023), (64, 64, 64),
+]  # fmt: skip
 
 
 @pytest.mark.gpu

@@ -135,12 +135,15 @@ def test_declarations_are_consistent_for_every_variant(dimacs):
     frontier = bench.case("frontier", p, H100_LIKE, inputs)
     solve = next(s for s in frontier.steps if getattr(s, "kernel", "") == "worklist_sssp")
     assert solve.grid == (132, 1, 1) and solve.block == (1024, 1, 1)
-    assert solve.args[-2] == INF  # frontier: no threshold
+    assert solve.args[-3] == INF and solve.args[-2] == 0  # frontier: no threshold, no local hops
     near_far = bench.case("near_far", p, H100_LIKE, inputs)
     solve = next(s for s in near_far.steps if getattr(s, "kernel", "") == "worklist_sssp")
     mean = inputs["out_weights"][:10].mean()
-    assert solve.args[-2] == round(128 * mean)
+    assert solve.args[-3] == round(128 * mean) and solve.args[-2] == 0
     assert near_far.read_back == ("stats",)
+    local = bench.case("near_far_local", {**p, "local_rounds": 5}, H100_LIKE, inputs)
+    solve = next(s for s in local.steps if getattr(s, "kernel", "") == "worklist_sssp")
+    assert solve.args[-3] == round(128 * mean) and solve.args[-2] == 5
 
 
 def test_run_metrics_come_from_the_device_counters_or_the_iterations():
@@ -236,6 +239,32 @@ def test_gpu_near_far_with_small_and_huge_delta(gpu_backend):
                           for d in (1, 7, 10**9)], ("near_far",))  # fmt: skip
 
 
+@pytest.mark.gpu
+def test_gpu_near_far_local_at_any_number_of_local_hops(gpu_backend):
+    run_all(gpu_backend, [point(vertices=20_000, weights=w, delta=d, local_rounds=r, sources=2)
+                          for w in ("unit", "uniform") for d in (1, 10**9) for r in (1, 3, 64)],
+            ("near_far_local",))  # fmt: skip
+
+
+@pytest.mark.gpu
+def test_gpu_a_block_list_that_overflows_spills_to_the_global_list(gpu_backend, tmp_path):
+    """A hub with 9,000 spokes, each the start of a 3-vertex chain, the chains' ends wired
+    back to other spokes: the one thread that relaxes the hub improves more vertices than a
+    block's local list holds (4,096), so the rest must go to the next step's list."""
+    spokes = 9_000
+    arcs = []
+    for s in range(spokes):
+        spoke, middle, end = 2 + 3 * s, 3 + 3 * s, 4 + 3 * s
+        arcs += [(1, spoke, 1 + s % 50), (spoke, middle, 2), (middle, end, 1 + s % 7),
+                 (end, 2 + 3 * ((s * 7919) % spokes), 1)]  # fmt: skip
+    text = f"p sp {1 + 3 * spokes} {len(arcs)}\n" + "".join(f"a {u} {v} {w}\n" for u, v, w in arcs)
+    path = tmp_path / "hub.gr"
+    path.write_text(text)
+    run_all(gpu_backend, [point(graph=str(path), source=0, delta=d, local_rounds=r)
+                          for d in (1, 10**9) for r in (1, 8)],
+            ("frontier", "near_far", "near_far_local"))  # fmt: skip
+
+
 # -- the command line ----------------------------------------------------------------------------
 def invoke(*args):
     from click.testing import CliRunner
@@ -271,7 +300,7 @@ def test_cli_dry_run_of_a_sweep_naming_a_graph_file_prints_its_counts(tmp_path, 
     result = invoke("sweep", str(config), "--dry-run")
     assert result.exit_code == 0
     assert "graph map.gr: 7 vertices, 10 arcs (mean out-degree 1.43), with weights" in result.output
-    assert "2 point(s) × 6 variant(s)" in result.output
+    assert "2 point(s) × 7 variant(s)" in result.output
 
 
 def test_scipys_matrix_is_made_once_per_inputs_and_not_in_the_host_timing(dimacs):
