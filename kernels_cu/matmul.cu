@@ -349,8 +349,12 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 // All 32 lanes of a warp read neighbouring 16-byte words of the shared A and B tiles (no
 // bank conflicts, broadcasts between lanes that share a row or column), and a warp's
 // operands come from a small region of shared memory, so fewer distinct values are loaded
-// per FMA than with threads laid out over the whole block tile. Double-buffered like
-// pipelined: B by cp.async, A through registers (stored transposed), one barrier per tile.
+// per FMA than with threads laid out over the whole block tile.
+// Both operands travel by cp.async into a ring of STAGES buffers: A four bytes at a time,
+// transposed on the way (As[k][m]), B sixteen bytes at a time, so no tile passes through
+// registers and STAGES - 1 tiles are in flight while one is computed; one barrier per tile.
+// Blocks are numbered GROUP block-rows at a time (column by column inside a group), so the
+// blocks resident together share rows of A and columns of B in L2.
 #ifndef WM
 #define WM 64
 #endif
@@ -358,7 +362,13 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #define WN 64
 #endif
 #ifndef WNITER
-#define WNITER 4
+#define WNITER 2
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef GROUP
+#define GROUP 8
 #endif
 #define WT_THREADS ((BM / WM) * (BN / WN) * 32)
 #define WMITER ((WM * WN) / (32 * TM * TN * WNITER))
@@ -366,7 +376,83 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #define WSUBN (WN / WNITER)
 
 #if BM % WM == 0 && BN % WN == 0 && WMITER >= 1 && (WSUBM / TM) * (WSUBN / TN) == 32 \
-    && 2 * (BK * AS_STRIDE + BK * BN) * 4 <= 49152
+    && STAGES * (BK * AS_STRIDE + BK * BN) * 4 <= 49152
+// One 4- or 16-byte global → shared copy that does not wait; `bytes` below `size` are
+// zero-filled (bytes = 0 for an element outside the matrix). Before sm_80: a plain copy.
+template <int SIZE>
+__device__ __forceinline__ void copy_async(float* dst, const float* src, int bytes)
+{
+#if __CUDA_ARCH__ >= 800
+    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
+    if (SIZE == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(to), "l"(src), "r"(bytes));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(to), "l"(src), "r"(bytes));
+#else
+    for (int e = 0; e < SIZE / 4; ++e) dst[e] = 4 * e < bytes ? src[e] : 0.0f;
+#endif
+}
+
+// The A tile (BM rows from row0, BK columns from k0), one element per copy, k fastest so a
+// warp reads whole 32-byte sectors of A's rows; stored transposed, As[k][m].
+__device__ __forceinline__ void copy_a_tile(float* As, const float* __restrict__ A, int M, int K,
+                                            int row0, int k0)
+{
+#pragma unroll
+    for (int p = 0; p < PER_THREAD(BM * BK, WT_THREADS); ++p) {
+        const int e = threadIdx.x + p * WT_THREADS;
+        if (e >= BM * BK) break;
+        const int r = e / BK, c = e % BK;
+        const bool inside = row0 + r < M && k0 + c < K;
+        copy_async<4>(&As[c * AS_STRIDE + r], inside ? A + (index_t)(row0 + r) * K + k0 + c : A,
+                      inside ? 4 : 0);
+    }
+}
+
+// The B tile (BK rows from k0, BN columns from col0): 16 bytes per copy where B's rows are
+// 16-byte aligned (N % 4 == 0), else one element per copy.
+__device__ __forceinline__ void copy_b_tile(float* Bs, const float* __restrict__ B, int N, int K,
+                                            int k0, int col0, bool aligned)
+{
+    if (aligned) {
+#pragma unroll
+        for (int p = 0; p < PER_THREAD(B_CHUNKS, WT_THREADS); ++p) {
+            const int chunk = threadIdx.x + p * WT_THREADS;
+            if (chunk >= B_CHUNKS) break;
+            const int r = chunk / (BN / 4), c = (chunk % (BN / 4)) * 4;
+            const int valid = k0 + r < K ? max(0, min(4, N - col0 - c)) : 0;
+            copy_async<16>(&Bs[r * BN + c], valid ? B + (index_t)(k0 + r) * N + col0 + c : B,
+                           valid * 4);
+        }
+    } else {
+#pragma unroll
+        for (int p = 0; p < PER_THREAD(BK * BN, WT_THREADS); ++p) {
+            const int e = threadIdx.x + p * WT_THREADS;
+            if (e >= BK * BN) break;
+            const int r = e / BN, c = e % BN;
+            const bool inside = k0 + r < K && col0 + c < N;
+            copy_async<4>(&Bs[r * BN + c], inside ? B + (index_t)(k0 + r) * N + col0 + c : B,
+                          inside ? 4 : 0);
+        }
+    }
+}
+
+__device__ __forceinline__ void commit_copies()
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+// Waits until at most STAGES - 2 groups of this thread's copies are still in flight: the
+// oldest tile has landed.
+__device__ __forceinline__ void wait_oldest_tile()
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+#endif
+}
+
 // One BK-deep slice for one thread: per k, WMITER x TM values of A and WNITER x TN of B
 // from shared memory as float4, then all their products.
 __device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * TM][WNITER * TN],
@@ -381,7 +467,7 @@ __device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * TM][WNITER
 #pragma unroll
             for (int g = 0; g < TM / 4; ++g) {
                 // Row groups of 4 are WSUBM / (TM / 4) apart: lane rows are 4 apart, so the
-                // 8 row positions of a warp read 8 consecutive float4s.
+                // row positions of a warp read consecutive float4s.
                 const float4 v = *reinterpret_cast<const float4*>(
                     &As[k * AS_STRIDE + a_base + wm * WSUBM + g * (WSUBM / (TM / 4))]);
                 a[wm * TM + 4 * g] = v.x; a[wm * TM + 4 * g + 1] = v.y;
@@ -406,37 +492,50 @@ __device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * TM][WNITER
 extern "C" __global__ void __launch_bounds__(WT_THREADS)
 warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
 {
-    __shared__ __align__(16) float As[2][BK * AS_STRIDE];
-    __shared__ __align__(16) float Bs[2][BK * BN];
-    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    __shared__ __align__(16) float As[STAGES][BK * AS_STRIDE];
+    __shared__ __align__(16) float Bs[STAGES][BK * BN];
+    // Grouped block order: block b of the launch computes tile (tile_row, tile_col).
+    const int linear = blockIdx.y * gridDim.x + blockIdx.x;
+    const int per_group = GROUP * gridDim.x;
+    const int first_row = linear / per_group * GROUP;
+    const int rows_here = min((int)gridDim.y - first_row, GROUP);
+    const int tile_row = first_row + (linear % per_group) % rows_here;
+    const int tile_col = (linear % per_group) / rows_here;
+    const int row0 = tile_row * BM, col0 = tile_col * BN;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int warp_row = warp / (BN / WN), warp_col = warp % (BN / WN);
     const int lane_row = lane / (WSUBN / TN), lane_col = lane % (WSUBN / TN);
     // Where this thread's first 4 rows of A and 4 columns of B start inside the block tile.
     const int a_base = warp_row * WM + lane_row * 4, b_base = warp_col * WN + lane_col * 4;
-    const bool a_aligned = (K % 4) == 0, b_aligned = (N % 4) == 0;
+    const bool b_aligned = (N % 4) == 0;
     const int tiles = (K + BK - 1) / BK;
     float acc[WMITER * TM][WNITER * TN] = {};
-    float4 a_regs[PER_THREAD(A_CHUNKS, WT_THREADS)];
 
-    load_a<WT_THREADS>(a_regs, A, M, K, row0, 0, a_aligned);
-    store_a_transposed<WT_THREADS>(As[0], a_regs);
-    load_b_async<WT_THREADS>(Bs[0], B, N, K, 0, col0, b_aligned);
-    wait_async_copies();
-    __syncthreads();
+    // Prologue: the first STAGES - 1 tiles on their way. One commit group per tile, empty
+    // past the last, so "wait for the oldest" counts the same in every iteration.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < tiles) {
+            copy_a_tile(As[s], A, M, K, row0, s * BK);
+            copy_b_tile(Bs[s], B, N, K, s * BK, col0, b_aligned);
+        }
+        commit_copies();
+    }
+    int compute = 0, refill = STAGES - 1;  // ring positions of tile t and tile t + STAGES - 1
     for (int t = 0; t < tiles; ++t) {
-        const int cur = t & 1, next = cur ^ 1;
-        const bool more = t + 1 < tiles;
-        if (more) {
-            load_b_async<WT_THREADS>(Bs[next], B, N, K, (t + 1) * BK, col0, b_aligned);
-            load_a<WT_THREADS>(a_regs, A, M, K, row0, (t + 1) * BK, a_aligned);
-        }
-        warp_tile_slice(acc, As[cur], Bs[cur], a_base, b_base);
-        if (more) {
-            store_a_transposed<WT_THREADS>(As[next], a_regs);
-            wait_async_copies();
-        }
+        wait_oldest_tile();
+        // Tile t is in every thread's view, and every thread is done with tile t - 1,
+        // whose buffer the copies below overwrite.
         __syncthreads();
+        const int ahead = t + STAGES - 1;
+        if (ahead < tiles) {
+            copy_a_tile(As[refill], A, M, K, row0, ahead * BK);
+            copy_b_tile(Bs[refill], B, N, K, ahead * BK, col0, b_aligned);
+        }
+        commit_copies();
+        warp_tile_slice(acc, As[compute], Bs[compute], a_base, b_base);
+        compute = compute + 1 == STAGES ? 0 : compute + 1;
+        refill = refill + 1 == STAGES ? 0 : refill + 1;
     }
     // Epilogue: each 4 x 4 piece as four 16-byte stores where the row is aligned and inside.
 #pragma unroll

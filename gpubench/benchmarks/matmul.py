@@ -202,6 +202,22 @@ class Matmul(Benchmark):
             compile_time=True,
         ),
         Param(
+            "stages",
+            int,
+            2,
+            "warp_tiled: tiles in the cp.async ring (stages - 1 in flight during a compute)",
+            choices=(2, 3, 4, 5),
+            compile_time=True,
+        ),
+        Param(
+            "group",
+            int,
+            8,
+            "warp_tiled: block-rows numbered together, for L2 reuse (1: row by row)",
+            choices=(1, 2, 4, 8, 16),
+            compile_time=True,
+        ),
+        Param(
             "values",
             str,
             "integers",
@@ -226,7 +242,8 @@ class Matmul(Benchmark):
         ),
         Variant(
             "warp_tiled",
-            "pipelined with warp tiles: wm x wn per warp, tm x tn micro-tiles per thread",
+            "warp tiles (wm x wn per warp, tm x tn micro-tiles per thread), both operands by "
+            "cp.async into a ring of stages, grouped block order",
             "product",
         ),
         Variant(
@@ -284,7 +301,7 @@ class Matmul(Benchmark):
             return (block * micro * (block + 1) + block * block * micro) * 4
         one_stage = (bk * (bm + 4) + bk * bn) * 4
         return {"blocked": one_stage, "pipelined": 2 * one_stage,
-                "warp_tiled": 2 * one_stage}.get(variant, 0)  # fmt: skip
+                "warp_tiled": point["stages"] * one_stage}.get(variant, 0)  # fmt: skip
 
     def _skip_reason(self, variant: str, point: Point) -> str | None:
         if variant == "warp_tiled":

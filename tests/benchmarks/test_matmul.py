@@ -95,7 +95,8 @@ def test_work_counts_every_operand_once_and_two_flops_per_multiply_add():
     assert c.work.flops == 2 * 3 * 5 * 7 and c.work.bytes_moved == 4 * (3 * 7 + 7 * 5 + 3 * 5)
     assert bench.defines(point(bm=64)) == {"BLOCK": "16", "MICRO": "4", "BM": "64", "BN": "128",
                                            "BK": "16", "TM": "8", "TN": "8", "WM": "64",
-                                           "WN": "64", "WNITER": "2"}  # fmt: skip
+                                           "WN": "64", "WNITER": "2", "STAGES": "2",
+                                           "GROUP": "8"}  # fmt: skip
 
 
 def test_occupancy_from_resources():
@@ -124,6 +125,8 @@ AWKWARD = [
         {"block": 16, "micro": 4},
         {"block": 8, "micro": 2, "bm": 64, "bn": 64, "bk": 16, "tm": 4, "tn": 4},
         {"block": 32, "micro": 2, "bm": 128, "bn": 64, "bk": 8, "tm": 8, "tn": 4},
+        # warp_tiled with 8 warps, a 4-deep cp.async ring and blocks in row order.
+        {"bk": 8, "tn": 4, "wm": 32, "wn": 64, "wniter": 1, "stages": 4, "group": 1},
     ],
 )
 @pytest.mark.parametrize("values", ["integers", "reals"])
