@@ -350,9 +350,11 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 // bank conflicts, broadcasts between lanes that share a row or column), and a warp's
 // operands come from a small region of shared memory, so fewer distinct values are loaded
 // per FMA than with threads laid out over the whole block tile.
-// Both operands travel by cp.async into a ring of STAGES buffers: A four bytes at a time,
-// transposed on the way (As[k][m]), B sixteen bytes at a time, so no tile passes through
-// registers and STAGES - 1 tiles are in flight while one is computed; one barrier per tile.
+// B travels by cp.async (16 bytes at a time) into a ring of STAGES buffers, so STAGES - 1
+// tiles are in flight while one is computed; one barrier per tile. A is stored transposed
+// (As[k][m]) and comes one of two ways: A_ASYNC 1, by cp.async too, four bytes at a time
+// (no registers, four times the copy instructions); A_ASYNC 0, through registers like
+// pipelined (16-byte loads issued before the compute, stored transposed after it).
 // Blocks are numbered GROUP block-rows at a time (column by column inside a group), so the
 // blocks resident together share rows of A and columns of B in L2.
 #ifndef WM
@@ -369,6 +371,9 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #endif
 #ifndef GROUP
 #define GROUP 8
+#endif
+#ifndef A_ASYNC
+#define A_ASYNC 0
 #endif
 #define WT_THREADS ((BM / WM) * (BN / WN) * 32)
 #define WMITER ((WM * WN) / (32 * TM * TN * WNITER))
@@ -507,16 +512,24 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
     const int lane_row = lane / (WSUBN / TN), lane_col = lane % (WSUBN / TN);
     // Where this thread's first 4 rows of A and 4 columns of B start inside the block tile.
     const int a_base = warp_row * WM + lane_row * 4, b_base = warp_col * WN + lane_col * 4;
-    const bool b_aligned = (N % 4) == 0;
+    const bool a_aligned = (K % 4) == 0, b_aligned = (N % 4) == 0;
     const int tiles = (K + BK - 1) / BK;
     float acc[WMITER * TM][WNITER * TN] = {};
+#if !A_ASYNC
+    float4 a_regs[PER_THREAD(A_CHUNKS, WT_THREADS)];
+#endif
 
     // Prologue: the first STAGES - 1 tiles on their way. One commit group per tile, empty
     // past the last, so "wait for the oldest" counts the same in every iteration.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < tiles) {
+#if A_ASYNC
             copy_a_tile(As[s], A, M, K, row0, s * BK);
+#else
+            load_a<WT_THREADS>(a_regs, A, M, K, row0, s * BK, a_aligned);
+            store_a_transposed<WT_THREADS>(As[s], a_regs);
+#endif
             copy_b_tile(Bs[s], B, N, K, s * BK, col0, b_aligned);
         }
         commit_copies();
@@ -529,11 +542,19 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         __syncthreads();
         const int ahead = t + STAGES - 1;
         if (ahead < tiles) {
+#if A_ASYNC
             copy_a_tile(As[refill], A, M, K, row0, ahead * BK);
+#else
+            load_a<WT_THREADS>(a_regs, A, M, K, row0, ahead * BK, a_aligned);
+#endif
             copy_b_tile(Bs[refill], B, N, K, ahead * BK, col0, b_aligned);
         }
         commit_copies();
         warp_tile_slice(acc, As[compute], Bs[compute], a_base, b_base);
+#if !A_ASYNC
+        // Tile `ahead` is computed after the next barrier at the earliest.
+        if (ahead < tiles) store_a_transposed<WT_THREADS>(As[refill], a_regs);
+#endif
         compute = compute + 1 == STAGES ? 0 : compute + 1;
         refill = refill + 1 == STAGES ? 0 : refill + 1;
     }

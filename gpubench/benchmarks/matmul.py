@@ -210,6 +210,14 @@ class Matmul(Benchmark):
             compile_time=True,
         ),
         Param(
+            "a_async",
+            int,
+            0,
+            "warp_tiled: A by cp.async, 4 bytes a copy (1), or through registers (0)",
+            choices=(0, 1),
+            compile_time=True,
+        ),
+        Param(
             "group",
             int,
             8,

@@ -96,7 +96,7 @@ def test_work_counts_every_operand_once_and_two_flops_per_multiply_add():
     assert bench.defines(point(bm=64)) == {"BLOCK": "16", "MICRO": "4", "BM": "64", "BN": "128",
                                            "BK": "16", "TM": "8", "TN": "8", "WM": "64",
                                            "WN": "64", "WNITER": "2", "STAGES": "2",
-                                           "GROUP": "8"}  # fmt: skip
+                                           "A_ASYNC": "0", "GROUP": "8"}  # fmt: skip
 
 
 def test_occupancy_from_resources():
@@ -127,6 +127,7 @@ AWKWARD = [
         {"block": 32, "micro": 2, "bm": 128, "bn": 64, "bk": 8, "tm": 8, "tn": 4},
         # warp_tiled with 8 warps, a 4-deep cp.async ring and blocks in row order.
         {"bk": 8, "tn": 4, "wm": 32, "wn": 64, "wniter": 1, "stages": 4, "group": 1},
+        {"bk": 8, "tn": 4, "wm": 64, "wn": 32, "wniter": 1, "stages": 3, "a_async": 1},
     ],
 )
 @pytest.mark.parametrize("values", ["integers", "reals"])
