@@ -512,10 +512,11 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
     const int lane_row = lane / (WSUBN / TN), lane_col = lane % (WSUBN / TN);
     // Where this thread's first 4 rows of A and 4 columns of B start inside the block tile.
     const int a_base = warp_row * WM + lane_row * 4, b_base = warp_col * WN + lane_col * 4;
-    const bool a_aligned = (K % 4) == 0, b_aligned = (N % 4) == 0;
+    const bool b_aligned = (N % 4) == 0;
     const int tiles = (K + BK - 1) / BK;
     float acc[WMITER * TM][WNITER * TN] = {};
 #if !A_ASYNC
+    const bool a_aligned = (K % 4) == 0;
     float4 a_regs[PER_THREAD(A_CHUNKS, WT_THREADS)];
 #endif
 
