@@ -160,6 +160,20 @@ __device__ __forceinline__ void load_a(float4 (&regs)[PER_THREAD(A_CHUNKS, NT)],
     }
 }
 
+// The same for a tile wholly inside A with 16-byte aligned rows: no bounds checks.
+template <int NT = THREADS>
+__device__ __forceinline__ void load_a_inside(float4 (&regs)[PER_THREAD(A_CHUNKS, NT)], const float* __restrict__ A,
+                                              int K, int row0, int k0)
+{
+#pragma unroll
+    for (int p = 0; p < PER_THREAD(A_CHUNKS, NT); ++p) {
+        const int chunk = threadIdx.x + p * NT;
+        const int r = chunk / (BK / 4), c = (chunk % (BK / 4)) * 4;
+        if (chunk < A_CHUNKS)
+            regs[p] = *reinterpret_cast<const float4*>(A + (index_t)(row0 + r) * K + k0 + c);
+    }
+}
+
 // Registers → shared memory, transposed (As[k][m]): the compute loop then reads a column of
 // A as contiguous 16-byte words.
 template <int NT = THREADS>
@@ -400,6 +414,7 @@ __device__ __forceinline__ void copy_async(float* dst, const float* src, int byt
 
 // The A tile (BM rows from row0, BK columns from k0), one element per copy, k fastest so a
 // warp reads whole 32-byte sectors of A's rows; stored transposed, As[k][m].
+template <bool CHECKED>
 __device__ __forceinline__ void copy_a_tile(float* As, const float* __restrict__ A, int M, int K,
                                             int row0, int k0)
 {
@@ -408,7 +423,7 @@ __device__ __forceinline__ void copy_a_tile(float* As, const float* __restrict__
         const int e = threadIdx.x + p * WT_THREADS;
         if (e >= BM * BK) break;
         const int r = e / BK, c = e % BK;
-        const bool inside = row0 + r < M && k0 + c < K;
+        const bool inside = !CHECKED || (row0 + r < M && k0 + c < K);
         copy_async<4>(&As[c * AS_STRIDE + r], inside ? A + (index_t)(row0 + r) * K + k0 + c : A,
                       inside ? 4 : 0);
     }
@@ -416,6 +431,7 @@ __device__ __forceinline__ void copy_a_tile(float* As, const float* __restrict__
 
 // The B tile (BK rows from k0, BN columns from col0): 16 bytes per copy where B's rows are
 // 16-byte aligned (N % 4 == 0), else one element per copy.
+template <bool CHECKED>
 __device__ __forceinline__ void copy_b_tile(float* Bs, const float* __restrict__ B, int N, int K,
                                             int k0, int col0, bool aligned)
 {
@@ -425,7 +441,7 @@ __device__ __forceinline__ void copy_b_tile(float* Bs, const float* __restrict__
             const int chunk = threadIdx.x + p * WT_THREADS;
             if (chunk >= B_CHUNKS) break;
             const int r = chunk / (BN / 4), c = (chunk % (BN / 4)) * 4;
-            const int valid = k0 + r < K ? max(0, min(4, N - col0 - c)) : 0;
+            const int valid = !CHECKED ? 4 : k0 + r < K ? max(0, min(4, N - col0 - c)) : 0;
             copy_async<16>(&Bs[r * BN + c], valid ? B + (index_t)(k0 + r) * N + col0 + c : B,
                            valid * 4);
         }
@@ -512,26 +528,44 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
     const int lane_row = lane / (WSUBN / TN), lane_col = lane % (WSUBN / TN);
     // Where this thread's first 4 rows of A and 4 columns of B start inside the block tile.
     const int a_base = warp_row * WM + lane_row * 4, b_base = warp_col * WN + lane_col * 4;
-    const bool b_aligned = (N % 4) == 0;
+    const bool a_aligned = (K % 4) == 0, b_aligned = (N % 4) == 0;
+    // A block whose tile lies wholly inside C, with 16-byte aligned rows, copies every tile
+    // but a partial last one without bounds checks: fewer instructions per FMA.
+    const bool inside = row0 + BM <= M && col0 + BN <= N && a_aligned && b_aligned;
     const int tiles = (K + BK - 1) / BK;
     float acc[WMITER * TM][WNITER * TN] = {};
 #if !A_ASYNC
-    const bool a_aligned = (K % 4) == 0;
     float4 a_regs[PER_THREAD(A_CHUNKS, WT_THREADS)];
 #endif
+    // Tile `tile` into ring position `slot` (A: as far as registers, unless A_ASYNC).
+    auto fetch = [&](int tile, int slot) {
+        const int k0 = tile * BK;
+        if (inside && k0 + BK <= K) {
+#if A_ASYNC
+            copy_a_tile<false>(As[slot], A, M, K, row0, k0);
+#else
+            load_a_inside<WT_THREADS>(a_regs, A, K, row0, k0);
+#endif
+            copy_b_tile<false>(Bs[slot], B, N, K, k0, col0, true);
+        } else {
+#if A_ASYNC
+            copy_a_tile<true>(As[slot], A, M, K, row0, k0);
+#else
+            load_a<WT_THREADS>(a_regs, A, M, K, row0, k0, a_aligned);
+#endif
+            copy_b_tile<true>(Bs[slot], B, N, K, k0, col0, b_aligned);
+        }
+    };
 
     // Prologue: the first STAGES - 1 tiles on their way. One commit group per tile, empty
     // past the last, so "wait for the oldest" counts the same in every iteration.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < tiles) {
-#if A_ASYNC
-            copy_a_tile(As[s], A, M, K, row0, s * BK);
-#else
-            load_a<WT_THREADS>(a_regs, A, M, K, row0, s * BK, a_aligned);
+            fetch(s, s);
+#if !A_ASYNC
             store_a_transposed<WT_THREADS>(As[s], a_regs);
 #endif
-            copy_b_tile(Bs[s], B, N, K, s * BK, col0, b_aligned);
         }
         commit_copies();
     }
@@ -542,14 +576,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         // whose buffer the copies below overwrite.
         __syncthreads();
         const int ahead = t + STAGES - 1;
-        if (ahead < tiles) {
-#if A_ASYNC
-            copy_a_tile(As[refill], A, M, K, row0, ahead * BK);
-#else
-            load_a<WT_THREADS>(a_regs, A, M, K, row0, ahead * BK, a_aligned);
-#endif
-            copy_b_tile(Bs[refill], B, N, K, ahead * BK, col0, b_aligned);
-        }
+        if (ahead < tiles) fetch(ahead, refill);
         commit_copies();
         warp_tile_slice(acc, As[compute], Bs[compute], a_base, b_base);
 #if !A_ASYNC

@@ -115,6 +115,9 @@ def test_invalid_thread_shapes_are_refused():
 AWKWARD = [
     (1, 1, 1), (17, 31, 5), (1000, 1, 1000), (33, 65, 17), (127, 129, 130), (1, 1000, 3),
     (257, 31, 1023), (64, 64, 64),
+    # Whole tiles of every block shape in the tests, K with and without a partial last tile:
+    # warp_tiled's unchecked copies.
+    (256, 256, 1000), (256, 384, 1004),
 ]  # fmt: skip
 
 
