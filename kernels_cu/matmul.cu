@@ -389,6 +389,9 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #ifndef A_ASYNC
 #define A_ASYNC 0
 #endif
+#ifndef FRAGMENTS
+#define FRAGMENTS 1
+#endif
 #define WT_THREADS ((BM / WM) * (BN / WN) * 32)
 #define WMITER ((WM * WN) / (32 * TM * TN * WNITER))
 #define WSUBM (WM / WMITER)
@@ -475,38 +478,53 @@ __device__ __forceinline__ void wait_oldest_tile()
 }
 
 // One BK-deep slice for one thread: per k, WMITER x TM values of A and WNITER x TN of B
-// from shared memory as float4, then all their products.
+// from shared memory as float4, then all their products. With FRAGMENTS 2 the values for
+// k + 1 are loaded before the products of k (register double buffering), so the shared-memory
+// latency overlaps the FMAs instead of stalling them. The products run along a row of the
+// micro-tile and back along the next (a serpentine), so consecutive FMAs share an operand.
+__device__ __forceinline__ void load_fragments(float* a, float* b, const float* As, const float* Bs,
+                                               int k, int a_base, int b_base)
+{
+#pragma unroll
+    for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+        for (int g = 0; g < TM / 4; ++g) {
+            // Row groups of 4 are WSUBM / (TM / 4) apart: lane rows are 4 apart, so the
+            // row positions of a warp read consecutive float4s.
+            const float4 v = *reinterpret_cast<const float4*>(
+                &As[k * AS_STRIDE + a_base + wm * WSUBM + g * (WSUBM / (TM / 4))]);
+            a[wm * TM + 4 * g] = v.x; a[wm * TM + 4 * g + 1] = v.y;
+            a[wm * TM + 4 * g + 2] = v.z; a[wm * TM + 4 * g + 3] = v.w;
+        }
+#pragma unroll
+    for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+        for (int g = 0; g < TN / 4; ++g) {
+            const float4 v = *reinterpret_cast<const float4*>(
+                &Bs[k * BN + b_base + wn * WSUBN + g * (WSUBN / (TN / 4))]);
+            b[wn * TN + 4 * g] = v.x; b[wn * TN + 4 * g + 1] = v.y;
+            b[wn * TN + 4 * g + 2] = v.z; b[wn * TN + 4 * g + 3] = v.w;
+        }
+}
+
 __device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * TM][WNITER * TN],
                                                 const float* As, const float* Bs,
                                                 int a_base, int b_base)
 {
+    float a[FRAGMENTS][WMITER * TM], b[FRAGMENTS][WNITER * TN];
+    if (FRAGMENTS == 2) load_fragments(a[0], b[0], As, Bs, 0, a_base, b_base);
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
-        float a[WMITER * TM], b[WNITER * TN];
-#pragma unroll
-        for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-            for (int g = 0; g < TM / 4; ++g) {
-                // Row groups of 4 are WSUBM / (TM / 4) apart: lane rows are 4 apart, so the
-                // row positions of a warp read consecutive float4s.
-                const float4 v = *reinterpret_cast<const float4*>(
-                    &As[k * AS_STRIDE + a_base + wm * WSUBM + g * (WSUBM / (TM / 4))]);
-                a[wm * TM + 4 * g] = v.x; a[wm * TM + 4 * g + 1] = v.y;
-                a[wm * TM + 4 * g + 2] = v.z; a[wm * TM + 4 * g + 3] = v.w;
-            }
-#pragma unroll
-        for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-            for (int g = 0; g < TN / 4; ++g) {
-                const float4 v = *reinterpret_cast<const float4*>(
-                    &Bs[k * BN + b_base + wn * WSUBN + g * (WSUBN / (TN / 4))]);
-                b[wn * TN + 4 * g] = v.x; b[wn * TN + 4 * g + 1] = v.y;
-                b[wn * TN + 4 * g + 2] = v.z; b[wn * TN + 4 * g + 3] = v.w;
-            }
+        const int cur = FRAGMENTS == 2 ? k % 2 : 0;
+        if (FRAGMENTS == 1) load_fragments(a[0], b[0], As, Bs, k, a_base, b_base);
+        else if (k + 1 < BK) load_fragments(a[(k + 1) % 2], b[(k + 1) % 2], As, Bs, k + 1, a_base, b_base);
 #pragma unroll
         for (int i = 0; i < WMITER * TM; ++i)
 #pragma unroll
-            for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += a[i] * b[j];
+            for (int jj = 0; jj < WNITER * TN; ++jj) {
+                const int j = (i % 2) ? WNITER * TN - 1 - jj : jj;
+                acc[i][j] += a[cur][i] * b[cur][j];
+            }
     }
 }
 

@@ -218,6 +218,15 @@ class Matmul(Benchmark):
             compile_time=True,
         ),
         Param(
+            "fragments",
+            int,
+            1,
+            "warp_tiled: register buffers for the shared-memory operands (2: load k+1 "
+            "during the FMAs of k)",
+            choices=(1, 2),
+            compile_time=True,
+        ),
+        Param(
             "group",
             int,
             8,

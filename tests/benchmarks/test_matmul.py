@@ -96,7 +96,8 @@ def test_work_counts_every_operand_once_and_two_flops_per_multiply_add():
     assert bench.defines(point(bm=64)) == {"BLOCK": "16", "MICRO": "4", "BM": "64", "BN": "128",
                                            "BK": "16", "TM": "8", "TN": "8", "WM": "64",
                                            "WN": "64", "WNITER": "2", "STAGES": "2",
-                                           "A_ASYNC": "0", "GROUP": "8"}  # fmt: skip
+                                           "A_ASYNC": "0", "FRAGMENTS": "1",
+                                           "GROUP": "8"}  # fmt: skip
 
 
 def test_occupancy_from_resources():
@@ -131,6 +132,8 @@ AWKWARD = [
         # warp_tiled with 8 warps, a 4-deep cp.async ring and blocks in row order.
         {"bk": 8, "tn": 4, "wm": 32, "wn": 64, "wniter": 1, "stages": 4, "group": 1},
         {"bk": 8, "tn": 4, "wm": 64, "wn": 32, "wniter": 1, "stages": 3, "a_async": 1},
+        # 128 x 256 blocks of 8 warps, register double buffering of the operands.
+        {"bk": 8, "bn": 256, "wniter": 1, "stages": 3, "fragments": 2},
     ],
 )
 @pytest.mark.parametrize("values", ["integers", "reals"])
