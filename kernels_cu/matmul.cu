@@ -128,7 +128,7 @@ extern "C" __global__ void register_tile(float* __restrict__ C, const float* __r
 #define A_PER_THREAD ((A_CHUNKS + THREADS - 1) / THREADS)
 #define B_PER_THREAD ((B_CHUNKS + THREADS - 1) / THREADS)
 // The tile loaders below take the block's thread count NT as a template parameter (default:
-// the blocked/pipelined kernels' THREADS), so warp_tiled, with fewer threads, shares them.
+// the blocked/pipelined kernels' THREADS).
 #define PER_THREAD(CHUNKS, NT) (((CHUNKS) + (NT) - 1) / (NT))
 #define AS_STRIDE (BM + 4)  // transposed A tile: padding keeps the transposing stores conflict-free
 
@@ -157,20 +157,6 @@ __device__ __forceinline__ void load_a(float4 (&regs)[PER_THREAD(A_CHUNKS, NT)],
         const int row = row0 + r;
         regs[p] = (chunk < A_CHUNKS && row < M) ? load4(A + (index_t)row * K, k0 + c, K, aligned)
                                                  : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-}
-
-// The same for a tile wholly inside A with 16-byte aligned rows: no bounds checks.
-template <int NT = THREADS>
-__device__ __forceinline__ void load_a_inside(float4 (&regs)[PER_THREAD(A_CHUNKS, NT)], const float* __restrict__ A,
-                                              int K, int row0, int k0)
-{
-#pragma unroll
-    for (int p = 0; p < PER_THREAD(A_CHUNKS, NT); ++p) {
-        const int chunk = threadIdx.x + p * NT;
-        const int r = chunk / (BK / 4), c = (chunk % (BK / 4)) * 4;
-        if (chunk < A_CHUNKS)
-            regs[p] = *reinterpret_cast<const float4*>(A + (index_t)(row0 + r) * K + k0 + c);
     }
 }
 
@@ -358,8 +344,8 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #endif
 
 // ---- warp_tiled: the block tile split among warps, each warp's among its threads --------
-// Each of the block's (BM / WM) x (BN / WN) warps owns a WM x WN sub-tile of C; inside it a
-// thread owns WMITER x WNITER micro-tiles of TM x TN, WSUBM rows and WSUBN columns apart.
+// Each of the block's (WBM / WM) x (WBN / WN) warps owns a WM x WN sub-tile of C; inside it a
+// thread owns WMITER x WNITER micro-tiles of WTM x WTN, WSUBM rows and WSUBN columns apart.
 // All 32 lanes of a warp read neighbouring 16-byte words of the shared A and B tiles (no
 // bank conflicts, broadcasts between lanes that share a row or column), and a warp's
 // operands come from a small region of shared memory, so fewer distinct values are loaded
@@ -371,6 +357,23 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 // pipelined (16-byte loads issued before the compute, stored transposed after it).
 // Blocks are numbered GROUP block-rows at a time (column by column inside a group), so the
 // blocks resident together share rows of A and columns of B in L2.
+// Its tile shape has names of its own (WBM x WBN blocks, WBK deep, WTM x WTN per thread),
+// so one compile holds it and the blocked/pipelined kernels at different shapes.
+#ifndef WBM
+#define WBM 128
+#endif
+#ifndef WBN
+#define WBN 128
+#endif
+#ifndef WBK
+#define WBK 8
+#endif
+#ifndef WTM
+#define WTM 8
+#endif
+#ifndef WTN
+#define WTN 8
+#endif
 #ifndef WM
 #define WM 64
 #endif
@@ -392,13 +395,17 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #ifndef FRAGMENTS
 #define FRAGMENTS 1
 #endif
-#define WT_THREADS ((BM / WM) * (BN / WN) * 32)
-#define WMITER ((WM * WN) / (32 * TM * TN * WNITER))
+#define WT_THREADS ((WBM / WM) * (WBN / WN) * 32)
+#define WMITER ((WM * WN) / (32 * WTM * WTN * WNITER))
 #define WSUBM (WM / WMITER)
 #define WSUBN (WN / WNITER)
+#define WAS_STRIDE (WBM + 4)
+#define WA_CHUNKS (WBM * WBK / 4)
+#define WB_CHUNKS (WBK * WBN / 4)
+#define WA_PER_THREAD PER_THREAD(WA_CHUNKS, WT_THREADS)
 
-#if BM % WM == 0 && BN % WN == 0 && WMITER >= 1 && (WSUBM / TM) * (WSUBN / TN) == 32 \
-    && STAGES * (BK * AS_STRIDE + BK * BN) * 4 <= 49152
+#if WBM % WM == 0 && WBN % WN == 0 && WMITER >= 1 && (WSUBM / WTM) * (WSUBN / WTN) == 32 \
+    && STAGES * (WBK * WAS_STRIDE + WBK * WBN) * 4 <= 49152
 // One 4- or 16-byte global → shared copy that does not wait; `bytes` below `size` are
 // zero-filled (bytes = 0 for an element outside the matrix). Before sm_80: a plain copy.
 template <int SIZE>
@@ -415,24 +422,24 @@ __device__ __forceinline__ void copy_async(float* dst, const float* src, int byt
 #endif
 }
 
-// The A tile (BM rows from row0, BK columns from k0), one element per copy, k fastest so a
+// The A tile (WBM rows from row0, WBK columns from k0), one element per copy, k fastest so a
 // warp reads whole 32-byte sectors of A's rows; stored transposed, As[k][m].
 template <bool CHECKED>
 __device__ __forceinline__ void copy_a_tile(float* As, const float* __restrict__ A, int M, int K,
                                             int row0, int k0)
 {
 #pragma unroll
-    for (int p = 0; p < PER_THREAD(BM * BK, WT_THREADS); ++p) {
+    for (int p = 0; p < PER_THREAD(WBM * WBK, WT_THREADS); ++p) {
         const int e = threadIdx.x + p * WT_THREADS;
-        if (e >= BM * BK) break;
-        const int r = e / BK, c = e % BK;
+        if (e >= WBM * WBK) break;
+        const int r = e / WBK, c = e % WBK;
         const bool inside = !CHECKED || (row0 + r < M && k0 + c < K);
-        copy_async<4>(&As[c * AS_STRIDE + r], inside ? A + (index_t)(row0 + r) * K + k0 + c : A,
+        copy_async<4>(&As[c * WAS_STRIDE + r], inside ? A + (index_t)(row0 + r) * K + k0 + c : A,
                       inside ? 4 : 0);
     }
 }
 
-// The B tile (BK rows from k0, BN columns from col0): 16 bytes per copy where B's rows are
+// The B tile (WBK rows from k0, WBN columns from col0): 16 bytes per copy where B's rows are
 // 16-byte aligned (N % 4 == 0), else one element per copy.
 template <bool CHECKED>
 __device__ __forceinline__ void copy_b_tile(float* Bs, const float* __restrict__ B, int N, int K,
@@ -440,22 +447,22 @@ __device__ __forceinline__ void copy_b_tile(float* Bs, const float* __restrict__
 {
     if (aligned) {
 #pragma unroll
-        for (int p = 0; p < PER_THREAD(B_CHUNKS, WT_THREADS); ++p) {
+        for (int p = 0; p < PER_THREAD(WB_CHUNKS, WT_THREADS); ++p) {
             const int chunk = threadIdx.x + p * WT_THREADS;
-            if (chunk >= B_CHUNKS) break;
-            const int r = chunk / (BN / 4), c = (chunk % (BN / 4)) * 4;
+            if (chunk >= WB_CHUNKS) break;
+            const int r = chunk / (WBN / 4), c = (chunk % (WBN / 4)) * 4;
             const int valid = !CHECKED ? 4 : k0 + r < K ? max(0, min(4, N - col0 - c)) : 0;
-            copy_async<16>(&Bs[r * BN + c], valid ? B + (index_t)(k0 + r) * N + col0 + c : B,
+            copy_async<16>(&Bs[r * WBN + c], valid ? B + (index_t)(k0 + r) * N + col0 + c : B,
                            valid * 4);
         }
     } else {
 #pragma unroll
-        for (int p = 0; p < PER_THREAD(BK * BN, WT_THREADS); ++p) {
+        for (int p = 0; p < PER_THREAD(WBK * WBN, WT_THREADS); ++p) {
             const int e = threadIdx.x + p * WT_THREADS;
-            if (e >= BK * BN) break;
-            const int r = e / BN, c = e % BN;
+            if (e >= WBK * WBN) break;
+            const int r = e / WBN, c = e % WBN;
             const bool inside = k0 + r < K && col0 + c < N;
-            copy_async<4>(&Bs[r * BN + c], inside ? B + (index_t)(k0 + r) * N + col0 + c : B,
+            copy_async<4>(&Bs[r * WBN + c], inside ? B + (index_t)(k0 + r) * N + col0 + c : B,
                           inside ? 4 : 0);
         }
     }
@@ -477,7 +484,48 @@ __device__ __forceinline__ void wait_oldest_tile()
 #endif
 }
 
-// One BK-deep slice for one thread: per k, WMITER x TM values of A and WNITER x TN of B
+// A through registers: 16-byte loads of the global tile (bounds-checked, or not for a
+// tile wholly inside A with aligned rows), stored transposed (As[k][m]) after the compute.
+__device__ __forceinline__ void wt_load_a(float4 (&regs)[WA_PER_THREAD], const float* __restrict__ A,
+                                          int M, int K, int row0, int k0, bool aligned)
+{
+#pragma unroll
+    for (int p = 0; p < WA_PER_THREAD; ++p) {
+        const int chunk = threadIdx.x + p * WT_THREADS;
+        const int r = chunk / (WBK / 4), c = (chunk % (WBK / 4)) * 4;
+        const int row = row0 + r;
+        regs[p] = (chunk < WA_CHUNKS && row < M) ? load4(A + (index_t)row * K, k0 + c, K, aligned)
+                                                  : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+}
+
+__device__ __forceinline__ void wt_load_a_inside(float4 (&regs)[WA_PER_THREAD], const float* __restrict__ A,
+                                                 int K, int row0, int k0)
+{
+#pragma unroll
+    for (int p = 0; p < WA_PER_THREAD; ++p) {
+        const int chunk = threadIdx.x + p * WT_THREADS;
+        const int r = chunk / (WBK / 4), c = (chunk % (WBK / 4)) * 4;
+        if (chunk < WA_CHUNKS)
+            regs[p] = *reinterpret_cast<const float4*>(A + (index_t)(row0 + r) * K + k0 + c);
+    }
+}
+
+__device__ __forceinline__ void wt_store_a_transposed(float* As, const float4 (&regs)[WA_PER_THREAD])
+{
+#pragma unroll
+    for (int p = 0; p < WA_PER_THREAD; ++p) {
+        const int chunk = threadIdx.x + p * WT_THREADS;
+        if (chunk >= WA_CHUNKS) break;
+        const int r = chunk / (WBK / 4), c = (chunk % (WBK / 4)) * 4;
+        As[(c + 0) * WAS_STRIDE + r] = regs[p].x;
+        As[(c + 1) * WAS_STRIDE + r] = regs[p].y;
+        As[(c + 2) * WAS_STRIDE + r] = regs[p].z;
+        As[(c + 3) * WAS_STRIDE + r] = regs[p].w;
+    }
+}
+
+// One WBK-deep slice for one thread: per k, WMITER x WTM values of A and WNITER x WTN of B
 // from shared memory as float4, then all their products. With FRAGMENTS 2 the values for
 // k + 1 are loaded before the products of k (register double buffering), so the shared-memory
 // latency overlaps the FMAs instead of stalling them. The products run along a row of the
@@ -488,41 +536,41 @@ __device__ __forceinline__ void load_fragments(float* a, float* b, const float* 
 #pragma unroll
     for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
-        for (int g = 0; g < TM / 4; ++g) {
-            // Row groups of 4 are WSUBM / (TM / 4) apart: lane rows are 4 apart, so the
+        for (int g = 0; g < WTM / 4; ++g) {
+            // Row groups of 4 are WSUBM / (WTM / 4) apart: lane rows are 4 apart, so the
             // row positions of a warp read consecutive float4s.
             const float4 v = *reinterpret_cast<const float4*>(
-                &As[k * AS_STRIDE + a_base + wm * WSUBM + g * (WSUBM / (TM / 4))]);
-            a[wm * TM + 4 * g] = v.x; a[wm * TM + 4 * g + 1] = v.y;
-            a[wm * TM + 4 * g + 2] = v.z; a[wm * TM + 4 * g + 3] = v.w;
+                &As[k * WAS_STRIDE + a_base + wm * WSUBM + g * (WSUBM / (WTM / 4))]);
+            a[wm * WTM + 4 * g] = v.x; a[wm * WTM + 4 * g + 1] = v.y;
+            a[wm * WTM + 4 * g + 2] = v.z; a[wm * WTM + 4 * g + 3] = v.w;
         }
 #pragma unroll
     for (int wn = 0; wn < WNITER; ++wn)
 #pragma unroll
-        for (int g = 0; g < TN / 4; ++g) {
+        for (int g = 0; g < WTN / 4; ++g) {
             const float4 v = *reinterpret_cast<const float4*>(
-                &Bs[k * BN + b_base + wn * WSUBN + g * (WSUBN / (TN / 4))]);
-            b[wn * TN + 4 * g] = v.x; b[wn * TN + 4 * g + 1] = v.y;
-            b[wn * TN + 4 * g + 2] = v.z; b[wn * TN + 4 * g + 3] = v.w;
+                &Bs[k * WBN + b_base + wn * WSUBN + g * (WSUBN / (WTN / 4))]);
+            b[wn * WTN + 4 * g] = v.x; b[wn * WTN + 4 * g + 1] = v.y;
+            b[wn * WTN + 4 * g + 2] = v.z; b[wn * WTN + 4 * g + 3] = v.w;
         }
 }
 
-__device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * TM][WNITER * TN],
+__device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * WTM][WNITER * WTN],
                                                 const float* As, const float* Bs,
                                                 int a_base, int b_base)
 {
-    float a[FRAGMENTS][WMITER * TM], b[FRAGMENTS][WNITER * TN];
+    float a[FRAGMENTS][WMITER * WTM], b[FRAGMENTS][WNITER * WTN];
     if (FRAGMENTS == 2) load_fragments(a[0], b[0], As, Bs, 0, a_base, b_base);
 #pragma unroll
-    for (int k = 0; k < BK; ++k) {
+    for (int k = 0; k < WBK; ++k) {
         const int cur = FRAGMENTS == 2 ? k % 2 : 0;
         if (FRAGMENTS == 1) load_fragments(a[0], b[0], As, Bs, k, a_base, b_base);
-        else if (k + 1 < BK) load_fragments(a[(k + 1) % 2], b[(k + 1) % 2], As, Bs, k + 1, a_base, b_base);
+        else if (k + 1 < WBK) load_fragments(a[(k + 1) % 2], b[(k + 1) % 2], As, Bs, k + 1, a_base, b_base);
 #pragma unroll
-        for (int i = 0; i < WMITER * TM; ++i)
+        for (int i = 0; i < WMITER * WTM; ++i)
 #pragma unroll
-            for (int jj = 0; jj < WNITER * TN; ++jj) {
-                const int j = (i % 2) ? WNITER * TN - 1 - jj : jj;
+            for (int jj = 0; jj < WNITER * WTN; ++jj) {
+                const int j = (i % 2) ? WNITER * WTN - 1 - jj : jj;
                 acc[i][j] += a[cur][i] * b[cur][j];
             }
     }
@@ -531,8 +579,8 @@ __device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * TM][WNITER
 extern "C" __global__ void __launch_bounds__(WT_THREADS)
 warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
 {
-    __shared__ __align__(16) float As[STAGES][BK * AS_STRIDE];
-    __shared__ __align__(16) float Bs[STAGES][BK * BN];
+    __shared__ __align__(16) float As[STAGES][WBK * WAS_STRIDE];
+    __shared__ __align__(16) float Bs[STAGES][WBK * WBN];
     // Grouped block order: block b of the launch computes tile (tile_row, tile_col).
     const int linear = blockIdx.y * gridDim.x + blockIdx.x;
     const int per_group = GROUP * gridDim.x;
@@ -540,36 +588,36 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
     const int rows_here = min((int)gridDim.y - first_row, GROUP);
     const int tile_row = first_row + (linear % per_group) % rows_here;
     const int tile_col = (linear % per_group) / rows_here;
-    const int row0 = tile_row * BM, col0 = tile_col * BN;
+    const int row0 = tile_row * WBM, col0 = tile_col * WBN;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int warp_row = warp / (BN / WN), warp_col = warp % (BN / WN);
-    const int lane_row = lane / (WSUBN / TN), lane_col = lane % (WSUBN / TN);
+    const int warp_row = warp / (WBN / WN), warp_col = warp % (WBN / WN);
+    const int lane_row = lane / (WSUBN / WTN), lane_col = lane % (WSUBN / WTN);
     // Where this thread's first 4 rows of A and 4 columns of B start inside the block tile.
     const int a_base = warp_row * WM + lane_row * 4, b_base = warp_col * WN + lane_col * 4;
     const bool a_aligned = (K % 4) == 0, b_aligned = (N % 4) == 0;
     // A block whose tile lies wholly inside C, with 16-byte aligned rows, copies every tile
     // but a partial last one without bounds checks: fewer instructions per FMA.
-    const bool inside = row0 + BM <= M && col0 + BN <= N && a_aligned && b_aligned;
-    const int tiles = (K + BK - 1) / BK;
-    float acc[WMITER * TM][WNITER * TN] = {};
+    const bool inside = row0 + WBM <= M && col0 + WBN <= N && a_aligned && b_aligned;
+    const int tiles = (K + WBK - 1) / WBK;
+    float acc[WMITER * WTM][WNITER * WTN] = {};
 #if !A_ASYNC
-    float4 a_regs[PER_THREAD(A_CHUNKS, WT_THREADS)];
+    float4 a_regs[WA_PER_THREAD];
 #endif
     // Tile `tile` into ring position `slot` (A: as far as registers, unless A_ASYNC).
     auto fetch = [&](int tile, int slot) {
-        const int k0 = tile * BK;
-        if (inside && k0 + BK <= K) {
+        const int k0 = tile * WBK;
+        if (inside && k0 + WBK <= K) {
 #if A_ASYNC
             copy_a_tile<false>(As[slot], A, M, K, row0, k0);
 #else
-            load_a_inside<WT_THREADS>(a_regs, A, K, row0, k0);
+            wt_load_a_inside(a_regs, A, K, row0, k0);
 #endif
             copy_b_tile<false>(Bs[slot], B, N, K, k0, col0, true);
         } else {
 #if A_ASYNC
             copy_a_tile<true>(As[slot], A, M, K, row0, k0);
 #else
-            load_a<WT_THREADS>(a_regs, A, M, K, row0, k0, a_aligned);
+            wt_load_a(a_regs, A, M, K, row0, k0, a_aligned);
 #endif
             copy_b_tile<true>(Bs[slot], B, N, K, k0, col0, b_aligned);
         }
@@ -582,7 +630,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         if (s < tiles) {
             fetch(s, s);
 #if !A_ASYNC
-            store_a_transposed<WT_THREADS>(As[s], a_regs);
+            wt_store_a_transposed(As[s], a_regs);
 #endif
         }
         commit_copies();
@@ -599,7 +647,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         warp_tile_slice(acc, As[compute], Bs[compute], a_base, b_base);
 #if !A_ASYNC
         // Tile `ahead` is computed after the next barrier at the earliest.
-        if (ahead < tiles) store_a_transposed<WT_THREADS>(As[refill], a_regs);
+        if (ahead < tiles) wt_store_a_transposed(As[refill], a_regs);
 #endif
         compute = compute + 1 == STAGES ? 0 : compute + 1;
         refill = refill + 1 == STAGES ? 0 : refill + 1;
@@ -608,15 +656,15 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
 #pragma unroll
     for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
-        for (int i = 0; i < TM; ++i) {
-            const int row = row0 + a_base + wm * WSUBM + (i / 4) * (WSUBM / (TM / 4)) + (i % 4);
+        for (int i = 0; i < WTM; ++i) {
+            const int row = row0 + a_base + wm * WSUBM + (i / 4) * (WSUBM / (WTM / 4)) + (i % 4);
             if (row >= M) continue;
 #pragma unroll
             for (int wn = 0; wn < WNITER; ++wn)
 #pragma unroll
-                for (int g = 0; g < TN / 4; ++g) {
-                    const int col = col0 + b_base + wn * WSUBN + g * (WSUBN / (TN / 4));
-                    const float* v = &acc[wm * TM + i][wn * TN + 4 * g];
+                for (int g = 0; g < WTN / 4; ++g) {
+                    const int col = col0 + b_base + wn * WSUBN + g * (WSUBN / (WTN / 4));
+                    const float* v = &acc[wm * WTM + i][wn * WTN + 4 * g];
                     float* out = C + (index_t)row * N + col;
                     if (b_aligned && col + 3 < N) {
                         *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);

@@ -66,11 +66,34 @@ class _CupyMatmul:
             cupy.matmul(a, b, out=c)
 
 
+# warp_tiled's tile shape, each parameter 0 by default: taken from TUNED_WARP_TILES.
+WARP_TILE_PARAMS = ("wbm", "wbn", "wbk", "wtm", "wtn", "wm", "wn", "wniter", "stages")
+# The fastest warp_tiled shape per size, from `gpubench sweep configs/matmul_tune.yaml` on an
+# NVIDIA H100 80GB HBM3 (2026-11-22): for M x N x K the entry of the largest size not above
+# max(M, N) (the smallest entry below it).
+TUNED_WARP_TILES: dict[int, dict[str, int]] = {
+    1024: {"wbm": 64, "wbn": 128, "wbk": 16, "wtm": 8, "wtn": 8, "wm": 32, "wn": 64,
+           "wniter": 1, "stages": 2},
+    2048: {"wbm": 128, "wbn": 256, "wbk": 8, "wtm": 8, "wtn": 4, "wm": 64, "wn": 64,
+           "wniter": 2, "stages": 3},
+    4096: {"wbm": 128, "wbn": 256, "wbk": 8, "wtm": 8, "wtn": 4, "wm": 64, "wn": 64,
+           "wniter": 2, "stages": 3},
+}  # fmt: skip
+
+
+def tuned_warp_tile(m: int, n: int) -> dict[str, int]:
+    """TUNED_WARP_TILES's entry for an M x N result."""
+    sizes = sorted(TUNED_WARP_TILES)
+    fitting = [size for size in sizes if size <= max(m, n)]
+    return TUNED_WARP_TILES[fitting[-1] if fitting else sizes[0]]
+
+
 def warp_shape_problem(point: Point) -> str | None:
-    """Why wm, wn, wniter, tm, tn cannot tile bm x bn (kernels_cu/matmul.cu, warp_tiled),
-    or None: warps must tile the block, a warp's 32 lanes its WSUBM x WSUBN sub-tile."""
-    bm, bn, wm, wn = point["bm"], point["bn"], point["wm"], point["wn"]
-    tm, tn, wniter = point["tm"], point["tn"], point["wniter"]
+    """Why wm, wn, wniter, wtm, wtn cannot tile wbm x wbn (kernels_cu/matmul.cu,
+    warp_tiled), or None: warps must tile the block, a warp's 32 lanes its WSUBM x WSUBN
+    sub-tile."""
+    bm, bn, wm, wn = point["wbm"], point["wbn"], point["wm"], point["wn"]
+    tm, tn, wniter = point["wtm"], point["wtn"], point["wniter"]
     if bm % wm or bn % wn:
         return f"warps of {wm} x {wn} do not tile the {bm} x {bn} block"
     per_pass = 32 * tm * tn * wniter
@@ -151,23 +174,23 @@ class Matmul(Benchmark):
             "bm",
             int,
             128,
-            "blocked/pipelined/warp_tiled: block tile rows",
-            choices=(32, 64, 128, 256),
+            "blocked/pipelined: block tile rows",
+            choices=(32, 64, 128),
             compile_time=True,
         ),
         Param(
             "bn",
             int,
             128,
-            "blocked/pipelined/warp_tiled: block tile columns",
-            choices=(32, 64, 128, 256),
+            "blocked/pipelined: block tile columns",
+            choices=(32, 64, 128),
             compile_time=True,
         ),
         Param(
             "bk",
             int,
             16,
-            "blocked/pipelined/warp_tiled: block tile depth",
+            "blocked/pipelined: block tile depth",
             choices=(8, 16, 32),
             compile_time=True,
         ),
@@ -178,35 +201,76 @@ class Matmul(Benchmark):
             "tn", int, 8, "blocked/pipelined: columns per thread", choices=(4, 8), compile_time=True
         ),
         Param(
+            "wbm",
+            int,
+            0,
+            "warp_tiled: block tile rows (0: tuned for the size)",
+            choices=(0, 32, 64, 128, 256),
+            compile_time=True,
+        ),
+        Param(
+            "wbn",
+            int,
+            0,
+            "warp_tiled: block tile columns (0: tuned for the size)",
+            choices=(0, 32, 64, 128, 256),
+            compile_time=True,
+        ),
+        Param(
+            "wbk",
+            int,
+            0,
+            "warp_tiled: block tile depth (0: tuned for the size)",
+            choices=(0, 8, 16, 32),
+            compile_time=True,
+        ),
+        Param(
+            "wtm",
+            int,
+            0,
+            "warp_tiled: rows of a thread's micro-tile (0: tuned for the size)",
+            choices=(0, 4, 8),
+            compile_time=True,
+        ),
+        Param(
+            "wtn",
+            int,
+            0,
+            "warp_tiled: columns of a thread's micro-tile (0: tuned for the size)",
+            choices=(0, 4, 8),
+            compile_time=True,
+        ),
+        Param(
             "wm",
             int,
-            64,
-            "warp_tiled: rows of C per warp",
-            choices=(16, 32, 64, 128),
+            0,
+            "warp_tiled: rows of C per warp (0: tuned for the size)",
+            choices=(0, 16, 32, 64, 128),
             compile_time=True,
         ),
         Param(
             "wn",
             int,
-            64,
-            "warp_tiled: columns of C per warp",
-            choices=(16, 32, 64, 128),
+            0,
+            "warp_tiled: columns of C per warp (0: tuned for the size)",
+            choices=(0, 16, 32, 64, 128),
             compile_time=True,
         ),
         Param(
             "wniter",
             int,
-            2,
-            "warp_tiled: micro-tiles per thread along a warp's columns",
-            choices=(1, 2, 4, 8),
+            0,
+            "warp_tiled: micro-tiles per thread along a warp's columns (0: tuned for the size)",
+            choices=(0, 1, 2, 4, 8),
             compile_time=True,
         ),
         Param(
             "stages",
             int,
-            2,
-            "warp_tiled: tiles in the cp.async ring (stages - 1 in flight during a compute)",
-            choices=(2, 3, 4, 5),
+            0,
+            "warp_tiled: tiles in the cp.async ring, stages - 1 in flight "
+            "during a compute (0: tuned for the size)",
+            choices=(0, 2, 3, 4, 5),
             compile_time=True,
         ),
         Param(
@@ -259,8 +323,8 @@ class Matmul(Benchmark):
         ),
         Variant(
             "warp_tiled",
-            "warp tiles (wm x wn per warp, tm x tn micro-tiles per thread), both operands by "
-            "cp.async into a ring of stages, grouped block order",
+            "warp tiles (wm x wn per warp, wtm x wtn micro-tiles per thread), B by cp.async "
+            "into a ring of stages, grouped block order; tile shape tuned per size",
             "product",
         ),
         Variant(
@@ -278,6 +342,10 @@ class Matmul(Benchmark):
             point["size"] = None
         for axis in ("m", "n", "k"):
             point[axis] = point.get(axis) or point["size"]
+        if any(not point.get(name) for name in WARP_TILE_PARAMS):
+            tuned = tuned_warp_tile(point["m"], point["n"])
+            for name in WARP_TILE_PARAMS:
+                point[name] = point.get(name) or tuned[name]
         return point
 
     def validate_point(self, point: Point) -> str | None:
@@ -316,9 +384,11 @@ class Matmul(Benchmark):
         block, micro, bm, bn, bk = (point[k] for k in ("block", "micro", "bm", "bn", "bk"))
         if variant == "register_tile":
             return (block * micro * (block + 1) + block * block * micro) * 4
+        if variant == "warp_tiled":
+            wbm, wbn, wbk = point["wbm"], point["wbn"], point["wbk"]
+            return point["stages"] * (wbk * (wbm + 4) + wbk * wbn) * 4
         one_stage = (bk * (bm + 4) + bk * bn) * 4
-        return {"blocked": one_stage, "pipelined": 2 * one_stage,
-                "warp_tiled": point["stages"] * one_stage}.get(variant, 0)  # fmt: skip
+        return {"blocked": one_stage, "pipelined": 2 * one_stage}.get(variant, 0)
 
     def _skip_reason(self, variant: str, point: Point) -> str | None:
         if variant == "warp_tiled":
@@ -361,9 +431,11 @@ class Matmul(Benchmark):
             return [
                 Launch(variant, (ceil_div(n, tile), ceil_div(m, tile), 1), (block, block, 1), args)
             ]
-        threads = (point["bm"] // point["tm"]) * (point["bn"] // point["tn"])
         if variant == "warp_tiled":
-            threads = (point["bm"] // point["wm"]) * (point["bn"] // point["wn"]) * 32
+            threads = (point["wbm"] // point["wm"]) * (point["wbn"] // point["wn"]) * 32
+            grid = (ceil_div(n, point["wbn"]), ceil_div(m, point["wbm"]), 1)
+            return [Launch(variant, grid, (threads, 1, 1), args)]
+        threads = (point["bm"] // point["tm"]) * (point["bn"] // point["tn"])
         grid = (ceil_div(n, point["bn"]), ceil_div(m, point["bm"]), 1)
         return [Launch(variant, grid, (threads, 1, 1), args)]
 
@@ -395,8 +467,10 @@ class Matmul(Benchmark):
             return float(point["block"])
         if variant == "register_tile":
             return float(point["block"] * point["micro"])
-        if variant in ("blocked", "pipelined", "warp_tiled"):
+        if variant in ("blocked", "pipelined"):
             return 2 * point["bm"] * point["bn"] / (point["bm"] + point["bn"])
+        if variant == "warp_tiled":
+            return 2 * point["wbm"] * point["wbn"] / (point["wbm"] + point["wbn"])
         return None
 
 

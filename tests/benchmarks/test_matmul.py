@@ -94,8 +94,9 @@ def test_work_counts_every_operand_once_and_two_flops_per_multiply_add():
     c = case("pipelined", point(m=3, n=5, k=7))
     assert c.work.flops == 2 * 3 * 5 * 7 and c.work.bytes_moved == 4 * (3 * 7 + 7 * 5 + 3 * 5)
     assert bench.defines(point(bm=64)) == {"BLOCK": "16", "MICRO": "4", "BM": "64", "BN": "128",
-                                           "BK": "16", "TM": "8", "TN": "8", "WM": "64",
-                                           "WN": "64", "WNITER": "2", "STAGES": "2",
+                                           "BK": "16", "TM": "8", "TN": "8", "WBM": "64",
+                                           "WBN": "128", "WBK": "16", "WTM": "8", "WTN": "8",
+                                           "WM": "32", "WN": "64", "WNITER": "1", "STAGES": "2",
                                            "A_ASYNC": "0", "FRAGMENTS": "1",
                                            "GROUP": "8"}  # fmt: skip
 
@@ -113,6 +114,7 @@ def test_invalid_thread_shapes_are_refused():
     assert bench.validate_point(point()) is None
 
 
+WARP_128 = {"wbm": 128, "wbn": 128, "wbk": 8, "wtm": 8}
 AWKWARD = [
     (1, 1, 1), (17, 31, 5), (1000, 1, 1000), (33, 65, 17), (127, 129, 130), (1, 1000, 3),
     (257, 31, 1023), (64, 64, 64),
@@ -126,14 +128,58 @@ AWKWARD = [
 @pytest.mark.parametrize(
     "tiles",
     [
-        {"block": 16, "micro": 4},
-        {"block": 8, "micro": 2, "bm": 64, "bn": 64, "bk": 16, "tm": 4, "tn": 4},
-        {"block": 32, "micro": 2, "bm": 128, "bn": 64, "bk": 8, "tm": 8, "tn": 4},
+        {"block": 16, "micro": 4},  # warp_tiled: the tuned shape for the size
+        {
+            "block": 8,
+            "micro": 2,
+            "bm": 64,
+            "bn": 64,
+            "bk": 16,
+            "tm": 4,
+            "tn": 4,
+            "wbm": 64,
+            "wbn": 64,
+            "wbk": 16,
+            "wtm": 4,
+            "wtn": 4,
+            "wm": 64,
+            "wn": 64,
+            "wniter": 2,
+            "stages": 2,
+        },
+        {
+            "block": 32,
+            "micro": 2,
+            "bm": 128,
+            "bn": 64,
+            "bk": 8,
+            "tm": 8,
+            "tn": 4,
+            "wbm": 128,
+            "wbn": 64,
+            "wbk": 8,
+            "wtm": 8,
+            "wtn": 4,
+            "wm": 64,
+            "wn": 64,
+            "wniter": 2,
+            "stages": 2,
+        },
         # warp_tiled with 8 warps, a 4-deep cp.async ring and blocks in row order.
-        {"bk": 8, "tn": 4, "wm": 32, "wn": 64, "wniter": 1, "stages": 4, "group": 1},
-        {"bk": 8, "tn": 4, "wm": 64, "wn": 32, "wniter": 1, "stages": 3, "a_async": 1},
+        {**WARP_128, "wtn": 4, "wm": 32, "wn": 64, "wniter": 1, "stages": 4, "group": 1},
+        # A by cp.async.
+        {**WARP_128, "wtn": 4, "wm": 64, "wn": 32, "wniter": 1, "stages": 3, "a_async": 1},
         # 128 x 256 blocks of 8 warps, register double buffering of the operands.
-        {"bk": 8, "bn": 256, "wniter": 1, "stages": 3, "fragments": 2},
+        {
+            **WARP_128,
+            "wbn": 256,
+            "wtn": 8,
+            "wm": 64,
+            "wn": 64,
+            "wniter": 1,
+            "stages": 3,
+            "fragments": 2,
+        },
     ],
 )
 @pytest.mark.parametrize("values", ["integers", "reals"])
@@ -143,6 +189,19 @@ def test_every_variant_is_correct_at_awkward_shapes(gpu_backend, tiles, values):
     bad = [(r.variant, r.point["m"], r.point["n"], r.point["k"], r.status, r.reason) for r in results
            if not r.status.is_measured and not (r.variant == "cublas" and r.status is Status.SKIPPED)]  # fmt: skip
     assert not bad
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("values", ["integers", "reals"])
+def test_gpu_every_tuned_warp_tile_is_correct_at_awkward_shapes(gpu_backend, values):
+    from gpubench.benchmarks.matmul import TUNED_WARP_TILES
+
+    shapes = [(1, 1, 1), (17, 31, 5), (257, 383, 1003), (300, 520, 64), (1000, 1, 1000)]
+    points = [point(m=m, n=n, k=k, values=values, **tuned)
+              for tuned in TUNED_WARP_TILES.values() for m, n, k in shapes]  # fmt: skip
+    results = Runner(gpu_backend).run(Plan(bench, points, ("warp_tiled",), "warp_tiled",
+                                           CHECK_ONLY))  # fmt: skip
+    assert [(r.point, r.status, r.reason) for r in results if not r.status.is_measured] == []
 
 
 @pytest.mark.gpu
@@ -161,14 +220,38 @@ def test_gpu_every_variant_is_exact_at_a_large_k(gpu_backend):
 def test_warp_tile_shapes_are_checked_and_set_the_thread_count():
     from gpubench.benchmarks.matmul import warp_shape_problem
 
-    assert warp_shape_problem(point()) is None  # 128 x 128, warps 64 x 64, 8 x 8, 2 across
-    (launch,) = case("warp_tiled", point()).steps
-    assert launch.block == (128, 1, 1) and case("warp_tiled", point()).skip is None
-    assert warp_shape_problem(point(bm=64, bn=64, tm=4, tn=4)) is None  # one warp of 64 x 64
-    assert "do not tile" in warp_shape_problem(point(bm=32, wm=64))
-    assert "passes" in warp_shape_problem(point(tm=8, tn=8, wniter=4))
+    p = point(size=4096)  # tuned: 128 x 256 blocks, 64 x 64 warps, 8 x 4 micro-tiles, 2 across
+    assert warp_shape_problem(p) is None
+    (launch,) = case("warp_tiled", p).steps
+    assert launch.block == (256, 1, 1) and launch.grid == (16, 32, 1)
+    assert case("warp_tiled", p).skip is None
+    one_warp = {"wbm": 64, "wbn": 64, "wtm": 4, "wtn": 4, "wm": 64, "wn": 64, "wniter": 2}
+    assert warp_shape_problem(point(**one_warp)) is None
+    assert "do not tile" in warp_shape_problem(point(wbm=32, wm=64))
+    assert "passes" in warp_shape_problem(point(wtm=8, wtn=8, wniter=4, wm=64, wn=64))
     # Within the allowed choices the lanes always divide up; a 4-column sub-tile cannot hold
     # 8-column micro-tiles.
-    shape = {"bm": 256, "bn": 128, "wm": 256, "wn": 16, "tm": 4, "tn": 8, "wniter": 4}
+    shape = {"wbm": 256, "wbn": 128, "wm": 256, "wn": 16, "wtm": 4, "wtn": 8, "wniter": 4}
     assert "32 lanes" in warp_shape_problem(shape)
-    assert "warp_tiled" in case("warp_tiled", point(tm=8, tn=8, wniter=4)).skip
+    assert "warp_tiled" in case("warp_tiled", point(wtm=8, wtn=8, wniter=4, wm=64, wn=64)).skip
+    # Four stages of 128 x 256 x 8 do not fit in 48 KB of static shared memory.
+    big = point(size=4096, stages=4)
+    assert "49664 bytes of static shared memory" in case("warp_tiled", big).skip
+
+
+def test_warp_tiled_takes_the_tuned_shape_for_its_size_unless_given_one():
+    from gpubench.benchmarks.matmul import TUNED_WARP_TILES, WARP_TILE_PARAMS
+
+    for size, tuned in TUNED_WARP_TILES.items():
+        p = point(size=size)
+        assert {name: p[name] for name in WARP_TILE_PARAMS} == tuned
+        assert case("warp_tiled", p).skip is None, size
+    # The largest entry not above max(M, N); below the smallest, the smallest.
+    assert point(m=100, n=3000, k=7)["wbn"] == TUNED_WARP_TILES[2048]["wbn"]
+    assert point(size=1)["wbk"] == TUNED_WARP_TILES[1024]["wbk"]
+    assert point(size=16384)["stages"] == TUNED_WARP_TILES[max(TUNED_WARP_TILES)]["stages"]
+    # A value given stays; the others still come from the table.
+    p = point(size=4096, stages=2)
+    assert p["stages"] == 2 and p["wbn"] == TUNED_WARP_TILES[4096]["wbn"]
+    # blocked/pipelined keep their own tile parameters.
+    assert point(size=4096)["bn"] == 128
