@@ -220,10 +220,10 @@ def test_gpu_every_variant_is_exact_at_a_large_k(gpu_backend):
 def test_warp_tile_shapes_are_checked_and_set_the_thread_count():
     from gpubench.benchmarks.matmul import warp_shape_problem
 
-    p = point(size=4096)  # tuned: 128 x 256 blocks, 64 x 64 warps, 8 x 4 micro-tiles, 2 across
+    p = point(size=4096)  # tuned: 128 x 128 blocks, 32 x 64 warps, 8 x 4 micro-tiles, 2 across
     assert warp_shape_problem(p) is None
     (launch,) = case("warp_tiled", p).steps
-    assert launch.block == (256, 1, 1) and launch.grid == (16, 32, 1)
+    assert launch.block == (256, 1, 1) and launch.grid == (32, 32, 1)
     assert case("warp_tiled", p).skip is None
     one_warp = {"wbm": 64, "wbn": 64, "wtm": 4, "wtn": 4, "wm": 64, "wn": 64, "wniter": 2}
     assert warp_shape_problem(point(**one_warp)) is None
@@ -234,9 +234,9 @@ def test_warp_tile_shapes_are_checked_and_set_the_thread_count():
     shape = {"wbm": 256, "wbn": 128, "wm": 256, "wn": 16, "wtm": 4, "wtn": 8, "wniter": 4}
     assert "32 lanes" in warp_shape_problem(shape)
     assert "warp_tiled" in case("warp_tiled", point(wtm=8, wtn=8, wniter=4, wm=64, wn=64)).skip
-    # Four stages of 128 x 256 x 8 do not fit in 48 KB of static shared memory.
-    big = point(size=4096, stages=4)
-    assert "49664 bytes of static shared memory" in case("warp_tiled", big).skip
+    # Three stages of 128 x 128 x 16 do not fit in 48 KB of static shared memory.
+    big = point(size=4096, stages=3)
+    assert "49920 bytes of static shared memory" in case("warp_tiled", big).skip
 
 
 def test_warp_tiled_takes_the_tuned_shape_for_its_size_unless_given_one():
@@ -247,11 +247,11 @@ def test_warp_tiled_takes_the_tuned_shape_for_its_size_unless_given_one():
         assert {name: p[name] for name in WARP_TILE_PARAMS} == tuned
         assert case("warp_tiled", p).skip is None, size
     # The largest entry not above max(M, N); below the smallest, the smallest.
-    assert point(m=100, n=3000, k=7)["wbn"] == TUNED_WARP_TILES[2048]["wbn"]
+    assert point(m=100, n=3000, k=7)["wtn"] == TUNED_WARP_TILES[2048]["wtn"]
     assert point(size=1)["wbk"] == TUNED_WARP_TILES[1024]["wbk"]
     assert point(size=16384)["stages"] == TUNED_WARP_TILES[max(TUNED_WARP_TILES)]["stages"]
     # A value given stays; the others still come from the table.
-    p = point(size=4096, stages=2)
-    assert p["stages"] == 2 and p["wbn"] == TUNED_WARP_TILES[4096]["wbn"]
+    p = point(size=4096, stages=3, wbk=8)
+    assert (p["stages"], p["wbk"]) == (3, 8) and p["wtn"] == TUNED_WARP_TILES[4096]["wtn"]
     # blocked/pipelined keep their own tile parameters.
     assert point(size=4096)["bn"] == 128
