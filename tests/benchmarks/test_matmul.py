@@ -95,8 +95,8 @@ def test_work_counts_every_operand_once_and_two_flops_per_multiply_add():
     assert c.work.flops == 2 * 3 * 5 * 7 and c.work.bytes_moved == 4 * (3 * 7 + 7 * 5 + 3 * 5)
     assert bench.defines(point(bm=64)) == {"BLOCK": "16", "MICRO": "4", "BM": "64", "BN": "128",
                                            "BK": "16", "TM": "8", "TN": "8", "WBM": "64",
-                                           "WBN": "128", "WBK": "16", "WTM": "8", "WTN": "8",
-                                           "WM": "32", "WN": "64", "WNITER": "1", "STAGES": "2",
+                                           "WBN": "128", "WBK": "16", "WTM": "8", "WTN": "4",
+                                           "WM": "64", "WN": "32", "WNITER": "2", "STAGES": "2",
                                            "A_ASYNC": "0", "FRAGMENTS": "1",
                                            "GROUP": "8"}  # fmt: skip
 
