@@ -395,6 +395,9 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #ifndef FRAGMENTS
 #define FRAGMENTS 1
 #endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
 #define WT_THREADS ((WBM / WM) * (WBN / WN) * 32)
 #define WMITER ((WM * WN) / (32 * WTM * WTN * WNITER))
 #define WSUBM (WM / WMITER)
@@ -576,7 +579,8 @@ __device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * WTM][WNITE
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WT_THREADS)
+// MIN_BLOCKS 2 asks ptxas for at most half the registers, so two blocks share an SM.
+extern "C" __global__ void __launch_bounds__(WT_THREADS, MIN_BLOCKS)
 warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
 {
     __shared__ __align__(16) float As[STAGES][WBK * WAS_STRIDE];

@@ -291,6 +291,14 @@ class Matmul(Benchmark):
             compile_time=True,
         ),
         Param(
+            "min_blocks",
+            int,
+            1,
+            "warp_tiled: blocks per SM the registers must allow (__launch_bounds__)",
+            choices=(1, 2),
+            compile_time=True,
+        ),
+        Param(
             "group",
             int,
             8,

@@ -97,7 +97,7 @@ def test_work_counts_every_operand_once_and_two_flops_per_multiply_add():
                                            "BK": "16", "TM": "8", "TN": "8", "WBM": "64",
                                            "WBN": "128", "WBK": "16", "WTM": "8", "WTN": "4",
                                            "WM": "64", "WN": "32", "WNITER": "2", "STAGES": "2",
-                                           "A_ASYNC": "0", "FRAGMENTS": "1",
+                                           "A_ASYNC": "0", "FRAGMENTS": "1", "MIN_BLOCKS": "1",
                                            "GROUP": "8"}  # fmt: skip
 
 
