@@ -145,35 +145,41 @@ __device__ __forceinline__ float4 load4(const float* __restrict__ row, int col, 
     return v;
 }
 
-// Global A tile (BM rows from row0, BK columns from k0) into registers.
-template <int NT = THREADS>
-__device__ __forceinline__ void load_a(float4 (&regs)[PER_THREAD(A_CHUNKS, NT)], const float* __restrict__ A,
+// The A-tile helpers take the tile (TM_ rows, TK_ deep) and the block's thread count NT as
+// template parameters, by default the blocked/pipelined kernels' BM, BK and THREADS, so
+// warp_tiled, with a tile shape of its own, shares them.
+#define A_REGS(TM_, TK_, NT) PER_THREAD((TM_) * (TK_) / 4, NT)
+
+// Global A tile (TM_ rows from row0, TK_ columns from k0) into registers.
+template <int TM_ = BM, int TK_ = BK, int NT = THREADS>
+__device__ __forceinline__ void load_a(float4 (&regs)[A_REGS(TM_, TK_, NT)], const float* __restrict__ A,
                                        int M, int K, int row0, int k0, bool aligned)
 {
 #pragma unroll
-    for (int p = 0; p < PER_THREAD(A_CHUNKS, NT); ++p) {
+    for (int p = 0; p < A_REGS(TM_, TK_, NT); ++p) {
         const int chunk = threadIdx.x + p * NT;
-        const int r = chunk / (BK / 4), c = (chunk % (BK / 4)) * 4;
+        const int r = chunk / (TK_ / 4), c = (chunk % (TK_ / 4)) * 4;
         const int row = row0 + r;
-        regs[p] = (chunk < A_CHUNKS && row < M) ? load4(A + (index_t)row * K, k0 + c, K, aligned)
-                                                 : make_float4(0.f, 0.f, 0.f, 0.f);
+        regs[p] = (chunk < TM_ * TK_ / 4 && row < M) ? load4(A + (index_t)row * K, k0 + c, K, aligned)
+                                                      : make_float4(0.f, 0.f, 0.f, 0.f);
     }
 }
 
-// Registers → shared memory, transposed (As[k][m]): the compute loop then reads a column of
-// A as contiguous 16-byte words.
-template <int NT = THREADS>
-__device__ __forceinline__ void store_a_transposed(float* As, const float4 (&regs)[PER_THREAD(A_CHUNKS, NT)])
+// Registers → shared memory, transposed (As[k][m], rows TM_ + 4 apart: the padding keeps the
+// transposing stores conflict-free): the compute loop then reads a column of A as contiguous
+// 16-byte words.
+template <int TM_ = BM, int TK_ = BK, int NT = THREADS>
+__device__ __forceinline__ void store_a_transposed(float* As, const float4 (&regs)[A_REGS(TM_, TK_, NT)])
 {
 #pragma unroll
-    for (int p = 0; p < PER_THREAD(A_CHUNKS, NT); ++p) {
+    for (int p = 0; p < A_REGS(TM_, TK_, NT); ++p) {
         const int chunk = threadIdx.x + p * NT;
-        if (chunk >= A_CHUNKS) break;
-        const int r = chunk / (BK / 4), c = (chunk % (BK / 4)) * 4;
-        As[(c + 0) * AS_STRIDE + r] = regs[p].x;
-        As[(c + 1) * AS_STRIDE + r] = regs[p].y;
-        As[(c + 2) * AS_STRIDE + r] = regs[p].z;
-        As[(c + 3) * AS_STRIDE + r] = regs[p].w;
+        if (chunk >= TM_ * TK_ / 4) break;
+        const int r = chunk / (TK_ / 4), c = (chunk % (TK_ / 4)) * 4;
+        As[(c + 0) * (TM_ + 4) + r] = regs[p].x;
+        As[(c + 1) * (TM_ + 4) + r] = regs[p].y;
+        As[(c + 2) * (TM_ + 4) + r] = regs[p].z;
+        As[(c + 3) * (TM_ + 4) + r] = regs[p].w;
     }
 }
 
@@ -487,21 +493,8 @@ __device__ __forceinline__ void wait_oldest_tile()
 #endif
 }
 
-// A through registers: 16-byte loads of the global tile (bounds-checked, or not for a
-// tile wholly inside A with aligned rows), stored transposed (As[k][m]) after the compute.
-__device__ __forceinline__ void wt_load_a(float4 (&regs)[WA_PER_THREAD], const float* __restrict__ A,
-                                          int M, int K, int row0, int k0, bool aligned)
-{
-#pragma unroll
-    for (int p = 0; p < WA_PER_THREAD; ++p) {
-        const int chunk = threadIdx.x + p * WT_THREADS;
-        const int r = chunk / (WBK / 4), c = (chunk % (WBK / 4)) * 4;
-        const int row = row0 + r;
-        regs[p] = (chunk < WA_CHUNKS && row < M) ? load4(A + (index_t)row * K, k0 + c, K, aligned)
-                                                  : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-}
-
+// A through registers for a tile wholly inside A with 16-byte aligned rows: no bounds checks
+// (load_a checks them); stored transposed by store_a_transposed after the compute.
 __device__ __forceinline__ void wt_load_a_inside(float4 (&regs)[WA_PER_THREAD], const float* __restrict__ A,
                                                  int K, int row0, int k0)
 {
@@ -511,20 +504,6 @@ __device__ __forceinline__ void wt_load_a_inside(float4 (&regs)[WA_PER_THREAD], 
         const int r = chunk / (WBK / 4), c = (chunk % (WBK / 4)) * 4;
         if (chunk < WA_CHUNKS)
             regs[p] = *reinterpret_cast<const float4*>(A + (index_t)(row0 + r) * K + k0 + c);
-    }
-}
-
-__device__ __forceinline__ void wt_store_a_transposed(float* As, const float4 (&regs)[WA_PER_THREAD])
-{
-#pragma unroll
-    for (int p = 0; p < WA_PER_THREAD; ++p) {
-        const int chunk = threadIdx.x + p * WT_THREADS;
-        if (chunk >= WA_CHUNKS) break;
-        const int r = chunk / (WBK / 4), c = (chunk % (WBK / 4)) * 4;
-        As[(c + 0) * WAS_STRIDE + r] = regs[p].x;
-        As[(c + 1) * WAS_STRIDE + r] = regs[p].y;
-        As[(c + 2) * WAS_STRIDE + r] = regs[p].z;
-        As[(c + 3) * WAS_STRIDE + r] = regs[p].w;
     }
 }
 
@@ -621,7 +600,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
 #if A_ASYNC
             copy_a_tile<true>(As[slot], A, M, K, row0, k0);
 #else
-            wt_load_a(a_regs, A, M, K, row0, k0, a_aligned);
+            load_a<WBM, WBK, WT_THREADS>(a_regs, A, M, K, row0, k0, a_aligned);
 #endif
             copy_b_tile<true>(Bs[slot], B, N, K, k0, col0, b_aligned);
         }
@@ -634,7 +613,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         if (s < tiles) {
             fetch(s, s);
 #if !A_ASYNC
-            wt_store_a_transposed(As[s], a_regs);
+            store_a_transposed<WBM, WBK, WT_THREADS>(As[s], a_regs);
 #endif
         }
         commit_copies();
@@ -651,7 +630,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         warp_tile_slice(acc, As[compute], Bs[compute], a_base, b_base);
 #if !A_ASYNC
         // Tile `ahead` is computed after the next barrier at the earliest.
-        if (ahead < tiles) wt_store_a_transposed(As[refill], a_regs);
+        if (ahead < tiles) store_a_transposed<WBM, WBK, WT_THREADS>(As[refill], a_regs);
 #endif
         compute = compute + 1 == STAGES ? 0 : compute + 1;
         refill = refill + 1 == STAGES ? 0 : refill + 1;
