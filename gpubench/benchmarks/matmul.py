@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 INT32_MAX = 2**31 - 1
 STATIC_SHARED_LIMIT = 48 * 1024
+MAX_BLOCK_THREADS = 1024
 # The CPU reference is timed too; above this many multiply-adds one sample takes seconds.
 NUMPY_MAX_FMAS = 4096**3
 
@@ -96,6 +97,9 @@ def warp_shape_problem(point: Point) -> str | None:
     tm, tn, wniter = point["wtm"], point["wtn"], point["wniter"]
     if bm % wm or bn % wn:
         return f"warps of {wm} x {wn} do not tile the {bm} x {bn} block"
+    threads = (bm // wm) * (bn // wn) * 32
+    if threads > MAX_BLOCK_THREADS:
+        return f"{bm} x {bn} blocks of {wm} x {wn} warps need {threads} threads (at most 1024)"
     per_pass = 32 * tm * tn * wniter
     if (wm * wn) % per_pass or wn % wniter:
         return f"a {wm} x {wn} warp tile is not a whole number of {wniter} x {tm} x {tn} passes"

@@ -228,6 +228,8 @@ def test_warp_tile_shapes_are_checked_and_set_the_thread_count():
     one_warp = {"wbm": 64, "wbn": 64, "wtm": 4, "wtn": 4, "wm": 64, "wn": 64, "wniter": 2}
     assert warp_shape_problem(point(**one_warp)) is None
     assert "do not tile" in warp_shape_problem(point(wbm=32, wm=64))
+    many = point(wbm=256, wbn=256, wm=32, wn=32, wtm=4, wtn=4, wniter=2)
+    assert "2048 threads" in warp_shape_problem(many)
     assert "passes" in warp_shape_problem(point(wtm=8, wtn=8, wniter=4, wm=64, wn=64))
     # Within the allowed choices the lanes always divide up; a 4-column sub-tile cannot hold
     # 8-column micro-tiles.
