@@ -1,5 +1,5 @@
 """Matrix-multiply suite: naive → shared-memory tiles → register micro-tiles → register-blocked
-block tiles → software pipelining, against cuBLAS (through CuPy) and NumPy on the CPU."""
+block tiles → software pipelining → warp tiles (tuned per size), against cuBLAS (through CuPy) and NumPy on the CPU."""
 
 from __future__ import annotations
 
