@@ -1,7 +1,8 @@
 """Single-source shortest paths on road graphs: Bellman-Ford over an edge list (plain stores,
 atomics, three edge orders), a pull sweep over incoming edges, a deduplicated worklist, a
-near-far worklist and one whose blocks take several hops per grid barrier on the GPU, against SciPy's Dijkstra on the CPU. Distances are exact
-int32; every variant is checked against Dijkstra's."""
+near-far worklist and one whose blocks take several hops per grid barrier on the GPU, against
+SciPy's Dijkstra on the CPU. Distances are exact int32; every variant is checked against
+Dijkstra's."""
 
 from __future__ import annotations
 
