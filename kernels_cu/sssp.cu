@@ -1,7 +1,8 @@
 // Single-source shortest paths on road graphs: Bellman-Ford from an edge list to a
-// work-efficient near-far worklist whose blocks take several hops per grid barrier. Distances are int32 and exact; INF marks a vertex the
-// source does not reach. Weights are non-negative integers, so no path sum overflows as long
-// as the longest distance plus the largest weight fits (the suite checks that).
+// work-efficient near-far worklist whose blocks take several hops per grid barrier.
+// Distances are int32 and exact; INF marks a vertex the source does not reach. Weights are
+// non-negative integers, so no path sum overflows as long as the longest distance plus the
+// largest weight fits (the suite checks that).
 #include <climits>
 #include <cooperative_groups.h>
 
