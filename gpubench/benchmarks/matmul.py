@@ -113,7 +113,7 @@ def warp_shape_problem(point: Point) -> str | None:
 
 class Matmul(Benchmark):
     name = "matmul"
-    description = "C = A·B in float32 (M×K times K×N): from naive to register-blocked and pipelined"
+    description = "C = A·B in float32 (M×K times K×N): from naive to pipelined and warp-tiled"
     memory_bound = False
     baseline = "naive"
     vendor_reference = "cublas"
