@@ -295,6 +295,15 @@ class Matmul(Benchmark):
             compile_time=True,
         ),
         Param(
+            "a_pad",
+            int,
+            4,
+            "warp_tiled: padding of the transposed A tile's rows (0 saves shared memory, "
+            "4 avoids bank conflicts on the transposing stores)",
+            choices=(0, 4),
+            compile_time=True,
+        ),
+        Param(
             "min_blocks",
             int,
             1,
@@ -398,7 +407,7 @@ class Matmul(Benchmark):
             return (block * micro * (block + 1) + block * block * micro) * 4
         if variant == "warp_tiled":
             wbm, wbn, wbk = point["wbm"], point["wbn"], point["wbk"]
-            return point["stages"] * (wbk * (wbm + 4) + wbk * wbn) * 4
+            return point["stages"] * (wbk * (wbm + point["a_pad"]) + wbk * wbn) * 4
         one_stage = (bk * (bm + 4) + bk * bn) * 4
         return {"blocked": one_stage, "pipelined": 2 * one_stage}.get(variant, 0)
 

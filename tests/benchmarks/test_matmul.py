@@ -97,7 +97,7 @@ def test_work_counts_every_operand_once_and_two_flops_per_multiply_add():
                                            "BK": "16", "TM": "8", "TN": "8", "WBM": "64",
                                            "WBN": "128", "WBK": "16", "WTM": "8", "WTN": "4",
                                            "WM": "64", "WN": "32", "WNITER": "2", "STAGES": "2",
-                                           "A_ASYNC": "0", "FRAGMENTS": "1", "MIN_BLOCKS": "1",
+                                           "A_ASYNC": "0", "FRAGMENTS": "1", "A_PAD": "4", "MIN_BLOCKS": "1",
                                            "GROUP": "8"}  # fmt: skip
 
 
@@ -169,7 +169,7 @@ AWKWARD = [
         {**WARP_128, "wtn": 4, "wm": 32, "wn": 64, "wniter": 1, "stages": 4, "group": 1},
         # A by cp.async.
         {**WARP_128, "wtn": 4, "wm": 64, "wn": 32, "wniter": 1, "stages": 3, "a_async": 1},
-        # 128 x 256 blocks of 8 warps, register double buffering of the operands.
+        # 128 x 256 blocks of 8 warps, register double buffering, unpadded A tiles.
         {
             **WARP_128,
             "wbn": 256,
@@ -179,6 +179,7 @@ AWKWARD = [
             "wniter": 1,
             "stages": 3,
             "fragments": 2,
+            "a_pad": 0,
         },
     ],
 )
