@@ -1007,16 +1007,23 @@ def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
             axes.add_row(name, f"{len(values):,}", str(low), str(high))
         console.print(axes)
         shown = shown[:5] + shown[-5:]
+    # The points table shows the parameters that vary (a suite with many parameters would
+    # otherwise squeeze every column to an ellipsis); the others are listed once.
+    varying = [n for n in names if len({repr(p[n]) for p in points}) > 1] or names
+    fixed = [n for n in names if n not in varying]
     table = Table(title=None if len(points) > DRY_RUN_LISTED else f"{spec.source}: {bench.name}",
                   title_justify="left")  # fmt: skip
     table.add_column("#", justify="right")
-    for name in names:
+    for name in varying:
         table.add_column(name, justify="right")
     for i, (number, point) in enumerate(shown):
         if len(points) > DRY_RUN_LISTED and i == 5:
-            table.add_row("…", *("…" for _ in names))
-        table.add_row(f"{number:,}", *(str(point[n]) for n in names))
+            table.add_row("…", *("…" for _ in varying))
+        table.add_row(f"{number:,}", *(str(point[n]) for n in varying))
     console.print(table)
+    if fixed and len(points) <= DRY_RUN_LISTED:
+        console.print("at every point: " + ", ".join(f"{n}={points[0][n]}" for n in fixed),
+                      highlight=False)  # fmt: skip
     builds: set[tuple] = set()
     if bench.has_kernels:
         # defines() depends on the compile-time params only: one call per distinct set.

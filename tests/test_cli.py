@@ -550,6 +550,19 @@ def test_a_large_dry_run_is_a_summary(tmp_path):
     assert len(result.output.splitlines()) < 60  # not 10^5 rows
 
 
+def test_a_dry_run_lists_the_varying_params_and_names_the_fixed_ones_once(tmp_path):
+    import yaml
+
+    path = tmp_path / "few.yaml"
+    path.write_text(yaml.safe_dump({"suite": "matmul", "params": {"size": [64, 128], "bk": 8}}))
+    result = invoke("sweep", str(path), "--dry-run")
+    assert result.exit_code == 0
+    header = next(line for line in result.output.splitlines() if "#" in line and "size" in line)
+    assert "wbm" not in header and "bk" not in header  # the same at both points
+    fixed = result.output.replace("\n", " ").split("at every point:")[1].split("point(s)")[0]
+    assert "bk=8" in fixed and "values=integers" in fixed and "size=" not in fixed
+
+
 def test_list_configs_and_a_bundled_sweep_by_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     listed = invoke("list", "--configs")
