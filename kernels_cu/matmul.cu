@@ -3,7 +3,7 @@
 // bounds-checks M, N and K, so any shape is correct. No tensor cores, no TF32: plain FFMA.
 // Compile-time parameters (-D): BLOCK (naive/tiled/register thread block edge), MICRO
 // (register micro-tile edge), BM, BN, BK (blocked/pipelined block tile), TM, TN (their
-// per-thread micro-tile, multiples of 4).
+// per-thread micro-tile, multiples of 4); warp_tiled's own, listed in its section.
 
 #ifndef BLOCK
 #define BLOCK 16
@@ -405,7 +405,7 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #define MIN_BLOCKS 1
 #endif
 // Padding of the transposed A tile's rows: 4 keeps the transposing stores free of bank
-// conflicts; 0 saves BK x 4 floats a stage, which can let one more stage fit in 48 KB.
+// conflicts; 0 saves WBK x 4 floats a stage, which can let one more stage fit in 48 KB.
 #ifndef A_PAD
 #define A_PAD 4
 #endif
