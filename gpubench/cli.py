@@ -989,10 +989,17 @@ def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
         from gpubench.errors import ConfigError
 
         raise ConfigError(problems[0], source=spec.source)
+    from gpubench.report.table import split_params
+
     names = list(points[0])
     console = _stdout()
     shown = list(enumerate(points, 1))
-    if len(points) > DRY_RUN_LISTED:
+    # The points table shows the parameters that vary (a suite with many parameters would
+    # otherwise squeeze every column to an ellipsis); the others are listed once.
+    if len(points) <= DRY_RUN_LISTED:
+        varying, fixed = split_params(points)
+    else:
+        varying, fixed = [], {}
         # Rendering a table of 10^5 rows takes minutes: summarise the axes, show both ends.
         axes = Table(title=f"{spec.source}: {bench.name}, {len(points):,} points",
                      title_justify="left")  # fmt: skip
@@ -1005,12 +1012,11 @@ def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
             except TypeError:  # None beside numbers: show the first and last point's
                 low, high = points[0][name], points[-1][name]
             axes.add_row(name, f"{len(values):,}", str(low), str(high))
+            if len(values) > 1:  # the summary has every value: no second pass over 10^6 points
+                varying.append(name)
         console.print(axes)
         shown = shown[:5] + shown[-5:]
-    # The points table shows the parameters that vary (a suite with many parameters would
-    # otherwise squeeze every column to an ellipsis); the others are listed once.
-    varying = [n for n in names if len({repr(p[n]) for p in points}) > 1] or names
-    fixed = [n for n in names if n not in varying]
+    varying = varying or names  # one point, or every point the same
     table = Table(title=None if len(points) > DRY_RUN_LISTED else f"{spec.source}: {bench.name}",
                   title_justify="left")  # fmt: skip
     table.add_column("#", justify="right")
@@ -1021,8 +1027,8 @@ def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
             table.add_row("…", *("…" for _ in varying))
         table.add_row(f"{number:,}", *(str(point[n]) for n in varying))
     console.print(table)
-    if fixed and len(points) <= DRY_RUN_LISTED:
-        console.print("at every point: " + ", ".join(f"{n}={points[0][n]}" for n in fixed),
+    if fixed and varying != names:
+        console.print("at every point: " + ", ".join(f"{n}={v}" for n, v in fixed.items()),
                       highlight=False)  # fmt: skip
     builds: set[tuple] = set()
     if bench.has_kernels:

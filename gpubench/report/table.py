@@ -37,19 +37,24 @@ def _num(value: float | None, digits: int = 1, suffix: str = "") -> str:
     return "" if value is None else f"{value:,.{digits}f}{suffix}"
 
 
-def varying_params(results: list[Result]) -> tuple[list[str], dict[str, Any]]:
-    """Parameters that differ between results get columns; the rest go in the title."""
+def split_params(points: list[dict[str, Any]]) -> tuple[list[str], dict[str, Any]]:
+    """Parameters whose value differs between points, and the others with their one value."""
     names: list[str] = []
-    for r in results:
-        names.extend(n for n in r.point if n not in names)
+    for point in points:
+        names.extend(n for n in point if n not in names)
     varying, fixed = [], {}
     for name in names:
-        values = {repr(r.point.get(name)) for r in results}
+        values = {repr(point.get(name)) for point in points}
         if len(values) > 1:
             varying.append(name)
         else:
-            fixed[name] = results[0].point.get(name)
+            fixed[name] = points[0].get(name)
     return varying, fixed
+
+
+def varying_params(results: list[Result]) -> tuple[list[str], dict[str, Any]]:
+    """Parameters that differ between results get columns; the rest go in the title."""
+    return split_params([r.point for r in results])
 
 
 def _first_kernel(r: Result) -> dict[str, Any]:
