@@ -125,11 +125,9 @@ extern "C" __global__ void register_tile(float* __restrict__ C, const float* __r
 #define THREADS ((BM / TM) * (BN / TN))
 #define A_CHUNKS (BM * BK / 4)  // float4 pieces of an A tile
 #define B_CHUNKS (BK * BN / 4)
-#define A_PER_THREAD ((A_CHUNKS + THREADS - 1) / THREADS)
-#define B_PER_THREAD ((B_CHUNKS + THREADS - 1) / THREADS)
-// The tile loaders below take the block's thread count NT as a template parameter (default:
-// the blocked/pipelined kernels' THREADS).
-#define PER_THREAD(CHUNKS, NT) (((CHUNKS) + (NT) - 1) / (NT))
+#define PER_THREAD(CHUNKS, NT) (((CHUNKS) + (NT) - 1) / (NT))  // pieces per thread of NT
+#define A_PER_THREAD PER_THREAD(A_CHUNKS, THREADS)
+#define B_PER_THREAD PER_THREAD(B_CHUNKS, THREADS)
 #define AS_STRIDE (BM + 4)  // transposed A tile: padding keeps the transposing stores conflict-free
 
 // Four consecutive elements of a row starting at `col`, zero past `limit`; 16-byte load when
@@ -184,13 +182,12 @@ __device__ __forceinline__ void store_a_transposed(float* As, const float4 (&reg
 }
 
 // Global B tile (BK rows from k0, BN columns from col0) straight into shared memory.
-template <int NT = THREADS>
 __device__ __forceinline__ void load_b_sync(float* Bs, const float* __restrict__ B, int N, int K,
                                             int k0, int col0, bool aligned)
 {
 #pragma unroll
-    for (int p = 0; p < PER_THREAD(B_CHUNKS, NT); ++p) {
-        const int chunk = threadIdx.x + p * NT;
+    for (int p = 0; p < B_PER_THREAD; ++p) {
+        const int chunk = threadIdx.x + p * THREADS;
         if (chunk >= B_CHUNKS) break;
         const int r = chunk / (BN / 4), c = (chunk % (BN / 4)) * 4;
         const float4 v = (k0 + r < K) ? load4(B + (index_t)(k0 + r) * N, col0 + c, N, aligned)
@@ -203,15 +200,14 @@ __device__ __forceinline__ void load_b_sync(float* Bs, const float* __restrict__
 // through registers, and the kernel goes on computing while it does. Bytes past the matrix
 // edge are zero-filled (the src-size operand). Rows that are not 16-byte aligned use the
 // synchronous path.
-template <int NT = THREADS>
 __device__ __forceinline__ void load_b_async(float* Bs, const float* __restrict__ B, int N, int K,
                                              int k0, int col0, bool aligned)
 {
 #if __CUDA_ARCH__ >= 800
     if (aligned) {
 #pragma unroll
-        for (int p = 0; p < PER_THREAD(B_CHUNKS, NT); ++p) {
-            const int chunk = threadIdx.x + p * NT;
+        for (int p = 0; p < B_PER_THREAD; ++p) {
+            const int chunk = threadIdx.x + p * THREADS;
             if (chunk >= B_CHUNKS) break;
             const int r = chunk / (BN / 4), c = (chunk % (BN / 4)) * 4;
             const int row = k0 + r, col = col0 + c;
@@ -225,7 +221,7 @@ __device__ __forceinline__ void load_b_async(float* Bs, const float* __restrict_
         return;
     }
 #endif
-    load_b_sync<NT>(Bs, B, N, K, k0, col0, aligned);
+    load_b_sync(Bs, B, N, K, k0, col0, aligned);
 }
 
 __device__ __forceinline__ void wait_async_copies()
@@ -416,7 +412,7 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #define WAS_STRIDE (WBM + A_PAD)
 #define WA_CHUNKS (WBM * WBK / 4)
 #define WB_CHUNKS (WBK * WBN / 4)
-#define WA_PER_THREAD PER_THREAD(WA_CHUNKS, WT_THREADS)
+#define WA_PER_THREAD A_REGS(WBM, WBK, WT_THREADS)  // load_a's register array for warp_tiled
 
 #if WBM % WM == 0 && WBN % WN == 0 && WMITER >= 1 && (WSUBM / WTM) * (WSUBN / WTN) == 32 \
     && STAGES * (WBK * WAS_STRIDE + WBK * WBN) * 4 <= 49152
