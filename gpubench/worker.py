@@ -95,8 +95,7 @@ def _load_pinned(spec: WorkerSpec) -> Any:
     current device" themselves (CuPy, cuBLAS) cannot land on another one."""
     if spec.backend != "pycuda":
         return backends.load(spec.device_index, spec.backend)
-    visible = visible_devices()
-    entries = visible if visible is not None else None
+    entries = visible_devices()
     if entries is not None and not 0 <= spec.device_index < len(entries):
         raise EnvironmentProblem(
             f"device {spec.device_index} does not exist (CUDA_VISIBLE_DEVICES="
