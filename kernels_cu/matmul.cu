@@ -494,17 +494,51 @@ __device__ __forceinline__ void wait_oldest_tile()
 #endif
 }
 
-// A through registers for a tile wholly inside A with 16-byte aligned rows: no bounds checks
-// (load_a checks them); stored transposed by store_a_transposed after the compute.
-__device__ __forceinline__ void wt_load_a_inside(float4 (&regs)[WA_PER_THREAD], const float* __restrict__ A,
-                                                 int K, int row0, int k0)
+// Blocks wholly inside C copy their full tiles through source pointers set up once, one per
+// 16-byte piece a thread copies, and moved one tile along K after each copy: no per-tile
+// address arithmetic (with two warps per scheduler its dependent integer chains stall).
+#define WB_PER_THREAD PER_THREAD(WB_CHUNKS, WT_THREADS)
+struct InsideSources {
+    const float* a[WA_PER_THREAD];
+    const float* b[WB_PER_THREAD];
+    index_t b_step;                // WBK rows of B
+    unsigned b_dst[WB_PER_THREAD]; // shared-window address of each B piece in ring position 0
+};
+
+__device__ __forceinline__ void inside_sources(InsideSources& src, const float* __restrict__ A,
+                                               const float* __restrict__ B, const float* Bs,
+                                               int N, int K, int row0, int col0)
 {
 #pragma unroll
     for (int p = 0; p < WA_PER_THREAD; ++p) {
+        const int chunk = min(threadIdx.x + p * WT_THREADS, WA_CHUNKS - 1);
+        src.a[p] = A + (index_t)(row0 + chunk / (WBK / 4)) * K + (chunk % (WBK / 4)) * 4;
+    }
+#pragma unroll
+    for (int p = 0; p < WB_PER_THREAD; ++p) {
+        const int chunk = min(threadIdx.x + p * WT_THREADS, WB_CHUNKS - 1);
+        src.b[p] = B + (index_t)(chunk / (WBN / 4)) * N + col0 + (chunk % (WBN / 4)) * 4;
+        src.b_dst[p] = (unsigned)__cvta_generic_to_shared(&Bs[(chunk / (WBN / 4)) * WBN + (chunk % (WBN / 4)) * 4]);
+    }
+    src.b_step = (index_t)WBK * N;
+}
+
+// The next full tile of an inside block: A into registers (16-byte loads, stored transposed
+// by store_a_transposed after the compute), B by 16-byte cp.async into Bs.
+__device__ __forceinline__ void fetch_inside(float4 (&a_regs)[WA_PER_THREAD], int slot, InsideSources& src)
+{
+#pragma unroll
+    for (int p = 0; p < WA_PER_THREAD; ++p) {
+        if (threadIdx.x + p * WT_THREADS < WA_CHUNKS) a_regs[p] = *reinterpret_cast<const float4*>(src.a[p]);
+        src.a[p] += WBK;
+    }
+#pragma unroll
+    for (int p = 0; p < WB_PER_THREAD; ++p) {
         const int chunk = threadIdx.x + p * WT_THREADS;
-        const int r = chunk / (WBK / 4), c = (chunk % (WBK / 4)) * 4;
-        if (chunk < WA_CHUNKS)
-            regs[p] = *reinterpret_cast<const float4*>(A + (index_t)(row0 + r) * K + k0 + c);
+        if (chunk < WB_CHUNKS)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+                         :: "r"(src.b_dst[p] + slot * (WBK * WBN * 4)), "l"(src.b[p]));
+        src.b[p] += src.b_step;
     }
 }
 
@@ -586,6 +620,8 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
     float acc[WMITER * WTM][WNITER * WTN] = {};
 #if !A_ASYNC
     float4 a_regs[WA_PER_THREAD];
+    InsideSources sources;
+    if (inside) inside_sources(sources, A, B, Bs[0], N, K, row0, col0);
 #endif
     // Tile `tile` into ring position `slot` (A: as far as registers, unless A_ASYNC).
     auto fetch = [&](int tile, int slot) {
@@ -593,10 +629,10 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         if (inside && k0 + WBK <= K) {
 #if A_ASYNC
             copy_a_tile<false>(As[slot], A, M, K, row0, k0);
-#else
-            wt_load_a_inside(a_regs, A, K, row0, k0);
-#endif
             copy_b_tile<false>(Bs[slot], B, N, K, k0, col0, true);
+#else
+            fetch_inside(a_regs, slot, sources);
+#endif
         } else {
 #if A_ASYNC
             copy_a_tile<true>(As[slot], A, M, K, row0, k0);
