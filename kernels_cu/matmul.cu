@@ -523,22 +523,28 @@ __device__ __forceinline__ void inside_sources(InsideSources& src, const float* 
     src.b_step = (index_t)WBK * N;
 }
 
-// The next full tile of an inside block: A into registers (16-byte loads, stored transposed
-// by store_a_transposed after the compute), B by 16-byte cp.async into Bs.
-__device__ __forceinline__ void fetch_inside(float4 (&a_regs)[WA_PER_THREAD], int slot, InsideSources& src)
+// The next full tile of an inside block, A into registers (16-byte loads, stored
+// transposed by store_a_transposed after the compute) and B by 16-byte cp.async into ring
+// position `slot`. The pointers move on to the next tile if there is one (`more`), else stay
+// on this one, so a copy past the last tile re-reads it instead of reading past the matrix.
+__device__ __forceinline__ void load_a_inside(float4 (&a_regs)[WA_PER_THREAD], InsideSources& src, bool more)
 {
 #pragma unroll
     for (int p = 0; p < WA_PER_THREAD; ++p) {
-        if (threadIdx.x + p * WT_THREADS < WA_CHUNKS) a_regs[p] = *reinterpret_cast<const float4*>(src.a[p]);
-        src.a[p] += WBK;
+        if (WA_CHUNKS % WT_THREADS == 0 || threadIdx.x + p * WT_THREADS < WA_CHUNKS)
+            a_regs[p] = *reinterpret_cast<const float4*>(src.a[p]);
+        src.a[p] += more ? WBK : 0;
     }
+}
+
+__device__ __forceinline__ void copy_b_inside(int slot, InsideSources& src, bool more)
+{
 #pragma unroll
     for (int p = 0; p < WB_PER_THREAD; ++p) {
-        const int chunk = threadIdx.x + p * WT_THREADS;
-        if (chunk < WB_CHUNKS)
+        if (WB_CHUNKS % WT_THREADS == 0 || threadIdx.x + p * WT_THREADS < WB_CHUNKS)
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
                          :: "r"(src.b_dst[p] + slot * (WBK * WBN * 4)), "l"(src.b[p]));
-        src.b[p] += src.b_step;
+        src.b[p] += more ? src.b_step : 0;
     }
 }
 
@@ -631,7 +637,8 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
             copy_a_tile<false>(As[slot], A, M, K, row0, k0);
             copy_b_tile<false>(Bs[slot], B, N, K, k0, col0, true);
 #else
-            fetch_inside(a_regs, slot, sources);
+            load_a_inside(a_regs, sources, true);
+            copy_b_inside(slot, sources, true);
 #endif
         } else {
 #if A_ASYNC
@@ -643,6 +650,37 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         }
     };
 
+#if !A_ASYNC
+    if (inside && K % WBK == 0) {
+        // Every tile is whole and needs no checks: the same pipeline as below, with no branch
+        // around B's copies (past the last tile they re-read it into a ring position no tile
+        // uses), so ptxas can interleave their address arithmetic with the products instead
+        // of running it alone after each barrier. A's loads keep theirs: without it ptxas
+        // sinks them to just before the stores that use them, exposing their whole latency.
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s) {
+            load_a_inside(a_regs, sources, s + 1 < tiles);
+            copy_b_inside(s, sources, s + 1 < tiles);
+            store_a_transposed<WBM, WBK, WT_THREADS, WAS_STRIDE>(As[s], a_regs);
+            commit_copies();
+        }
+        int compute = 0, refill = STAGES - 1;
+        for (int t = 0; t < tiles; ++t) {
+            wait_oldest_tile();
+            __syncthreads();
+            const bool ahead = t + STAGES - 1 < tiles;
+            if (ahead) load_a_inside(a_regs, sources, t + STAGES < tiles);
+            copy_b_inside(refill, sources, t + STAGES < tiles);
+            commit_copies();
+            warp_tile_slice(acc, As[compute], Bs[compute], a_base, b_base);
+            if (ahead) store_a_transposed<WBM, WBK, WT_THREADS, WAS_STRIDE>(As[refill], a_regs);
+            compute = compute + 1 == STAGES ? 0 : compute + 1;
+            refill = refill + 1 == STAGES ? 0 : refill + 1;
+        }
+        wait_async_copies();  // the copies past the last tile, before the block exits
+    } else
+#endif
+    {
     // Prologue: the first STAGES - 1 tiles on their way. One commit group per tile, empty
     // past the last, so "wait for the oldest" counts the same in every iteration.
 #pragma unroll
@@ -671,6 +709,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
 #endif
         compute = compute + 1 == STAGES ? 0 : compute + 1;
         refill = refill + 1 == STAGES ? 0 : refill + 1;
+    }
     }
     // Epilogue: each 4 x 4 piece as four 16-byte stores where the row is aligned and inside.
 #pragma unroll
