@@ -73,12 +73,12 @@ WARP_TILE_PARAMS = ("wbm", "wbn", "wbk", "wtm", "wtn", "wm", "wn", "wniter", "st
 # NVIDIA H100 80GB HBM3 (2026-11-22): for M x N x K the entry of the largest size not above
 # max(M, N) (the smallest entry below it).
 TUNED_WARP_TILES: dict[int, dict[str, int]] = {
-    1024: {"wbm": 64, "wbn": 128, "wbk": 16, "wtm": 8, "wtn": 4, "wm": 64, "wn": 32,
-           "wniter": 2, "stages": 2},
-    2048: {"wbm": 128, "wbn": 128, "wbk": 16, "wtm": 8, "wtn": 8, "wm": 32, "wn": 64,
+    1024: {"wbm": 64, "wbn": 128, "wbk": 16, "wtm": 8, "wtn": 8, "wm": 32, "wn": 64,
            "wniter": 1, "stages": 2},
-    4096: {"wbm": 128, "wbn": 128, "wbk": 16, "wtm": 8, "wtn": 4, "wm": 32, "wn": 64,
-           "wniter": 2, "stages": 2},
+    2048: {"wbm": 64, "wbn": 256, "wbk": 16, "wtm": 8, "wtn": 8, "wm": 32, "wn": 64,
+           "wniter": 1, "stages": 2},
+    4096: {"wbm": 64, "wbn": 256, "wbk": 16, "wtm": 8, "wtn": 8, "wm": 32, "wn": 64,
+           "wniter": 1, "stages": 2},
 }  # fmt: skip
 
 
