@@ -121,6 +121,9 @@ AWKWARD = [
     # Whole tiles of every block shape in the tests, K with and without a partial last tile:
     # warp_tiled's unchecked copies.
     (256, 256, 1000), (256, 384, 1004),
+    # Whole tiles with fewer K tiles than the cp.async ring holds: warp_tiled's unchecked
+    # loop copies past the last tile.
+    (256, 512, 8), (256, 512, 16),
 ]  # fmt: skip
 
 
@@ -197,7 +200,8 @@ def test_every_variant_is_correct_at_awkward_shapes(gpu_backend, tiles, values):
 def test_gpu_every_tuned_warp_tile_is_correct_at_awkward_shapes(gpu_backend, values):
     from gpubench.benchmarks.matmul import TUNED_WARP_TILES
 
-    shapes = [(1, 1, 1), (17, 31, 5), (257, 383, 1003), (300, 520, 64), (1000, 1, 1000)]
+    shapes = [(1, 1, 1), (17, 31, 5), (257, 383, 1003), (300, 520, 64), (1000, 1, 1000),
+              (128, 512, 16)]  # fmt: skip
     points = [point(m=m, n=n, k=k, values=values, **tuned)
               for tuned in TUNED_WARP_TILES.values() for m, n, k in shapes]  # fmt: skip
     results = Runner(gpu_backend).run(Plan(bench, points, ("warp_tiled",), "warp_tiled",
