@@ -413,23 +413,31 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #define WA_CHUNKS (WBM * WBK / 4)
 #define WB_CHUNKS (WBK * WBN / 4)
 #define WA_PER_THREAD A_REGS(WBM, WBK, WT_THREADS)  // load_a's register array for warp_tiled
+#define WB_PER_THREAD PER_THREAD(WB_CHUNKS, WT_THREADS)  // B pieces a thread copies
 
 #if WBM % WM == 0 && WBN % WN == 0 && WMITER >= 1 && (WSUBM / WTM) * (WSUBN / WTN) == 32 \
     && STAGES * (WBK * WAS_STRIDE + WBK * WBN) * 4 <= 49152
 // One 4- or 16-byte global → shared copy that does not wait; `bytes` below `size` are
 // zero-filled (bytes = 0 for an element outside the matrix). Before sm_80: a plain copy.
+// `to` is the destination's shared-window address (what __cvta_generic_to_shared gives).
 template <int SIZE>
-__device__ __forceinline__ void copy_async(float* dst, const float* src, int bytes)
+__device__ __forceinline__ void copy_async_to(unsigned to, const float* src, int bytes)
 {
 #if __CUDA_ARCH__ >= 800
-    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
     if (SIZE == 16)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(to), "l"(src), "r"(bytes));
     else
         asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(to), "l"(src), "r"(bytes));
 #else
-    for (int e = 0; e < SIZE / 4; ++e) dst[e] = 4 * e < bytes ? src[e] : 0.0f;
+    for (int e = 0; e < SIZE / 4; ++e)
+        asm volatile("st.shared.f32 [%0], %1;\n" :: "r"(to + 4 * e), "f"(4 * e < bytes ? src[e] : 0.0f) : "memory");
 #endif
+}
+
+template <int SIZE>
+__device__ __forceinline__ void copy_async(float* dst, const float* src, int bytes)
+{
+    copy_async_to<SIZE>((unsigned)__cvta_generic_to_shared(dst), src, bytes);
 }
 
 // The A tile (WBM rows from row0, WBK columns from k0), one element per copy, k fastest so a
@@ -457,7 +465,7 @@ __device__ __forceinline__ void copy_b_tile(float* Bs, const float* __restrict__
 {
     if (aligned) {
 #pragma unroll
-        for (int p = 0; p < PER_THREAD(WB_CHUNKS, WT_THREADS); ++p) {
+        for (int p = 0; p < WB_PER_THREAD; ++p) {
             const int chunk = threadIdx.x + p * WT_THREADS;
             if (chunk >= WB_CHUNKS) break;
             const int r = chunk / (WBN / 4), c = (chunk % (WBN / 4)) * 4;
@@ -497,7 +505,6 @@ __device__ __forceinline__ void wait_oldest_tile()
 // Blocks wholly inside C copy their full tiles through source pointers set up once, one per
 // 16-byte piece a thread copies, and moved one tile along K after each copy: no per-tile
 // address arithmetic (with two warps per scheduler its dependent integer chains stall).
-#define WB_PER_THREAD PER_THREAD(WB_CHUNKS, WT_THREADS)
 struct InsideSources {
     const float* a[WA_PER_THREAD];
     const float* b[WB_PER_THREAD];
@@ -542,8 +549,7 @@ __device__ __forceinline__ void copy_b_inside(int slot, InsideSources& src, bool
 #pragma unroll
     for (int p = 0; p < WB_PER_THREAD; ++p) {
         if (WB_CHUNKS % WT_THREADS == 0 || threadIdx.x + p * WT_THREADS < WB_CHUNKS)
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
-                         :: "r"(src.b_dst[p] + slot * (WBK * WBN * 4)), "l"(src.b[p]));
+            copy_async_to<16>(src.b_dst[p] + slot * (WBK * WBN * 4), src.b[p], 16);
         src.b[p] += more ? src.b_step : 0;
     }
 }
@@ -650,66 +656,55 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         }
     };
 
-#if !A_ASYNC
-    if (inside && K % WBK == 0) {
-        // Every tile is whole and needs no checks: the same pipeline as below, with no branch
-        // around B's copies (past the last tile they re-read it into a ring position no tile
-        // uses), so ptxas can interleave their address arithmetic with the products instead
-        // of running it alone after each barrier. A's loads keep theirs: without it ptxas
-        // sinks them to just before the stores that use them, exposing their whole latency.
+    // The ring: the first STAGES - 1 tiles on their way, then per tile: wait for the oldest,
+    // one barrier, the copies of tile t + STAGES - 1, the products of tile t. One commit
+    // group per tile, empty past the last, so "wait for the oldest" counts the same in every
+    // iteration. `fetch_tile(tile, slot)` is one of the two ways of copying below.
+    auto pipeline = [&](auto fetch_tile) {
 #pragma unroll
         for (int s = 0; s < STAGES - 1; ++s) {
-            load_a_inside(a_regs, sources, s + 1 < tiles);
-            copy_b_inside(s, sources, s + 1 < tiles);
-            store_a_transposed<WBM, WBK, WT_THREADS, WAS_STRIDE>(As[s], a_regs);
+            fetch_tile(s, s);
+#if !A_ASYNC
+            if (s < tiles) store_a_transposed<WBM, WBK, WT_THREADS, WAS_STRIDE>(As[s], a_regs);
+#endif
             commit_copies();
         }
-        int compute = 0, refill = STAGES - 1;
+        int compute = 0, refill = STAGES - 1;  // ring positions of tile t and tile t + STAGES - 1
         for (int t = 0; t < tiles; ++t) {
             wait_oldest_tile();
+            // Tile t is in every thread's view, and every thread is done with tile t - 1,
+            // whose buffer the copies below overwrite.
             __syncthreads();
-            const bool ahead = t + STAGES - 1 < tiles;
-            if (ahead) load_a_inside(a_regs, sources, t + STAGES < tiles);
-            copy_b_inside(refill, sources, t + STAGES < tiles);
+            const int ahead = t + STAGES - 1;
+            fetch_tile(ahead, refill);
             commit_copies();
             warp_tile_slice(acc, As[compute], Bs[compute], a_base, b_base);
-            if (ahead) store_a_transposed<WBM, WBK, WT_THREADS, WAS_STRIDE>(As[refill], a_regs);
+#if !A_ASYNC
+            // Tile `ahead` is computed after the next barrier at the earliest.
+            if (ahead < tiles) store_a_transposed<WBM, WBK, WT_THREADS, WAS_STRIDE>(As[refill], a_regs);
+#endif
             compute = compute + 1 == STAGES ? 0 : compute + 1;
             refill = refill + 1 == STAGES ? 0 : refill + 1;
         }
-        wait_async_copies();  // the copies past the last tile, before the block exits
+        wait_async_copies();  // copies past the last tile (below), before the block exits
+    };
+#if !A_ASYNC
+    if (inside && K % WBK == 0) {
+        // Every tile whole, no checks: no branch around B's copies (past the last tile they
+        // re-read it into a ring position no tile uses), so ptxas can interleave their address
+        // arithmetic with the products instead of running it alone after each barrier. A's
+        // loads keep theirs: without it ptxas sinks them to just before the stores that use
+        // them, exposing their whole latency.
+        pipeline([&](int tile, int slot) {
+            if (tile < tiles) load_a_inside(a_regs, sources, tile + 1 < tiles);
+            copy_b_inside(slot, sources, tile + 1 < tiles);
+        });
     } else
 #endif
     {
-    // Prologue: the first STAGES - 1 tiles on their way. One commit group per tile, empty
-    // past the last, so "wait for the oldest" counts the same in every iteration.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < tiles) {
-            fetch(s, s);
-#if !A_ASYNC
-            store_a_transposed<WBM, WBK, WT_THREADS, WAS_STRIDE>(As[s], a_regs);
-#endif
-        }
-        commit_copies();
-    }
-    int compute = 0, refill = STAGES - 1;  // ring positions of tile t and tile t + STAGES - 1
-    for (int t = 0; t < tiles; ++t) {
-        wait_oldest_tile();
-        // Tile t is in every thread's view, and every thread is done with tile t - 1,
-        // whose buffer the copies below overwrite.
-        __syncthreads();
-        const int ahead = t + STAGES - 1;
-        if (ahead < tiles) fetch(ahead, refill);
-        commit_copies();
-        warp_tile_slice(acc, As[compute], Bs[compute], a_base, b_base);
-#if !A_ASYNC
-        // Tile `ahead` is computed after the next barrier at the earliest.
-        if (ahead < tiles) store_a_transposed<WBM, WBK, WT_THREADS, WAS_STRIDE>(As[refill], a_regs);
-#endif
-        compute = compute + 1 == STAGES ? 0 : compute + 1;
-        refill = refill + 1 == STAGES ? 0 : refill + 1;
-    }
+        pipeline([&](int tile, int slot) {
+            if (tile < tiles) fetch(tile, slot);
+        });
     }
     // Epilogue: each 4 x 4 piece as four 16-byte stores where the row is aligned and inside.
 #pragma unroll

@@ -1,5 +1,6 @@
 """Every kernel of kernels_cu/ compiles with nvcc for sm_80 and sm_90, for every value of each
-compile-time parameter (runs in CI: nvcc is there, no GPU is)."""
+compile-time parameter, and at its defaults for sm_75, the oldest GPU nvcc 13 builds for
+(pre-sm_80 fallbacks of cp.async and the like) (runs in CI: nvcc is there, no GPU is)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from gpubench import registry
 from gpubench.kernels import define_options, source_path
 
 ARCHS = ("sm_80", "sm_90")
+OLDEST_ARCH = "sm_75"
 
 
 def compile_points(bench):
@@ -91,4 +93,23 @@ def test_every_example_kernel_file_compiles(tmp_path):
     failures = [
         f"{case}: {job.result().stderr}" for case, job in jobs.items() if job.result().returncode
     ]
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+def test_every_kernel_compiles_at_its_defaults_for_the_oldest_arch(tmp_path):
+    suites = [bench for _, bench in sorted(registry.all_suites().items()) if bench.has_kernels]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        jobs = {
+            bench.name: pool.submit(
+                nvcc,
+                OLDEST_ARCH,
+                str(source_path(bench)),
+                tuple(define_options(bench.defines(bench.resolve(bench.defaults())))),
+                str(tmp_path),
+            )
+            for bench in suites
+        }
+    failures = [f"{name}: {job.result().stderr}" for name, job in jobs.items()
+                if job.result().returncode]  # fmt: skip
     assert not failures, "\n".join(failures)
