@@ -321,6 +321,10 @@ def _output_options(func: Any) -> Any:
         click.option("--devices", "devices", metavar="all|I,J,...",
                      help="Run points on several GPUs of this host at once, one worker each "
                      "(all, or indices such as 0,2,3)."),
+        click.option("--verbose", is_flag=True,
+                     help="Also print where the host time went: each result's phases (inputs, "
+                     "reference, uploads, checked run, check, timing, re-check, downloads) and "
+                     "the share of the wall time the GPU spent in timed runs."),
     ]):  # fmt: skip
         func = option(func)
     return func
@@ -355,8 +359,8 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
                   "kept beside it as LOG.1).")  # fmt: skip
     def command(variants: tuple[str, ...], baseline: str | None, json_path: str | None,
                 csv_path: str | None, jsonl_path: str | None, markdown_path: str | None,
-                device: int, profile: bool, devices: str | None, timeline_path: str | None,
-                force: bool, **values: Any) -> None:  # fmt: skip
+                device: int, profile: bool, devices: str | None, verbose: bool,
+                timeline_path: str | None, force: bool, **values: Any) -> None:  # fmt: skip
         from gpubench import config
 
         timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
@@ -376,7 +380,7 @@ def _run_command(bench: Benchmark, suite_ref: str) -> click.Command:
 
         request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path,
                                 timeline=timeline_path, force=force, markdown=markdown_path,
-                                profile=profile)  # fmt: skip
+                                profile=profile, verbose=verbose)  # fmt: skip
         code = _execute(spec, request, device, _spread(device, devices))
         click.get_current_context().exit(code)
 
@@ -460,8 +464,7 @@ def run() -> None:
 def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
           json_path: str | None, csv_path: str | None, jsonl_path: str | None,
           markdown_path: str | None, device: int, profile: bool, devices: str | None,
-          scheduler: str | None,
-          shard: str | None) -> None:  # fmt: skip
+          verbose: bool, scheduler: str | None, shard: str | None) -> None:  # fmt: skip
     """Run a whole sweep from a YAML file: progress bar, table, results files.
 
     Every point runs in a worker process: a kernel that crashes or hangs is recorded
@@ -494,7 +497,7 @@ def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
         stem += f".shard-{spread.shard[0]}-of-{spread.shard[1]}"
     request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path, resume=resume_path,
                             force=force, progress=True, markdown=markdown_path, profile=profile,
-                            default_log=str(Path("results") / f"{stem}.jsonl"))  # fmt: skip
+                            verbose=verbose, default_log=str(Path("results") / f"{stem}.jsonl"))  # fmt: skip
     ctx.exit(_execute(spec, request, device, spread))
 
 

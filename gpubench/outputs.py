@@ -34,6 +34,8 @@ class OutputRequest:
     markdown: str | None = None
     # Profile every verified kernel variant once more under Nsight Compute (--profile).
     profile: bool = False
+    # Print each result's host-side phases and the GPU's share of the wall time (--verbose).
+    verbose: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class OutputPlan:
     # An earlier log that --force moved aside instead of overwriting it, if any.
     kept: str | None = None
     markdown: str | None = None
+    verbose: bool = False
 
     @property
     def files(self) -> list[str]:
@@ -108,6 +111,7 @@ def plan(spec: SweepSpec, request: OutputRequest) -> OutputPlan:
         timeline=request.timeline,
         kept=kept,
         markdown=request.markdown,
+        verbose=request.verbose,
     )
 
 

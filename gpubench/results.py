@@ -62,6 +62,10 @@ class Verification:
     got: float | None = None
     expected: float | None = None
     unwritten: int = 0
+    # Elements outside the tolerance (unwritten ones included).
+    wrong: int = 0
+    # Where the comparison ran: "host" (NumPy) or "device" (CuPy, beside the outputs).
+    checked_on: str = "host"
     message: str = ""
 
 
@@ -87,6 +91,9 @@ class Result:
     timeline: list[dict[str, Any]] = field(default_factory=list)
     # The GPU that measured it: {"index", "uuid", "name"} (a sweep may use several).
     device: dict[str, Any] | None = None
+    # Host seconds per phase (gpubench.phases): {"point": {...}, "variant": {...}}; the point's
+    # phases (compile, inputs, reference, uploads) as they stood when this result was made.
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def median_ms(self) -> float | None:
@@ -153,6 +160,11 @@ def _result_problem(record: Any) -> str | None:
             return f"{key} must be an object"
     if "timeline" in record and not isinstance(record["timeline"], list):
         return "timeline must be a list"
+    phases = record.get("phases", {})
+    if not isinstance(phases, dict) or not all(
+        isinstance(v, dict) and all(_number(x) for x in v.values()) for v in phases.values()
+    ):
+        return "phases must be an object of objects of numbers"
     if not all(v is None or _number(v) for v in (record.get("metrics") or {}).values()):
         return "metrics must be numbers or null"
     verification = record.get("verification")

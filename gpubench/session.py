@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -100,6 +101,7 @@ def shard_points(points: list[dict[str, Any]], shard: tuple[int, int] | None,
 
 def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, console: Any,
             err: Any, spread: Spread | None = None) -> int:  # fmt: skip
+    started = time.perf_counter()
     spread = spread or Spread(device=device)
     bench = registry.get(spec.suite_ref or spec.suite)
     points = shard_points(spec.points(bench), spread.shard, spec.source)
@@ -152,6 +154,9 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
         result_set.environment["worker_restarts"] = runner.restarts
         _sort(result_set, points, spec.variants)
         _render(console, bench, result_set, files)
+        if files.verbose:
+            fresh = [r for r in result_set.results if not any(r is p for p in previous)]
+            _render_phases(console, fresh, time.perf_counter() - started)
         return _save_and_exit_code(err, result_set, files, interrupted)
 
 
@@ -311,6 +316,14 @@ def _render(console: Any, bench: Benchmark, result_set: results.ResultSet,
         from gpubench.report import timeline
 
         timeline.show(result_set.results, console, files.timeline or None)
+
+
+def _render_phases(console: Any, fresh: list[results.Result], wall_s: float) -> None:
+    from gpubench.report import phases
+
+    if fresh:
+        console.print(phases.phases_table(fresh))
+    console.print(phases.summary_line(phases.share(fresh, wall_s)), highlight=False)
 
 
 def _save_and_exit_code(err: Any, result_set: results.ResultSet, files: outputs.OutputPlan,

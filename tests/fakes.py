@@ -285,6 +285,9 @@ class FakeBackend:
     def zero(self, buffer: FakeBuffer, spec: BufferSpec) -> None:
         buffer.data[:] = 0
 
+    def device_pointer(self, buffer: FakeBuffer) -> int | None:
+        return None  # NumPy memory: the host check
+
     def free(self, buffer: FakeBuffer) -> None:
         self.live_buffers -= 1
 

@@ -96,6 +96,11 @@ class Backend(Protocol):
 
     def free(self, buffer: Any) -> None: ...
 
+    def device_pointer(self, buffer: Any) -> int | None:
+        """The device address of a device buffer (the GPU-side check reads outputs there
+        through CuPy), or None for host buffers and backends without one."""
+        ...
+
     # -- runs ---------------------------------------------------------------------------------
     def launch_problem(self, module: CompiledModule, launches: list[Launch]) -> str | None:
         """Why the device cannot run these launch shapes, or None."""

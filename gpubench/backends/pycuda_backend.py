@@ -383,6 +383,9 @@ class PyCudaBackend:
         if tail:
             cuda.memset_d8(buffer.pointer + 4 * words, byte, tail)
 
+    def device_pointer(self, buffer: _Buffer) -> int | None:
+        return int(buffer.device) if buffer.device is not None else None
+
     def free(self, buffer: _Buffer) -> None:
         if buffer.device is not None:
             buffer.device.free()

@@ -1,0 +1,131 @@
+"""Where a variant's outputs are compared with the reference, and the reference kept there.
+
+The float64 host reference is the independent oracle; it is made once per point and
+computation and shared by every variant that computes it. The comparison runs where the
+outputs are: on the GPU through CuPy when the outputs are device buffers and CuPy is
+importable (the reference is uploaded once per point and stays beside them), else on the host
+after downloading the outputs. Both run `verify.check_output`, so they give the same verdict.
+GPUBENCH_CHECK=host forces the host path (parity checks, machines whose CuPy misbehaves).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gpubench import memory, verify
+from gpubench.benchmark import BufferSpec, Tolerance
+from gpubench.phases import PhaseClock
+from gpubench.results import Verification
+
+_cupy: Any = None
+
+
+def cupy_module() -> Any | None:
+    """CuPy, imported once, or None where it is missing, broken or switched off."""
+    global _cupy
+    if _cupy is None:
+        _cupy = False
+        if os.environ.get("GPUBENCH_CHECK", "").lower() != "host":
+            try:
+                import cupy
+
+                cupy.cuda.runtime.getDeviceCount()
+                _cupy = cupy
+            except Exception:  # not installed, no runtime library, no device: the host path
+                _cupy = False
+    return _cupy or None
+
+
+def device_view(cupy: Any, pointer: int, spec: BufferSpec) -> Any:
+    """A CuPy array over memory the backend owns (no copy, no ownership taken)."""
+    raw = cupy.cuda.UnownedMemory(pointer, max(spec.nbytes, 1), owner=None)
+    return cupy.ndarray(spec.shape, spec.dtype, cupy.cuda.MemoryPointer(raw, 0))
+
+
+@dataclass
+class Checker:
+    """One point's references (host, and on the device once uploaded) and the checks
+    against them."""
+
+    backend: Any
+    point_clock: PhaseClock
+    host: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    _device: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def has(self, computes: str) -> bool:
+        return computes in self.host
+
+    def set(self, computes: str, reference: dict[str, np.ndarray]) -> None:
+        self.host[computes] = reference
+
+    def make(self, computes: str, make: Callable[[], dict[str, np.ndarray]]) -> None:
+        """The reference of `computes`, made once (its time is the point's)."""
+        if computes not in self.host:
+            with self.point_clock.phase("reference"):
+                self.host[computes] = make()
+
+    def device_bytes(self) -> int:
+        return sum(a.nbytes for ref in self._device.values() for a in ref.values())
+
+    def release(self) -> None:
+        """Free the device copies (the point is done, or a variant needs the memory)."""
+        self._device.clear()
+        cupy = cupy_module() if _cupy else None
+        if cupy is not None:
+            cupy.get_default_memory_pool().free_all_blocks()
+
+    # -- the check ----------------------------------------------------------------------------
+    def check(self, computes: str, outputs: dict[str, tuple[Any, BufferSpec]],
+              tolerance: dict[str, Tolerance], clock: PhaseClock, phase: str) -> Verification:  # fmt: skip
+        """`outputs`: name -> (backend buffer, spec). Timed under `phase` of `clock`."""
+        expected = self.host[computes]
+        with clock.phase(phase):
+            on_device = self._on_device(computes, outputs)
+            if on_device is not None:
+                got, reference, cupy = on_device
+                verdict = verify.check_outputs(got, reference, tolerance, cupy)
+                verdict.checked_on = "device"
+                cupy.get_default_memory_pool().free_all_blocks()
+                return verdict
+        with clock.phase("downloads"):
+            got = {
+                name: self.backend.read(buffer, spec) for name, (buffer, spec) in outputs.items()
+            }
+        with clock.phase(phase):
+            return verify.check_outputs(got, expected, tolerance)
+
+    def _on_device(self, computes: str,
+                   outputs: dict[str, tuple[Any, BufferSpec]]) -> tuple[Any, Any, Any] | None:  # fmt: skip
+        """CuPy views of the outputs and the device reference, or None for the host path."""
+        pointers = {name: self.backend.device_pointer(buffer)
+                    for name, (buffer, _) in outputs.items()}  # fmt: skip
+        if any(p is None for p in pointers.values()) or not outputs:
+            return None
+        cupy = cupy_module()
+        if cupy is None:
+            return None
+        reference = self._device.get(computes)
+        if reference is None:
+            reference = self._upload(cupy, computes)
+            if reference is None:
+                return None
+        got = {name: device_view(cupy, pointers[name], spec)
+               for name, (_, spec) in outputs.items()}  # fmt: skip
+        return got, reference, cupy
+
+    def _upload(self, cupy: Any, computes: str) -> dict[str, Any] | None:
+        """The reference on the device, once per point, if it fits beside the variant's
+        buffers with room for the comparison's temporaries; else None (the host path)."""
+        host = self.host[computes]
+        need = sum(a.nbytes for a in host.values()) + 4 * 8 * verify.DEVICE_CHUNK
+        free, _ = self.backend.memory_info()
+        if memory.shortfall(memory.Need(device=need), free, None):
+            return None
+        with self.point_clock.phase("uploads"):
+            self._device[computes] = {name: cupy.asarray(a) for name, a in host.items()}
+        return self._device[computes]

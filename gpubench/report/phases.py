@@ -1,0 +1,107 @@
+"""Where the wall time went (`--verbose`): each result's host-side phases, and the share of
+the run the GPU spent in timed runs. Renders data only; the phases are recorded by the runner
+(gpubench.phases)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from rich.table import Table
+
+from gpubench.phases import POINT_PHASES, VARIANT_PHASES
+from gpubench.results import Result, point_key
+
+# More results than this: one row per variant (summed over points) instead of per result.
+PER_RESULT_ROWS = 40
+
+
+@dataclass(frozen=True)
+class TimeShare:
+    """The run's wall time, the host phases summed, and the GPU's timed work."""
+
+    wall_s: float
+    point_s: dict[str, float]
+    variant_s: dict[str, float]
+    timed_gpu_s: float
+
+    @property
+    def gpu_share(self) -> float:
+        return self.timed_gpu_s / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def timed_gpu_seconds(result: Result) -> float:
+    """GPU time inside the timed samples of one result (every run of every kept sample)."""
+    summary = result.summary or {}
+    runs = summary.get("samples", 0) * (summary.get("runs_per_sample") or 1)
+    return runs * (summary.get("mean_ms") or 0.0) / 1000.0
+
+
+def share(results: list[Result], wall_s: float) -> TimeShare:
+    """Point phases count once per point (every result of a point carries them; the last
+    one has them all), variant phases once per result."""
+    last_of_point: dict[str, dict[str, float]] = {}
+    variant: dict[str, float] = defaultdict(float)
+    for result in results:
+        last_of_point[point_key(result.point)] = result.phases.get("point", {})
+        for name, seconds in result.phases.get("variant", {}).items():
+            variant[name] += seconds
+    point: dict[str, float] = defaultdict(float)
+    for phases in last_of_point.values():
+        for name, seconds in phases.items():
+            point[name] += seconds
+    gpu = sum(timed_gpu_seconds(r) for r in results)
+    return TimeShare(wall_s, dict(point), dict(variant), gpu)
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return ""
+    if value < 0.01:
+        return f"{value * 1000:.1f} ms"
+    return f"{value * 1000:,.0f} ms" if value < 1 else f"{value:,.2f} s"
+
+
+def phases_table(results: list[Result]) -> Table:
+    per_result = len(results) <= PER_RESULT_ROWS
+    table = Table(title="host time per phase" + ("" if per_result else " (summed per variant)"),
+                  title_justify="left")  # fmt: skip
+    table.add_column("point" if per_result else "points")
+    table.add_column("variant")
+    for name in (*POINT_PHASES, *VARIANT_PHASES):
+        table.add_column(name.replace("_", " "), justify="right")
+    rows: list[tuple[str, str, dict[str, float], dict[str, float]]] = []
+    if per_result:
+        last = {point_key(r.point): i for i, r in enumerate(results)}
+        for i, r in enumerate(results):
+            # A point's phases on its last row, where they are complete.
+            point = r.phases.get("point", {}) if last[point_key(r.point)] == i else {}
+            rows.append((_point_label(r.point), r.variant, point, r.phases.get("variant", {})))
+    else:
+        grouped: dict[str, list[Result]] = defaultdict(list)
+        for r in results:
+            grouped[r.variant].append(r)
+        for name, group in grouped.items():
+            totals = share(group, 0.0)
+            points = len({point_key(r.point) for r in group})
+            rows.append((str(points), name, totals.point_s, totals.variant_s))
+    for label, variant, point, own in rows:
+        table.add_row(label, variant, *(_seconds(point.get(n)) for n in POINT_PHASES),
+                      *(_seconds(own.get(n)) for n in VARIANT_PHASES))  # fmt: skip
+    return table
+
+
+def summary_line(time_share: TimeShare) -> str:
+    host = {**time_share.point_s}
+    for name, seconds in time_share.variant_s.items():
+        host[name] = host.get(name, 0.0) + seconds
+    biggest = sorted(host.items(), key=lambda item: -item[1])[:4]
+    spent = ", ".join(f"{name.replace('_', ' ')} {_seconds(s)}" for name, s in biggest)
+    return (f"wall {_seconds(time_share.wall_s)}; the GPU spent {_seconds(time_share.timed_gpu_s)} "
+            f"in timed runs ({100 * time_share.gpu_share:.1f}%); most host time: {spent}")  # fmt: skip
+
+
+def _point_label(point: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={v}" for k, v in point.items())
+    return text if len(text) <= 40 else text[:39] + "…"
