@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from gpubench import memory, verify
+from gpubench import memory, verify, verify_device
 from gpubench.benchmark import BufferSpec, Tolerance
 from gpubench.phases import PhaseClock
 from gpubench.results import Verification
@@ -106,6 +106,10 @@ class Checker:
                     for name, (buffer, _) in outputs.items()}  # fmt: skip
         if any(p is None for p in pointers.values()) or not outputs:
             return None
+        dtypes = [spec.dtype for _, spec in outputs.values()]
+        dtypes += [a.dtype for a in self.host[computes].values()]
+        if not all(verify_device.supported(d) for d in dtypes):
+            return None
         cupy = cupy_module()
         if cupy is None:
             return None
@@ -122,7 +126,7 @@ class Checker:
         """The reference on the device, once per point, if it fits beside the variant's
         buffers with room for the comparison's temporaries; else None (the host path)."""
         host = self.host[computes]
-        need = sum(a.nbytes for a in host.values()) + 4 * 8 * verify.DEVICE_CHUNK
+        need = sum(a.nbytes for a in host.values())
         free, _ = self.backend.memory_info()
         if memory.shortfall(memory.Need(device=need), free, None):
             return None

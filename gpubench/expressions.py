@@ -84,6 +84,21 @@ ARRAY_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "max": np.maximum,
 }
 
+# Functions of the array dialect that work element by element: an expression of only these,
+# operators, names and numbers may be evaluated on slices of its arrays (in parallel).
+_ELEMENTWISE_WORDS = """
+    abs sqrt cbrt exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan arctan2
+    sinh cosh tanh floor ceil trunc rint sign square reciprocal hypot fmod power minimum maximum
+    fmin fmax where clip isnan isfinite bitwise_and bitwise_or bitwise_xor left_shift
+    right_shift float16 float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64
+    ceil_div fma min max
+"""
+ELEMENTWISE_FUNCTIONS = frozenset(_ELEMENTWISE_WORDS.split())
+_ELEMENTWISE_NODES: tuple[type, ...] = (
+    ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant, ast.Load,
+    ast.Compare,
+)  # fmt: skip
+
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
@@ -182,6 +197,21 @@ class Expression:
                     raise ExpressionError(f"constant {quote(node.value)} is not allowed in "
                                           f"{quote(source)}")  # fmt: skip
         return cls(source, tree, frozenset(used), arrays)
+
+    @property
+    def elementwise(self) -> bool:
+        """True when each element of the value depends only on the same element of the
+        arrays it reads (no reductions, indexing or shape changes)."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                if not isinstance(node.func, ast.Name) or node.func.id not in ELEMENTWISE_FUNCTIONS:
+                    return False
+                if node.keywords:
+                    return False
+            elif not isinstance(node, _ELEMENTWISE_NODES + tuple(_BINARY) + tuple(_UNARY)
+                                + tuple(_COMPARE)) or (isinstance(node, ast.Constant) and isinstance(node.value, str)):  # fmt: skip
+                return False
+        return True
 
     def evaluate(self, env: Mapping[str, Any]) -> Any:
         """The value at `env`; ExpressionError (never another exception) if it has none."""

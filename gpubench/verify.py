@@ -1,16 +1,17 @@
 """Check a kernel's outputs against the reference; find the worst element and say where.
 
-One procedure, two places: `xp` is NumPy (outputs on the host) or CuPy (outputs and the
-reference on the GPU, where a 2^28-element comparison takes milliseconds instead of
-seconds). Every step is an elementwise operation of float64 IEEE arithmetic or an
-exact reduction (counts, maxima, the first index of a maximum), so both give the same
-verdict, the same worst index and the same counts; tests/test_verify_device.py holds them to
-it on the GPU.
+One rule, two places. `decide` builds the verdict from a few steps (bitwise equal? poison
+left? values equal? the errors: worst element, count, maxima); `HostOps` answers them with
+NumPy, `gpubench.verify_device.DeviceOps` with one CUDA pass beside the outputs (a 2^28-element
+comparison in milliseconds instead of seconds). Both compute each element's error with the
+same float64 IEEE operations and exact reductions (counts, maxima, the first index of a
+maximum), so they give the same verdict, worst index and counts; tests/test_verify_device.py
+holds them to it on the GPU.
 
-Outputs are compared in chunks, so checking a 2^31-element output needs a few hundred MiB of
-temporaries, not several copies of the output in float64; on the host the chunks run on a
-thread pool (NumPy releases the GIL), and are combined in order, so the first worst element
-is the same whatever the number of threads.
+On the host, outputs are compared in chunks, so checking a 2^31-element output needs a few
+hundred MiB of temporaries, not several copies of it in float64; the chunks run on a thread
+pool (NumPy releases the GIL) and are combined in order, so the first worst element is the
+same whatever the number of threads.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from gpubench.benchmark import Tolerance
 from gpubench.results import Verification
 
 CHUNK = 1 << 22
-# Chunks on the GPU: fewer launches; temporaries of 3 float64 arrays of this many elements.
-DEVICE_CHUNK = 1 << 25
 
 
 def _workers() -> int:
@@ -39,7 +38,7 @@ def _index(flat_index: int, shape: tuple[int, ...]) -> list[int]:
 
 
 def _step(xp: Any) -> int:
-    return CHUNK if xp is np else max(CHUNK, DEVICE_CHUNK)
+    return CHUNK
 
 
 def _chunks(xp: Any, size: int) -> range:
@@ -92,6 +91,10 @@ def _unwritten(xp: Any, got: Any, expected: Any) -> tuple[int, int]:
     return total, first
 
 
+def _integers(got: Any, expected: Any) -> bool:
+    return all(np.issubdtype(a.dtype, np.integer) for a in (got, expected))
+
+
 @dataclass
 class _ChunkErrors:
     worst: int  # flat index of the chunk's first largest excess over the allowed error
@@ -109,6 +112,12 @@ def _errors(xp: Any, got: Any, expected: Any, tol: Tolerance, lo: int, size: int
     both_nan = xp.isnan(g) & xp.isnan(e)
     diff = xp.where(both_nan, 0.0, xp.abs(g - e))
     diff = xp.where(xp.isnan(diff), np.inf, diff)  # NaN against a number, or inf - inf
+    if _integers(got, expected):
+        # Two different integers differ by at least 1, even where float64 cannot tell them
+        # apart (beyond 2^53).
+        common = np.uint64 if np.uint64 in (got.dtype, expected.dtype) else np.int64
+        differ = got[lo : lo + size].astype(common) != expected[lo : lo + size].astype(common)
+        diff = xp.where(differ, xp.maximum(diff, 1.0), diff)
     scale = xp.abs(e)
     scale = xp.where(xp.isnan(scale), 0.0, scale)
     allowed = tol.rtol * scale
@@ -128,8 +137,51 @@ def _errors(xp: Any, got: Any, expected: Any, tol: Tolerance, lo: int, size: int
     )  # fmt: skip
 
 
+class HostOps:
+    """The steps of the check on NumPy arrays, in chunks on a thread pool."""
+
+    def __init__(self, got: np.ndarray, expected: np.ndarray, tol: Tolerance) -> None:
+        self.got, self.expected, self.tol = got, expected, tol
+
+    def bitwise_equal(self) -> bool:
+        return _bitwise_equal(np, self.got, self.expected)
+
+    def unwritten(self) -> tuple[int, int]:
+        return _unwritten(np, self.got, self.expected)
+
+    def values_equal(self) -> bool:
+        floating = np.issubdtype(self.got.dtype, np.floating)
+        return bool(np.array_equal(self.got, self.expected, equal_nan=floating))
+
+    def errors(self) -> tuple[int, int, float, float]:
+        """(worst flat index, elements wrong, max |error|, max relative error)."""
+        parts = _map(np, lambda lo: _errors(np, self.got, self.expected, self.tol, lo, CHUNK),
+                     _chunks(np, self.got.size))  # fmt: skip
+        worst = parts[0]
+        for part in parts[1:]:
+            if part.excess > worst.excess:
+                worst = part
+        return (worst.worst, sum(p.bad for p in parts), max(p.max_abs for p in parts),
+                max(p.max_rel for p in parts))  # fmt: skip
+
+    def value(self, which: str, index: int) -> Any:
+        return (self.got if which == "got" else self.expected)[index].item()
+
+
+def element_error(got: Any, expected: Any, tol: Tolerance, integers: bool) -> tuple[float, float]:
+    """(|error|, allowed) of one element, by the rule of the whole check."""
+    g, e = np.float64(got), np.float64(expected)
+    with np.errstate(invalid="ignore"):
+        diff = 0.0 if (np.isnan(g) and np.isnan(e)) else float(abs(g - e))
+    diff = np.inf if np.isnan(diff) else diff
+    if integers and got != expected:
+        diff = max(diff, 1.0)
+    scale = 0.0 if np.isnan(e) else float(abs(e))
+    return diff, float(np.float64(tol.rtol) * np.float64(scale) + np.float64(tol.atol))
+
+
 def check_output(name: str, got: Any, expected: Any, tol: Tolerance, xp: Any = np) -> Verification:
-    """One output against its reference: NumPy arrays (xp=np) or CuPy arrays (xp=cupy)."""
+    """One output against its reference: NumPy arrays, or CuPy arrays with xp=cupy."""
     if tuple(got.shape) != tuple(expected.shape):
         return Verification(
             passed=False, worst_output=name,
@@ -137,51 +189,57 @@ def check_output(name: str, got: Any, expected: Any, tol: Tolerance, xp: Any = n
         )  # fmt: skip
     if got.size == 0:
         return Verification(passed=True, max_abs_error=0.0, max_rel_error=0.0)
-    shape = tuple(got.shape)
-    got_flat = got.reshape(-1)
-    exp_flat = expected.reshape(-1)
+    if xp is np:
+        ops: Any = HostOps(got.reshape(-1), expected.reshape(-1), tol)
+    else:
+        from gpubench.verify_device import DeviceOps
+
+        ops = DeviceOps(got.reshape(-1), expected.reshape(-1), tol)
+    return decide(name, tuple(got.shape), got.dtype, expected.dtype, tol, ops)
+
+
+def decide(name: str, shape: tuple[int, ...], got_dtype: Any, expected_dtype: Any,
+           tol: Tolerance, ops: Any) -> Verification:  # fmt: skip
+    """The verdict from the steps of `ops` (HostOps or verify_device.DeviceOps): the same
+    order, the same messages, wherever the arrays are."""
+    size = int(np.prod(shape))
     exact = tol.rtol == 0 and tol.atol == 0
-    if exact and _bitwise_equal(xp, got_flat, exp_flat):
+    if exact and ops.bitwise_equal():
         # Exactly the reference's bits: right, and nothing is left unwritten (poison bits
         # would differ). Anything else (-0.0 against 0.0, a NaN payload, a real error) takes
         # the full path below, which decides and says where.
         return Verification(passed=True, max_abs_error=0.0, max_rel_error=0.0)
-    floating = np.issubdtype(got.dtype, np.floating)
-    if floating:
-        unwritten, first = _unwritten(xp, got_flat, exp_flat)
+    if np.issubdtype(got_dtype, np.floating):
+        # NaN is the poison the harness wrote before the run: NaN left over means "never
+        # written" (unless the reference itself is NaN there).
+        unwritten, first = ops.unwritten()
         if unwritten:
             return Verification(
                 passed=False, worst_output=name, worst_index=_index(first, shape),
-                got=float("nan"), expected=float(exp_flat[first]), unwritten=unwritten,
-                wrong=unwritten, max_abs_error=float("inf"), max_rel_error=float("inf"),
-                message=f"{name}: {unwritten} of {got.size} elements not written (still NaN), "
+                got=float("nan"), expected=float(ops.value("expected", first)),
+                unwritten=unwritten, wrong=unwritten, max_abs_error=float("inf"),
+                max_rel_error=float("inf"),
+                message=f"{name}: {unwritten} of {size} elements not written (still NaN), "
                 f"first at {_index(first, shape)}",
             )  # fmt: skip
-    if exact and bool(xp.array_equal(got_flat, exp_flat, equal_nan=floating)):
+    if exact and ops.values_equal():
         return Verification(passed=True, max_abs_error=0.0, max_rel_error=0.0)
-    step = _step(xp)
-    parts = _map(xp, lambda lo: _errors(xp, got_flat, exp_flat, tol, lo, step),
-                 _chunks(xp, got_flat.size))  # fmt: skip
-    worst = parts[0]
-    for part in parts[1:]:
-        if part.excess > worst.excess:
-            worst = part
-    bad = sum(part.bad for part in parts)
+    worst, bad, max_abs, max_rel = ops.errors()
+    got_value, expected_value = ops.value("got", worst), ops.value("expected", worst)
     verdict = Verification(
-        passed=bad == 0,
-        max_abs_error=max(part.max_abs for part in parts),
-        max_rel_error=max(part.max_rel for part in parts),
-        worst_output=name,
-        worst_index=_index(worst.worst, shape),
-        got=float(got_flat[worst.worst]),
-        expected=float(exp_flat[worst.worst]),
+        passed=bad == 0, max_abs_error=max_abs, max_rel_error=max_rel, worst_output=name,
+        worst_index=_index(worst, shape), got=float(got_value), expected=float(expected_value),
         wrong=bad,
-    )
+    )  # fmt: skip
     if bad:
+        integers = all(np.issubdtype(d, np.integer) for d in (got_dtype, expected_dtype))
+        diff, allowed = element_error(got_value, expected_value, tol, integers)
+        # Integers as integers (a float64 cannot show 2^62 + 1).
+        shown = (got_value, expected_value) if integers else (verdict.got, verdict.expected)
         verdict.message = (
-            f"{name}: {bad} of {got.size} elements wrong; worst at {verdict.worst_index}: "
-            f"got {verdict.got!r}, expected {verdict.expected!r} "
-            f"(|error| {worst.diff:.3g} > allowed {worst.allowed:.3g})"
+            f"{name}: {bad} of {size} elements wrong; worst at {verdict.worst_index}: "
+            f"got {shown[0]!r}, expected {shown[1]!r} "
+            f"(|error| {diff:.3g} > allowed {allowed:.3g})"
         )
     return verdict
 

@@ -1,0 +1,216 @@
+"""The steps of gpubench.verify's check, on the GPU: one small CUDA module, two passes over
+the outputs, no temporaries.
+
+Pass one computes, per element, the error by the rule of the host check (float64, with the
+IEEE round-to-nearest intrinsics so no FMA contraction can change a bit) and folds counts,
+maxima and first indices into nine 64-bit counters (warp shuffles, then one atomic per warp).
+Pass two finds the first element whose excess over the allowed error equals the maximum. The
+host then reads those counters and two elements, and gpubench.verify.decide builds the
+verdict: the same one the host path gives (tests/test_verify_device.py).
+
+Compiled by CuPy (NVRTC) once per pair of types and cached on disk by CuPy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gpubench.benchmark import Tolerance
+
+# C type of each NumPy dtype the device check takes; others (float16, bool, complex) are
+# checked on the host.
+C_TYPES = {
+    "float32": "float", "float64": "double",
+    "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
+    "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
+    "uint64": "unsigned long long",
+}  # fmt: skip
+
+SOURCE = r"""
+typedef unsigned long long u64;
+#define INF __longlong_as_double(0x7ff0000000000000LL)
+#define NONE 0xffffffffffffffffULL
+
+enum { BITS_DIFFER, VALUES_DIFFER, UNWRITTEN, FIRST_UNWRITTEN, WRONG, MAX_EXCESS, MAX_DIFF,
+       MAX_REL, WORST, COUNTERS };
+
+// Doubles as unsigned integers in the same order (NaN never reaches here).
+__device__ __forceinline__ u64 ordered(double x) {
+    u64 b = (u64)__double_as_longlong(x);
+    return (b >> 63) ? ~b : (b | 0x8000000000000000ULL);
+}
+
+template <typename T> __device__ __forceinline__ u64 bits_of(T x) {
+    u64 b = 0;
+    memcpy(&b, &x, sizeof(T));
+    return b;
+}
+
+template <typename T> __device__ __forceinline__ bool is_nan(T x) { return false; }
+template <> __device__ __forceinline__ bool is_nan<float>(float x) { return isnan(x); }
+template <> __device__ __forceinline__ bool is_nan<double>(double x) { return isnan(x); }
+
+// The host rule (gpubench.verify._errors), element by element.
+template <typename G, typename E, typename COMMON, bool INTEGERS>
+__device__ __forceinline__ void element(G got, E expected, double rtol, double atol,
+                                        double& diff, double& excess, double& rel,
+                                        bool& values_differ) {
+    double g = (double)got, e = (double)expected;
+    bool both_nan = isnan(g) && isnan(e);
+    diff = both_nan ? 0.0 : fabs(__dsub_rn(g, e));
+    if (isnan(diff)) diff = INF;
+    bool differ;
+    if (INTEGERS) {
+        differ = (COMMON)got != (COMMON)expected;
+        if (differ) diff = fmax(diff, 1.0);
+    } else {
+        differ = !(g == e || both_nan);
+    }
+    values_differ = differ;
+    double scale = fabs(e);
+    if (isnan(scale)) scale = 0.0;
+    double allowed = __dadd_rn(__dmul_rn(rtol, scale), atol);
+    excess = __dsub_rn(diff, allowed);
+    if (isnan(excess)) excess = -INF;
+    rel = scale > 0 ? __ddiv_rn(diff, scale) : (diff > 0 ? INF : 0.0);
+    if (isnan(rel)) rel = INF;
+}
+
+__device__ __forceinline__ u64 warp_sum(u64 v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ u64 warp_max(u64 v) {
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_down_sync(0xffffffffu, v, o));
+    return v;
+}
+__device__ __forceinline__ u64 warp_min(u64 v) {
+    for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_down_sync(0xffffffffu, v, o));
+    return v;
+}
+
+template <typename G, typename E, typename COMMON, bool INTEGERS, bool SAME>
+__global__ void errors_pass(const G* got, const E* expected, u64 n, double rtol, double atol,
+                            u64* counters) {
+    u64 bits = 0, values = 0, unwritten = 0, wrong = 0, first_unwritten = NONE;
+    u64 max_excess = 0, max_diff = 0, max_rel = 0;
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x) {
+        G g = got[i];
+        E e = expected[i];
+        if (SAME) bits += bits_of(g) != bits_of((G)e);
+        if (is_nan(g) && !isnan((double)e)) {
+            unwritten++;
+            first_unwritten = min(first_unwritten, i);
+        }
+        double diff, excess, rel;
+        bool differ;
+        element<G, E, COMMON, INTEGERS>(g, e, rtol, atol, diff, excess, rel, differ);
+        values += differ;
+        wrong += excess > 0;
+        max_excess = max(max_excess, ordered(excess));
+        max_diff = max(max_diff, ordered(diff));
+        max_rel = max(max_rel, ordered(rel));
+    }
+    bits = warp_sum(bits); values = warp_sum(values); unwritten = warp_sum(unwritten);
+    wrong = warp_sum(wrong); first_unwritten = warp_min(first_unwritten);
+    max_excess = warp_max(max_excess); max_diff = warp_max(max_diff); max_rel = warp_max(max_rel);
+    if ((threadIdx.x & 31) == 0) {
+        if (bits) atomicAdd(counters + BITS_DIFFER, bits);
+        if (values) atomicAdd(counters + VALUES_DIFFER, values);
+        if (unwritten) atomicAdd(counters + UNWRITTEN, unwritten);
+        if (wrong) atomicAdd(counters + WRONG, wrong);
+        atomicMin(counters + FIRST_UNWRITTEN, first_unwritten);
+        atomicMax(counters + MAX_EXCESS, max_excess);
+        atomicMax(counters + MAX_DIFF, max_diff);
+        atomicMax(counters + MAX_REL, max_rel);
+    }
+}
+
+// The first element whose excess is the largest.
+template <typename G, typename E, typename COMMON, bool INTEGERS>
+__global__ void worst_pass(const G* got, const E* expected, u64 n, double rtol, double atol,
+                           u64* counters) {
+    u64 largest = counters[MAX_EXCESS], first = NONE;
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x) {
+        double diff, excess, rel;
+        bool differ;
+        element<G, E, COMMON, INTEGERS>(got[i], expected[i], rtol, atol, diff, excess, rel,
+                                        differ);
+        if (ordered(excess) == largest) { first = i; break; }  // i only grows in a thread
+    }
+    first = warp_min(first);
+    if ((threadIdx.x & 31) == 0 && first != NONE) atomicMin(counters + WORST, first);
+}
+"""
+
+COUNTERS = ("bits_differ", "values_differ", "unwritten", "first_unwritten", "wrong",
+            "max_excess", "max_diff", "max_rel", "worst")  # fmt: skip
+NONE = 2**64 - 1
+BLOCK = 256
+
+_modules: dict[tuple[str, str], Any] = {}
+
+
+def supported(dtype: Any) -> bool:
+    return np.dtype(dtype).name in C_TYPES
+
+
+def _kernels(cupy: Any, got: np.dtype, expected: np.dtype) -> tuple[Any, Any]:
+    key = (got.name, expected.name)
+    if key not in _modules:
+        g, e = C_TYPES[got.name], C_TYPES[expected.name]
+        integers = all(np.issubdtype(d, np.integer) for d in (got, expected))
+        common = "u64" if np.dtype(np.uint64) in (got, expected) else "long long"
+        flags = f"{common}, {'true' if integers else 'false'}"
+        same = "true" if got == expected else "false"
+        names = (f"errors_pass<{g}, {e}, {flags}, {same}>", f"worst_pass<{g}, {e}, {flags}>")
+        module = cupy.RawModule(code=SOURCE, options=("-std=c++17",), name_expressions=names)
+        _modules[key] = (module.get_function(names[0]), module.get_function(names[1]))
+    return _modules[key]
+
+
+def _to_double(ordered: int) -> float:
+    bits = ordered & ~(1 << 63) if ordered >> 63 else ~ordered & (2**64 - 1)
+    return float(np.array([bits], np.uint64).view(np.float64)[0])
+
+
+class DeviceOps:
+    """The steps verify.decide asks for, answered from one pass over CuPy arrays."""
+
+    def __init__(self, got: Any, expected: Any, tol: Tolerance) -> None:
+        import cupy
+
+        self.cupy, self.got, self.expected, self.tol = cupy, got, expected, tol
+        self.errors_pass, self.worst_pass = _kernels(cupy, got.dtype, expected.dtype)
+        n = got.size
+        self.counters = cupy.zeros(len(COUNTERS), dtype=cupy.uint64)
+        self.counters[COUNTERS.index("first_unwritten")] = NONE
+        self.counters[COUNTERS.index("worst")] = NONE
+        self.grid = (max(1, min((n + BLOCK - 1) // BLOCK, 132 * 16)),)
+        self.args = (got, expected, np.uint64(n), np.float64(tol.rtol), np.float64(tol.atol),
+                     self.counters)  # fmt: skip
+        self.errors_pass(self.grid, (BLOCK,), self.args)
+        self.read = dict(zip(COUNTERS, (int(v) for v in self.counters.get()), strict=True))
+
+    def bitwise_equal(self) -> bool:
+        return self.got.dtype == self.expected.dtype and self.read["bits_differ"] == 0
+
+    def unwritten(self) -> tuple[int, int]:
+        count = self.read["unwritten"]
+        return count, (self.read["first_unwritten"] if count else -1)
+
+    def values_equal(self) -> bool:
+        return self.read["values_differ"] == 0
+
+    def errors(self) -> tuple[int, int, float, float]:
+        self.worst_pass(self.grid, (BLOCK,), self.args)
+        worst = int(self.counters[COUNTERS.index("worst")].get())
+        return (worst, self.read["wrong"], _to_double(self.read["max_diff"]),
+                _to_double(self.read["max_rel"]))  # fmt: skip
+
+    def value(self, which: str, index: int) -> Any:
+        return (self.got if which == "got" else self.expected)[index].item()

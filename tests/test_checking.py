@@ -1,0 +1,74 @@
+"""Where outputs are checked: the reference made once per point and computation, the host path
+where outputs are not on a device (or CuPy is missing), the device path otherwise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpubench import checking
+from gpubench.benchmark import BufferSpec, Tolerance
+from gpubench.phases import PhaseClock
+from tests.fakes import FakeBackend
+
+
+def test_the_reference_is_made_once_per_computation_and_timed_as_the_points():
+    clock = PhaseClock()
+    checker = checking.Checker(FakeBackend(), clock)
+    calls = []
+
+    def make():
+        calls.append(1)
+        return {"out": np.arange(4.0)}
+
+    checker.make("scale", make)
+    checker.make("scale", make)
+    assert len(calls) == 1 and checker.has("scale") and not checker.has("other")
+    assert set(clock.seconds) == {"reference"}
+
+
+def test_outputs_not_on_a_device_are_downloaded_and_checked_on_the_host():
+    backend = FakeBackend()
+    spec = BufferSpec((4,), np.dtype(np.float32))
+    buffer = backend.alloc(spec)
+    backend.write(buffer, spec, np.array([0, 1, 2, 4], np.float32))
+    checker = checking.Checker(backend, PhaseClock())
+    checker.set("scale", {"out": np.arange(4.0)})
+    clock = PhaseClock()
+    verdict = checker.check("scale", {"out": (buffer, spec)}, {"out": Tolerance()}, clock, "check")
+    assert (verdict.passed, verdict.checked_on, verdict.worst_index, verdict.wrong) == (
+        False, "host", [3], 1)  # fmt: skip
+    assert {"check", "downloads"} <= set(clock.seconds)
+
+
+def test_gpubench_check_host_switches_the_device_path_off(monkeypatch):
+    monkeypatch.setenv("GPUBENCH_CHECK", "host")
+    monkeypatch.setattr(checking, "_cupy", None)
+    assert checking.cupy_module() is None
+    monkeypatch.setattr(checking, "_cupy", None)
+
+
+@pytest.mark.gpu
+def test_device_outputs_are_checked_on_the_device_against_one_upload(gpu_backend):
+    pytest.importorskip("cupy")
+    spec = BufferSpec((1000,), np.dtype(np.float32))
+    buffer = gpu_backend.alloc(spec)
+    try:
+        values = np.arange(1000, dtype=np.float32)
+        values[999] = -1
+        gpu_backend.write(buffer, spec, values)
+        point_clock = PhaseClock()
+        checker = checking.Checker(gpu_backend, point_clock)
+        checker.set("c", {"out": np.arange(1000.0)})
+        for phase in ("check", "recheck"):
+            clock = PhaseClock()
+            v = checker.check("c", {"out": (buffer, spec)}, {"out": Tolerance()}, clock, phase)
+            assert (v.passed, v.checked_on, v.worst_index, v.got, v.expected) == (
+                False, "device", [999], -1.0, 999.0)  # fmt: skip
+            assert "downloads" not in clock.seconds
+        assert list(point_clock.seconds) == ["uploads"]  # once, not per check
+        assert checker.device_bytes() == 8000
+        checker.release()
+        assert checker.device_bytes() == 0
+    finally:
+        gpu_backend.free(buffer)
