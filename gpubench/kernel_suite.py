@@ -6,7 +6,8 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from functools import cache
+from collections.abc import Callable
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -44,14 +45,37 @@ class KernelFileBenchmark(Benchmark):
         self.variants = kf.variants  # type: ignore[misc]
         self.baseline = kf.variants[0].name  # type: ignore[misc]
         self.source_file = str(kf.source)  # type: ignore[misc]
+        self._scalar_names = sorted({n for a in kf.scalars for n in a.value.names})
+        self._scalar_memo: dict[tuple[Any, ...], Any] = {}
+        self._check_list: list[Any] | None = None
 
     # -- evaluation at a point -----------------------------------------------------------------
     def _scalars(self, point: Point) -> dict[str, Any]:
-        """Each scalar argument as the C type the kernel receives."""
-        out = {}
-        for scalar in self.kf.scalars:
-            value = _evaluate(scalar.value, point, f"kernel.args.{scalar.name}")
-            out[scalar.name] = _as_c_type(value, scalar.dtype, f"kernel.args.{scalar.name}")
+        """Each scalar argument as the C type the kernel receives (made once per value of
+        the parameters the scalar expressions read: a dry run of 10^6 points pays per axis
+        value, not per point)."""
+        try:
+            key = tuple(point.get(name) for name in self._scalar_names)
+            found = self._scalar_memo.get(key)
+        except TypeError:  # unhashable values: no memo
+            key, found = None, None
+        if found is not None:
+            if isinstance(found, PointError):
+                raise found
+            return found
+        out: dict[str, Any] | PointError = {}
+        try:
+            for scalar in self.kf.scalars:
+                value = _evaluate(scalar.value, point, f"kernel.args.{scalar.name}")
+                out[scalar.name] = _as_c_type(value, scalar.dtype, f"kernel.args.{scalar.name}")
+        except PointError as exc:
+            out = exc
+        if key is not None:
+            if len(self._scalar_memo) >= 1 << 16:
+                self._scalar_memo.clear()
+            self._scalar_memo[key] = out
+        if isinstance(out, PointError):
+            raise out
         return out
 
     def _env(self, point: Point, scalars: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -90,9 +114,17 @@ class KernelFileBenchmark(Benchmark):
         values += [1] * (3 - len(values))
         return values[0], values[1], values[2]
 
-    def _launch(self, variant: str, point: Point) -> Launch:
-        scalars = self._scalars(point)
+    def _launch(self, variant: str, point: Point,
+                scalars: dict[str, Any] | None = None) -> Launch:  # fmt: skip
+        scalars = self._scalars(point) if scalars is None else scalars
         env = self._env(point, scalars)
+        grid, block, shared = self._launch_shape(variant, env)
+        args = tuple(BufferRef(a.name) if isinstance(a, Array) else scalars[a.name]
+                     for a in self.kf.args)  # fmt: skip
+        return Launch(variant, grid, block, args, int(shared))
+
+    def _launch_shape(self, variant: str, env: dict[str, Any]) -> tuple[Any, Any, int]:
+        """(grid, block, dynamic shared bytes) of a variant's launch, checked."""
         grid = self._dims3(self.kf.grid.get(variant) or (), env, "kernel.grid", GRID_LIMITS)
         block = self._dims3(self.kf.block.get(variant) or (), env, "kernel.block", BLOCK_LIMITS)
         if block[0] * block[1] * block[2] > 1024:
@@ -105,12 +137,10 @@ class KernelFileBenchmark(Benchmark):
             if not isinstance(shared, int | np.integer) or not 0 <= shared < 2**31:
                 raise PointError(f"kernel.shared: {quote(shared_expr[0].text)} is {quote(shared)},"
                                   " not a byte count")  # fmt: skip
-        args = tuple(BufferRef(a.name) if isinstance(a, Array) else scalars[a.name]
-                     for a in self.kf.args)  # fmt: skip
-        return Launch(variant, grid, block, args, int(shared))
+        return grid, block, int(shared)
 
-    def _work(self, point: Point) -> Work:
-        env = self._env(point)
+    def _work(self, point: Point, env: dict[str, Any] | None = None) -> Work:
+        env = self._env(point) if env is None else env
         values = {}
         for key, expr in self.kf.work.items():
             value = _evaluate(expr, env, f"kernel.work.{key}")
@@ -132,15 +162,57 @@ class KernelFileBenchmark(Benchmark):
 
     # -- the Benchmark contract ----------------------------------------------------------------
     def validate_point(self, point: Point) -> str | None:
+        """Each check runs once per value of the names it reads (a dry run of 10^6 points
+        pays per axis value where it can, not per point)."""
         try:
-            env = self._env(point)
+            env = self._env(point, self._scalars(point))
+            for check, names, memo in self._checks():
+                try:
+                    key = tuple(env.get(name) for name in names)
+                    problem = memo[key]
+                except TypeError:  # values that cannot be a key
+                    problem = check(env)
+                except KeyError:
+                    problem = check(env)
+                    if len(memo) >= 1 << 16:
+                        memo.clear()
+                    memo[key] = problem
+                if problem:
+                    return problem
+        except PointError as exc:
+            return str(exc)
+        return None
+
+    def _checks(self) -> list[tuple[Callable[[dict[str, Any]], str | None], tuple[str, ...],
+                                    dict[tuple[Any, ...], str | None]]]:  # fmt: skip
+        """(check, the names it reads, its memo): the arrays, work and initialisers, then
+        each variant's launch shape."""
+        if self._check_list is None:
+            kf = self.kf
+            data = [*(d for a in kf.arrays for d in a.dims), *kf.work.values(),
+                    *(e for i in kf.init.values() for e in i.args)]  # fmt: skip
+            checks = [(self._data_problem, _names(data), {})]
+            for variant in self.variant_names:
+                launch = [*(kf.grid.get(variant) or ()), *(kf.block.get(variant) or ()),
+                          *(kf.shared.get(variant) or ())]  # fmt: skip
+                checks.append((partial(self._launch_problem, variant), _names(launch), {}))
+            self._check_list = checks
+        return self._check_list
+
+    def _data_problem(self, env: dict[str, Any]) -> str | None:
+        try:
             for array in self.kf.arrays:
                 self._shape(array, env)
-            for variant in self.variant_names:
-                self._launch(variant, point)
-            self._work(point)
+            self._work(env, env)
             for array in self.kf.inputs:
-                _init_plan(array, self.kf.init.get(array.name), point)
+                _init_plan(array, self.kf.init.get(array.name), env)
+        except PointError as exc:
+            return str(exc)
+        return None
+
+    def _launch_problem(self, variant: str, env: dict[str, Any]) -> str | None:
+        try:
+            self._launch_shape(variant, env)
         except PointError as exc:
             return str(exc)
         return None
@@ -269,9 +341,17 @@ class KernelFileBenchmark(Benchmark):
         if not (self.kf.reference_expressions or self.kf.reference_function):
             return []
 
+        names = sorted(set(_names([d for a in self.kf.arrays for d in a.dims]))
+                       | set(self._scalar_names))  # fmt: skip
+        sizes: dict[tuple[Any, ...], int] = {}
+
         def size(point: Point) -> int:
-            env = self._env(point)
-            return sum(int(np.prod(self._shape(a, env))) * a.dtype.itemsize for a in self.kf.arrays)
+            key = tuple(point.get(n) for n in names)
+            if key not in sizes:  # once per distinct shape, not per point
+                env = self._env(point)
+                sizes[key] = sum(math.prod(self._shape(a, env)) * a.dtype.itemsize
+                                 for a in self.kf.arrays)  # fmt: skip
+            return sizes[key]
 
         smallest = min(points, key=size)
         if size(smallest) > 256 << 20:
@@ -283,6 +363,10 @@ class KernelFileBenchmark(Benchmark):
             shown = ", ".join(f"{k}={v}" for k, v in smallest.items())
             return [f"{exc} (at {shown})"]
         return []
+
+
+def _names(expressions: list[Expression]) -> tuple[str, ...]:
+    return tuple(sorted({name for expr in expressions for name in expr.names}))
 
 
 def _upcast(array: np.ndarray) -> np.ndarray:
