@@ -380,6 +380,15 @@ class Benchmark(ABC):
         """Why this point makes no sense for the suite (None if it is fine)."""
         return None
 
+    def validate_points(self, points: list[Point]) -> tuple[int, str] | None:
+        """(index, problem) of the first point that cannot run, or None. Suites whose checks
+        are costly per point (kernel files) answer for a whole sweep at once."""
+        for index, point in enumerate(points):
+            problem = self.validate_point(point)
+            if problem:
+                return index, problem
+        return None
+
     def defines(self, point: Point) -> dict[str, str]:
         """Compile-time parameters as -D macro definitions: by default every parameter
         declared `compile_time`, by its upper-case name."""

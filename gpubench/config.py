@@ -65,12 +65,12 @@ class SweepSpec:
                 source=self.source,
                 key="constraints",
             )
-        for point in points:
-            problem = bench.validate_point(point)
-            if problem:
-                raise ConfigError(
-                    f"{problem}, at the point {_fmt(point)}", source=self.source, key="params"
-                )
+        found = bench.validate_points(points)
+        if found:
+            index, problem = found
+            raise ConfigError(
+                f"{problem}, at the point {_fmt(points[index])}", source=self.source, key="params"
+            )
         return points
 
     def to_dict(self) -> dict[str, Any]:

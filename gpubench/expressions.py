@@ -259,14 +259,11 @@ class Expression:
         if None in values:
             name = self._order[values.index(None)]
             raise ExpressionError(f"{quote(self.text)}: {name} has no value here")
-        function = self._memo.get(("compiled",))
-        if any(name.startswith(_PREFIX) for name in self._order):  # would shadow a helper
-            return self._evaluate(dict(zip(self._order, values, strict=True)))
+        function = self.compiled()
         if function is None:
-            function = (True, compile_scalar(self.tree, self._order))
-            self._memo[("compiled",)] = function
+            return self._evaluate(dict(zip(self._order, values, strict=True)))
         try:
-            return function[1](*values)
+            return function(*values)
         except ExpressionError as exc:
             raise ExpressionError(f"{quote(self.text)}: {exc}") from None
         except ZeroDivisionError:
@@ -275,6 +272,17 @@ class Expression:
             raise ExpressionError(f"{quote(self.text)}: out of host memory") from None
         except (ArithmeticError, TypeError, ValueError, IndexError, RecursionError) as exc:
             raise ExpressionError(f"{quote(self.text)} cannot be evaluated: {exc}") from None
+
+    def compiled(self) -> Callable[..., Any] | None:
+        """The scalar expression as a function of its names in sorted order (it raises what
+        the walker raises, unwrapped); None where it cannot be compiled (an array expression,
+        or a name that would shadow a helper)."""
+        found = self._memo.get(("compiled",))
+        if found is None:
+            usable = not self.arrays and not any(n.startswith(_PREFIX) for n in self._order)
+            found = (True, compile_scalar(self.tree, self._order) if usable else None)
+            self._memo[("compiled",)] = found
+        return found[1]
 
     def _evaluate(self, env: Mapping[str, Any]) -> Any:
         try:

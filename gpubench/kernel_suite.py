@@ -183,6 +183,76 @@ class KernelFileBenchmark(Benchmark):
             return str(exc)
         return None
 
+    def validate_points(self, points: list[Point]) -> tuple[int, str] | None:
+        """(index, problem) of the first point that cannot run, or None. The same verdicts
+        as validate_point, point by point, on a lean path: scalars and data checks once per
+        distinct value of what they read, each launch shape from the compiled expressions
+        (a dry run of 10^6 points in seconds). The message comes from validate_point."""
+        checks = self._checks()
+        data_check, data_names, data_memo = checks[0]
+        scalar_args = {a.name for a in self.kf.scalars}
+        launches = [(names, self._launch_checker(variant))
+                    for variant, (_, names, _) in zip(self.variant_names, checks[1:], strict=True)]  # fmt: skip
+        for index, point in enumerate(points):
+            try:
+                scalars = self._scalars(point)
+            except PointError as exc:
+                return index, str(exc)
+            env = point if not scalars else None
+
+            def value(name: str, point: Point = point, scalars: dict[str, Any] = scalars) -> Any:
+                return scalars[name].item() if name in scalar_args else point.get(name)
+
+            key = tuple(value(n) for n in data_names)
+            if key not in data_memo:
+                env = env or self._env(point, scalars)
+                data_memo[key] = data_check(env)
+            if data_memo[key] or not all(ok(*(value(n) for n in names)) for names, ok in launches):
+                problem = self.validate_point(point)  # the message (and the final word)
+                if problem:
+                    return index, problem
+        return None
+
+    def _launch_checker(self, variant: str) -> Callable[..., bool]:
+        """True where validate_point would accept the variant's launch shape: a function of
+        the values of the names its expressions read (sorted), from compiled expressions."""
+        grid = self.kf.grid.get(variant) or ()
+        block = self.kf.block.get(variant) or ()
+        shared = self.kf.shared.get(variant) or ()
+        exprs = [*grid, *block, *shared]
+        names = _names(exprs)
+        limits = [*GRID_LIMITS[: len(grid)], *BLOCK_LIMITS[: len(block)]]
+        picks = [tuple(names.index(n) for n in e._order) for e in exprs]
+        functions = [e.compiled() for e in exprs]
+        if any(f is None for f in functions):
+            return lambda *values: False  # validate_point decides, point by point
+
+        def ok(*values: Any) -> bool:
+            if None in values:
+                return False
+            got = []
+            for function, pick in zip(functions, picks, strict=True):
+                try:
+                    got.append(function(*(values[i] for i in pick)))
+                except Exception:  # any failure: validate_point gives the message
+                    return False
+            dims = got[: len(limits)]
+            for i, v in enumerate(dims):
+                if isinstance(v, float) and v.is_integer():
+                    v = int(v)
+                if not isinstance(v, int | np.integer) or not 1 <= v <= limits[i]:
+                    return False
+                dims[i] = v
+            if math.prod(dims[len(grid) :]) > 1024:
+                return False
+            if shared:
+                v = got[len(limits)]
+                if not isinstance(v, int | np.integer) or not 0 <= v < 2**31:
+                    return False
+            return True
+
+        return ok
+
     def _checks(self) -> list[tuple[Callable[[dict[str, Any]], str | None], tuple[str, ...],
                                     dict[tuple[Any, ...], str | None]]]:  # fmt: skip
         """(check, the names it reads, its memo): the arrays, work and initialisers, then

@@ -167,9 +167,13 @@ def profile_one(ncu: str, spec: dict[str, Any], point: dict[str, Any], variant: 
     with tempfile.TemporaryDirectory(prefix="gpubench-profile-") as tmp:
         sweep_file = os.path.join(tmp, "point.yaml")
         Path(sweep_file).write_text(yaml.safe_dump(one_point_sweep(spec, point, variant)))
+        # The checks run on the host there: ncu sums every kernel launch of the child, and the
+        # device check's own kernels (gpubench.verify_device) must not count as the variant's.
+        env = {**os.environ, "GPUBENCH_CHECK": "host"}
         try:
             done = subprocess.run(command(ncu, sweep_file, os.path.join(tmp, "log.jsonl"), device),
-                                  capture_output=True, text=True, timeout=TIMEOUT_S, check=False)  # fmt: skip
+                                  capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
+                                  env=env)  # fmt: skip
         except subprocess.TimeoutExpired:
             raise ProfileError(f"ncu took more than {TIMEOUT_S} s") from None
     launches = parse_csv(done.stdout)

@@ -4,9 +4,9 @@ compile-time parameter, and at its defaults for sm_75, the oldest GPU nvcc 13 bu
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -63,53 +63,48 @@ def nvcc(arch: str, source: str, options: tuple[str, ...], tmp: str) -> subproce
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
-def test_every_kernel_compiles(tmp_path):
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        jobs = {
-            case: pool.submit(
-                nvcc, case[1], str(source_path(registry.get(case[0]))), case[2], str(tmp_path)
-            )
-            for case in CASES
-        }
-    failures = [
-        f"{case}: {job.result().stderr}" for case, job in jobs.items() if job.result().returncode
-    ]
-    assert not failures, "\n".join(failures)
+NO_NVCC = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+# One test per distinct compile: pytest-xdist spreads them over the cores (the compiles are
+# most of the CPU test suite's time).
+DISTINCT_CASES = sorted(set(CASES), key=lambda c: (c[0] != "matmul", c))
+
+
+def _case_id(case) -> str:
+    # A digest of the options, stable across processes (pytest-xdist compares the ids).
+    digest = hashlib.sha1(" ".join(case[2]).encode()).hexdigest()[:8]
+    return f"{Path(case[0]).stem}-{case[1]}-{digest}"
+
+
+def test_every_suite_with_kernels_has_cases_for_both_archs():
     assert len(CASES) >= 2 * sum(b.has_kernels for b in registry.all_suites().values())
+    assert {arch for _, arch, _ in CASES} == set(ARCHS)
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
-def test_every_example_kernel_file_compiles(tmp_path):
-    cases = example_cases()
-    assert len(EXAMPLES) >= 3 and len(cases) >= 2 * len(EXAMPLES)
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        jobs = {
-            case: pool.submit(
-                nvcc, case[1], str(source_path(registry.get(case[0]))), case[2], str(tmp_path)
-            )
-            for case in cases
-        }
-    failures = [
-        f"{case}: {job.result().stderr}" for case, job in jobs.items() if job.result().returncode
-    ]
-    assert not failures, "\n".join(failures)
+@NO_NVCC
+@pytest.mark.parametrize("case", DISTINCT_CASES, ids=_case_id)
+def test_every_kernel_compiles(case, tmp_path):
+    name, arch, options = case
+    done = nvcc(arch, str(source_path(registry.get(name))), options, str(tmp_path))
+    assert done.returncode == 0, f"{case}: {done.stderr}"
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
-def test_every_kernel_compiles_at_its_defaults_for_the_oldest_arch(tmp_path):
-    suites = [bench for _, bench in sorted(registry.all_suites().items()) if bench.has_kernels]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        jobs = {
-            bench.name: pool.submit(
-                nvcc,
-                OLDEST_ARCH,
-                str(source_path(bench)),
-                tuple(define_options(bench.defines(bench.resolve(bench.defaults())))),
-                str(tmp_path),
-            )
-            for bench in suites
-        }
-    failures = [f"{name}: {job.result().stderr}" for name, job in jobs.items()
-                if job.result().returncode]  # fmt: skip
-    assert not failures, "\n".join(failures)
+@NO_NVCC
+@pytest.mark.parametrize("case", example_cases(), ids=_case_id)
+def test_every_example_kernel_file_compiles(case, tmp_path):
+    name, arch, options = case
+    done = nvcc(arch, str(source_path(registry.get(name))), options, str(tmp_path))
+    assert done.returncode == 0, f"{case}: {done.stderr}"
+
+
+def test_every_example_has_cases_for_both_archs():
+    assert len(EXAMPLES) >= 3 and len(example_cases()) >= 2 * len(EXAMPLES)
+
+
+@NO_NVCC
+@pytest.mark.parametrize("suite", sorted(n for n, b in registry.all_suites().items()
+                                         if b.has_kernels))  # fmt: skip
+def test_every_kernel_compiles_at_its_defaults_for_the_oldest_arch(suite, tmp_path):
+    bench = registry.get(suite)
+    options = tuple(define_options(bench.defines(bench.resolve(bench.defaults()))))
+    done = nvcc(OLDEST_ARCH, str(source_path(bench)), options, str(tmp_path))
+    assert done.returncode == 0, f"{suite}: {done.stderr}"

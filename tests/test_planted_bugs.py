@@ -1,0 +1,58 @@
+"""Bugs planted in kernels are caught at the sizes where they hide, by the check on the GPU
+and by the check on the host alike: a dropped k-term of a K = 16384 matmul, the lost last
+element of an int32 sum, the last element of a 2^28-element output never written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpubench import checking, config, kernel_suite
+from gpubench.results import Status
+from gpubench.runner import Plan, Runner
+from gpubench.timing import TimingPolicy
+
+SUITES = Path(__file__).resolve().parent / "suites"
+QUICK = TimingPolicy(warmup=1, min_samples=3, max_samples=5, min_time_s=0, max_time_s=0.5)
+
+
+def run_file(backend, name: str):
+    path = SUITES / name
+    spec = config.load(path)
+    bench = kernel_suite.load_benchmark(str(path.resolve()))
+    points = spec.points(bench)
+    return {r.variant: r for r in Runner(backend).run(
+        Plan(bench, points, spec.variants, spec.baseline, QUICK))}  # fmt: skip
+
+
+def test_the_planted_suites_are_valid_kernel_files():
+    for name in ("planted_matmul.yaml", "planted_sum.yaml", "planted_copy.yaml"):
+        spec = config.load(SUITES / name)
+        bench = kernel_suite.load_benchmark(str((SUITES / name).resolve()))
+        assert all(bench.validate_point(p) is None for p in spec.points(bench))
+        assert any(v.endswith("_bug") for v in spec.variants)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("where", ["device", "host"])
+@pytest.mark.parametrize(
+    ("name", "worst"),
+    [("planted_matmul.yaml", None), ("planted_sum.yaml", [0]), ("planted_copy.yaml", [268435458])],
+)
+def test_every_planted_bug_is_incorrect_and_every_right_kernel_verifies(
+    gpu_backend, monkeypatch, where, name, worst
+):
+    if where == "host":
+        monkeypatch.setattr(checking, "_cupy", False)
+    elif checking.cupy_module() is None:
+        pytest.skip("CuPy is not installed: no device check")
+    results = run_file(gpu_backend, name)
+    for variant, result in results.items():
+        if variant.endswith("_bug"):
+            assert result.status is Status.INCORRECT, (variant, result.reason)
+            assert result.verification.checked_on == where
+            if worst is not None:
+                assert result.verification.worst_index == worst
+        else:
+            assert result.status in (Status.OK, Status.UNSTABLE), (variant, result.reason)
