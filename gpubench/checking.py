@@ -10,7 +10,9 @@ GPUBENCH_CHECK=host forces the host path (parity checks, machines whose CuPy mis
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +29,14 @@ _cupy: Any = None
 
 def cupy_module() -> Any | None:
     """CuPy, imported once, or None where it is missing, broken or switched off."""
+    with _import_lock:
+        return _import_cupy()
+
+
+_import_lock = threading.Lock()
+
+
+def _import_cupy() -> Any | None:
     global _cupy
     if _cupy is None:
         _cupy = False
@@ -39,6 +49,20 @@ def cupy_module() -> Any | None:
             except Exception:  # not installed, no runtime library, no device: the host path
                 _cupy = False
     return _cupy or None
+
+
+def warm_up_in_background() -> None:
+    """Import CuPy and compile the device check on a thread while the worker starts and the
+    host makes inputs and references (the first check would otherwise wait for NVRTC)."""
+
+    def warm() -> None:
+        cupy = cupy_module()
+        if cupy is not None:
+            # A failure here shows again, and is reported, at the first check.
+            with contextlib.suppress(Exception):
+                verify_device.warm_up(cupy)
+
+    threading.Thread(target=warm, name="device-check-warm-up", daemon=True).start()
 
 
 def device_view(cupy: Any, pointer: int, spec: BufferSpec) -> Any:
@@ -130,6 +154,6 @@ class Checker:
         free, _ = self.backend.memory_info()
         if memory.shortfall(memory.Need(device=need), free, None):
             return None
-        with self.point_clock.phase("uploads"):
+        with self.point_clock.phase("reference_upload"):
             self._device[computes] = {name: cupy.asarray(a) for name, a in host.items()}
         return self._device[computes]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import re
 from collections.abc import Callable
 from functools import cache, partial
@@ -186,8 +187,25 @@ class KernelFileBenchmark(Benchmark):
     def validate_points(self, points: list[Point]) -> tuple[int, str] | None:
         """(index, problem) of the first point that cannot run, or None. The same verdicts
         as validate_point, point by point, on a lean path: scalars and data checks once per
-        distinct value of what they read, each launch shape from the compiled expressions
-        (a dry run of 10^6 points in seconds). The message comes from validate_point."""
+        distinct value of what they read, each launch shape from the compiled expressions;
+        a large sweep in slices on every core (a dry run of 10^6 points in seconds). The
+        message comes from validate_point."""
+        workers = min(16, os.cpu_count() or 1)
+        if len(points) < PARALLEL_VALIDATION_FROM or workers < 3:
+            return self._validate_slice(points)
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        step = -(-len(points) // workers)
+        context = multiprocessing.get_context("spawn")  # never fork a process that may hold CUDA
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            jobs = [pool.submit(_validate_slice, str(self.kf.path), start,
+                                points[start : start + step])
+                    for start in range(0, len(points), step)]  # fmt: skip
+            found = [job.result() for job in jobs]
+        return next((f for f in found if f), None)
+
+    def _validate_slice(self, points: list[Point]) -> tuple[int, str] | None:
         checks = self._checks()
         data_check, data_names, data_memo = checks[0]
         scalar_args = {a.name for a in self.kf.scalars}
@@ -433,6 +451,16 @@ class KernelFileBenchmark(Benchmark):
             shown = ", ".join(f"{k}={v}" for k, v in smallest.items())
             return [f"{exc} (at {shown})"]
         return []
+
+
+# Kernel-file sweeps at least this large are validated in slices in worker processes.
+PARALLEL_VALIDATION_FROM = 200_000
+
+
+def _validate_slice(path: str, start: int, points: list[Point]) -> tuple[int, str] | None:
+    """A worker's slice: the first problem in it, indexed in the whole sweep."""
+    found = load_benchmark(path)._validate_slice(points)
+    return (start + found[0], found[1]) if found else None
 
 
 def _names(expressions: list[Expression]) -> tuple[str, ...]:

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-# Per point, shared by its variants: compiling, fresh inputs, the reference, input uploads.
-POINT_PHASES = ("compile", "inputs", "reference", "uploads")
+# Per point, shared by its variants: compiling, fresh inputs, the reference, input uploads,
+# the reference's upload (where the check runs on the GPU).
+POINT_PHASES = ("compile", "inputs", "reference", "uploads", "reference_upload")
 # Per variant: buffers and poison, the checked run, the check (downloads included on the
 # host path), the timed samples, the re-check after timing, everything else.
 VARIANT_PHASES = ("prepare", "checked_run", "check", "timing", "recheck", "downloads")

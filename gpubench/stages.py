@@ -215,14 +215,15 @@ class VariantRun:
     def prepare(self) -> None:
         case, backend, placements = self.case, self.backend, self.state.placements
         assert case is not None
+        wanted, wanted_pristine = self.wanted()
+        # Inputs placed first: their uploads are the point's phase, not this variant's.
+        buffers = {name: placements.get(name, where) for name, where in wanted.items()}
+        self.pristine = {name: placements.get(name, where)
+                         for name, where in wanted_pristine.items()}  # fmt: skip
         with self.clock.phase("prepare"):
-            wanted, wanted_pristine = self.wanted()
             self.own = {**case.outputs, **case.scratch}
             for name, spec in self.own.items():
                 self.owned[name] = backend.alloc(spec)
-            buffers = {name: placements.get(name, where) for name, where in wanted.items()}
-            self.pristine = {name: placements.get(name, where)
-                             for name, where in wanted_pristine.items()}  # fmt: skip
             specs = {name: placements.spec(name, where) for name, where in wanted.items()}
             specs.update(self.own)
             buffers.update(self.owned)

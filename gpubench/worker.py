@@ -132,6 +132,9 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
         conn.send(("error", str(exc), exc.exit_code))
         return
     runner = Runner(backend)
+    from gpubench import checking
+
+    checking.warm_up_in_background()
     while True:
         try:
             message = conn.recv()

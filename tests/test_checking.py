@@ -66,7 +66,7 @@ def test_device_outputs_are_checked_on_the_device_against_one_upload(gpu_backend
             assert (v.passed, v.checked_on, v.worst_index, v.got, v.expected) == (
                 False, "device", [999], -1.0, 999.0)  # fmt: skip
             assert "downloads" not in clock.seconds
-        assert list(point_clock.seconds) == ["uploads"]  # once, not per check
+        assert list(point_clock.seconds) == ["reference_upload"]  # once, not per check
         assert checker.device_bytes() == 8000
         checker.release()
         assert checker.device_bytes() == 0

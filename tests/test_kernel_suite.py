@@ -452,3 +452,18 @@ def test_scalars_of_every_c_type_and_3d_grids_bind_exactly(tmp_path):
     assert bench.case("good", point, FAKE_DEVICE, {}).outputs["out"].shape == (5, 9, 17)
     with pytest.raises(ConfigError, match=r"kernel\.args\.c: 128 does not fit in int8"):
         load(tmp_path, text.replace("char = -3", "char = 128"))
+
+
+def test_a_large_sweep_is_validated_in_slices_with_the_first_problem_named(tmp_path, monkeypatch):
+    path = write(tmp_path, SCALE)
+    bench = kernel_suite.load_benchmark(str(path))
+    points = [{**bench.defaults(), "n": n} for n in range(1, 3001)]
+    points[2500]["n"] = 0  # a size that cannot be
+    points[2900]["n"] = -1
+    serial = bench.validate_points(points)
+    monkeypatch.setattr(kernel_suite, "PARALLEL_VALIDATION_FROM", 100)
+    monkeypatch.setattr(kernel_suite.os, "cpu_count", lambda: 4)
+    parallel = bench.validate_points(points)
+    assert serial == parallel and serial[0] == 2500
+    assert serial[1] == bench.validate_point(points[2500])
+    assert bench.validate_points(points[:2500]) is None

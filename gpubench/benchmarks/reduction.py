@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gpubench import hostmath
 from gpubench.benchmark import (
     Benchmark,
     BufferRef,
@@ -248,10 +249,10 @@ class Reduction(Benchmark):
     ) -> dict[str, np.ndarray]:
         x = inputs["in"]
         if point["dtype"] == "int32":
-            exact = int(np.sum(x, dtype=np.int64))
+            exact = int(hostmath.total(x, np.int64))
             wrapped = (exact + 2**31) % 2**32 - 2**31  # two's complement, like the kernels
             return {"out": np.array([wrapped], dtype=np.int32)}
-        return {"out": np.array([np.sum(x, dtype=np.float64)])}
+        return {"out": np.array([hostmath.total(x, np.float64)])}
 
     # -- correctness bound -----------------------------------------------------------------
     def chain_length(self, variant: str, point: Point, device: DeviceInfo) -> int:
