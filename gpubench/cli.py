@@ -980,6 +980,8 @@ DRY_RUN_LISTED = 50
 
 
 def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
+    from operator import itemgetter
+
     from rich.table import Table
 
     from gpubench import registry
@@ -996,7 +998,13 @@ def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
 
     names = list(points[0])
     console = _stdout()
-    shown = list(enumerate(points, 1))
+    # Both ends of a large sweep (a list of 10^6 numbered pairs would cost 70 MB).
+    ends = (
+        range(len(points))
+        if len(points) <= DRY_RUN_LISTED
+        else [*range(5), *range(len(points) - 5, len(points))]
+    )
+    shown = [(i + 1, points[i]) for i in ends]
     # The points table shows the parameters that vary (a suite with many parameters would
     # otherwise squeeze every column to an ellipsis); the others are listed once.
     if len(points) <= DRY_RUN_LISTED:
@@ -1009,7 +1017,7 @@ def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
         for column in ("param", "distinct values", "from", "to"):
             axes.add_column(column, justify="right" if column != "param" else "left")
         for name in names:
-            values = {p[name] for p in points}
+            values = set(map(itemgetter(name), points))
             try:
                 low, high = min(values), max(values)
             except TypeError:  # None beside numbers: show the first and last point's
@@ -1018,7 +1026,6 @@ def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
             if len(values) > 1:  # the summary has every value: no second pass over 10^6 points
                 varying.append(name)
         console.print(axes)
-        shown = shown[:5] + shown[-5:]
     varying = varying or names  # one point, or every point the same
     table = Table(title=None if len(points) > DRY_RUN_LISTED else f"{spec.source}: {bench.name}",
                   title_justify="left")  # fmt: skip
@@ -1037,7 +1044,8 @@ def _print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
     if bench.has_kernels:
         # defines() depends on the compile-time params only: one call per distinct set.
         compile_names = [p.name for p in bench.params if p.compile_time]
-        representatives = {tuple(p[n] for n in compile_names): p for p in points}
+        keys = map(itemgetter(*compile_names), points) if compile_names else ((),) * len(points)
+        representatives = dict(zip(keys, points, strict=True))
         builds = {(tuple(sorted(bench.defines(p).items())), tuple(bench.compiler_options(p)))
                   for p in representatives.values()}  # fmt: skip
     for note in bench.dry_run_notes(points):
