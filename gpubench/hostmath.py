@@ -79,3 +79,17 @@ def total(values: np.ndarray, dtype: type) -> float | int:
     if np.issubdtype(dtype, np.integer):
         return sum(partials)
     return math.fsum(partials)
+
+
+def scale_shift(values: np.ndarray, scale: Any = None, shift: Any = None) -> np.ndarray:
+    """values *= scale; values += shift, in place, in slices on the pool (the same values
+    as the two whole-array operations)."""
+
+    def apply(piece: np.ndarray) -> np.ndarray:
+        if scale is not None:
+            piece = piece * scale
+        if shift is not None:
+            piece = piece + shift
+        return piece
+
+    return elementwise(apply, [values], values)

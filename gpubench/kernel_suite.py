@@ -558,12 +558,10 @@ def _make(array: Array, shape: tuple[int, ...], init: Init | None, point: Point,
     if function == "uniform":
         low, high = args
         values = rng.random(size, dtype=native)
-        values *= native.type(high - low)
-        values += native.type(low)
+        hostmath.scale_shift(values, native.type(high - low), native.type(low))
     elif function == "normal":
         values = rng.standard_normal(size, dtype=native)
-        values *= native.type(args[1])
-        values += native.type(args[0])
+        hostmath.scale_shift(values, native.type(args[1]), native.type(args[0]))
     elif function == "integers":
         integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_
         values = rng.integers(args[0], args[1], size, dtype=dtype if integer else np.int64,

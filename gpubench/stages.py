@@ -110,6 +110,8 @@ class VariantRun:
     bound: Any = None
     record_metrics: dict[str, Any] = field(default_factory=dict)
     crashed: bool = False
+    # From the first timed run on, a failed launch is reported "while timing".
+    timing_started: bool = False
 
     @property
     def bench(self) -> Any:
@@ -133,8 +135,7 @@ class VariantRun:
                 self.recheck(verdict, unverified, measurement)
                 spans = self.timeline()
             except KernelLaunchError as exc:
-                return self.failed_launch(exc, "while timing: " if self.clock.seconds.get(
-                    "timing") else "")  # fmt: skip
+                return self.failed_launch(exc, "while timing: " if self.timing_started else "")
             finally:
                 self.free()
             return self.assemble(record, verdict, unverified, measurement, spans)
@@ -311,6 +312,7 @@ class VariantRun:
 
     # -- measure and re-check -------------------------------------------------------------------
     def measure(self) -> timing.Measurement:
+        self.timing_started = True
         with self.clock.phase("timing"):
             return measure(self.backend, self.plan, self.bound, self.restore_inout)
 

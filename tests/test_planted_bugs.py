@@ -56,3 +56,44 @@ def test_every_planted_bug_is_incorrect_and_every_right_kernel_verifies(
                 assert result.verification.worst_index == worst
         else:
             assert result.status in (Status.OK, Status.UNSTABLE), (variant, result.reason)
+
+
+def _sssp_with_a_skipped_edge(tmp_path):
+    """The sssp suite, its `pull` kernel planted with a bug: the last incoming edge of every
+    vertex is never relaxed."""
+    import copy
+
+    from gpubench.benchmarks import sssp
+    from gpubench.kernels import source_path
+
+    text = source_path(sssp.BENCHMARK).read_text()
+    right = "for (long long e = in_offsets[v]; e < in_offsets[v + 1]; ++e) {"
+    assert text.count(right) == 1
+    planted = tmp_path / "sssp.cu"
+    planted.write_text(text.replace(right, right.replace("e < in", "e + 1 < in")))
+    bench = copy.copy(sssp.BENCHMARK)
+    bench.source_file = str(planted)
+    return bench
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("where", ["device", "host"])
+def test_a_skipped_edge_in_sssp_is_incorrect(gpu_backend, monkeypatch, tmp_path, where):
+    if where == "host":
+        monkeypatch.setattr(checking, "_cupy", False)
+    elif checking.cupy_module() is None:
+        pytest.skip("CuPy is not installed: no device check")
+    bench = _sssp_with_a_skipped_edge(tmp_path)
+    point = {**bench.defaults(), "vertices": 100_003, "weights": "uniform", "sources": 1}
+    (result,) = Runner(gpu_backend).run(Plan(bench, [point], ("pull",), "pull", QUICK))
+    assert result.status is Status.INCORRECT, result.reason
+    assert result.verification.checked_on == where
+
+
+def test_the_sssp_bug_is_planted_in_a_copy_only(tmp_path):
+    from gpubench.benchmarks import sssp
+    from gpubench.kernels import source_path
+
+    bench = _sssp_with_a_skipped_edge(tmp_path)
+    assert "e + 1 < in_offsets" in source_path(bench).read_text()
+    assert "e + 1 < in_offsets" not in source_path(sssp.BENCHMARK).read_text()

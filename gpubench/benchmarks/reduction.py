@@ -136,8 +136,7 @@ class Reduction(Benchmark):
             return {"in": rng.integers(-(2**20), 2**20, size=n, dtype=np.int32)}
         # Positive values: the error bound (below) is relative to sum(|x|) = the sum itself.
         values = rng.random(n, dtype=np.float32)
-        values += np.float32(0.5)
-        return {"in": values}
+        return {"in": hostmath.scale_shift(values, shift=np.float32(0.5))}
 
     def input_specs(self, point: Point) -> dict[str, BufferSpec]:
         return {"in": BufferSpec((point["n"],), self._dtype(point))}
