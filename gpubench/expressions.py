@@ -145,6 +145,8 @@ class Expression:
     _memo: dict[tuple[Any, ...], tuple[bool, Any]] = field(
         default_factory=dict, compare=False, repr=False, hash=False
     )
+    # What is derived once from the tree: the sorted names, the compiled function.
+    _derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     @classmethod
     def parse(cls, text: Any, known: Iterable[str], *, arrays: bool = False) -> Expression:
@@ -247,11 +249,9 @@ class Expression:
 
     @property
     def _order(self) -> tuple[str, ...]:
-        order = self._memo.get(("order",))
-        if order is None:
-            order = (True, tuple(sorted(self.names)))
-            self._memo[("order",)] = order
-        return order[1]
+        if "order" not in self._derived:
+            self._derived["order"] = tuple(sorted(self.names))
+        return self._derived["order"]
 
     def _evaluate_compiled(self, values: tuple[Any, ...]) -> Any:
         """A scalar expression through its compiled form (the same checks as the walker,
@@ -277,12 +277,10 @@ class Expression:
         """The scalar expression as a function of its names in sorted order (it raises what
         the walker raises, unwrapped); None where it cannot be compiled (an array expression,
         or a name that would shadow a helper)."""
-        found = self._memo.get(("compiled",))
-        if found is None:
+        if "compiled" not in self._derived:
             usable = not self.arrays and not any(n.startswith(_PREFIX) for n in self._order)
-            found = (True, compile_scalar(self.tree, self._order) if usable else None)
-            self._memo[("compiled",)] = found
-        return found[1]
+            self._derived["compiled"] = compile_scalar(self.tree, self._order) if usable else None
+        return self._derived["compiled"]
 
     def _evaluate(self, env: Mapping[str, Any]) -> Any:
         try:

@@ -37,54 +37,47 @@ def _index(flat_index: int, shape: tuple[int, ...]) -> list[int]:
     return [int(i) for i in np.unravel_index(flat_index, shape)] if shape else []
 
 
-def _step(xp: Any) -> int:
-    return CHUNK
+def _chunks(size: int) -> range:
+    return range(0, size, CHUNK)
 
 
-def _chunks(xp: Any, size: int) -> range:
-    return range(0, size, _step(xp))
-
-
-def _map(xp: Any, function: Any, starts: range) -> list[Any]:
-    """`function` over the chunk starts, in order: threads on the host, a loop on the GPU."""
-    if xp is not np or len(starts) < 2:
+def _map(function: Any, starts: range) -> list[Any]:
+    """`function` over the chunk starts, in order, on a thread pool."""
+    if len(starts) < 2:
         return [function(lo) for lo in starts]
     with ThreadPoolExecutor(max_workers=_workers()) as pool:
         return list(pool.map(function, starts))
 
 
-def _bitwise_equal(xp: Any, got: Any, expected: Any) -> bool:
+def _bitwise_equal(got: np.ndarray, expected: np.ndarray) -> bool:
     """Same type and the same bits, compared as unsigned integers: a fraction of the cost of
     the full check, which a sweep pays twice per variant on arrays of gigabytes."""
     if got.dtype != expected.dtype or got.dtype.itemsize not in (1, 2, 4, 8):
         return False
     as_bits = np.dtype(f"u{got.dtype.itemsize}")
-    step = _step(xp)
 
     def same(lo: int) -> bool:
-        a = xp.ascontiguousarray(got[lo : lo + step]).view(as_bits)
-        b = xp.ascontiguousarray(expected[lo : lo + step]).view(as_bits)
-        return bool(xp.array_equal(a, b))
+        a = np.ascontiguousarray(got[lo : lo + CHUNK]).view(as_bits)
+        b = np.ascontiguousarray(expected[lo : lo + CHUNK]).view(as_bits)
+        return bool(np.array_equal(a, b))
 
-    return all(_map(xp, same, _chunks(xp, got.size)))
+    return all(_map(same, _chunks(got.size)))
 
 
-def _unwritten(xp: Any, got: Any, expected: Any) -> tuple[int, int]:
+def _unwritten(got: np.ndarray, expected: np.ndarray) -> tuple[int, int]:
     """(count, first flat index) of NaN in `got` where the reference is not NaN: the poison
     the harness wrote before the run, never overwritten."""
 
-    step = _step(xp)
-
     def scan(lo: int) -> tuple[int, int]:
-        nan = xp.isnan(got[lo : lo + step])
-        if not bool(nan.any()):
+        nan = np.isnan(got[lo : lo + CHUNK])
+        if not nan.any():
             return 0, -1
-        nan &= ~xp.isnan(expected[lo : lo + step].astype(np.float64))
-        count = int(xp.count_nonzero(nan))
-        return count, (lo + int(xp.flatnonzero(nan)[0]) if count else -1)
+        nan &= ~np.isnan(expected[lo : lo + CHUNK].astype(np.float64))
+        count = int(np.count_nonzero(nan))
+        return count, (lo + int(np.flatnonzero(nan)[0]) if count else -1)
 
     total, first = 0, -1
-    for count, index in _map(xp, scan, _chunks(xp, got.size)):
+    for count, index in _map(scan, _chunks(got.size)):
         total += count
         if count and first < 0:
             first = index
@@ -106,33 +99,35 @@ class _ChunkErrors:
     max_rel: float
 
 
-def _errors(xp: Any, got: Any, expected: Any, tol: Tolerance, lo: int, size: int) -> _ChunkErrors:
-    g = got[lo : lo + size].astype(np.float64)
-    e = expected[lo : lo + size].astype(np.float64)
-    both_nan = xp.isnan(g) & xp.isnan(e)
-    diff = xp.where(both_nan, 0.0, xp.abs(g - e))
-    diff = xp.where(xp.isnan(diff), np.inf, diff)  # NaN against a number, or inf - inf
+def _errors(got: np.ndarray, expected: np.ndarray, tol: Tolerance, lo: int) -> _ChunkErrors:
+    """The errors of one chunk by the rule of the check (verify_device.SOURCE's `element` is
+    the same rule in CUDA)."""
+    g = got[lo : lo + CHUNK].astype(np.float64)
+    e = expected[lo : lo + CHUNK].astype(np.float64)
+    both_nan = np.isnan(g) & np.isnan(e)
+    diff = np.where(both_nan, 0.0, np.abs(g - e))
+    diff = np.where(np.isnan(diff), np.inf, diff)  # NaN against a number, or inf - inf
     if _integers(got, expected):
         # Two different integers differ by at least 1, even where float64 cannot tell them
         # apart (beyond 2^53).
         common = np.uint64 if np.uint64 in (got.dtype, expected.dtype) else np.int64
-        differ = got[lo : lo + size].astype(common) != expected[lo : lo + size].astype(common)
-        diff = xp.where(differ, xp.maximum(diff, 1.0), diff)
-    scale = xp.abs(e)
-    scale = xp.where(xp.isnan(scale), 0.0, scale)
+        differ = got[lo : lo + CHUNK].astype(common) != expected[lo : lo + CHUNK].astype(common)
+        diff = np.where(differ, np.maximum(diff, 1.0), diff)
+    scale = np.abs(e)
+    scale = np.where(np.isnan(scale), 0.0, scale)
     allowed = tol.rtol * scale
     allowed += tol.atol
     excess = diff - allowed
     # inf within an infinite allowance: never the worst element (and NaN has no order).
-    excess = xp.where(xp.isnan(excess), -np.inf, excess)
+    excess = np.where(np.isnan(excess), -np.inf, excess)
     largest = excess.max()
-    i = int(xp.argmax(excess == largest))  # the first of the largest
+    i = int(np.argmax(excess == largest))  # the first of the largest
     with np.errstate(divide="ignore", invalid="ignore"):
-        rel = xp.where(scale > 0, diff / scale, xp.where(diff > 0, np.inf, 0.0))
-    rel = xp.where(xp.isnan(rel), np.inf, rel)
+        rel = np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
+    rel = np.where(np.isnan(rel), np.inf, rel)
     return _ChunkErrors(
         worst=lo + i, excess=float(excess[i]), diff=float(diff[i]), allowed=float(allowed[i]),
-        bad=int(xp.count_nonzero(excess > 0)), max_abs=float(diff.max()),
+        bad=int(np.count_nonzero(excess > 0)), max_abs=float(diff.max()),
         max_rel=float(rel.max()),
     )  # fmt: skip
 
@@ -144,10 +139,10 @@ class HostOps:
         self.got, self.expected, self.tol = got, expected, tol
 
     def bitwise_equal(self) -> bool:
-        return _bitwise_equal(np, self.got, self.expected)
+        return _bitwise_equal(self.got, self.expected)
 
     def unwritten(self) -> tuple[int, int]:
-        return _unwritten(np, self.got, self.expected)
+        return _unwritten(self.got, self.expected)
 
     def values_equal(self) -> bool:
         floating = np.issubdtype(self.got.dtype, np.floating)
@@ -155,8 +150,8 @@ class HostOps:
 
     def errors(self) -> tuple[int, int, float, float]:
         """(worst flat index, elements wrong, max |error|, max relative error)."""
-        parts = _map(np, lambda lo: _errors(np, self.got, self.expected, self.tol, lo, CHUNK),
-                     _chunks(np, self.got.size))  # fmt: skip
+        parts = _map(lambda lo: _errors(self.got, self.expected, self.tol, lo),
+                     _chunks(self.got.size))  # fmt: skip
         worst = parts[0]
         for part in parts[1:]:
             if part.excess > worst.excess:
