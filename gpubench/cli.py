@@ -12,11 +12,10 @@ import click
 
 from gpubench import __version__
 from gpubench.errors import (
-    EXIT_ENVIRONMENT,
+    EXIT_CODE_MEANINGS,
     EXIT_FAILED_POINTS,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_USAGE,
     GpubenchError,
 )
 
@@ -24,17 +23,19 @@ if TYPE_CHECKING:
     from gpubench.benchmark import Benchmark, Param
     from gpubench.config import SweepSpec
 
-EXIT_CODES_HELP = f"""
-\b
-Exit codes:
-  {EXIT_OK}    every point ran and verified (skipped shapes, unstable timings and
-       unverified results of a kernel file without a reference included)
-  {EXIT_USAGE}    usage or config error, or a --resume log that does not match (nothing was run)
-  {EXIT_FAILED_POINTS}    finished, but some points failed: incorrect, compile_failed,
-       launch_failed, crashed, timeout (compare: something got slower)
-  {EXIT_ENVIRONMENT}    environment error: no PyCUDA, no GPU or driver, nvcc missing or too old
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); finished results are kept
-"""
+
+def _exit_codes_help() -> str:
+    import textwrap
+
+    lines = ["\b", "Exit codes:"]
+    for code, meaning in EXIT_CODE_MEANINGS.items():
+        wrapped = textwrap.wrap(meaning, 72)
+        lines.append(f"  {code:<4} {wrapped[0]}")
+        lines += [f"       {rest}" for rest in wrapped[1:]]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+EXIT_CODES_HELP = _exit_codes_help()
 
 
 # Wide enough for a results table when output goes to a file or a CI log.

@@ -8,6 +8,18 @@ EXIT_FAILED_POINTS = 3
 EXIT_ENVIRONMENT = 4
 EXIT_INTERRUPTED = 130
 
+# What each exit code means: the CLI's --help epilog and the docs' reference page are made
+# from this table.
+EXIT_CODE_MEANINGS: dict[int, str] = {
+    EXIT_OK: "every point ran and verified (skipped shapes, unstable timings and unverified "
+    "results of a kernel file without a reference included)",
+    EXIT_USAGE: "usage or config error, or a --resume log that does not match (nothing was run)",
+    EXIT_FAILED_POINTS: "finished, but some points failed: incorrect, compile_failed, "
+    "launch_failed, crashed, timeout (compare: something got slower)",
+    EXIT_ENVIRONMENT: "environment error: no PyCUDA, no GPU or driver, nvcc missing or too old",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM); finished results are kept",
+}
+
 
 # An error message is one line a person reads: user values in it are cut to this length.
 MAX_QUOTED = 60

@@ -616,5 +616,5 @@ def load_benchmark(path: str) -> KernelFileBenchmark:
     data = config.read_document(path)
     if not is_kernel_file(data):
         raise ConfigError("has no `kernel:` section (a sweep file names a `suite:` instead; "
-                          "see the README's \"Benchmark your own kernel\")", source=path)  # fmt: skip
+                          "see docs/kernel-files.md)", source=path)  # fmt: skip
     return KernelFileBenchmark(parse(data, path))

@@ -1,0 +1,69 @@
+"""Reference pages made from the code (the documentation site's generated part): every suite
+with its variants and parameters, the bundled sweep files, the exit codes. Renders markdown
+text only; docs/hooks.py writes it before each build, so these pages cannot drift."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpubench.errors import EXIT_CODE_MEANINGS
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def suites_page(suites: dict[str, Any]) -> str:
+    """`gpubench list` as a page: one section per suite."""
+    out = ["# Suites and their parameters", "",
+           "Generated from the suites' declarations (`gpubench list` prints the same). Every "
+           "parameter is a `gpubench run SUITE --name VALUE` option and a `params:` key of a "
+           "sweep file; compile-time parameters become `-D` defines.", ""]  # fmt: skip
+    for name, bench in sorted(suites.items()):
+        out += [f"## {name}", "", f"{bench.description}.", "", "| variant | what it shows |",
+                "| --- | --- |"]  # fmt: skip
+        for variant in bench.variants:
+            mark = " (baseline)" if variant.name == bench.baseline else ""
+            out.append(f"| `{variant.name}`{mark} | {_cell(variant.help)} |")
+        out += ["", "| parameter | type | default | allowed | compile-time | meaning |",
+                "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+        for param in bench.params:
+            allowed = ", ".join(str(c) for c in param.choices) if param.choices else ""
+            if not allowed and (param.minimum is not None or param.maximum is not None):
+                low = "" if param.minimum is None else f">= {param.minimum}"
+                high = "" if param.maximum is None else f"<= {param.maximum}"
+                allowed = " and ".join(x for x in (low, high) if x)
+            default = param.default if param.default is not None else (
+                f"from {param.derived_from}" if param.derived_from else "")  # fmt: skip
+            out.append(f"| `{param.name}` | {param.type_name} | {_cell(default)} | "
+                       f"{_cell(allowed)} | {'yes' if param.compile_time else ''} | "
+                       f"{_cell(param.help)} |")  # fmt: skip
+        out.append("")
+    return "\n".join(out)
+
+
+def configs_page(configs: list[tuple[str, str, str]]) -> str:
+    """(file name, suite, first comment line) of each bundled sweep file."""
+    out = ["# Bundled sweep files", "",
+           "Generated from `configs/` (`gpubench list --configs` prints the same); run one by "
+           "name: `gpubench sweep NAME`.", "", "| name | suite | what it sweeps |",
+           "| --- | --- | --- |"]  # fmt: skip
+    out += [f"| `{name}` | {_cell(suite)} | {_cell(comment)} |" for name, suite, comment in configs]
+    return "\n".join(out) + "\n"
+
+
+def exit_codes_page() -> str:
+    out = ["# Exit codes", "", "Generated from `gpubench/errors.py` (every command's `--help` "
+           "ends with the same table).", "", "| code | meaning |", "| --- | --- |"]  # fmt: skip
+    out += [f"| {code} | {_cell(meaning)} |" for code, meaning in EXIT_CODE_MEANINGS.items()]
+    return "\n".join(out) + "\n"
+
+
+def pages() -> dict[str, str]:
+    """File name (under docs/reference/) -> markdown."""
+    from gpubench import config, registry
+
+    configs = [(path.stem, *config.describe(path)) for path in config.bundled_configs()]
+    return {"suites.md": suites_page(registry.all_suites()),
+            "configs.md": configs_page(configs), "exit-codes.md": exit_codes_page()}  # fmt: skip
