@@ -239,6 +239,10 @@ class Case:
     def problems(self, inputs: dict[str, np.ndarray]) -> list[str]:
         """Mistakes in the declaration itself (a suite bug): unknown buffers, an in-out
         buffer without its input, a host buffer passed to a kernel, ..."""
+        return (self._buffer_problems(inputs) + self._step_problems(inputs)
+                + self._repeat_problems())  # fmt: skip
+
+    def _buffer_problems(self, inputs: dict[str, np.ndarray]) -> list[str]:
         found: list[str] = []
         own = {**self.outputs, **self.scratch}
         for name in set(self.outputs) & set(self.scratch):
@@ -266,6 +270,11 @@ class Case:
             if where not in LOCATIONS:
                 found.append(f"input {name!r}: location {where!r} is not one of "
                              f"{', '.join(LOCATIONS)}")  # fmt: skip
+        return found
+
+    def _step_problems(self, inputs: dict[str, np.ndarray]) -> list[str]:
+        found: list[str] = []
+        own = {**self.outputs, **self.scratch}
         known = set(inputs) | set(own)
 
         def location(name: str) -> str:
@@ -291,15 +300,16 @@ class Case:
                 if (step.src in known and step.dst in known and location(step.src) != "device"
                         and location(step.dst) != "device"):  # fmt: skip
                     found.append(f"copy {step.src}→{step.dst}: host to host is no GPU work")
+        return found
+
+    def _repeat_problems(self) -> list[str]:
+        found: list[str] = []
+        own = {**self.outputs, **self.scratch}
         for step in self.steps:
             if isinstance(step, Repeat):
                 spec = own.get(step.flag)
-                if (
-                    spec is None
-                    or spec.location != "device"
-                    or spec.nbytes != 4
-                    or not (np.issubdtype(spec.dtype, np.integer))
-                ):
+                if (spec is None or spec.location != "device" or spec.nbytes != 4
+                        or not np.issubdtype(spec.dtype, np.integer)):  # fmt: skip
                     found.append(f"Repeat flag {step.flag!r} must be a declared one-element "
                                  "32-bit integer device buffer")  # fmt: skip
                 if step.max_iterations < 1:

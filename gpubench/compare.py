@@ -31,16 +31,37 @@ def _value(result: Result | None, metric: Metric) -> float | None:
     return result.metrics.get(metric.key)
 
 
+def identity(result: Result, defaults: dict[str, dict[str, object]]) -> tuple[str, str, str]:
+    """What identifies a result across gpubench versions: its suite, variant and the point
+    without the parameters at their suite's default (a parameter a newer gpubench added, at
+    its default, is the behaviour an older file measured). `defaults`: suite -> defaults."""
+    known = defaults.get(result.suite, {})
+    point = {k: v for k, v in result.point.items() if not (k in known and known[k] == v)}
+    return result.suite, result.variant, point_key(point)
+
+
+def suite_defaults(*sets: ResultSet) -> dict[str, dict[str, object]]:
+    """The resolved defaults of every registered suite the sets hold results of (suites and
+    kernel files gpubench cannot find match on their full points)."""
+    from gpubench import registry
+
+    suites = registry.all_suites()
+    names = {r.suite for s in sets for r in s.results} & set(suites)
+    return {name: suites[name].resolve(suites[name].defaults()) for name in names}
+
+
 def compare(base: ResultSet, new: ResultSet, threshold: float, metric: Metric = TIME,
-            per_suite: dict[str, float] | None = None) -> list[Comparison]:  # fmt: skip
+            per_suite: dict[str, float] | None = None,
+            defaults: dict[str, dict[str, object]] | None = None) -> list[Comparison]:  # fmt: skip
     """A difference counts only if it exceeds both the threshold (`per_suite`'s for the
-    result's suite, else `threshold`) and twice the noise."""
-    per_suite = per_suite or {}
-    old = {(point_key(r.point), r.variant): r for r in base.results}
+    result's suite, else `threshold`) and twice the noise. Results are matched by
+    `identity` (`defaults`: the suites' defaults; None: every parameter counts)."""
+    per_suite, defaults = per_suite or {}, defaults or {}
+    old = {identity(r, defaults): r for r in base.results}
     out: list[Comparison] = []
     seen = set()
     for r in new.results:
-        key = (point_key(r.point), r.variant)
+        key = identity(r, defaults)
         seen.add(key)
         out.append(_compare_one(old.get(key), r, per_suite.get(r.suite, threshold), metric))
     for key, r in old.items():
@@ -63,7 +84,9 @@ def _compare_one(base: Result | None, new: Result, threshold: float, metric: Met
         return Comparison(new.point, new.variant, before, after, None, None,
                           f"not measured ({base.status} → {new.status})")  # fmt: skip
     change = after / before - 1
-    noise = max((base.summary or {}).get("rel_noise", 0), (new.summary or {}).get("rel_noise", 0))
+    # A one-sample run has no noise figure (null in its file): only the threshold judges it.
+    noise = max((base.summary or {}).get("rel_noise") or 0.0,
+                (new.summary or {}).get("rel_noise") or 0.0)  # fmt: skip
     if abs(change) <= max(threshold, 2 * noise):
         verdict = "same"
     else:
@@ -75,6 +98,16 @@ def _compare_one(base: Result | None, new: Result, threshold: float, metric: Met
         else:
             verdict = "worse" if worse else "better"
     return Comparison(new.point, new.variant, before, after, change, noise, verdict)
+
+
+def compared(rows: list[Comparison]) -> int:
+    """Pairs that were compared (both sides present)."""
+    return sum(r.verdict not in ("only in base", "only in new") for r in rows)
+
+
+def unmatched_base(rows: list[Comparison]) -> int:
+    """Results of the base with no partner in the new file: a gate must not pass over them."""
+    return sum(r.verdict == "only in base" for r in rows)
 
 
 def regressions(rows: list[Comparison]) -> int:

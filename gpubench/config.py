@@ -10,12 +10,20 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpubench import registry, sweep
 from gpubench.benchmark import Benchmark, Point
-from gpubench.errors import ConfigError, quote
+from gpubench.errors import ConfigError, did_you_mean, quote
 from gpubench.timing import TimingPolicy
+from gpubench.yamlfile import MAX_FILE_BYTES, parse_yaml, read_document
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "SweepSpec",
+    "load",
+    "parse_yaml",
+    "read_document",
+    "spec_from_mapping",
+]
 
 TOP_LEVEL_KEYS = (
     "suite", "kernel", "description", "variants", "baseline", "params", "zip", "constraints",
@@ -92,32 +100,10 @@ def _fmt(point: Point) -> str:
     return ", ".join(f"{k}={v}" for k, v in point.items())
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """safe_load that refuses duplicate keys instead of silently keeping the last one."""
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    loader.flatten_mapping(node)
-    mapping: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        if not isinstance(key_node, yaml.ScalarNode):
-            line = key_node.start_mark.line + 1
-            raise ConfigError(f"a key must be text or a number, not a {key_node.id} (line {line})")
-        key = loader.construct_object(key_node, deep=deep)
-        if key in mapping:
-            line = key_node.start_mark.line + 1
-            raise ConfigError(f"duplicate key {quote(key)} (line {line})", key=str(key))
-        mapping[key] = loader.construct_object(value_node, deep=deep)
-    return mapping
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def _check_keys(mapping: dict, allowed: tuple[str, ...], source: str, where: str) -> None:
     for key in mapping:
         if key not in allowed:
-            hint = registry.did_you_mean(str(key), allowed)
+            hint = did_you_mean(str(key), allowed)
             raise ConfigError(
                 f"unknown key {quote(key)}{hint}; allowed: {', '.join(allowed)}",
                 source=source,
@@ -136,7 +122,7 @@ def _coerce_values(bench: Benchmark, name: str, raw: Any, source: str, key: str)
         known = [p.name for p in bench.params]
         raise ConfigError(
             f"unknown parameter {quote(name)} for suite {quote(bench.name)}"
-            f"{registry.did_you_mean(str(name), known)}; parameters: {', '.join(known)}",
+            f"{did_you_mean(str(name), known)}; parameters: {', '.join(known)}",
             source=source,
             key=key,
         ) from None
@@ -213,7 +199,7 @@ def _parse_variants(bench: Benchmark, raw: Any, source: str) -> tuple[str, ...]:
     for i, name in enumerate(names):
         if name not in bench.variant_names:
             raise ConfigError(
-                f"unknown variant {quote(name)}{registry.did_you_mean(str(name), bench.variant_names)}; "
+                f"unknown variant {quote(name)}{did_you_mean(str(name), bench.variant_names)}; "
                 f"variants of {bench.name}: {', '.join(bench.variant_names)}",
                 source=source,
                 key=f"variants[{i}]",
@@ -239,6 +225,23 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
             f"expected a mapping at the top level, got {type(data).__name__}", source=source
         )
     _check_keys(data, TOP_LEVEL_KEYS, source, "")
+    bench, suite_ref = _parse_suite(data, source)
+    variants, baseline = _parse_variants_and_baseline(bench, data, source)
+    axes = _parse_params(bench, data.get("params") or {}, source)
+    zipped = _parse_zip(bench, data.get("zip") or [], set(axes), source)
+    constraints = _parse_constraints(bench, data.get("constraints") or [], source)
+    outputs = _parse_outputs(data.get("outputs") or {}, source)
+    description = _parse_description(data.get("description") or "", source)
+    spec = SweepSpec(suite=bench.name, source=source, variants=variants, baseline=baseline,
+                     axes=axes, zipped=zipped, constraints=constraints,
+                     timing=parse_timing(data.get("timing"), source), outputs=outputs,
+                     description=description, suite_ref=suite_ref)  # fmt: skip
+    spec.points(bench)  # expand once now, so an empty or impossible sweep fails before the GPU
+    return spec
+
+
+def _parse_suite(data: dict, source: str) -> tuple[Benchmark, str]:
+    """The suite (a name, a suite file) or the kernel file itself, and how to find it again."""
     if "kernel" in data:
         # A kernel file: the suite is declared right here, and its params are the sweep.
         from gpubench import kernel_file, kernel_suite
@@ -246,14 +249,17 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
         if "suite" in data:
             raise ConfigError("a file has either `suite:` (a sweep of a suite) or `kernel:` "
                               "(your own kernel), not both", source=source, key="kernel")  # fmt: skip
-        bench: Benchmark = kernel_suite.KernelFileBenchmark(kernel_file.parse(data, source))
-        suite_ref = str(Path(source).resolve())
-    elif "suite" not in data:
+        bench = kernel_suite.KernelFileBenchmark(kernel_file.parse(data, source))
+        return bench, str(Path(source).resolve())
+    if "suite" not in data:
         raise ConfigError("missing required key 'suite' (or `kernel:` for your own kernel)",
                           source=source, key="suite")  # fmt: skip
-    else:
-        suite_ref = _suite_ref(str(data["suite"]), source)
-        bench = registry.get(suite_ref, source=source, key="suite")
+    suite_ref = _suite_ref(str(data["suite"]), source)
+    return registry.get(suite_ref, source=source, key="suite"), suite_ref
+
+
+def _parse_variants_and_baseline(bench: Benchmark, data: dict,
+                                 source: str) -> tuple[tuple[str, ...], str]:  # fmt: skip
     variants = _parse_variants(bench, data.get("variants"), source)
     reference = getattr(bench, "reference_variant", None)
     if reference:
@@ -262,157 +268,80 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     baseline = data.get("baseline", bench.baseline)
     if baseline not in bench.variant_names:
         raise ConfigError(
-            f"unknown variant {quote(baseline)}{registry.did_you_mean(str(baseline), bench.variant_names)}",
+            f"unknown variant {quote(baseline)}{did_you_mean(str(baseline), bench.variant_names)}",
             source=source,
             key="baseline",
         )
+    return variants, baseline
 
-    raw_params = data.get("params") or {}
-    if not isinstance(raw_params, dict):
-        raise ConfigError(
-            f"expected a mapping, got {quote(raw_params)}", source=source, key="params"
-        )
-    axes = {
-        name: _coerce_values(bench, name, value, source, f"params.{name}")
-        for name, value in raw_params.items()
-    }
 
-    zipped: list[dict[str, list[Any]]] = []
-    raw_zip = data.get("zip") or []
-    if not isinstance(raw_zip, list):
+def _parse_params(bench: Benchmark, raw: Any, source: str) -> dict[str, list[Any]]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"expected a mapping, got {quote(raw)}", source=source, key="params")
+    return {name: _coerce_values(bench, name, value, source, f"params.{name}")
+            for name, value in raw.items()}  # fmt: skip
+
+
+def _parse_zip(bench: Benchmark, raw: Any, taken: set[str],
+               source: str) -> list[dict[str, list[Any]]]:  # fmt: skip
+    """Groups of parameter lists that vary together; a parameter is set in one place only."""
+    if not isinstance(raw, list):
         raise ConfigError("expected a list of groups", source=source, key="zip")
-    taken = set(axes)
-    for gi, group in enumerate(raw_zip):
+    zipped = []
+    for gi, group in enumerate(raw):
         where = f"zip[{gi}]"
         if not isinstance(group, dict) or not group:
-            raise ConfigError(
-                f"expected a mapping of parameter lists, got {quote(group)}",
-                source=source,
-                key=where,
-            )
-        lengths = set()
-        coerced_group = {}
+            raise ConfigError(f"expected a mapping of parameter lists, got {quote(group)}",
+                              source=source, key=where)  # fmt: skip
+        coerced = {}
         for name, values in group.items():
             if name in taken:
                 raise ConfigError(
                     f"parameter {quote(name)} is set twice (params or another zip group)",
-                    source=source,
-                    key=f"{where}.{name}",
-                )
+                    source=source, key=f"{where}.{name}",
+                )  # fmt: skip
             if not isinstance(values, list):
-                raise ConfigError(
-                    f"expected a list, got {quote(values)}", source=source, key=f"{where}.{name}"
-                )
-            coerced_group[name] = _coerce_values(bench, name, values, source, f"{where}.{name}")
-            lengths.add(len(values))
+                raise ConfigError(f"expected a list, got {quote(values)}", source=source,
+                                  key=f"{where}.{name}")  # fmt: skip
+            coerced[name] = _coerce_values(bench, name, values, source, f"{where}.{name}")
             taken.add(name)
+        lengths = sorted({len(values) for values in coerced.values()})
         if len(lengths) > 1:
             raise ConfigError(
-                f"lists of one zip group must have the same length, got lengths {sorted(lengths)}",
-                source=source,
-                key=where,
-            )
-        zipped.append(coerced_group)
+                f"lists of one zip group must have the same length, got lengths {lengths}",
+                source=source, key=where,
+            )  # fmt: skip
+        zipped.append(coerced)
+    return zipped
 
-    raw_constraints = data.get("constraints") or []
-    if not isinstance(raw_constraints, list):
+
+def _parse_constraints(bench: Benchmark, raw: Any, source: str) -> list[sweep.Constraint]:
+    if not isinstance(raw, list):
         raise ConfigError("expected a list of conditions", source=source, key="constraints")
     constraints = []
-    for ci, text in enumerate(raw_constraints):
+    for ci, text in enumerate(raw):
         try:
             constraints.append(sweep.Constraint.parse(text, [p.name for p in bench.params]))
         except ValueError as exc:
             raise ConfigError(str(exc), source=source, key=f"constraints[{ci}]") from None
+    return constraints
 
-    raw_outputs = data.get("outputs") or {}
-    if not isinstance(raw_outputs, dict):
-        raise ConfigError(
-            f"expected a mapping, got {quote(raw_outputs)}", source=source, key="outputs"
-        )
-    _check_keys(raw_outputs, OUTPUT_KEYS, source, "outputs")
-    for key, value in raw_outputs.items():
+
+def _parse_outputs(raw: Any, source: str) -> Outputs:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"expected a mapping, got {quote(raw)}", source=source, key="outputs")
+    _check_keys(raw, OUTPUT_KEYS, source, "outputs")
+    for key, value in raw.items():
         if not isinstance(value, str) or not value:
-            raise ConfigError(
-                f"expected a file path, got {quote(value)}", source=source, key=f"outputs.{key}"
-            )
-
-    description = data.get("description") or ""
-    if not isinstance(description, str):
-        raise ConfigError(
-            f"expected text, got {quote(description)}", source=source, key="description"
-        )
-
-    spec = SweepSpec(
-        suite=bench.name,
-        source=source,
-        variants=variants,
-        baseline=baseline,
-        axes=axes,
-        zipped=zipped,
-        constraints=constraints,
-        timing=parse_timing(data.get("timing"), source),
-        outputs=Outputs(**raw_outputs),
-        description=description,
-        suite_ref=suite_ref,
-    )
-    spec.points(bench)  # expand once now, so an empty or impossible sweep fails before the GPU
-    return spec
+            raise ConfigError(f"expected a file path, got {quote(value)}", source=source,
+                              key=f"outputs.{key}")  # fmt: skip
+    return Outputs(**raw)
 
 
-# Aliases let a few hundred bytes of YAML stand for billions of values (a "billion laughs");
-# a sweep file has no use for more than this many values once aliases are expanded.
-MAX_EXPANDED_NODES = 100_000
-MAX_FILE_BYTES = 1 << 20
-
-
-def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
-    """How many nodes the document holds once every alias is expanded (memoised per node, so
-    this is linear in the file even when the expansion is exponential)."""
-    if id(node) in sizes:
-        return sizes[id(node)]
-    sizes[id(node)] = 1  # a cycle counts once (SafeLoader cannot build one anyway)
-    if isinstance(node, yaml.SequenceNode):
-        total = 1 + sum(_expanded_size(child, sizes) for child in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        total = 1 + sum(_expanded_size(k, sizes) + _expanded_size(v, sizes) for k, v in node.value)
-    else:
-        total = 1
-    sizes[id(node)] = min(total, 10 * MAX_EXPANDED_NODES)
-    return sizes[id(node)]
-
-
-def parse_yaml(text: str, source: str) -> Any:
-    """Safe YAML with duplicate keys refused, keys that are scalars, and a cap on what aliases
-    can expand to. Every problem is a ConfigError naming the file."""
-    loader = None
-    try:
-        loader = _StrictLoader(text)
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
-            raise ConfigError(
-                f"the document expands to more than {MAX_EXPANDED_NODES:,} values through "
-                "anchors and aliases: a sweep file has no need for that many",
-                source=source,
-            )
-        return loader.construct_document(node)
-    except ConfigError as exc:
-        if exc.source:
-            raise
-        raise ConfigError(str(exc).split(": ", 1)[-1] if exc.key else str(exc), source=source,
-                          key=exc.key) from None  # fmt: skip
-    except yaml.YAMLError as exc:
-        # PyYAML's message spans lines (a caret under the place): one line of it here.
-        raise ConfigError(f"not valid YAML: {' '.join(str(exc).split())[:300]}",
-                          source=source) from None  # fmt: skip
-    except RecursionError:
-        raise ConfigError("not valid YAML: nested too deeply", source=source) from None
-    except (ValueError, TypeError, OverflowError) as exc:  # a scalar PyYAML cannot construct
-        raise ConfigError(f"cannot read a value: {str(exc)[:200]}", source=source) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+def _parse_description(raw: Any, source: str) -> str:
+    if not isinstance(raw, str):
+        raise ConfigError(f"expected text, got {quote(raw)}", source=source, key="description")
+    return raw
 
 
 def load(path: str | Path) -> SweepSpec:
@@ -420,22 +349,6 @@ def load(path: str | Path) -> SweepSpec:
     if data is None:
         raise ConfigError("the file is empty", source=str(path))
     return spec_from_mapping(data, str(path))
-
-
-def read_document(path: str | Path) -> Any:
-    """A YAML file's content, read with every safeguard of parse_yaml."""
-    source = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the file: {exc.strerror}", source=source) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise ConfigError(f"{len(raw):,} bytes: a sweep file is at most 1 MiB", source=source)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text (byte {exc.start})", source=source) from None
-    return parse_yaml(text, source)
 
 
 def configs_dir() -> Path | None:
@@ -466,7 +379,7 @@ def find(name: str) -> Path:
             return candidate
     known = [p.stem for p in bundled_configs()]
     raise ConfigError(
-        f"no such file, and no bundled sweep of that name{registry.did_you_mean(path.stem, known)}"
+        f"no such file, and no bundled sweep of that name{did_you_mean(path.stem, known)}"
         f" (bundled: {', '.join(known)})",
         source=name,
     )

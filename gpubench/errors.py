@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_FAILED_POINTS = 3
@@ -15,7 +17,8 @@ EXIT_CODE_MEANINGS: dict[int, str] = {
     "results of a kernel file without a reference included)",
     EXIT_USAGE: "usage or config error, or a --resume log that does not match (nothing was run)",
     EXIT_FAILED_POINTS: "finished, but some points failed: incorrect, compile_failed, "
-    "launch_failed, crashed, timeout (compare: something got slower)",
+    "launch_failed, crashed, timeout (compare: something got slower, or a result of the base "
+    "has no partner in the new file)",
     EXIT_ENVIRONMENT: "environment error: no PyCUDA, no GPU or driver, nvcc missing or too old",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM); finished results are kept",
 }
@@ -93,3 +96,9 @@ class LaunchShapeUnsupported(GpubenchError):
 
 class OutOfMemory(GpubenchError):
     """The device or the host could not provide a buffer: the point is skipped, not crashed."""
+
+
+def did_you_mean(word: str, candidates: list[str] | tuple[str, ...]) -> str:
+    """' (did you mean X?)' for the closest candidate, or ''."""
+    close = difflib.get_close_matches(word, list(candidates), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.errors import quote
+from gpubench.errors import did_you_mean, quote
 
 MAX_CHARS = 2000
 MAX_DEPTH = 40
@@ -159,57 +159,8 @@ class Expression:
             raise ExpressionError("empty expression")
         if len(source) > MAX_CHARS:
             raise ExpressionError(f"an expression is at most {MAX_CHARS} characters")
-        try:
-            tree = ast.parse(source, mode="eval")
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            raise ExpressionError(f"cannot parse {quote(source)}") from None
-        try:
-            too_deep = nesting_depth(tree) > MAX_DEPTH
-        except RecursionError:
-            too_deep = True
-        if too_deep:
-            raise ExpressionError(f"{quote(source)} is nested more than {MAX_DEPTH} deep")
-        allowed = _ARRAY_NODES if arrays else _SCALAR_NODES
-        functions = ARRAY_FUNCTIONS if arrays else SCALAR_FUNCTIONS
-        known = set(known)
-        used: set[str] = set()
-        calls = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
-        for node in ast.walk(tree):
-            if not isinstance(node, allowed):
-                raise ExpressionError(
-                    f"{type(node).__name__} is not allowed in {quote(source)} (use names, "
-                    f"numbers, arithmetic{', comparisons, slices' if arrays else ''} and the "
-                    f"functions {', '.join(sorted(functions)[:12])}, ...)"
-                )
-            if isinstance(node, ast.Call):
-                if not isinstance(node.func, ast.Name) or node.func.id not in functions:
-                    name = (
-                        node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
-                    )
-                    from gpubench.registry import did_you_mean
-
-                    raise ExpressionError(
-                        f"unknown function {name!r} in {quote(source)}"
-                        f"{did_you_mean(name, list(functions))}"
-                    )
-                if any(k.arg is None for k in node.keywords):
-                    raise ExpressionError(f"**arguments are not allowed in {quote(source)}")
-            elif isinstance(node, ast.Name) and id(node) not in calls:
-                if node.id not in known:
-                    from gpubench.registry import did_you_mean
-
-                    raise ExpressionError(
-                        f"unknown name {node.id!r} in {quote(source)}"
-                        f"{did_you_mean(node.id, sorted(known))}"
-                        + (f" (known: {', '.join(sorted(known))})" if known else "")
-                    )
-                used.add(node.id)
-            elif isinstance(node, ast.Constant):
-                kinds: tuple[type, ...] = (int, float, str) if arrays else (int, float)
-                if isinstance(node.value, bool) or not isinstance(node.value, kinds):
-                    raise ExpressionError(f"constant {quote(node.value)} is not allowed in "
-                                          f"{quote(source)}")  # fmt: skip
-        return cls(source, tree, frozenset(used), arrays)
+        tree = _parse_tree(source)
+        return cls(source, tree, _checked_names(tree, source, set(known), arrays), arrays)
 
     @property
     def elementwise(self) -> bool:
@@ -295,6 +246,62 @@ class Expression:
             raise ExpressionError(f"{quote(self.text)}: out of host memory") from None
         except (ArithmeticError, TypeError, ValueError, IndexError, RecursionError) as exc:
             raise ExpressionError(f"{quote(self.text)} cannot be evaluated: {exc}") from None
+
+
+def _parse_tree(source: str) -> ast.Expression:
+    try:
+        tree = ast.parse(source, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise ExpressionError(f"cannot parse {quote(source)}") from None
+    try:
+        too_deep = nesting_depth(tree) > MAX_DEPTH
+    except RecursionError:
+        too_deep = True
+    if too_deep:
+        raise ExpressionError(f"{quote(source)} is nested more than {MAX_DEPTH} deep")
+    return tree
+
+
+def _checked_names(tree: ast.Expression, source: str, known: set[str],
+                   arrays: bool) -> frozenset[str]:  # fmt: skip
+    """The names the tree reads, after checking every node against the dialect's allow-list
+    (node types, functions, names, constants)."""
+    allowed = _ARRAY_NODES if arrays else _SCALAR_NODES
+    functions = ARRAY_FUNCTIONS if arrays else SCALAR_FUNCTIONS
+    used: set[str] = set()
+    calls = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    for node in ast.walk(tree):
+        if not isinstance(node, allowed):
+            raise ExpressionError(
+                f"{type(node).__name__} is not allowed in {quote(source)} (use names, "
+                f"numbers, arithmetic{', comparisons, slices' if arrays else ''} and the "
+                f"functions {', '.join(sorted(functions)[:12])}, ...)"
+            )
+        if isinstance(node, ast.Call):
+            _check_call(node, source, functions)
+        elif isinstance(node, ast.Name) and id(node) not in calls:
+            if node.id not in known:
+                raise ExpressionError(
+                    f"unknown name {node.id!r} in {quote(source)}"
+                    f"{did_you_mean(node.id, sorted(known))}"
+                    + (f" (known: {', '.join(sorted(known))})" if known else "")
+                )
+            used.add(node.id)
+        elif isinstance(node, ast.Constant):
+            kinds: tuple[type, ...] = (int, float, str) if arrays else (int, float)
+            if isinstance(node.value, bool) or not isinstance(node.value, kinds):
+                raise ExpressionError(f"constant {quote(node.value)} is not allowed in "
+                                      f"{quote(source)}")  # fmt: skip
+    return frozenset(used)
+
+
+def _check_call(node: ast.Call, source: str, functions: Mapping[str, Any]) -> None:
+    if not isinstance(node.func, ast.Name) or node.func.id not in functions:
+        name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+        raise ExpressionError(f"unknown function {name!r} in {quote(source)}"
+                              f"{did_you_mean(name, list(functions))}")  # fmt: skip
+    if any(k.arg is None for k in node.keywords):
+        raise ExpressionError(f"**arguments are not allowed in {quote(source)}")
 
 
 def _checked_number(value: Any) -> Any:

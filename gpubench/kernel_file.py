@@ -297,7 +297,7 @@ class _Parser:
             elif name in variants:
                 overrides[name] = one(value, f"{key}.{name}")
             else:
-                from gpubench.registry import did_you_mean
+                from gpubench.errors import did_you_mean
 
                 raise self.error(f"{quote(name)} is not a variant{did_you_mean(str(name), variants)}"
                                  f" (keys: the variants, and default)", f"{key}.{name}")  # fmt: skip
@@ -319,7 +319,7 @@ class _Parser:
                              f"upper-cased) or a mapping param: MACRO; got {quote(raw)}", key)  # fmt: skip
         for name, macro in raw.items():
             if name not in params:
-                from gpubench.registry import did_you_mean
+                from gpubench.errors import did_you_mean
 
                 raise self.error(f"{quote(name)} is not a parameter"
                                  f"{did_you_mean(str(name), sorted(params))}", f"{key}.{name}")  # fmt: skip
@@ -355,7 +355,7 @@ class _Parser:
             where = f"{key}.{name}"
             array = by_name.get(name)
             if array is None:
-                from gpubench.registry import did_you_mean
+                from gpubench.errors import did_you_mean
 
                 raise self.error(f"{quote(name)} is not an array argument"
                                  f"{did_you_mean(str(name), list(by_name))}", where)  # fmt: skip
@@ -398,7 +398,7 @@ class _Parser:
             name = raw.split(":", 1)[1].strip()
             variants = [v.name for v in kf.variants]
             if name not in variants:
-                from gpubench.registry import did_you_mean
+                from gpubench.errors import did_you_mean
 
                 raise self.error(
                     f"{quote(name)} is not one of the variants{did_you_mean(name, variants)}", key
@@ -490,7 +490,7 @@ def _top_level_parts(text: str) -> list[Any]:
 
 
 def load_reference_function(file: str, function: str, where: str) -> Any:
-    from gpubench.registry import load_python_file
+    from gpubench.pyfiles import load_python_file
 
     module = load_python_file(file, where=where)
     target = getattr(module, function, None)
@@ -547,7 +547,7 @@ def parse(data: dict[str, Any], source: str) -> KernelFile:
     p = _Parser(path, source)
     for key in raw:
         if key not in KERNEL_KEYS:
-            from gpubench.registry import did_you_mean
+            from gpubench.errors import did_you_mean
 
             raise p.error(f"unknown key {quote(key)}{did_you_mean(str(key), KERNEL_KEYS)}; "
                           f"allowed: {', '.join(KERNEL_KEYS)}", f"kernel.{key}")  # fmt: skip

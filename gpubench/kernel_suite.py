@@ -611,9 +611,9 @@ def _conform(value: Any, shape: tuple[int, ...], array: Array) -> np.ndarray:
 @cache
 def load_benchmark(path: str) -> KernelFileBenchmark:
     """The Benchmark a kernel file declares (cached per path: a sweep asks many times)."""
-    from gpubench import config
+    from gpubench.yamlfile import read_document
 
-    data = config.read_document(path)
+    data = read_document(path)
     if not is_kernel_file(data):
         raise ConfigError("has no `kernel:` section (a sweep file names a `suite:` instead; "
                           "see docs/kernel-files.md)", source=path)  # fmt: skip

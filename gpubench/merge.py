@@ -19,22 +19,11 @@ MUST_AGREE = ("suite", "kernel_source_sha256", "declarations_sha256", "variants"
               "timing")  # fmt: skip
 
 
-def merge(paths: list[str], output: str, force: bool = False) -> tuple[int, int]:
-    """Write the merged log; (logs, results) merged."""
-    from gpubench import outputs
-
-    if len(paths) < 2:
-        raise ConfigError("give at least two logs to merge", key="LOGS")
-    if any(Path(p).resolve() == Path(output).resolve() for p in paths):
-        raise ConfigError("the output is one of the logs being merged", source=output)
-    outputs.check_writable(output, "--output")
-    if outputs.holds_results(output) and not force:
-        raise ConfigError("holds results already: give --force to replace it", source=output)
-    logs = [(path, *results.load_jsonl(path)) for path in paths]
-    first_path, first_header, _ = logs[0]
+def _gather(logs: list[tuple[str, dict[str, Any], list[results.Result]]], first_path: str,
+            first_header: dict[str, Any]) -> tuple[list[results.Result], set[str], list[dict]]:  # fmt: skip
+    """The results of every log (each once), the sweep's points and the GPUs that measured,
+    after checking the logs belong to one sweep."""
     first = first_header.get("fingerprint") or {}
-    if not first:
-        raise ConfigError("the header has no fingerprint: not a sweep log", source=first_path)
     seen: dict[tuple[str, str], str] = {}
     merged: list[results.Result] = []
     points: set[str] = set()
@@ -65,6 +54,26 @@ def merge(paths: list[str], output: str, force: bool = False) -> tuple[int, int]
                                   f"{seen[key]}: shards never overlap", source=path)  # fmt: skip
             seen[key] = path
             merged.append(result)
+    return merged, points, devices
+
+
+def merge(paths: list[str], output: str, force: bool = False) -> tuple[int, int]:
+    """Write the merged log; (logs, results) merged."""
+    from gpubench import outputs
+
+    if len(paths) < 2:
+        raise ConfigError("give at least two logs to merge", key="LOGS")
+    if any(Path(p).resolve() == Path(output).resolve() for p in paths):
+        raise ConfigError("the output is one of the logs being merged", source=output)
+    outputs.check_writable(output, "--output")
+    if outputs.holds_results(output) and not force:
+        raise ConfigError("holds results already: give --force to replace it", source=output)
+    logs = [(path, *results.load_jsonl(path)) for path in paths]
+    first_path, first_header, _ = logs[0]
+    first = first_header.get("fingerprint") or {}
+    if not first:
+        raise ConfigError("the header has no fingerprint: not a sweep log", source=first_path)
+    merged, points, devices = _gather(logs, first_path, first_header)
     fingerprint = {k: v for k, v in first.items() if k not in ("shard", "points", "gpu_uuids")}
     fingerprint["points"] = sorted(points)
     uuids = sorted({str(d.get("uuid")) for d in devices})

@@ -313,6 +313,46 @@ class IsolatedRunner:
                 observer.point_finished([fresh[v] for v in remaining if v in fresh])
         return results
 
+    def _follow(self, worker: _Worker, limit: float, remaining: list[str],
+                fresh: dict[str, Result], emit: Callable[[Result], None],
+                lost: Callable[[str, Status, str], None]) -> None:  # fmt: skip
+        """The worker's messages about one point, until it is done or the worker is gone
+        (crashed, killed at the time limit, or broken by a bug: the variant it was on is
+        recorded and the worker replaced)."""
+        current: str | None = None
+        while True:
+            try:
+                message = worker.receive(limit)
+            except _WorkerGone as gone:
+                lost(current or remaining[0], Status.CRASHED, gone.reason)
+                self._discard_worker()
+                return
+            if message is None:
+                lost(current or remaining[0], Status.TIMEOUT,
+                     f"no result within the {limit:g} s time limit (timing.time_limit_s): "
+                     "the worker was killed")  # fmt: skip
+                self._discard_worker()
+                return
+            kind = message[0]
+            if kind == "started":
+                current = message[1]
+            elif kind == "result":
+                result: Result = message[1]
+                fresh[result.variant] = result
+                remaining.remove(result.variant)
+                emit(result)
+                current = None
+                if result.status is Status.CRASHED:
+                    self._discard_worker()  # it exits by itself; make sure of it
+                    return
+            elif kind == "bug":
+                lost(current or remaining[0], Status.CRASHED,
+                     f"internal error in the worker:\n{message[1]}")  # fmt: skip
+                self._discard_worker()
+                return
+            elif kind == "point_done":
+                return
+
     def _run_point(
         self, plan: Plan, point: dict[str, Any], variants: list[str],
         emit: Callable[[Result], None],
@@ -337,40 +377,5 @@ class IsolatedRunner:
             worker.conn.send(
                 ("point", point, list(remaining), plan.baseline, plan.policy, plan.timeline)
             )
-            current: str | None = None
-            while True:
-                try:
-                    message = worker.receive(limit)
-                except _WorkerGone as gone:
-                    lost(current or remaining[0], Status.CRASHED, gone.reason)
-                    self._discard_worker()
-                    break
-                if message is None:
-                    lost(current or remaining[0], Status.TIMEOUT,
-                         f"no result within the {limit:g} s time limit (timing.time_limit_s): "
-                         "the worker was killed")  # fmt: skip
-                    self._discard_worker()
-                    break
-                kind = message[0]
-                if kind == "started":
-                    current = message[1]
-                elif kind == "result":
-                    result: Result = message[1]
-                    fresh[result.variant] = result
-                    remaining.remove(result.variant)
-                    emit(result)
-                    current = None
-                    if result.status is Status.CRASHED:
-                        self._discard_worker()  # it exits by itself; make sure of it
-                        break
-                elif kind == "bug":
-                    lost(
-                        current or remaining[0],
-                        Status.CRASHED,
-                        f"internal error in the worker:\n{message[1]}",
-                    )
-                    self._discard_worker()
-                    break
-                elif kind == "point_done":
-                    break
+            self._follow(worker, limit, remaining, fresh, emit, lost)
         return fresh

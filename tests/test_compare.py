@@ -4,7 +4,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpubench.cli import cli
-from gpubench.compare import compare
+from gpubench.compare import compare, suite_defaults
 from gpubench.results import Result, ResultSet, Status, save_json
 
 
@@ -136,3 +136,73 @@ def test_a_metric_without_a_direction_is_changed_not_better():
     a.metrics["iterations"], b.metrics["iterations"] = 10.0, 20.0
     (row,) = compare(result_set(a), result_set(b), 0.05, ITERATIONS)
     assert (row.base, row.new, row.change, row.verdict) == (10.0, 20.0, 1.0, "changed")
+
+
+# -- the gate: it compares something, or it fails ------------------------------------------------
+def _compare_files(tmp_path, base, new, *args):
+    save_json(base, tmp_path / "base.json")
+    save_json(new, tmp_path / "new.json")
+    return CliRunner().invoke(cli, ["compare", str(tmp_path / "base.json"),
+                                    str(tmp_path / "new.json"), *args])  # fmt: skip
+
+
+def _transpose(point_changes: dict, drop: str | None = None, median: float = 1.0) -> Result:
+    from gpubench import registry
+
+    bench = registry.get("transpose")
+    point = {**bench.resolve(bench.defaults()), **point_changes}
+    if drop:
+        point.pop(drop)
+    return Result(suite="transpose", variant="naive", point=point, status=Status.OK,
+                  summary={"median_ms": median, "rel_noise": 0.01})  # fmt: skip
+
+
+def test_a_parameter_a_newer_gpubench_added_matches_at_its_default(tmp_path):
+    older = result_set(_transpose({}, drop="block_rows"))  # written before block_rows existed
+    newer = result_set(_transpose({}))  # block_rows at its default
+    rows = compare(older, newer, 0.05, defaults=suite_defaults(older, newer))
+    assert [r.verdict for r in rows] == ["same"]
+    out = _compare_files(tmp_path, older, newer)
+    assert out.exit_code == 0, out.output
+    assert "1 pair(s) compared" in out.output and "no regressions" in out.output
+
+
+def test_a_base_result_without_a_partner_fails_the_gate_and_says_why(tmp_path):
+    older = result_set(_transpose({}, drop="block_rows"), _transpose({"tile": 16}))
+    newer = result_set(_transpose({"block_rows": 4}), _transpose({"tile": 16}))  # not default
+    out = _compare_files(tmp_path, older, newer)
+    assert out.exit_code == 3, out.output
+    assert "1 pair(s) compared" in out.output
+    assert "1 result(s) of" in out.output and "have no partner" in out.output
+
+
+def test_files_with_nothing_in_common_are_refused(tmp_path):
+    def in_suite(suite):
+        r = result(1, "a", 1.0)
+        r.suite = suite
+        return r
+
+    out = _compare_files(
+        tmp_path, result_set(in_suite("matmul")), result_set(in_suite("transpose"))
+    )
+    assert out.exit_code == 2, out.output
+    assert "nothing to compare" in out.output and "matmul against transpose" in out.output
+    assert "Traceback" not in out.output
+
+
+def test_a_one_sample_run_without_a_noise_figure_is_compared(tmp_path):
+    one = result(1, "a", 1.0)
+    one.summary["rel_noise"] = float("inf")  # one sample: written as null
+    out = _compare_files(tmp_path, result_set(one), result_set(result(1, "a", 1.5)))
+    assert out.exit_code == 3, out.output
+    assert "1 regression(s)" in out.output and "Traceback" not in out.output
+    (row,) = compare(result_set(one), result_set(result(1, "a", 1.01)), 0.05)
+    assert row.verdict == "same"
+
+
+def test_the_terminal_says_how_many_regressions(tmp_path):
+    base = result_set(result(1, "a", 1.0), result(2, "a", 1.0), result(3, "a", 1.0))
+    new = result_set(result(1, "a", 2.0), result(2, "a", 2.0), result(3, "a", 1.0))
+    out = _compare_files(tmp_path, base, new)
+    assert out.exit_code == 3
+    assert "3 pair(s) compared; largest change 100.00%; 2 regression(s)" in out.output

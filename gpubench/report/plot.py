@@ -71,7 +71,7 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
                               "the x axis", key="--x")  # fmt: skip
         x = max(numeric, key=lambda p: len({r.point.get(p) for r in measured}))
     elif x not in params:
-        from gpubench.registry import did_you_mean
+        from gpubench.errors import did_you_mean
 
         raise ConfigError(f"no parameter {x!r} in these results{did_you_mean(x, params)}; "
                           f"parameters: {', '.join(params)}", key="--x")  # fmt: skip
@@ -81,7 +81,7 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
         y = next(k for k in DEFAULT_Y if k in present)
     known = {m.key: m for m in catalog(extra)}
     if y not in present or y not in known:
-        from gpubench.registry import did_you_mean
+        from gpubench.errors import did_you_mean
 
         raise ConfigError(f"no metric {y!r} in these results{did_you_mean(y, sorted(present))}; "
                           f"metrics: {', '.join(sorted(present))}", key="--y")  # fmt: skip

@@ -1,0 +1,268 @@
+"""gpubench as a library: each command's work as a function that returns data.
+
+The click layer (gpubench.cli) parses, calls one of these and hands the data to gpubench.report
+to render. `run` and `sweep` are gpubench.session.execute (they stream results to their
+observers and files as they go); everything else is here.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from dataclasses import dataclass, field
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+from gpubench.errors import EXIT_INTERRUPTED, EXIT_OK, ConfigError
+
+
+# -- compare ------------------------------------------------------------------------------------
+@dataclass
+class Comparison:
+    base: Any  # ResultSet
+    new: Any
+    metric: Any  # metrics.Metric
+    rows: list[Any]  # compare.Row
+    varying: list[str]  # the point parameters that differ between rows
+    regressions: int
+    compared: int = 0  # pairs with both sides
+    unmatched: int = 0  # results of the base with no partner in the new file
+
+    @property
+    def failed(self) -> bool:
+        """The gate fails: something got worse, or part of the base went uncompared."""
+        return bool(self.regressions or self.unmatched)
+
+    @property
+    def changes(self) -> list[float]:
+        return [abs(r.change) for r in self.rows if r.change is not None]
+
+    @property
+    def other_gpu(self) -> tuple[str, str] | None:
+        """(base, new) GPU UUIDs when they differ."""
+        base, new = self.base.environment.get("gpu_uuid"), self.new.environment.get("gpu_uuid")
+        return None if base == new else (str(base), str(new))
+
+
+def parse_suite_thresholds(items: tuple[str, ...] | list[str]) -> dict[str, float]:
+    """`SUITE=FRACTION` items (--suite-threshold) as a dict; ConfigError names a bad one."""
+    per_suite: dict[str, float] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            fraction = float(value)
+        except ValueError:
+            fraction = float("nan")
+        if not name or not math.isfinite(fraction) or fraction < 0:
+            raise ConfigError(f"expected SUITE=FRACTION such as transpose=0.10, got {item!r}",
+                              key="--suite-threshold")  # fmt: skip
+        per_suite[name] = fraction
+    return per_suite
+
+
+def compare(base_path: str, new_path: str, threshold: float = 0.05, metric: str = "time_ms",
+            suite_thresholds: dict[str, float] | None = None) -> Comparison:  # fmt: skip
+    """Two results files (JSON or JSON lines) point by point, judged against their noise."""
+    from gpubench import metrics, results
+    from gpubench.compare import compare as compare_sets
+    from gpubench.compare import regressions
+
+    if not math.isfinite(threshold) or threshold < 0:
+        raise ConfigError(f"expected a finite number >= 0, got {threshold!r}", key="--threshold")
+    base, new = results.load_any(base_path), results.load_any(new_path)
+    present = {key for r in base.results + new.results for key in r.metrics}
+    extra = tuple(metrics.Metric(key, key, "") for key in sorted(present))
+    try:
+        chosen = metrics.by_key(metric, extra)
+    except KeyError:
+        known = sorted({m.key for m in metrics.CATALOG} | present)
+        from gpubench.errors import did_you_mean
+
+        raise ConfigError(f"unknown metric {metric!r}{did_you_mean(metric, known)}; "
+                          f"known: {', '.join(known)}", key="--metric") from None  # fmt: skip
+    from gpubench.compare import compared, suite_defaults, unmatched_base
+
+    rows = compare_sets(base, new, threshold, chosen, suite_thresholds or {},
+                        suite_defaults(base, new))  # fmt: skip
+    if rows and not compared(rows):
+        suites = sorted({r.suite for r in base.results}), sorted({r.suite for r in new.results})
+        raise ConfigError(f"nothing to compare: no result of {base_path} has a partner in "
+                          f"{new_path} (suites {', '.join(suites[0]) or 'none'} against "
+                          f"{', '.join(suites[1]) or 'none'})", key="compare")  # fmt: skip
+    names = list(dict.fromkeys(n for r in rows for n in r.point))
+    varying = [n for n in names if len({str(r.point.get(n)) for r in rows}) > 1]
+    return Comparison(base, new, chosen, rows, varying, regressions(rows),
+                      compared(rows), unmatched_base(rows))  # fmt: skip
+
+
+# -- roofline -------------------------------------------------------------------------------------
+@dataclass
+class RooflineGroup:
+    """The results of one GPU placed on its roofline."""
+
+    environment: dict[str, Any]
+    created: str  # when the first of its results files was made
+    record: Any  # ceilings.CeilingsRecord
+    placed: list[Any]  # report.roofline placements
+    varying: list[str]
+    theoretical_only: bool = False
+
+
+def roofline(results_paths: list[str], ceilings_path: str | None = None) -> list[RooflineGroup]:
+    """Every measured result of the files on its GPU's roofline, one group per GPU (a group
+    with nothing placed: no result of that GPU was measured with its work)."""
+    from gpubench import ceilings as store
+    from gpubench import results
+    from gpubench.report import roofline as rl
+    from gpubench.report.table import varying_params
+
+    for path in results_paths:
+        if store.is_record_file(path):
+            raise ConfigError("is a ceilings record (gpubench ceilings --json): give it with "
+                              "--ceilings", source=path)  # fmt: skip
+    chosen = store.load_file(ceilings_path) if ceilings_path else None
+    by_gpu: dict[str, tuple[dict[str, Any], list[Any], str]] = {}
+    for path in results_paths:
+        result_set = results.load_any(path)
+        uuid = str(result_set.environment.get("gpu_uuid"))
+        entry = by_gpu.setdefault(uuid, (result_set.environment, [], result_set.created))
+        entry[1].extend(result_set.results)
+    groups = []
+    for environment, found, created in by_gpu.values():
+        record = chosen or store.load_for(environment.get("gpu_uuid"))
+        stand_in = record is None
+        if record is None:
+            record = store.theoretical_only(environment)
+        groups.append(RooflineGroup(environment, created, record, rl.place(found, record),
+                                    varying_params(found)[0], stand_in))  # fmt: skip
+    return groups
+
+
+# -- ceilings --------------------------------------------------------------------------------------
+@dataclass
+class CeilingsOutcome:
+    record: Any  # ceilings.CeilingsRecord
+    exit_code: int = EXIT_OK
+    measured_earlier: bool = False
+    stored_in: str | None = None
+
+
+def ceilings(device: int, remeasure: bool, console: Any, err: Any) -> CeilingsOutcome | int:
+    """This GPU's ceilings: the stored record, or a run of the ceilings suite (its progress and
+    table on `console`/`err`). An int is the exit code of a run that ended without a record."""
+    from gpubench import ceilings as store
+    from gpubench import config, results, session
+    from gpubench.outputs import OutputRequest
+
+    if not remeasure:
+        environment = session.probe_environment("ceilings", device)
+        record = store.load_for(environment.get("gpu_uuid"))
+        if record is not None:
+            return CeilingsOutcome(record, measured_earlier=True)
+    spec = config.spec_from_mapping({"suite": "ceilings"}, source="gpubench ceilings")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(Path(tmp) / "ceilings.json")
+        code = session.execute(spec, OutputRequest(json=out), device, console=console, err=err)
+        if code == EXIT_INTERRUPTED or not Path(out).is_file():
+            return code
+        measured = results.load_any(out)
+    record = store.from_results(measured.results, measured.environment, measured.created)
+    stored = str(store.save(record)) if record.gpu_uuid else None
+    return CeilingsOutcome(record, code, stored_in=stored)
+
+
+# -- inspect ---------------------------------------------------------------------------------------
+@dataclass
+class Inspection:
+    point: dict[str, Any]
+    source: Path
+    report: Any  # inspection.Report
+    shown: list[Any]  # the kernels asked for
+
+
+def inspect(bench: Any, suite_ref: str, params: dict[str, Any], arch: str, kernels: tuple[str, ...],
+            want_sass: bool) -> Inspection:  # fmt: skip
+    """What the suite's kernels compile to at the point `params` give (no GPU needed)."""
+    from gpubench import config, inspection
+    from gpubench import kernels as kernel_sources
+
+    if not bench.has_kernels:
+        raise ConfigError(f"{bench.name} has no kernels of its own to inspect")
+    mapping = {"suite": suite_ref, "params": {k: v for k, v in params.items() if v is not None}}
+    point = config.spec_from_mapping(mapping, source="command line").points(bench)[0]
+    source = kernel_sources.source_path(bench)
+    options = kernel_sources.define_options(bench.defines(point)) + list(
+        bench.compiler_options(point)
+    )
+    report = inspection.inspect(source, options, [str(source.parent)], arch, want_sass=want_sass)
+    names = [k.name for k in report.kernels]
+    for name in kernels:
+        if name not in names:
+            from gpubench.errors import did_you_mean
+
+            raise ConfigError(f"no kernel {name!r} in {source.name}{did_you_mean(name, names)};"
+                              f" kernels: {', '.join(names)}", key="--variant")  # fmt: skip
+    shown = [k for k in report.kernels if not kernels or k.name in kernels]
+    return Inspection(point, source, report, shown)
+
+
+# -- dry run ---------------------------------------------------------------------------------------
+# Up to this many points a dry run lists them all; beyond it, a summary.
+DRY_RUN_LISTED = 50
+
+
+@dataclass
+class DryRun:
+    """What a sweep would run, found without touching a GPU."""
+
+    bench: Any
+    points: list[dict[str, Any]]
+    shown: list[tuple[int, dict[str, Any]]]  # (number, point): all, or both ends
+    varying: list[str]
+    fixed: dict[str, Any]
+    axes: list[tuple[str, int, Any, Any]] = field(default_factory=list)  # name, values, low, high
+    builds: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def dry_run(spec: Any, shard: tuple[int, int] | None = None) -> DryRun:
+    from gpubench import registry
+    from gpubench.report.table import split_params
+    from gpubench.session import shard_points
+
+    bench = registry.get(spec.suite_ref or spec.suite)
+    points = shard_points(spec.points(bench), shard, spec.source)
+    problems = bench.dry_run_problems(points)
+    if problems:
+        raise ConfigError(problems[0], source=spec.source)
+    few = len(points) <= DRY_RUN_LISTED
+    ends = range(len(points)) if few else [*range(5), *range(len(points) - 5, len(points))]
+    plan = DryRun(bench, points, [(i + 1, points[i]) for i in ends], [], {})
+    if few:
+        plan.varying, plan.fixed = split_params(points)
+    else:
+        for name in points[0]:  # every value of every axis: no second pass over 10^6 points
+            values = set(map(itemgetter(name), points))
+            try:
+                low, high = min(values), max(values)
+            except TypeError:  # None beside numbers: the first and last point's
+                low, high = points[0][name], points[-1][name]
+            plan.axes.append((name, len(values), low, high))
+            if len(values) > 1:
+                plan.varying.append(name)
+    plan.varying = plan.varying or list(points[0])  # one point, or every point the same
+    plan.builds = _distinct_builds(bench, points)
+    plan.notes = list(bench.dry_run_notes(points))
+    return plan
+
+
+def _distinct_builds(bench: Any, points: list[dict[str, Any]]) -> int:
+    if not bench.has_kernels:
+        return 0
+    # defines() depends on the compile-time params only: one call per distinct set.
+    names = [p.name for p in bench.params if p.compile_time]
+    keys = map(itemgetter(*names), points) if names else ((),) * len(points)
+    representatives = dict(zip(keys, points, strict=True))
+    return len({(tuple(sorted(bench.defines(p).items())), tuple(bench.compiler_options(p)))
+                for p in representatives.values()})  # fmt: skip

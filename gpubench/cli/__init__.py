@@ -1,0 +1,66 @@
+"""Command-line interface: parse, call gpubench.api (or gpubench.session for run and sweep),
+render with gpubench.report; a GpubenchError becomes one line and its exit code.
+
+One module per group of commands. Heavy imports (NumPy, the suites, PyCUDA) happen inside
+the commands, so `gpubench --help` starts fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from gpubench import __version__
+from gpubench.cli import catalog, ceilings, results, suites, sweep
+from gpubench.cli.common import EXIT_CODES_HELP, err_console
+from gpubench.errors import EXIT_INTERRUPTED, GpubenchError
+
+
+class GpubenchGroup(click.Group):
+    """Turns GpubenchError and Ctrl-C into one line on stderr and the documented exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GpubenchError as exc:
+            from rich.text import Text
+
+            err_console().print(
+                Text("error: ", style="bold red") + Text(str(exc)), highlight=False, soft_wrap=True
+            )
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            err_console().print("interrupted")
+            ctx.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=GpubenchGroup, epilog=EXIT_CODES_HELP)
+@click.version_option(__version__, prog_name="gpubench")
+def cli() -> None:
+    """gpubench: compile CUDA kernels, check them against NumPy, time them with CUDA events,
+    sweep their parameters from YAML and report time, bandwidth, GFLOP/s and speedup.
+
+    \b
+    Examples:
+      gpubench list
+      gpubench info
+      gpubench run transpose --tile 32 --size 4096
+      gpubench sweep configs/transpose.yaml --json results/transpose.json
+      gpubench sweep configs/smoke.yaml --dry-run
+      gpubench sweep configs/examples/saxpy.yaml          # your own kernel, no Python
+      gpubench sweep configs/transpose.yaml --devices all
+      gpubench ceilings && gpubench roofline results/matmul.jsonl -o roofline.png
+      gpubench plot results/transpose.jsonl
+      gpubench inspect matmul -v pipelined
+    """
+
+
+for command in (catalog.list_suites, catalog.info, suites.run, sweep.sweep, results.compare,
+                suites.inspect, results.merge, ceilings.ceilings, results.roofline,
+                results.plot):  # fmt: skip
+    cli.add_command(command)
+
+
+def main() -> None:
+    cli(prog_name="gpubench")

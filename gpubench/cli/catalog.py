@@ -1,0 +1,52 @@
+"""What is there: the suites and bundled sweep files (`list`), the GPU (`info`)."""
+
+from __future__ import annotations
+
+import click
+
+from gpubench.cli.common import out_console
+
+
+@click.command("list")
+@click.option("--configs", "show_configs", is_flag=True,
+              help="List the sweep files that ship with gpubench instead.")  # fmt: skip
+def list_suites(show_configs: bool) -> None:
+    """List suites, their variants (baseline marked) and parameters; or, with --configs, the
+    bundled sweep files (`gpubench sweep NAME` runs one by name).
+
+    \b
+    Examples:
+      gpubench list
+      gpubench list --configs
+    """
+    from gpubench import registry
+    from gpubench.report.tables import configs_table, suite_tables
+
+    console = out_console()
+    if show_configs:
+        from gpubench import config
+
+        configs = [(path.stem, *config.describe(path)) for path in config.bundled_configs()]
+        console.print(configs_table(configs))
+        return
+    for bench in registry.all_suites().values():
+        console.rule(f"[bold]{bench.name}[/]: {bench.description}")
+        for table in suite_tables(bench):
+            console.print(table)
+        console.print()
+
+
+@click.command()
+@click.option("--device", default=0, show_default=True, help="CUDA device index.")
+def info(device: int) -> None:
+    """Show the GPU, its limits and peaks, and the software versions.
+
+    \b
+    Example:
+      gpubench info
+    """
+    from gpubench import backends
+    from gpubench.report.tables import info_table
+
+    backend = backends.load(device)
+    out_console().print(info_table(device, backend.device, backend.environment()))

@@ -1,0 +1,57 @@
+"""`gpubench ceilings`: this GPU's measured ceilings, kept per GPU for the roofline."""
+
+from __future__ import annotations
+
+import click
+
+from gpubench.cli.common import EXIT_CODES_HELP, err_console, out_console
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.option("--remeasure", is_flag=True,
+              help="Measure again even if this GPU's ceilings are already stored.")  # fmt: skip
+@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+              help="Also write the ceilings record here (roofline --ceilings reads it).")  # fmt: skip
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
+              help="Write the ceilings table as GitHub-flavoured markdown.")  # fmt: skip
+@click.option("--device", default=0, show_default=True, help="CUDA device index.")
+def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
+             device: int) -> None:  # fmt: skip
+    """Measure this GPU's ceilings (DRAM, L2 and shared-memory bandwidth; FP32, FP64, FP16
+    and tensor-core throughput), each kernel checked, and keep them per GPU for `roofline`.
+
+    \b
+    Examples:
+      gpubench ceilings
+      gpubench ceilings --remeasure --json results/ceilings.json
+    """
+    from gpubench import api, session
+    from gpubench import ceilings as store
+    from gpubench.outputs import check_writable
+    from gpubench.report.tables import ceilings_table
+
+    for path, option in ((json_path, "--json"), (markdown_path, "--markdown")):
+        if path:
+            check_writable(path, option)
+    ctx = click.get_current_context()
+    err = err_console()
+    found = api.ceilings(device, remeasure, console=out_console(), err=err)
+    if isinstance(found, int):  # the run ended without a record (interrupted)
+        ctx.exit(found)
+    record = found.record
+    if found.measured_earlier:
+        err.print(f"{record.gpu_name}: ceilings measured earlier ({store.store_dir()}); "
+                  "--remeasure measures them again", highlight=False)  # fmt: skip
+    if found.stored_in:
+        err.print(f"ceilings kept in {found.stored_in}", highlight=False)
+    if json_path:
+        store.save(record, json_path)
+    table = ceilings_table(record)
+    out_console().print(table)
+    if markdown_path:
+        from gpubench.report import markdown
+
+        markdown.write(markdown_path, markdown.document(
+            "gpubench ceilings", session.device_line(record.environment, record.measured_at),
+            [table]))  # fmt: skip
+    ctx.exit(found.exit_code)

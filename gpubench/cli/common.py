@@ -1,0 +1,184 @@
+"""What the commands share: consoles, the timing and output options, the options made from a
+suite's parameters, --device/--devices/--scheduler/--shard as one Spread, and the exit-code
+epilog."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from gpubench.errors import EXIT_CODE_MEANINGS
+
+if TYPE_CHECKING:
+    from gpubench.benchmark import Param
+    from gpubench.config import SweepSpec
+
+
+def exit_codes_help() -> str:
+    import textwrap
+
+    lines = ["\b", "Exit codes:"]
+    for code, meaning in EXIT_CODE_MEANINGS.items():
+        wrapped = textwrap.wrap(meaning, 72)
+        lines.append(f"  {code:<4} {wrapped[0]}")
+        lines += [f"       {rest}" for rest in wrapped[1:]]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+EXIT_CODES_HELP = exit_codes_help()
+
+# Wide enough for a results table when output goes to a file or a CI log.
+PIPE_WIDTH = 180
+
+
+def err_console() -> Any:
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    return console if console.is_terminal else Console(stderr=True, width=PIPE_WIDTH)
+
+
+def out_console() -> Any:
+    from rich.console import Console
+
+    console = Console()
+    return console if console.is_terminal else Console(width=PIPE_WIDTH)
+
+
+def execute(spec: SweepSpec, request: Any, device: int, spread: Any = None) -> int:
+    from gpubench import session
+
+    return session.execute(spec, request, device, console=out_console(), err=err_console(),
+                           spread=spread)  # fmt: skip
+
+
+def spread_from(device: int, devices: str | None, scheduler: str | None = None,
+            shard: str | None = None) -> Any:  # fmt: skip
+    """--device, --devices, --scheduler and --shard as one Spread, each checked."""
+    from gpubench.errors import ConfigError
+    from gpubench.session import Spread
+
+    chosen = None
+    if devices is not None:
+        from gpubench.pool import parse_devices
+
+        try:
+            chosen = parse_devices(devices)
+        except ValueError as exc:
+            raise ConfigError(str(exc), key="--devices") from None
+    if scheduler is not None:
+        if devices is not None:
+            raise ConfigError("--scheduler sends points to the cluster's workers; --devices "
+                              "picks GPUs of this host: give one of them", key="--scheduler")  # fmt: skip
+        if not scheduler.strip() or any(c.isspace() for c in scheduler):
+            raise ConfigError(f"expected an address such as tcp://host:8786, got {scheduler!r}",
+                              key="--scheduler")  # fmt: skip
+    parsed_shard = None
+    if shard is not None:
+        parts = shard.split("/")
+        try:
+            index, count = (int(p) for p in parts) if len(parts) == 2 else (None, None)
+        except ValueError:
+            index = count = None
+        if index is None or count is None or count < 1 or not 0 <= index < count:
+            raise ConfigError(f"expected I/N with 0 <= I < N (the I-th of N shards, e.g. "
+                              f"$SLURM_ARRAY_TASK_ID/4), got {shard!r}", key="--shard")  # fmt: skip
+        parsed_shard = (index, count)
+    return Spread(device=device, devices=chosen, scheduler=scheduler, shard=parsed_shard)
+
+
+def timing_options(func: Any) -> Any:
+    options = [
+        click.option("--warmup", type=int, help="Untimed runs before sampling."),
+        click.option("--min-samples", type=int, help="Fewest timed samples."),
+        click.option("--max-samples", type=int, help="Most timed samples."),
+        click.option(
+            "--min-time", "min_time_s", type=float, help="Least total GPU time sampled, s."
+        ),
+        click.option(
+            "--max-time", "max_time_s", type=float, help="Sampling budget per variant, s."
+        ),
+        click.option(
+            "--target-noise", type=float, help="Stop once the robust noise is at or below this."
+        ),
+        click.option(
+            "--mode",
+            type=click.Choice(["cold", "hot"]),
+            help="cold: one run per sample; hot: back-to-back runs (a CUDA graph) per sample.",
+        ),
+        click.option(
+            "--time-limit",
+            "time_limit_s",
+            type=float,
+            help="Kill a variant's worker after this many seconds (recorded as timeout).",
+        ),
+        click.option(
+            "--flush-l2/--no-flush-l2",
+            default=None,
+            help="Flush L2 before every sample (default: the suite decides).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+TIMING_KEYS = (
+    "mode",
+    "time_limit_s",
+    "warmup",
+    "min_samples",
+    "max_samples",
+    "min_time_s",
+    "max_time_s",
+    "target_noise",
+    "flush_l2",
+)
+
+
+def output_options(func: Any) -> Any:
+    for option in reversed([
+        click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write results as JSON."),
+        click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write results as CSV."),
+        click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
+                     help="Append each result as a JSON line the moment it finishes."),
+        click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
+                     help="Write the results table as GitHub-flavoured markdown (a CI job "
+                     "summary, a pull request)."),
+        click.option("--device", default=0, show_default=True, help="CUDA device index."),
+        click.option("--profile", is_flag=True,
+                     help="Run each verified kernel variant once more under Nsight Compute "
+                     "(ncu) and add its counters to the results: DRAM bytes, sectors per "
+                     "request, bank conflicts, branch uniformity, occupancy, instructions."),
+        click.option("--devices", "devices", metavar="all|I,J,...",
+                     help="Run points on several GPUs of this host at once, one worker each "
+                     "(all, or indices such as 0,2,3)."),
+        click.option("--verbose", is_flag=True,
+                     help="Also print where the host time went: each result's phases (inputs, "
+                     "reference, uploads, checked run, check, timing, re-check, downloads) and "
+                     "the share of the wall time the GPU spent in timed runs."),
+    ]):  # fmt: skip
+        func = option(func)
+    return func
+
+
+def param_option(param: Param) -> click.Option:
+    if param.choices:
+        kind: Any = click.Choice([str(c) for c in param.choices])
+    else:
+        kind = {int: click.INT, float: click.FLOAT, bool: click.BOOL}.get(param.type, click.STRING)
+    default = param.default if param.default is not None else f"{param.derived_from}"
+    flag = "--" + param.name.replace("_", "-")
+    return click.Option([flag, param.name], type=kind, default=None,
+                        help=f"{param.help} [default: {default}]")  # fmt: skip
+
+
+def need_matplotlib(option: str) -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        from gpubench.errors import EnvironmentProblem
+
+        raise EnvironmentProblem(f"{option} draws with matplotlib, which is not installed: "
+                                 "pip install '.[plot]'") from None  # fmt: skip

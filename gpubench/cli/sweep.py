@@ -1,0 +1,94 @@
+"""`gpubench sweep`: a whole sweep from YAML, or its dry run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from gpubench.cli.common import EXIT_CODES_HELP, execute, out_console, output_options, spread_from
+from gpubench.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from gpubench.config import SweepSpec
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.argument("config_path", metavar="CONFIG.yaml|NAME", type=click.Path(dir_okay=False))
+@click.option("--dry-run", is_flag=True, help="Validate and list the points; touch no GPU.")
+@click.option("--resume", "resume_path", type=click.Path(dir_okay=False),
+              help="Continue the run logged in this JSON-lines file: points already there are "
+              "not measured again; new results are appended to it.")  # fmt: skip
+@click.option("--force", is_flag=True,
+              help="Resume even if the GPU, the kernel source or the sweep changed; without "
+              "--resume, start a new log where one with results exists (the old one is kept "
+              "beside it as LOG.1).")  # fmt: skip
+@click.option("--scheduler", "scheduler", metavar="ADDRESS",
+              help="Send the points to the workers of a Dask cluster (tcp://host:8786): one "
+              "worker per GPU; results stream back into the log (needs the cluster extra).")  # fmt: skip
+@click.option("--shard", "shard", metavar="I/N",
+              help="Run only every N-th point, from the I-th (0-based): one of N jobs (SLURM "
+              "arrays); `gpubench merge` joins their logs.")  # fmt: skip
+@output_options
+def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
+          json_path: str | None, csv_path: str | None, jsonl_path: str | None,
+          markdown_path: str | None, device: int, profile: bool, devices: str | None,
+          verbose: bool, scheduler: str | None, shard: str | None) -> None:  # fmt: skip
+    """Run a whole sweep from a YAML file: progress bar, table, results files.
+
+    Every point runs in a worker process: a kernel that crashes or hangs is recorded
+    (`crashed`, `timeout`) and the sweep goes on. Each finished point is appended at once to
+    a JSON-lines log (--jsonl, outputs.jsonl, or results/<config>.jsonl), so an interrupted
+    sweep loses nothing and --resume picks it up.
+
+    \b
+    Examples:
+      gpubench sweep configs/transpose.yaml --json results/transpose.json
+      gpubench sweep configs/smoke.yaml --dry-run
+      gpubench sweep smoke          # a bundled sweep file by name (gpubench list --configs)
+      gpubench sweep configs/transpose.yaml --resume results/transpose.jsonl
+    """
+    from gpubench import config
+
+    config_path = str(config.find(config_path))
+    spec = config.load(config_path)
+    spread = spread_from(device, devices, scheduler, shard)
+    ctx = click.get_current_context()
+    if dry_run:
+        print_plan(spec, spread.shard)
+        ctx.exit(EXIT_OK)
+    from pathlib import Path
+
+    from gpubench.outputs import OutputRequest
+
+    stem = Path(config_path).stem
+    if spread.shard:
+        stem += f".shard-{spread.shard[0]}-of-{spread.shard[1]}"
+    request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path, resume=resume_path,
+                            force=force, progress=True, markdown=markdown_path, profile=profile,
+                            verbose=verbose, default_log=str(Path("results") / f"{stem}.jsonl"))  # fmt: skip
+    ctx.exit(execute(spec, request, device, spread))
+
+
+def print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
+    """The dry run: the points (or, for a large sweep, its axes and both ends), the
+    parameters fixed at every point, the suite's notes and the count of distinct compiles."""
+    from gpubench import api
+    from gpubench.report.tables import dry_run_tables
+
+    plan = api.dry_run(spec, shard)
+    console = out_console()
+    for table in dry_run_tables(plan, spec.source):
+        console.print(table)
+    if plan.fixed and plan.varying != list(plan.points[0]):
+        console.print("at every point: " + ", ".join(f"{n}={v}" for n, v in plan.fixed.items()),
+                      highlight=False)  # fmt: skip
+    for note in plan.notes:
+        console.print(note, highlight=False)
+    total = len(plan.points) * len(spec.variants)
+    console.print(
+        f"{len(plan.points):,} point(s) × {len(spec.variants)} variant(s) "
+        f"({', '.join(spec.variants)}; baseline {spec.baseline}) = "
+        f"{total:,} measurement(s), {plan.builds:,} distinct compile(s)",
+        highlight=False,
+    )
