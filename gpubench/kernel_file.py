@@ -537,6 +537,42 @@ def params_from(raw: Any, source: str, key: str = "params") -> tuple[Param, ...]
     return tuple(params)
 
 
+def _identity(p: _Parser, raw: dict[str, Any], data: dict[str, Any],
+              path: Path) -> tuple[Path, str, str]:  # fmt: skip
+    """The .cu file (beside the YAML file), the kernel file's name and its one-line
+    description."""
+    cu = raw["source"]
+    if not isinstance(cu, str) or not cu:
+        raise p.error(f"expected the path of a .cu file, got {quote(cu)}", "kernel.source")
+    cu_path = (path.parent / cu).resolve()
+    if not cu_path.is_file():
+        raise p.error(f"{cu!r} not found (looked for {cu_path.name} beside {path.name})",
+                      "kernel.source")  # fmt: skip
+    name = raw.get("name", path.stem)
+    if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9_.-]+$", name):
+        raise p.error(f"expected a short name (letters, digits, _ . -), got {quote(name)}",
+                      "kernel.name")  # fmt: skip
+    default = f"kernels of {cu_path.name}"
+    description = data.get("description") or default
+    if not isinstance(description, str):
+        raise p.error(f"expected text, got {quote(description)}", "description")
+    return cu_path, name, (description.strip().splitlines() or [default])[0]  # blank: default
+
+
+def _declared_params(data: dict[str, Any], source: str) -> tuple[Param, ...]:
+    """The params section's parameters, and those declared only in a zip group."""
+    params = params_from(data.get("params"), source)
+    zipped = data.get("zip") or []
+    if isinstance(zipped, list):
+        # Parameters that vary together are declared in a zip group instead of params.
+        for i, group in enumerate(zipped):
+            if isinstance(group, dict):
+                taken = {q.name for q in params}
+                more = {k: v for k, v in group.items() if k not in taken}
+                params += params_from(more, source, key=f"zip[{i}]")
+    return params
+
+
 def parse(data: dict[str, Any], source: str) -> KernelFile:
     """A kernel file's `kernel:` and `params:` sections → KernelFile, every part checked."""
     path = Path(source)
@@ -554,37 +590,15 @@ def parse(data: dict[str, Any], source: str) -> KernelFile:
     for key in ("source", "variants", "args", "grid", "block"):
         if key not in raw:
             raise p.error("missing required key", f"kernel.{key}")
-    cu = raw["source"]
-    if not isinstance(cu, str) or not cu:
-        raise p.error(f"expected the path of a .cu file, got {quote(cu)}", "kernel.source")
-    cu_path = (path.parent / cu).resolve()
-    if not cu_path.is_file():
-        raise p.error(f"{cu!r} not found (looked for {cu_path.name} beside {path.name})",
-                      "kernel.source")  # fmt: skip
-    name = raw.get("name", path.stem)
-    if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9_.-]+$", name):
-        raise p.error(f"expected a short name (letters, digits, _ . -), got {quote(name)}",
-                      "kernel.name")  # fmt: skip
-    description = data.get("description") or f"kernels of {cu_path.name}"
-    if not isinstance(description, str):
-        raise p.error(f"expected text, got {quote(description)}", "description")
-
-    params = params_from(data.get("params"), source)
-    zipped = data.get("zip") or []
-    if isinstance(zipped, list):
-        # Parameters that vary together are declared in a zip group instead of params.
-        for i, group in enumerate(zipped):
-            if isinstance(group, dict):
-                taken = {q.name for q in params}
-                more = {k: v for k, v in group.items() if k not in taken}
-                params += params_from(more, source, key=f"zip[{i}]")
+    cu_path, name, description = _identity(p, raw, data, path)
+    params = _declared_params(data, source)
     param_names = {q.name for q in params}
     variants = p.variants(raw["variants"])
     variant_names = tuple(v.name for v in variants)
     args = p.args(raw["args"], param_names)
     known = param_names | {a.name for a in args if isinstance(a, Scalar)}
     kf = KernelFile(
-        path=path, source=cu_path, name=name, description=description.strip().splitlines()[0],
+        path=path, source=cu_path, name=name, description=description,
         variants=variants, params=params, args=args,
         grid=p.per_variant(raw["grid"], "kernel.grid", known, variant_names, dims=True, required=True),
         block=p.per_variant(raw["block"], "kernel.block", known, variant_names, dims=True, required=True),

@@ -75,3 +75,14 @@ def test_the_cycle_finder_finds_a_circle():
 def test_command_modules_stay_small():
     sizes = {p.name: len(p.read_text().splitlines()) for p in (PACKAGE / "cli").glob("*.py")}
     assert sizes and all(lines < 300 for lines in sizes.values()), sizes
+
+
+def test_no_function_is_longer_than_60_lines():
+    long = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 60:
+                    long.append(f"{path.relative_to(PACKAGE)}:{node.name} ({lines})")
+    assert not long, long

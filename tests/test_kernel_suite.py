@@ -466,3 +466,8 @@ def test_a_large_sweep_is_validated_in_slices_with_the_first_problem_named(tmp_p
     assert serial == parallel and serial[0] == 2500
     assert serial[1] == bench.validate_point(points[2500])
     assert bench.validate_points(points[:2500]) is None
+
+
+def test_a_blank_description_falls_back_to_the_source_name(tmp_path):
+    _, bench = load(tmp_path, "description: '   '\n" + SCALE)
+    assert bench.description == "kernels of k.cu"

@@ -3,6 +3,7 @@ run one after another from pageable or pinned memory, or overlapped on several s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,6 +38,65 @@ OVERLAPPED = ("streams", "streams_depth_first")
 SEQUENTIAL = ("sequential", "sequential_pinned")
 F32 = np.dtype(np.float32)
 OVERLAP = Metric("overlap_efficiency", "overlap", "", "{:.0%}")
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """The steps of L products of n×n matrices with their copies, on `streams` streams."""
+
+    n: int
+    count: int
+    block: int
+    streams: int
+    synchronous: bool
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self.count, self.n, self.n)
+
+    @property
+    def size(self) -> int:
+        return self.n * self.n * 4  # bytes of one matrix
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.n**3 * self.count
+
+    @property
+    def traffic(self) -> int:
+        return 3 * self.size * self.count  # A and B in, C out
+
+    def multiply(
+        self, i: int, stream: int, on: tuple[str, str, str] = ("dC", "dA", "dB")
+    ) -> Launch:
+        c, a, b = (BufferRef(name, i * self.size) for name in on)
+        n = np.int32(self.n)
+        grid = (ceil_div(self.n, self.block), ceil_div(self.n, self.block), 1)
+        return Launch("tiled", grid, (self.block, self.block, 1), (c, a, b, n, n, n),
+                      stream=stream, label=str(i))  # fmt: skip
+
+    def copy_in(self, i: int, stream: int) -> list[Copy]:
+        return [Copy(name, f"d{name}", self.size, i * self.size, i * self.size, stream,
+                     self.synchronous, str(i)) for name in ("A", "B")]  # fmt: skip
+
+    def copy_out(self, i: int, stream: int, source: str = "dC") -> list[Copy]:
+        return [Copy(source, "C", self.size, i * self.size, i * self.size, stream,
+                     self.synchronous, str(i))]  # fmt: skip
+
+    def pipeline(self, variant: str) -> list[Copy | Launch]:
+        def lane(i: int) -> int:
+            return 1 + i % self.streams if variant in OVERLAPPED else 0
+
+        count = range(self.count)
+        if variant == "streams":  # breadth-first: all copies in, all kernels, all copies out
+            return [*(c for i in count for c in self.copy_in(i, lane(i))),
+                    *(self.multiply(i, lane(i)) for i in count),
+                    *(c for i in count for c in self.copy_out(i, lane(i)))]  # fmt: skip
+        steps: list[Copy | Launch] = []
+        for i in count:  # sequential, sequential_pinned, streams_depth_first: matrix by matrix
+            steps += [*self.copy_in(i, lane(i)), self.multiply(i, lane(i)),
+                      *self.copy_out(i, lane(i))]  # fmt: skip
+        return steps
 
 
 class Streams(Benchmark):
@@ -96,77 +156,38 @@ class Streams(Benchmark):
     def case(
         self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
     ) -> Case:
-        n, count, block, streams = (
-            point["size"],
-            point["matrices"],
-            point["block"],
-            point["streams"],
-        )
-        batch = (count, n, n)
-        size = n * n * 4  # bytes of one matrix
+        plan = _Batch(point["size"], point["matrices"], point["block"], point["streams"],
+                      synchronous=variant in SEQUENTIAL)  # fmt: skip
         # As matmul: exact for small integers, the float32 bound for reals.
-        tolerance = (
-            Tolerance() if point["values"] == "integers" else Tolerance(rtol=dot_product_rtol(n))
-        )
-
-        def multiply(i: int, stream: int, on: tuple[str, str, str] = ("dC", "dA", "dB")) -> Launch:
-            c, a, b = (BufferRef(name, i * size) for name in on)
-            args = (c, a, b, np.int32(n), np.int32(n), np.int32(n))
-            grid = (ceil_div(n, block), ceil_div(n, block), 1)
-            return Launch("tiled", grid, (block, block, 1), args, stream=stream, label=str(i))
-
+        tolerance = (Tolerance() if point["values"] == "integers"
+                     else Tolerance(rtol=dot_product_rtol(point["size"])))  # fmt: skip
         if variant == "kernels_only":
             # Just the products, on data already on the device: T_kernels.
             return Case(
-                steps=[multiply(i, 0, on=("C", "A", "B")) for i in range(count)],
+                steps=[plan.multiply(i, 0, on=("C", "A", "B")) for i in range(plan.count)],
                 input_locations={"A": "device", "B": "device"},
-                outputs={"C": BufferSpec(batch, F32)},
-                work=Work(bytes_moved=0, flops=2 * n**3 * count),
+                outputs={"C": BufferSpec(plan.shape, F32)},
+                work=Work(bytes_moved=0, flops=plan.flops),
                 tolerance=tolerance,
             )
         host = "pageable" if variant == "sequential" else "pinned"
-        synchronous = variant in SEQUENTIAL
-
-        def copy_in(i: int, stream: int) -> list[Copy]:
-            return [Copy(name, f"d{name}", size, i * size, i * size, stream, synchronous, str(i))
-                    for name in ("A", "B")]  # fmt: skip
-
-        def copy_out(i: int, stream: int, source: str = "dC") -> list[Copy]:
-            return [Copy(source, "C", size, i * size, i * size, stream, synchronous, str(i))]
-
-        scratch = {"dA": BufferSpec(batch, F32), "dB": BufferSpec(batch, F32)}
-        steps: list[Copy | Launch] = []
+        scratch = {"dA": BufferSpec(plan.shape, F32), "dB": BufferSpec(plan.shape, F32)}
         if variant == "copies_only":
             # Just the copies, with the traffic of the full run (A and B in, one matrix out),
             # on one stream: T_copies. What comes back is A, so the check is exact.
-            for i in range(count):
-                steps += [*copy_in(i, 0), *copy_out(i, 0, source="dA")]
-            return Case(
-                steps=steps,
-                input_locations={"A": host, "B": host},
-                outputs={"C": BufferSpec(batch, F32, location=host)},
-                scratch=scratch,
-                work=Work(bytes_moved=3 * size * count),
-                tolerance=Tolerance(),
-            )
-        scratch["dC"] = BufferSpec(batch, F32)
-
-        def lane(i: int) -> int:
-            return 1 + i % streams if variant in OVERLAPPED else 0
-
-        if variant == "streams":  # breadth-first: all copies in, all kernels, all copies out
-            steps += [c for i in range(count) for c in copy_in(i, lane(i))]
-            steps += [multiply(i, lane(i)) for i in range(count)]
-            steps += [c for i in range(count) for c in copy_out(i, lane(i))]
-        else:  # sequential, sequential_pinned, streams_depth_first: matrix by matrix
-            for i in range(count):
-                steps += [*copy_in(i, lane(i)), multiply(i, lane(i)), *copy_out(i, lane(i))]
+            steps = [c for i in range(plan.count)
+                     for c in (*plan.copy_in(i, 0), *plan.copy_out(i, 0, source="dA"))]  # fmt: skip
+            return Case(steps=steps, input_locations={"A": host, "B": host},
+                        outputs={"C": BufferSpec(plan.shape, F32, location=host)},
+                        scratch=scratch, work=Work(bytes_moved=plan.traffic),
+                        tolerance=Tolerance())  # fmt: skip
+        scratch["dC"] = BufferSpec(plan.shape, F32)
         return Case(
-            steps=steps,
+            steps=plan.pipeline(variant),
             input_locations={"A": host, "B": host},
-            outputs={"C": BufferSpec(batch, F32, location=host)},
+            outputs={"C": BufferSpec(plan.shape, F32, location=host)},
             scratch=scratch,
-            work=Work(bytes_moved=3 * size * count, flops=2 * n**3 * count),
+            work=Work(bytes_moved=plan.traffic, flops=plan.flops),
             tolerance=tolerance,
         )
 

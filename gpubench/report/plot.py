@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpubench.errors import ConfigError
+from gpubench.errors import ConfigError, did_you_mean
 from gpubench.metrics import TIME, Metric, catalog
 
 # Preferred y metrics when none is named: what the suites are about, in order.
@@ -53,6 +53,34 @@ def _follows(results: list[Any], x: str, param: str) -> bool:
     return True
 
 
+def _choose_x(measured: list[Any], params: list[str], varying: list[str],
+              x: str | None) -> str:  # fmt: skip
+    """The x axis: the one asked for, or the numeric parameter with the most values."""
+    if x is None:
+        numeric = [p for p in varying if all(_numeric(r.point.get(p)) for r in measured)]
+        if not numeric:
+            raise ConfigError("no numeric parameter varies in these results: nothing to put on "
+                              "the x axis", key="--x")  # fmt: skip
+        return max(numeric, key=lambda p: len({r.point.get(p) for r in measured}))
+    if x not in params:
+        raise ConfigError(f"no parameter {x!r} in these results{did_you_mean(x, params)}; "
+                          f"parameters: {', '.join(params)}", key="--x")  # fmt: skip
+    return x
+
+
+def _choose_y(measured: list[Any], y: str | None) -> Metric:
+    """The metric on the y axis: the one asked for, or the first of DEFAULT_Y present."""
+    present = {k for r in measured for k in r.metrics} | {TIME.key}
+    extra = tuple(Metric(k, k, "") for k in sorted(present))
+    if y is None:
+        y = next(k for k in DEFAULT_Y if k in present)
+    known = {m.key: m for m in catalog(extra)}
+    if y not in present or y not in known:
+        raise ConfigError(f"no metric {y!r} in these results{did_you_mean(y, sorted(present))}; "
+                          f"metrics: {', '.join(sorted(present))}", key="--y")  # fmt: skip
+    return known[y]
+
+
 def build(results: list[Any], x: str | None = None, y: str | None = None, by: str = "variant",
           facet: str | None = None) -> Chart:  # fmt: skip
     """What to draw: lines of `y` against `x`, one per value of `by` (and of every other
@@ -64,32 +92,13 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
     for r in measured:
         params.extend(k for k in r.point if k not in params)
     varying = [p for p in params if len({repr(r.point.get(p)) for r in measured}) > 1]
-    if x is None:
-        numeric = [p for p in varying if all(_numeric(r.point.get(p)) for r in measured)]
-        if not numeric:
-            raise ConfigError("no numeric parameter varies in these results: nothing to put on "
-                              "the x axis", key="--x")  # fmt: skip
-        x = max(numeric, key=lambda p: len({r.point.get(p) for r in measured}))
-    elif x not in params:
-        from gpubench.errors import did_you_mean
-
-        raise ConfigError(f"no parameter {x!r} in these results{did_you_mean(x, params)}; "
-                          f"parameters: {', '.join(params)}", key="--x")  # fmt: skip
-    present = {k for r in measured for k in r.metrics} | {TIME.key}
-    extra = tuple(Metric(k, k, "") for k in sorted(present))
-    if y is None:
-        y = next(k for k in DEFAULT_Y if k in present)
-    known = {m.key: m for m in catalog(extra)}
-    if y not in present or y not in known:
-        from gpubench.errors import did_you_mean
-
-        raise ConfigError(f"no metric {y!r} in these results{did_you_mean(y, sorted(present))}; "
-                          f"metrics: {', '.join(sorted(present))}", key="--y")  # fmt: skip
+    x = _choose_x(measured, params, varying, x)
+    metric = _choose_y(measured, y)
     for name, option in ((by, "--by"), (facet, "--facet")):
         if name and name != "variant" and name not in params:
             raise ConfigError(f"no parameter {name!r} in these results; parameters: variant, "
                               f"{', '.join(params)}", key=option)  # fmt: skip
-    chart = Chart(x=x, y=known[y], by=by, facet=facet)
+    chart = Chart(x=x, y=metric, by=by, facet=facet)
     # Parameters that follow x (rows and cols when x is size) split nothing; any other that
     # varies is folded: each line shows the best value over it (the tuned envelope), and
     # the chart says so. --by or --facet split by one of them instead.
@@ -98,7 +107,7 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
     better = max if chart.y.higher_is_better is not False else min
     cells: dict[tuple[Any, str, float], float] = {}
     for r in measured:
-        xv, yv = r.point.get(x), _value(r, y)
+        xv, yv = r.point.get(x), _value(r, metric.key)
         if not _numeric(xv) or yv is None:
             continue
         label = r.variant if by == "variant" else f"{by}={r.point.get(by)}"
@@ -112,7 +121,7 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
     xs = [p[0] for panel in chart.lines.values() for line in panel.values() for p in line]
     ys = [p[1] for panel in chart.lines.values() for line in panel.values() for p in line]
     if not xs:
-        raise ConfigError(f"no result has both {x} and {y}", key="--y")
+        raise ConfigError(f"no result has both {x} and {metric.key}", key="--y")
     chart.log_x = min(xs) > 0 and max(xs) / min(xs) >= LOG_RATIO
     chart.log_y = min(ys) > 0 and max(ys) / min(ys) >= LOG_RATIO
     return chart

@@ -90,7 +90,22 @@ def draw(placements: list[Placement], ceilings: CeilingsRecord, path: str, title
     fig, axes = plt.subplots(1, panels, figsize=(15 if panels == 2 else 10, 6.5),
                              gridspec_kw={"width_ratios": [3, 2]} if panels == 2 else None,
                              squeeze=False)  # fmt: skip
-    ax = axes[0][0]
+    colors = {s: f"C{i % 10}" for i, s in enumerate(sorted({p.suite for p in placements}))}
+    _draw_roofs(axes[0][0], arithmetic, ceilings, title, colors)
+    if memory_only:
+        _draw_bandwidths(axes[0][1], memory_only, ceilings, colors)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def _roof_kind(ceilings: CeilingsRecord) -> str:
+    return "measured" if ceilings.source == "measured" and ceilings.measured else "theoretical"
+
+
+def _draw_roofs(ax: Any, arithmetic: list[Placement], ceilings: CeilingsRecord, title: str,
+                colors: dict[str, str]) -> None:  # fmt: skip
+    """The roofs, the ridge and every kernel with arithmetic at its intensity."""
     lows = [p.intensity for p in arithmetic] + [ridge_point(ceilings) or 1]
     lows += [p.measured_intensity for p in arithmetic if p.measured_intensity]
     x_low = 2 ** math.floor(math.log2(max(min(lows) / 4, 1 / 64)))
@@ -104,45 +119,20 @@ def draw(placements: list[Placement], ceilings: CeilingsRecord, path: str, title
             ax.plot(xs, [min(peak, bw * x) for x in xs], style, color=color, lw=2, label=label)
 
     measured, theory = ceilings.measured, ceilings.theoretical
-    kind = "measured" if ceilings.source == "measured" and measured else "theoretical"
     roof(COMPUTE_ROOF, BANDWIDTH_ROOF, measured or theory, "-", "black",
-         f"FP32 / DRAM roof ({kind})")  # fmt: skip
+         f"FP32 / DRAM roof ({_roof_kind(ceilings)})")  # fmt: skip
     if measured:
         roof(COMPUTE_ROOF, "dram_read_gbps", theory, "--", "gray", "FP32 / DRAM roof (theoretical)")
         roof(COMPUTE_ROOF, "l2_read_gbps", measured, ":", "tab:purple", "FP32 / L2 roof (measured)")
-        for key, label, color in (("fp64_gflops", "FP64", "tab:brown"),):
-            if measured.get(key):
-                ax.axhline(
-                    measured[key], color=color, lw=1, ls="-.", label=f"{label} roof (measured)"
-                )
+        if measured.get("fp64_gflops"):
+            ax.axhline(measured["fp64_gflops"], color="tab:brown", lw=1, ls="-.",
+                       label="FP64 roof (measured)")  # fmt: skip
     ridge = ridge_point(ceilings)
     if ridge:
         ax.axvline(ridge, color="gray", lw=0.8, ls=":")
         ax.annotate(f"ridge {ridge:.1f} FLOP/B", (ridge, ceilings.get(COMPUTE_ROOF) or 1),
                     textcoords="offset points", xytext=(6, -14), fontsize=9, color="gray")  # fmt: skip
-
-    markers = "osD^v<>pPX*h"
-    suites = sorted({p.suite for p in placements})
-    colors = {s: f"C{i % 10}" for i, s in enumerate(suites)}
-    shown: set[tuple[str, str]] = set()
-    shown_kinds: set[str] = set()
-    variant_index: dict[tuple[str, str], int] = {}
-    for p in arithmetic:
-        key = (p.suite, p.variant)
-        index = variant_index.setdefault(key, len([k for k in variant_index if k[0] == p.suite]))
-        ax.scatter(p.intensity, p.gflops, color=colors[p.suite], marker=markers[index % len(markers)],
-                   s=36, edgecolors="black", linewidths=0.4, zorder=3,
-                   label=None if key in shown else f"{p.suite}: {p.variant}")  # fmt: skip
-        shown.add(key)
-        if p.measured_intensity:
-            # Where the kernel really sits: the DRAM traffic it caused, not the minimum.
-            ax.scatter(p.measured_intensity, p.gflops, facecolors="none",
-                       edgecolors=colors[p.suite], marker=markers[index % len(markers)], s=36,
-                       zorder=3, label=None if "measured" in shown_kinds else
-                       "hollow: at the measured DRAM intensity")  # fmt: skip
-            ax.plot([p.intensity, p.measured_intensity], [p.gflops, p.gflops], lw=0.6,
-                    color=colors[p.suite], alpha=0.6)  # fmt: skip
-            shown_kinds.add("measured")
+    shown = _draw_kernels(ax, arithmetic, colors)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlim(x_low, x_high)
@@ -150,30 +140,55 @@ def draw(placements: list[Placement], ceilings: CeilingsRecord, path: str, title
     ax.set_ylabel("performance (GFLOP/s)")
     ax.set_title(title, fontsize=11)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right", ncol=1 if len(shown) < 12 else 2, framealpha=0.9)
+    ax.legend(fontsize=8, loc="lower right", ncol=1 if shown < 12 else 2, framealpha=0.9)
 
-    if memory_only:
-        bx = axes[0][1]
-        best: dict[tuple[str, str], float] = {}
-        for p in memory_only:
-            key = (p.suite, p.variant)
-            best[key] = max(best.get(key, 0.0), p.gbps)
-        names = sorted(best, key=lambda k: (k[0], best[k]))
-        bx.barh([f"{s}: {v}" for s, v in names], [best[k] for k in names],
-                color=[colors[s] for s, _ in names])  # fmt: skip
-        dram = ceilings.get(BANDWIDTH_ROOF)
-        if dram:
-            bx.axvline(
-                dram, color="black", lw=2, label=f"DRAM read roof ({kind}): {dram:,.0f} GB/s"
-            )
-        if measured and theory.get(BANDWIDTH_ROOF):
-            bx.axvline(theory[BANDWIDTH_ROOF], color="gray", ls="--", lw=1.5,
-                       label=f"theoretical: {theory[BANDWIDTH_ROOF]:,.0f} GB/s")  # fmt: skip
-        bx.set_xlabel("best bandwidth (GB/s)")
-        bx.set_title("no arithmetic: best bandwidth of each variant", fontsize=11)
-        bx.tick_params(axis="y", labelsize=8)
-        bx.legend(fontsize=8, loc="lower right")
-        bx.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
+
+def _draw_kernels(ax: Any, arithmetic: list[Placement], colors: dict[str, str]) -> int:
+    """A marker per suite and variant (hollow where ncu measured the DRAM traffic);
+    returns how many variants the legend names."""
+    markers = "osD^v<>pPX*h"
+    shown: set[tuple[str, str]] = set()
+    measured_shown = False
+    variant_index: dict[tuple[str, str], int] = {}
+    for p in arithmetic:
+        key = (p.suite, p.variant)
+        index = variant_index.setdefault(key, len([k for k in variant_index if k[0] == p.suite]))
+        marker = markers[index % len(markers)]
+        ax.scatter(p.intensity, p.gflops, color=colors[p.suite], marker=marker, s=36,
+                   edgecolors="black", linewidths=0.4, zorder=3,
+                   label=None if key in shown else f"{p.suite}: {p.variant}")  # fmt: skip
+        shown.add(key)
+        if p.measured_intensity:
+            # Where the kernel really sits: the DRAM traffic it caused, not the minimum.
+            ax.scatter(p.measured_intensity, p.gflops, facecolors="none",
+                       edgecolors=colors[p.suite], marker=marker, s=36, zorder=3,
+                       label=None if measured_shown else
+                       "hollow: at the measured DRAM intensity")  # fmt: skip
+            ax.plot([p.intensity, p.measured_intensity], [p.gflops, p.gflops], lw=0.6,
+                    color=colors[p.suite], alpha=0.6)  # fmt: skip
+            measured_shown = True
+    return len(shown)
+
+
+def _draw_bandwidths(bx: Any, memory_only: list[Placement], ceilings: CeilingsRecord,
+                     colors: dict[str, str]) -> None:  # fmt: skip
+    """The kernels without arithmetic: each variant's best bandwidth against the DRAM roof."""
+    best: dict[tuple[str, str], float] = {}
+    for p in memory_only:
+        key = (p.suite, p.variant)
+        best[key] = max(best.get(key, 0.0), p.gbps)
+    names = sorted(best, key=lambda k: (k[0], best[k]))
+    bx.barh([f"{s}: {v}" for s, v in names], [best[k] for k in names],
+            color=[colors[s] for s, _ in names])  # fmt: skip
+    dram, theory = ceilings.get(BANDWIDTH_ROOF), ceilings.theoretical
+    if dram:
+        bx.axvline(dram, color="black", lw=2,
+                   label=f"DRAM read roof ({_roof_kind(ceilings)}): {dram:,.0f} GB/s")  # fmt: skip
+    if ceilings.measured and theory.get(BANDWIDTH_ROOF):
+        bx.axvline(theory[BANDWIDTH_ROOF], color="gray", ls="--", lw=1.5,
+                   label=f"theoretical: {theory[BANDWIDTH_ROOF]:,.0f} GB/s")  # fmt: skip
+    bx.set_xlabel("best bandwidth (GB/s)")
+    bx.set_title("no arithmetic: best bandwidth of each variant", fontsize=11)
+    bx.tick_params(axis="y", labelsize=8)
+    bx.legend(fontsize=8, loc="lower right")
+    bx.grid(True, axis="x", alpha=0.3)

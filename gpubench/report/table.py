@@ -108,36 +108,41 @@ def results_table(
         if r.status.is_measured and r.median_ms is not None:
             key = tuple(sorted((k, repr(v)) for k, v in r.point.items()))
             best[key] = min(best.get(key, float("inf")), r.median_ms)
-
     for r in results:
         key = tuple(sorted((k, repr(v)) for k, v in r.point.items()))
-        summary = r.summary or {}
-        variant = Text(r.variant + (" (base)" if r.variant == r.baseline else ""))
-        if r.status.is_measured and r.median_ms == best.get(key):
-            variant.stylize("bold")
-        note = r.reason.splitlines()[0] if r.reason else ""
-        if r.status is Status.UNSTABLE:
-            note = f"noise target missed ({summary.get('samples')} samples)"
-        if r.status.is_measured and summary.get("discarded"):
-            note = f"{note}; {summary['discarded']} throttled samples discarded".lstrip("; ")
-        device = r.device or {}
-        row = [f"{device.get('index', '?')}: {device.get('name', '?')}"] if mixed else []
-        row += [str(r.point.get(n)) for n in varying]
-        row += [
-            variant,
-            Text(str(r.status), style=STATUS_STYLE[r.status]),
-            format_time(summary.get("median_ms")),
-            _num(100 * summary["rel_noise"], 1, "%") if summary else "",
-        ]
-        row += [metric.format(r.metrics.get(metric.key)) for metric in columns]
-        if show_resources:
-            k = _first_kernel(r)
-            row += [
-                str(k.get("registers_per_thread", "")),
-                str(k.get("static_shared_bytes", "")),
-                str(k.get("local_bytes_per_thread", "")),
-                _num(100 * k["occupancy"], 0, "%") if "occupancy" in k else "",
-            ]
-        row.append(note)
-        table.add_row(*row)
+        fastest = r.status.is_measured and r.median_ms == best.get(key)
+        table.add_row(*_result_row(r, varying, columns, mixed, show_resources, fastest))
     return table
+
+
+def _result_row(r: Result, varying: list[str], columns: list[Metric], mixed: bool,
+                show_resources: bool, fastest: bool) -> list[Any]:  # fmt: skip
+    summary = r.summary or {}
+    variant = Text(r.variant + (" (base)" if r.variant == r.baseline else ""))
+    if fastest:
+        variant.stylize("bold")
+    note = r.reason.splitlines()[0] if r.reason else ""
+    if r.status is Status.UNSTABLE:
+        note = f"noise target missed ({summary.get('samples')} samples)"
+    if r.status.is_measured and summary.get("discarded"):
+        note = f"{note}; {summary['discarded']} throttled samples discarded".lstrip("; ")
+    device = r.device or {}
+    row: list[Any] = [f"{device.get('index', '?')}: {device.get('name', '?')}"] if mixed else []
+    row += [str(r.point.get(n)) for n in varying]
+    row += [
+        variant,
+        Text(str(r.status), style=STATUS_STYLE[r.status]),
+        format_time(summary.get("median_ms")),
+        _num(100 * summary["rel_noise"], 1, "%") if summary else "",
+    ]
+    row += [metric.format(r.metrics.get(metric.key)) for metric in columns]
+    if show_resources:
+        k = _first_kernel(r)
+        row += [
+            str(k.get("registers_per_thread", "")),
+            str(k.get("static_shared_bytes", "")),
+            str(k.get("local_bytes_per_thread", "")),
+            _num(100 * k["occupancy"], 0, "%") if "occupancy" in k else "",
+        ]
+    row.append(note)
+    return row
