@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 
 from gpubench.errors import EnvironmentProblem
 from gpubench.pool import remaining_work
-from gpubench.results import Result, Status, point_key
-from gpubench.runner import Observer, Plan, finish_point
+from gpubench.results import Result, Status
+from gpubench.runner import Notifier, Observer, Plan, PlanSettings
 
 CONNECT_TIMEOUT_S = 30
 
@@ -97,7 +97,7 @@ def _remote_precompile(suite: str, backend: str, points: list[dict[str, Any]]) -
     return _PointService.get(suite, backend).call(job)
 
 
-def _remote_point(suite: str, backend: str, plan_args: tuple, point: dict[str, Any],
+def _remote_point(suite: str, backend: str, settings: PlanSettings, point: dict[str, Any],
                   variants: list[str]) -> list[Result]:  # fmt: skip
     """One point on this worker's GPU, isolated; its results, each naming the GPU."""
 
@@ -106,8 +106,7 @@ def _remote_point(suite: str, backend: str, plan_args: tuple, point: dict[str, A
 
         if runner.environment is None:
             runner.start()
-        variants_all, baseline, policy, timeline = plan_args
-        plan = Plan(registry.get(suite), [point], tuple(variants_all), baseline, policy, timeline)
+        plan = settings.plan(registry.get(suite), [point])
         out: list[Result] = []
         runner._run_point(plan, point, list(variants), out.append)
         record = _host_record(runner)
@@ -184,16 +183,14 @@ class DaskRunner:
         from distributed import as_completed
 
         done, todo = remaining_work(plan, previous)
-        for observer in self.observers:
-            observer.started(sum(len(v) for _, v in todo))
-        plan_args = (tuple(plan.variants), plan.baseline, plan.policy, plan.timeline)
+        notify = Notifier(self.observers, plan, done)
+        notify.started(sum(len(v) for _, v in todo))
         by_future = {}
         for point, variants in todo:
-            future = self.client.submit(_remote_point, self.suite, self.backend, plan_args, point,
+            future = self.client.submit(_remote_point, self.suite, self.backend, plan.settings, point,
                                         variants, pure=False)  # fmt: skip
             by_future[future] = (point, variants)
         self._futures = list(by_future)
-        results: list[Result] = []
         for future in as_completed(by_future):
             point, variants = by_future[future]
             try:
@@ -208,12 +205,6 @@ class DaskRunner:
                          for v in variants}  # fmt: skip
             for variant in variants:
                 if variant in fresh:
-                    results.append(fresh[variant])
-                    for observer in self.observers:
-                        observer.finished(fresh[variant])
-            key = point_key(point)
-            group = [done.get((key, v)) or fresh.get(v) for v in plan.variants]
-            finish_point(plan, [r for r in group if r is not None])
-            for observer in self.observers:
-                observer.point_finished([fresh[v] for v in variants if v in fresh])
-        return results
+                    notify.result(fresh[variant])
+            notify.point_done(point, variants, fresh)
+        return notify.results

@@ -15,7 +15,7 @@ from typing import Any
 
 from gpubench.errors import EnvironmentProblem
 from gpubench.results import Result, point_key
-from gpubench.runner import Observer, Plan, finish_point
+from gpubench.runner import Notifier, Observer, Plan
 from gpubench.worker import IsolatedRunner, WorkerSpec
 
 
@@ -154,10 +154,9 @@ class DevicePool:
     def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
         done, todo = remaining_work(plan, previous)
         lock = threading.Lock()
-        results: list[Result] = []
+        notify = Notifier(self.observers, plan, done)
         with lock:
-            for observer in self.observers:
-                observer.started(sum(len(v) for _, v in todo))
+            notify.started(sum(len(v) for _, v in todo))
         work: queue.Queue[tuple[dict[str, Any], list[str]]] = queue.Queue()
         for item in todo:
             work.put(item)
@@ -165,11 +164,8 @@ class DevicePool:
 
         def emit(result: Result) -> None:
             with lock:
-                if self._stop.is_set():
-                    return  # interrupted: the worker was killed, this is not a result
-                results.append(result)
-                for observer in self.observers:
-                    observer.finished(result)
+                if not self._stop.is_set():  # interrupted: the worker was killed, no result
+                    notify.result(result)
 
         def serve(runner: IsolatedRunner) -> None:
             try:
@@ -179,14 +175,10 @@ class DevicePool:
                     except queue.Empty:
                         return
                     fresh = runner._run_point(plan, point, variants, emit)
-                    key = point_key(point)
                     with lock:
                         if self._stop.is_set():
                             return
-                        group = [done.get((key, v)) or fresh.get(v) for v in plan.variants]
-                        finish_point(plan, [r for r in group if r is not None])
-                        for observer in self.observers:
-                            observer.point_finished([fresh[v] for v in variants if v in fresh])
+                        notify.point_done(point, variants, fresh)
             except BaseException as exc:  # a bug: reported in the main thread
                 if not self._stop.is_set():
                     failures.append(exc)
@@ -202,4 +194,4 @@ class DevicePool:
                 thread.join(0.2)
         if failures:
             raise failures[0]
-        return results
+        return notify.results

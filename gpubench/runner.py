@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gpubench import memory, metrics, timing
@@ -39,6 +39,59 @@ class Observer(Protocol):
     def point_finished(self, results: list[Result]) -> None: ...
 
 
+class SweepRunner(Protocol):
+    """What session.execute drives: a worker process on one GPU (worker.IsolatedRunner), one
+    per GPU of this host (pool.DevicePool) or a Dask cluster (cluster.DaskRunner). Each
+    reports through a Notifier, so observers see every kind of run alike."""
+
+    observers: list[Observer]
+
+    @property
+    def restarts(self) -> int: ...
+
+    def start(self) -> dict[str, Any]:
+        """Start the workers; the environment record of the first (EnvironmentProblem)."""
+        ...
+
+    def precompile(self, points: list[Point], limit_s: float = 3600) -> dict[str, Any]: ...
+
+    def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
+        """Every (point, variant) not in `previous`, measured; the fresh results."""
+        ...
+
+    def close(self, graceful: bool = True) -> dict[str, Any]:
+        """Stop the workers; their last clock, temperature and power readings."""
+        ...
+
+
+@dataclass
+class Notifier:
+    """The one path from a runner to its observers: how many results to expect, each result
+    the moment it arrives, and each point's results once the metrics that compare its
+    variants (with those of an earlier, resumed run: `done`) are in."""
+
+    observers: list[Observer]
+    plan: Plan
+    done: dict[tuple[str, str], Result] = field(default_factory=dict)
+    results: list[Result] = field(default_factory=list)
+
+    def started(self, total: int) -> None:
+        for observer in self.observers:
+            observer.started(total)
+
+    def result(self, result: Result) -> None:
+        self.results.append(result)
+        for observer in self.observers:
+            observer.finished(result)
+
+    def point_done(self, point: Point, variants: list[str], fresh: dict[str, Result]) -> None:
+        key = point_key(point)
+        group = [self.done.get((key, v)) or fresh.get(v) for v in self.plan.variants]
+        finish_point(self.plan, [r for r in group if r is not None])
+        for observer in self.observers:
+            observer.point_finished([fresh[v] for v in variants if v in fresh])
+
+
 @dataclass(frozen=True)
 class Plan:
     bench: Benchmark
@@ -61,6 +114,23 @@ class Plan:
     def size(self) -> int:
         return len(self.points) * len(self.variants)
 
+    @property
+    def settings(self) -> PlanSettings:
+        """The plan as it travels to a worker: everything but the suite (the worker has its
+        own, loaded once) and the points (sent one at a time)."""
+        return PlanSettings(self.variants, self.baseline, self.policy, self.timeline)
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    variants: tuple[str, ...]
+    baseline: str
+    policy: timing.TimingPolicy
+    timeline: bool = False
+
+    def plan(self, bench: Benchmark, points: list[Point]) -> Plan:
+        return Plan(bench, points, self.variants, self.baseline, self.policy, self.timeline)
+
 
 def _compiler_excerpt(output: str, limit: int = 12) -> str:
     lines = [line for line in output.splitlines() if line.strip()]
@@ -78,21 +148,12 @@ class Runner:
         self.modules = CompileCache(backend)
 
     def run(self, plan: Plan) -> list[Result]:
-        for observer in self.observers:
-            observer.started(plan.size)
-        results: list[Result] = []
-
-        def emit(result: Result) -> None:
-            results.append(result)
-            for observer in self.observers:
-                observer.finished(result)
-
+        notify = Notifier(self.observers, plan)
+        notify.started(plan.size)
         for point in plan.points:
-            point_results = self.run_point(plan, point, plan.variants, on_result=emit)
-            finish_point(plan, point_results)
-            for observer in self.observers:
-                observer.point_finished(point_results)
-        return results
+            fresh = self.run_point(plan, point, plan.variants, on_result=notify.result)
+            notify.point_done(point, list(plan.variants), {r.variant: r for r in fresh})
+        return notify.results
 
     def run_point(
         self,
@@ -214,5 +275,5 @@ def add_relative_metrics(results: list[Result], baseline: str, vendor: str | Non
             )
 
 
-__all__ = ["Observer", "Plan", "RunRecord", "Runner", "add_relative_metrics", "finish_point",
-           "point_key"]  # fmt: skip
+__all__ = ["Notifier", "Observer", "Plan", "PlanSettings", "RunRecord", "Runner", "SweepRunner",
+           "add_relative_metrics", "finish_point", "point_key"]  # fmt: skip

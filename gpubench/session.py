@@ -21,7 +21,7 @@ from gpubench.errors import EXIT_FAILED_POINTS, EXIT_INTERRUPTED, EXIT_OK, Confi
 from gpubench.report.progress import ProgressObserver
 from gpubench.report.table import results_table
 from gpubench.results import point_key
-from gpubench.runner import Plan
+from gpubench.runner import Plan, SweepRunner
 from gpubench.worker import IsolatedRunner, WorkerSpec
 
 
@@ -73,7 +73,7 @@ class Spread:
     scheduler: str | None = None
     shard: tuple[int, int] | None = None
 
-    def runner(self, suite: str, backend: str) -> Any:
+    def runner(self, suite: str, backend: str) -> SweepRunner:
         if self.scheduler:
             from gpubench.cluster import DaskRunner
 
@@ -249,7 +249,7 @@ def _announce(err: Any, environment: dict[str, Any], points: list[dict[str, Any]
     )
 
 
-def _measure(runner: IsolatedRunner, plan: Plan, result_set: results.ResultSet,
+def _measure(runner: SweepRunner, plan: Plan, result_set: results.ResultSet,
              files: outputs.OutputPlan, header: dict[str, Any], previous: list[results.Result],
              err: Any) -> bool:  # fmt: skip
     """Run the plan with the log open; True if interrupted (what finished is kept)."""

@@ -23,7 +23,7 @@ from typing import Any
 from gpubench import backends
 from gpubench.errors import EnvironmentProblem, GpubenchError
 from gpubench.results import Result, Status, point_key
-from gpubench.runner import Observer, Plan, Runner, finish_point
+from gpubench.runner import Notifier, Observer, Plan, Runner
 
 # Starting a worker imports NumPy and PyCUDA and creates a CUDA context.
 START_TIMEOUT_S = 120.0
@@ -148,8 +148,8 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
             if kind == "precompile":
                 conn.send(("compiled", runner.modules.precompile(bench, message[1]).to_dict()))
             elif kind == "point":
-                _, point, variants, baseline, policy, record_timeline = message
-                plan = Plan(bench, [point], tuple(variants), baseline, policy, record_timeline)
+                _, point, variants, settings = message
+                plan = settings.plan(bench, [point])
                 results = runner.run_point(
                     plan, point, variants,
                     on_start=lambda v: conn.send(("started", v)),
@@ -289,29 +289,17 @@ class IsolatedRunner:
 
     def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
         done = {(point_key(r.point), r.variant): r for r in previous}
-        todo_total = sum((point_key(p), v) not in done for p in plan.points for v in plan.variants)
-        for observer in self.observers:
-            observer.started(todo_total)
-        results: list[Result] = []
-
-        def emit(result: Result) -> None:
-            # Each result reaches the log the moment it arrives, not when its point ends.
-            results.append(result)
-            for observer in self.observers:
-                observer.finished(result)
-
+        notify = Notifier(self.observers, plan, done)
+        notify.started(sum((point_key(p), v) not in done
+                           for p in plan.points for v in plan.variants))  # fmt: skip
         for point in plan.points:
             key = point_key(point)
             remaining = [v for v in plan.variants if (key, v) not in done]
-            if not remaining:
-                continue
-            fresh = self._run_point(plan, point, remaining, emit)
-            group = [done.get((key, v)) or fresh.get(v) for v in plan.variants]
-            group = [r for r in group if r is not None]
-            finish_point(plan, group)
-            for observer in self.observers:
-                observer.point_finished([fresh[v] for v in remaining if v in fresh])
-        return results
+            if remaining:
+                # Each result reaches the log the moment it arrives, not when its point ends.
+                fresh = self._run_point(plan, point, remaining, notify.result)
+                notify.point_done(point, remaining, fresh)
+        return notify.results
 
     def _follow(self, worker: _Worker, limit: float, remaining: list[str],
                 fresh: dict[str, Result], emit: Callable[[Result], None],
@@ -374,8 +362,6 @@ class IsolatedRunner:
 
         while remaining:
             worker = self._ensure_worker()
-            worker.conn.send(
-                ("point", point, list(remaining), plan.baseline, plan.policy, plan.timeline)
-            )
+            worker.conn.send(("point", point, list(remaining), plan.settings))
             self._follow(worker, limit, remaining, fresh, emit, lost)
         return fresh
