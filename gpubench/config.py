@@ -244,12 +244,12 @@ def _parse_suite(data: dict, source: str) -> tuple[Benchmark, str]:
     """The suite (a name, a suite file) or the kernel file itself, and how to find it again."""
     if "kernel" in data:
         # A kernel file: the suite is declared right here, and its params are the sweep.
-        from gpubench import kernel_file, kernel_suite
+        from gpubench import kernel_suite
 
         if "suite" in data:
             raise ConfigError("a file has either `suite:` (a sweep of a suite) or `kernel:` "
                               "(your own kernel), not both", source=source, key="kernel")  # fmt: skip
-        bench = kernel_suite.KernelFileBenchmark(kernel_file.parse(data, source))
+        bench = kernel_suite.benchmark_from(data, source)
         return bench, str(Path(source).resolve())
     if "suite" not in data:
         raise ConfigError("missing required key 'suite' (or `kernel:` for your own kernel)",

@@ -617,4 +617,22 @@ def load_benchmark(path: str) -> KernelFileBenchmark:
     if not is_kernel_file(data):
         raise ConfigError("has no `kernel:` section (a sweep file names a `suite:` instead; "
                           "see docs/kernel-files.md)", source=path)  # fmt: skip
-    return KernelFileBenchmark(parse(data, path))
+    return benchmark_from(data, path)
+
+
+# Kernel files parsed in this process, by resolved path and content: the sweep's config and
+# every later lookup of the suite share one parse (and its compiled expressions).
+_PARSED: dict[tuple[str, str], KernelFileBenchmark] = {}
+
+
+def benchmark_from(data: dict[str, Any], source: str) -> KernelFileBenchmark:
+    """The Benchmark of a kernel file's content, parsed once per file and content."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    content = json.dumps(data, sort_keys=True, default=str).encode()
+    key = (str(Path(source).resolve()), hashlib.sha256(content).hexdigest())
+    if key not in _PARSED:
+        _PARSED[key] = KernelFileBenchmark(parse(data, source))
+    return _PARSED[key]

@@ -471,3 +471,20 @@ def test_a_large_sweep_is_validated_in_slices_with_the_first_problem_named(tmp_p
 def test_a_blank_description_falls_back_to_the_source_name(tmp_path):
     _, bench = load(tmp_path, "description: '   '\n" + SCALE)
     assert bench.description == "kernels of k.cu"
+
+
+def test_a_kernel_file_is_parsed_once_per_process(tmp_path, monkeypatch):
+    from gpubench import registry
+
+    path = write(tmp_path, SCALE)
+    calls = []
+    real = kernel_suite.parse
+    monkeypatch.setattr(kernel_suite, "parse", lambda *a: calls.append(a) or real(*a))
+    spec = config.load(path)
+    kernel_suite.load_benchmark.cache_clear()
+    assert registry.get(spec.suite_ref) is registry.get(str(path))
+    assert len(calls) == 1
+    path.write_text(path.read_text().replace("reference: 2 * x", "reference: 2.0 * x"))
+    kernel_suite.load_benchmark.cache_clear()
+    registry.get(str(path))  # changed content: parsed again
+    assert len(calls) == 2

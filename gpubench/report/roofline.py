@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from gpubench import metrics
 from gpubench.ceilings import CeilingsRecord
 
 # The compute roof kernels are judged against: the suites' arithmetic is FP32.
@@ -51,11 +52,11 @@ def place(results: list[Any], ceilings: CeilingsRecord) -> list[Placement]:
         nbytes, flops = _work(r)
         if not r.status.is_measured or not r.median_ms or nbytes <= 0 or not dram:
             continue
-        seconds = r.median_ms / 1e3
-        gbps = nbytes / seconds / 1e9
+        # The rates as metrics.py defines them (the results table shows the same numbers).
+        gbps = metrics.bandwidth_gbps(nbytes, r.median_ms)
         if flops > 0 and fp32:
             intensity = flops / nbytes
-            gflops = flops / seconds / 1e9
+            gflops = metrics.gflops(flops, r.median_ms)
             attainable = min(fp32, dram * intensity)
             bound = "memory" if dram * intensity < fp32 else "compute"
             dram_bytes = r.metrics.get(PROFILED_DRAM_BYTES)
