@@ -434,3 +434,126 @@ class _Walker:
         if isinstance(node, ast.Tuple | ast.List):
             return tuple(self.eval(e) for e in node.elts)
         raise ExpressionError(f"unexpected {type(node).__name__}")  # parse() rules this out
+
+
+# -- conditions (a sweep's constraints): the same parser and walker, one more dialect -------------
+MAX_CONDITION_CHARS = 500
+_CONDITION_BINARY = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Div, ast.Mod)
+_CONDITION_NODES: tuple[type, ...] = (
+    ast.Expression, ast.Compare, ast.BinOp, ast.BoolOp, ast.UnaryOp, ast.Load, ast.And, ast.Or,
+    ast.Not, ast.USub, *_CONDITION_BINARY, *_COMPARE,
+)  # fmt: skip
+
+
+class ConstraintError(ExpressionError):
+    """A condition that cannot be evaluated at a point (division by zero, text compared with a
+    number, a parameter with no value there)."""
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A condition every point of a sweep must satisfy: `block_rows <= tile`,
+    `tile * block_rows <= 1024`, `dtype == 'float32' or tile < 64`."""
+
+    text: str
+    tree: ast.Expression
+
+    @classmethod
+    def parse(cls, text: Any, known_names: Iterable[str]) -> Condition:
+        if not isinstance(text, str) or not text.strip():
+            raise ExpressionError(
+                f"expected a condition such as 'block_rows <= tile', got {quote(text)}"
+            )
+        if len(text) > MAX_CONDITION_CHARS:
+            raise ExpressionError(f"a condition is at most {MAX_CONDITION_CHARS} characters")
+        try:
+            tree = _parse_tree(text.strip())
+        except ExpressionError as exc:
+            message = str(exc).replace("cannot parse", "cannot parse condition", 1)
+            raise ExpressionError(message if "nested" not in message
+                                  else f"condition {message}") from None  # fmt: skip
+        known = set(known_names)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                if node.id not in known:
+                    raise ExpressionError(f"unknown parameter {node.id!r} in condition {text!r}")
+            elif isinstance(node, ast.Constant):
+                if isinstance(node.value, bool) or not isinstance(node.value, int | float | str):
+                    raise ExpressionError(f"unsupported constant {node.value!r} in {text!r}")
+            elif not isinstance(node, _CONDITION_NODES):
+                raise ExpressionError(
+                    f"{type(node).__name__} is not allowed in condition {text!r} "
+                    "(use parameters, numbers, + - * / // %, comparisons, and/or/not)"
+                )
+        body = tree.body
+        if not isinstance(body, ast.Compare | ast.BoolOp) and not (
+            isinstance(body, ast.UnaryOp) and isinstance(body.op, ast.Not)
+        ):
+            raise ExpressionError(f"condition {text!r} must be a comparison, such as 'a <= b'")
+        return cls(text=text.strip(), tree=tree)
+
+    def holds(self, point: Mapping[str, Any]) -> bool:
+        """Whether the point meets the condition; ConstraintError if it cannot be evaluated
+        there."""
+        try:
+            return bool(_ConditionWalker(point, {}, False).eval(self.tree.body))
+        except ExpressionError as exc:
+            raise ConstraintError(f"condition {quote(self.text)}: {exc}") from None
+        except ZeroDivisionError:
+            raise ConstraintError(f"condition {quote(self.text)} divides by zero") from None
+        except (OverflowError, RecursionError, MemoryError, TypeError) as exc:
+            raise ConstraintError(
+                f"condition {quote(self.text)} cannot be evaluated: {exc}"
+            ) from None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class _ConditionWalker(_Walker):
+    """The walker with a condition's rules: and/or/not, text compared for equality only,
+    arithmetic on numbers only (`"ab" * 10**12` would build a terabyte of text)."""
+
+    def value(self, node: ast.AST) -> Any:
+        value = self.eval(node)
+        if value is None and isinstance(node, ast.Name):
+            raise ExpressionError(f"{node.id} has no value at this point")
+        return value
+
+    def eval(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Name):
+            return self.env[node.id]
+        if isinstance(node, ast.BinOp):
+            left, right = self.value(node.left), self.value(node.right)
+            if not (_is_number(left) and _is_number(right)):
+                raise ExpressionError(f"arithmetic on text ({quote(left)}, {quote(right)})")
+            return _BINARY[type(node.op)](left, right)
+        if isinstance(node, ast.UnaryOp):
+            value = self.value(node.operand)
+            if isinstance(node.op, ast.Not):
+                return not value
+            if not _is_number(value):
+                raise ExpressionError(f"minus of text ({quote(value)})")
+            return -value
+        if isinstance(node, ast.BoolOp):
+            values = (self.eval(v) for v in node.values)
+            return all(values) if isinstance(node.op, ast.And) else any(values)
+        if isinstance(node, ast.Compare):
+            return self.compare(node)
+        return super().eval(node)
+
+    def compare(self, node: ast.Compare) -> bool:
+        left = self.value(node.left)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = self.value(right_node)
+            if isinstance(left, str) != isinstance(right, str) and not isinstance(
+                op, ast.Eq | ast.NotEq
+            ):
+                raise ExpressionError(
+                    f"compares text with a number ({quote(left)}, {quote(right)})"
+                )
+            if not _COMPARE[type(op)](left, right):
+                return False
+            left = right
+        return True
