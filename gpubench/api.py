@@ -1,4 +1,5 @@
-"""gpubench as a library: each command's work as a function that returns data.
+"""gpubench as a library: each command's work as a function that returns data (or, for plot,
+draws and returns what it drew).
 
 The click layer (gpubench.cli) parses, calls one of these and hands the data to gpubench.report
 to render. `run` and `sweep` are gpubench.session.execute (they stream results to their
@@ -137,6 +138,27 @@ def roofline(results_paths: list[str], ceilings_path: str | None = None) -> list
         groups.append(RooflineGroup(environment, created, record, rl.place(found, record),
                                     varying_params(found)[0], stand_in))  # fmt: skip
     return groups
+
+
+# -- plot ---------------------------------------------------------------------------------------
+def plot(results_path: str, target: str, x: str | None = None, y: str | None = None,
+         by: str = "variant", facet: str | None = None) -> Any:  # fmt: skip
+    """Draw a metric of a results file against a parameter at `target` (PNG, SVG or PDF, by
+    its suffix; needs matplotlib); the chart drawn (report.plot.Chart)."""
+    from gpubench import results
+    from gpubench.report import plot as plotting
+
+    result_set = results.load_any(results_path)
+    chart = plotting.build(result_set.results, x, y, by, facet)
+    device = (result_set.environment.get("device") or {}).get("name", "")
+    suites = sorted({r.suite for r in result_set.results})
+    title = f"{', '.join(suites)}: {chart.y.header} vs {chart.x}" + (
+        f" · {device}" if device else ""
+    )
+    if chart.best_over:
+        title += f"\n(each line: the best over {', '.join(chart.best_over)})"
+    plotting.draw(chart, target, title)
+    return chart
 
 
 # -- ceilings --------------------------------------------------------------------------------------

@@ -172,26 +172,16 @@ def plot(results_path: str, x: str | None, y: str | None, by: str, facet: str | 
     """
     from pathlib import Path
 
-    from gpubench import results
+    from gpubench import api
     from gpubench.errors import ConfigError
     from gpubench.outputs import check_writable
-    from gpubench.report import plot as plotting
 
     target = output or str(Path(results_path).with_suffix(".png"))
     if Path(target).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise ConfigError("give a .png, .svg or .pdf file", source=target, key="--output")
     check_writable(target, "--output")
     need_matplotlib("plot")
-    result_set = results.load_any(results_path)
-    chart = plotting.build(result_set.results, x, y, by, facet)
-    device = (result_set.environment.get("device") or {}).get("name", "")
-    suites = sorted({r.suite for r in result_set.results})
-    title = f"{', '.join(suites)}: {chart.y.header} vs {chart.x}" + (
-        f" · {device}" if device else ""
-    )
-    if chart.best_over:
-        title += f"\n(each line: the best over {', '.join(chart.best_over)})"
-    plotting.draw(chart, target, title)
+    chart = api.plot(results_path, target, x, y, by, facet)
     err_console().print(f"plot: {target} ({chart.y.header} vs {chart.x}"
                     f"{', log x' if chart.log_x else ''}{', log y' if chart.log_y else ''})",
                     highlight=False)  # fmt: skip
