@@ -23,7 +23,8 @@ from gpubench.pool import remaining_work
 from gpubench.results import Result, Status
 from gpubench.runner import Notifier, Observer, Plan, PlanSettings
 
-CONNECT_TIMEOUT_S = 30
+# Well under 30 s: a scheduler that does not answer is reported, not waited for.
+CONNECT_TIMEOUT_S = 10
 
 
 # -- on the Dask workers ----------------------------------------------------------------------
@@ -139,9 +140,10 @@ class DaskRunner:
             ) from None
         try:
             self.client = Client(self.address, timeout=CONNECT_TIMEOUT_S)
-        except (OSError, TimeoutError, ValueError) as exc:
+        except Exception as exc:  # refused, timed out, or a server that is not Dask's
+            message = " ".join(str(exc).split())[:200] or type(exc).__name__
             raise EnvironmentProblem(
-                f"cannot reach the Dask scheduler at {self.address}: {exc}"
+                f"cannot reach the Dask scheduler at {self.address}: {message}"
             ) from None
         workers = list(self.client.scheduler_info(n_workers=-1).get("workers", {}))
         if not workers:

@@ -67,6 +67,8 @@ class SweepSpec:
             points = sweep.expand(bench, self.axes, self.zipped, self.constraints)
         except sweep.ConstraintError as exc:
             raise ConfigError(str(exc), source=self.source, key="constraints") from None
+        except sweep.DroppedValue as exc:
+            raise ConfigError(str(exc), source=self.source, key=f"params.{exc.name}") from None
         if not points:
             raise ConfigError(
                 "the sweep is empty: the constraints rule out every combination of params",
@@ -362,8 +364,11 @@ def configs_dir() -> Path | None:
 
 
 def bundled_configs() -> list[Path]:
+    """The sweep files that ship, and the kernel-file examples (configs/examples/)."""
     directory = configs_dir()
-    return sorted(directory.glob("*.yaml")) if directory else []
+    if directory is None:
+        return []
+    return sorted(directory.glob("*.yaml")) + sorted((directory / "examples").glob("*.yaml"))
 
 
 def find(name: str) -> Path:
@@ -392,4 +397,6 @@ def describe(path: Path) -> tuple[str, str]:
                     if line.startswith("#")), "")  # fmt: skip
     suite = next((line.split(":", 1)[1].strip() for line in text.splitlines()
                   if line.startswith("suite:")), "")  # fmt: skip
+    if not suite and any(line.startswith("kernel:") for line in text.splitlines()):
+        suite = "kernel file"
     return suite, comment

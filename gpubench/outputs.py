@@ -61,8 +61,9 @@ class OutputPlan:
         return [p for p in (self.log, self.json, self.csv, self.markdown) if p]
 
 
-def plan(spec: SweepSpec, request: OutputRequest) -> OutputPlan:
-    """Command-line paths win over the sweep file's `outputs:`; --resume names the log."""
+def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPlan:
+    """Command-line paths win over the sweep file's `outputs:`; --resume names the log.
+    `dry`: check everything, change nothing (no earlier log set aside)."""
     if request.resume and request.jsonl and not _same(request.resume, request.jsonl):
         raise ConfigError(
             f"--resume appends to {request.resume}; --jsonl names another log "
@@ -100,7 +101,8 @@ def plan(spec: SweepSpec, request: OutputRequest) -> OutputPlan:
                 "to start a new log (the old one is kept beside it)",
                 source=log,
             )
-        kept = _set_aside(Path(log))
+        if not dry:
+            kept = _set_aside(Path(log))
     return OutputPlan(
         json=json_path,
         csv=csv_path,

@@ -106,9 +106,11 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
     bench = registry.get(spec.suite_ref or spec.suite)
     points = shard_points(spec.points(bench), spread.shard, spec.source)
     worker_spec = WorkerSpec.for_suite(spec.suite_ref or spec.suite, device)
-    backends.preflight(worker_spec.backend)
+    # The command first (a usage error is exit 2 on any machine), then the machine.
     kernels.check_settings()
     previous_header, previous = results.load_jsonl(request.resume) if request.resume else ({}, [])
+    outputs.plan(spec, request, dry=True)
+    backends.preflight(worker_spec.backend, local=not spread.scheduler)
     files = outputs.plan(spec, request)
     if files.kept:
         err.print(f"the earlier log is kept as {files.kept}", highlight=False)

@@ -14,7 +14,7 @@ from gpubench.benchmark import Benchmark, Point
 from gpubench.errors import quote
 from gpubench.expressions import Condition, ConstraintError
 
-__all__ = ["Constraint", "ConstraintError", "expand"]
+__all__ = ["Constraint", "ConstraintError", "DroppedValue", "expand"]
 
 # Constraints are conditions of gpubench.expressions, the one parser and walker of gpubench's
 # expressions (kernel files' sizes and references too).
@@ -50,6 +50,7 @@ def expand(
         for part in combo:
             point.update(part)
         point = bench.resolve(point)
+        _nothing_dropped(combo, point)
         try:
             if constraints and not all(c.holds(point) for c in constraints):
                 continue
@@ -70,6 +71,26 @@ def expand(
             seen.add(key)
             points.append(point)
     return points
+
+
+class DroppedValue(ValueError):
+    """A value the sweep sets that the suite replaces at a point (a size where rows and cols
+    are given): it would vanish without a word."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+def _nothing_dropped(combo: tuple[dict[str, Any], ...], point: Point) -> None:
+    for part in combo:
+        for name, value in part.items():
+            if point.get(name) != value:
+                given = ", ".join(f"{k}={quote(v, 20)}" for k, v in point.items()
+                                  if k != name and any(k in p for p in combo))  # fmt: skip
+                raise DroppedValue(name, f"{name}={quote(value, 20)} would be ignored where "
+                                   f"{given} (the suite derives {name} from them there): set "
+                                   f"either {name} or the parameters it stands for")  # fmt: skip
 
 
 def _all_distinct(values: list[Any]) -> bool:

@@ -643,3 +643,34 @@ def test_paths_the_system_refuses_are_one_line(fake_gpu, args):
     result = invoke(*args)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("value, text", [
+    ("os:path", "not a backend (not a class)"),
+    (":x", "cannot import backend"),
+    ("builtins:int", "not a backend (it lacks"),
+    ("json:loads", "not a backend (not a class)"),
+])  # fmt: skip
+def test_a_gpubench_backend_that_is_no_backend_class_is_one_line(monkeypatch, value, text):
+    monkeypatch.setenv("GPUBENCH_BACKEND", value)
+    out = CliRunner().invoke(cli, ["run", "transpose", "--size", "64"])
+    assert out.exit_code == 2, out.output
+    assert text in out.output and "Traceback" not in out.output
+
+
+def test_a_usage_error_is_exit_2_before_the_machine_is_looked_at(tmp_path, monkeypatch):
+    from gpubench import backends
+    from gpubench.errors import EnvironmentProblem
+
+    def no_gpu(*args, **kwargs):
+        raise EnvironmentProblem("no GPU here")
+
+    monkeypatch.setattr(backends, "preflight", no_gpu)
+    log = tmp_path / "a.jsonl"
+    log.write_text('{"header": {}}\n')
+    out = CliRunner().invoke(cli, ["sweep", "smoke", "--resume", str(log), "--jsonl",
+                                   str(tmp_path / "b.jsonl")])  # fmt: skip
+    assert out.exit_code == 2, out.output
+    out = CliRunner().invoke(cli, ["run", "transpose", "--json", str(tmp_path / "f" / "x.json"),
+                                   "--csv", str(tmp_path / "f" / "x.json")])  # fmt: skip
+    assert out.exit_code == 2 and "the same file" in out.output, out.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -124,3 +125,36 @@ def die_at_two(suite, backend, plan_args, point, variants):
 
     return [Result(suite="scale", variant=v, point=point, status=Status.OK,
                    summary={"median_ms": 1.0, "rel_noise": 0.0}) for v in variants]  # fmt: skip
+
+
+def test_a_server_that_is_not_dask_is_one_line_in_seconds(monkeypatch):
+    import socket
+    import threading
+    import time
+
+    from gpubench.errors import EnvironmentProblem
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+
+    def answer_garbage() -> None:
+        while True:
+            conn, _ = server.accept()
+            with contextlib.suppress(OSError):
+                conn.sendall(b"\xff" * 4096)
+
+    threading.Thread(target=answer_garbage, daemon=True).start()
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 5)
+    started = time.monotonic()
+    with pytest.raises(EnvironmentProblem, match="cannot reach the Dask scheduler") as caught:
+        cluster.DaskRunner(f"tcp://127.0.0.1:{server.getsockname()[1]}", "scale",
+                           "tests.fakes:FakeBackend").start()  # fmt: skip
+    assert "\n" not in str(caught.value) and time.monotonic() - started < 20
+    assert cluster.CONNECT_TIMEOUT_S == 5 and 0 < 10 < 30  # the default is 10 s
+
+
+def test_a_cluster_client_needs_no_cuda_here():
+    from gpubench import backends
+
+    backends.preflight("pycuda", local=False)  # no PyCUDA on this machine: still fine

@@ -330,3 +330,33 @@ def test_a_yaml_syntax_error_is_one_line(tmp_path):
     with pytest.raises(ConfigError) as info:
         config.load(path)
     assert "not valid YAML" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_swept_value_the_suite_would_drop_is_refused_not_ignored(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("suite: transpose\nparams:\n  size: [1024, 4096]\n"
+                    "zip:\n  - rows: [1, 33]\n    cols: [1000, 65]\n")  # fmt: skip
+    with pytest.raises(ConfigError) as caught:
+        config.load(path)
+    assert caught.value.key == "params.size"
+    assert "size=1024 would be ignored where rows=1, cols=1000" in str(caught.value)
+
+
+def test_the_kernel_file_examples_are_bundled_and_found_by_name():
+    names = {p.stem: p for p in config.bundled_configs()}
+    assert {"saxpy", "stencil2d", "histogram", "smoke"} <= set(names)
+    assert config.find("saxpy") == names["saxpy"]
+    assert config.describe(names["saxpy"])[0] == "kernel file"
+
+
+def test_only_regular_files_of_at_most_1_mib_are_read(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        config.load(fifo)
+    big = tmp_path / "big.yaml"
+    big.write_text("suite: transpose\n" + "#" * (1 << 20))
+    with pytest.raises(ConfigError, match="at most 1 MiB"):
+        config.load(big)

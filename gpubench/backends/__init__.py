@@ -27,17 +27,24 @@ def selected() -> str:
     return os.environ.get("GPUBENCH_BACKEND") or DEFAULT
 
 
-def preflight(name: str = DEFAULT) -> None:
+def preflight(name: str = DEFAULT, local: bool = True) -> None:
     """Fail fast, in the parent process and without touching CUDA, when what the backend
-    needs is missing (the worker would find out only after starting)."""
+    needs is missing (the worker would find out only after starting). A backend of one's own
+    is checked to be one; `local=False` (points run on a cluster's machines): nothing the
+    backend needs has to be here."""
     if name != "pycuda":
+        if local:
+            _factory(name)  # GPUBENCH_BACKEND naming no backend class: one line, here
+        return
+    if not local:
         return
     try:
         import pycuda  # noqa: F401  (the package only: pycuda.driver would load the driver)
     except ImportError as exc:
         raise EnvironmentProblem(
             f"PyCUDA is not installed ({exc}): on a machine with an NVIDIA GPU and driver, "
-            "run  pip install '.[cuda]'  in the gpubench checkout"
+            "install pycuda and nvidia-ml-py (pip install pycuda nvidia-ml-py; in a gpubench "
+            "checkout: pip install '.[cuda]')"
         ) from None
     if shutil.which("nvcc") is None:
         raise EnvironmentProblem(
@@ -56,7 +63,7 @@ def _factory(name: str) -> type:
             source="GPUBENCH_BACKEND",
         )
     try:
-        return getattr(importlib.import_module(module), attribute)
+        found = getattr(importlib.import_module(module), attribute)
     except ImportError as exc:
         if name == "pycuda":
             raise EnvironmentProblem(
@@ -68,6 +75,21 @@ def _factory(name: str) -> type:
         ) from None
     except AttributeError:
         raise ConfigError(f"{module} has no {attribute}", source="GPUBENCH_BACKEND") from None
+    except ValueError as exc:  # ":Class", a relative name
+        raise ConfigError(f"cannot import backend {name!r}: {exc}",
+                          source="GPUBENCH_BACKEND") from None  # fmt: skip
+    missing = [m for m in _CONTRACT if not callable(getattr(found, m, None))]
+    if not isinstance(found, type) or missing:
+        what = (
+            "not a class" if not isinstance(found, type) else f"it lacks {', '.join(missing[:4])}"
+        )
+        raise ConfigError(f"{reference!r} is not a backend ({what}): name a class that implements "
+                          "gpubench.backends.base.Backend", source="GPUBENCH_BACKEND")  # fmt: skip
+    return found
+
+
+# The methods a backend class must have (gpubench.backends.base.Backend declares them all).
+_CONTRACT = tuple(n for n, v in vars(Backend).items() if callable(v) and not n.startswith("_"))
 
 
 def load(device_index: int = 0, name: str | None = None) -> Backend:
