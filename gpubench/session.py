@@ -124,13 +124,7 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
         if files.resume:
             _check_resumable(previous_header, stamp, files)
         _announce(err, environment, points, spec, files, len(previous))
-        report = runner.precompile(points)
-        err.print(
-            f"compiled {report['configurations']} configuration(s) in {report['seconds']:.1f} s: "
-            f"{report['compiled']} new, {report['cached']} cached, {report['failed']} failed "
-            f"({report['workers']} in parallel)",
-            highlight=False,
-        )
+        report = _precompile(runner, points, err)
         result_set = results.ResultSet(
             suite=bench.name, environment=environment, spec=spec.to_dict(), compile_report=report
         )
@@ -160,6 +154,18 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
             fresh = [r for r in result_set.results if not any(r is p for p in previous)]
             _render_phases(console, fresh, time.perf_counter() - started)
         return _save_and_exit_code(err, result_set, files, interrupted)
+
+
+def _precompile(runner: SweepRunner, points: list[dict[str, Any]], err: Any) -> dict[str, Any]:
+    """Every distinct build of the sweep, compiled before the first point; the report."""
+    report = runner.precompile(points)
+    err.print(
+        f"compiled {report['configurations']} configuration(s) in {report['seconds']:.1f} s: "
+        f"{report['compiled']} new, {report['cached']} cached, {report['failed']} failed "
+        f"({report['workers']} in parallel)",
+        highlight=False,
+    )
+    return report
 
 
 @contextlib.contextmanager
