@@ -13,7 +13,9 @@ import gzip
 import hashlib
 import io
 import os
+import stat
 import warnings
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,9 @@ CACHE_VERSION = 1
 WEIGHT_KINDS = ("file", "unit", "uniform")
 # The convention of published GPU SSSP results: integer weights in [1, 64).
 UNIFORM_RANGE = (1, 64)
+# The most a graph file may hold, uncompressed (the USA road graph in DIMACS is 1.3 GB).
+MAX_GRAPH_BYTES = 2 << 30
+INT32_MAX = int(np.iinfo(np.int32).max)
 
 
 @dataclass(frozen=True)
@@ -67,15 +72,24 @@ class Graph:
 
 # -- reading --------------------------------------------------------------------------------
 def _read_bytes(path: Path) -> bytes:
+    """The file's bytes (gunzipped), at most MAX_GRAPH_BYTES of them: a small gzip that
+    expands to gigabytes, a FIFO or /dev/zero is refused, never read in full."""
+    source = str(path)
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ConfigError("not a regular file", source=source)
         with path.open("rb") as handle:
             head = handle.read(2)
-        if head == b"\x1f\x8b":
-            with gzip.open(path, "rb") as handle:
-                return handle.read()
-        return path.read_bytes()
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise ConfigError(f"cannot read the graph: {exc}", source=str(path)) from None
+        opener = gzip.open if head == b"\x1f\x8b" else open
+        with opener(path, "rb") as handle:
+            data = handle.read(MAX_GRAPH_BYTES + 1)
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ConfigError(f"cannot read the graph: {' '.join(str(exc).split())}",
+                          source=source) from None  # fmt: skip
+    if len(data) > MAX_GRAPH_BYTES:
+        raise ConfigError(f"more than {MAX_GRAPH_BYTES >> 30} GiB (uncompressed): larger than "
+                          "any road graph gpubench is made for", source=source)  # fmt: skip
+    return data
 
 
 def _first_bad_line(lines: list[bytes], first_number: int, width: int | tuple[int, ...],
@@ -230,6 +244,10 @@ def read_matrix_market(path: Path) -> Graph:
     if rows != cols:
         raise ConfigError(f"line {size_number}: a graph's matrix is square, got {rows}×{cols}",
                           source=source)  # fmt: skip
+    if not 0 < rows <= INT32_MAX or entries < 1:
+        raise ConfigError(f"line {size_number}: {rows} vertices and {entries} entries: a graph "
+                          f"needs 1 to {INT32_MAX:,} vertices (the kernels' int32 ids) and "
+                          "at least one edge", source=source)  # fmt: skip
     entry_lines = body[1:]
     if len(entry_lines) != entries:
         raise ConfigError(f"line {size_number} declares {entries} entries; the file has "
@@ -254,6 +272,10 @@ def read_matrix_market(path: Path) -> Graph:
         row = int(np.argmax(weights < 0))
         raise ConfigError(f"line {entry_lines[row][0]}: negative weight {int(weights[row])}",
                           source=source)  # fmt: skip
+    if weights is not None and (weights > INT32_MAX).any():  # would wrap in the kernels' int32
+        row = int(np.argmax(weights > INT32_MAX))
+        raise ConfigError(f"line {entry_lines[row][0]}: weight {int(weights[row])} does not fit "
+                          f"the kernels' int32 (at most {INT32_MAX:,})", source=source)  # fmt: skip
     if symmetry in (b"symmetric", b"hermitian", b"skew-symmetric"):
         off = src != dst
         src, dst = np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]])
@@ -274,6 +296,9 @@ def _float_values(entry_lines: list[tuple[int, bytes]], source: str) -> np.ndarr
         if not value.is_integer():
             raise ConfigError(f"line {number}: weight {value} is not an integer (distances are "
                               "computed exactly)", source=source)  # fmt: skip
+        if abs(value) > INT32_MAX:
+            raise ConfigError(f"line {number}: weight {value:g} does not fit the kernels' int32",
+                              source=source)  # fmt: skip
         values.append(int(value))
     return np.array(values, np.int64)
 

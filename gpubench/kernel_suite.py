@@ -364,9 +364,12 @@ class KernelFileBenchmark(Benchmark):
                 given = env if takes_all else {k: v for k, v in env.items()
                                                if k in signature.parameters}  # fmt: skip
                 raw = function(**given)
-            except Exception as exc:  # the user's function: its failure is one line
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # the user's function (sys.exit too): one line
+                message = " ".join(str(exc).split())[:300]
                 raise PointError(f"kernel.reference: {name}() failed: {type(exc).__name__}: "
-                                  f"{exc}") from None  # fmt: skip
+                                  f"{message}") from None  # fmt: skip
             if not isinstance(raw, dict):
                 raw = {self.kf.outputs[0].name: raw} if len(self.kf.outputs) == 1 else raw
             if not isinstance(raw, dict):
@@ -487,6 +490,8 @@ def _evaluate(expr: Expression, env: dict[str, Any], key: str) -> Any:
 def _as_c_type(value: Any, dtype: np.dtype, key: str) -> np.generic:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise PointError(f"{key}: {quote(value)} is not a number")
+    if isinstance(value, float) and not math.isfinite(value):  # 1e400 reads as infinity
+        raise PointError(f"{key}: {quote(value)} is not a finite number")
     if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
         if isinstance(value, float):
             if not value.is_integer():

@@ -160,3 +160,49 @@ def test_the_road_like_graph_is_sized_like_a_road_network():
     back = set(zip(graph.dst.tolist(), graph.src.tolist(), strict=True))
     assert pairs <= back and not (graph.src == graph.dst).any()
     assert np.array_equal(graphs.road_like(1000, seed=3).src, graphs.road_like(1000, seed=3).src)
+
+
+# -- inputs that would wrap, grow without bound or hang ------------------------------------------
+MTX_TEMPLATE = "%%MatrixMarket matrix coordinate {field} general\n3 3 {n}\n{body}"
+
+
+@pytest.mark.parametrize("field, n, body, text", [
+    ("integer", 1, "1 2 4294967295\n", "does not fit the kernels' int32"),
+    ("real", 1, "1 2 1e30\n", "does not fit the kernels' int32"),
+    ("pattern", 0, "", "at least one edge"),
+])  # fmt: skip
+def test_matrix_market_values_the_kernels_cannot_hold_are_refused(tmp_path, field, n, body, text):
+    from gpubench.errors import ConfigError
+
+    path = tmp_path / "g.mtx"
+    path.write_text(MTX_TEMPLATE.format(field=field, n=n, body=body))
+    with pytest.raises(ConfigError, match=text):
+        graphs.read_matrix_market(path)
+
+
+def test_a_gzip_that_expands_past_the_limit_and_broken_gzip_are_one_line(tmp_path, monkeypatch):
+    import gzip
+
+    from gpubench.errors import ConfigError
+
+    monkeypatch.setattr(graphs, "MAX_GRAPH_BYTES", 1 << 20)
+    bomb = tmp_path / "bomb.txt.gz"
+    with gzip.open(bomb, "wb") as handle:
+        handle.write(b"0 1\n" * (1 << 19))  # 2 MiB uncompressed, a few KiB on disk
+    with pytest.raises(ConfigError, match="uncompressed"):
+        graphs.read_snap(bomb)
+    broken = tmp_path / "broken.txt.gz"
+    broken.write_bytes(b"\x1f\x8b\x08\x00" + b"garbage")
+    with pytest.raises(ConfigError, match="cannot read the graph"):
+        graphs.read_snap(broken)
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    import os
+
+    from gpubench.errors import ConfigError
+
+    fifo = tmp_path / "g.txt"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        graphs.read_snap(fifo)

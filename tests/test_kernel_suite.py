@@ -488,3 +488,25 @@ def test_a_kernel_file_is_parsed_once_per_process(tmp_path, monkeypatch):
     kernel_suite.load_benchmark.cache_clear()
     registry.get(str(path))  # changed content: parsed again
     assert len(calls) == 2
+
+
+def test_a_reference_that_exits_or_raises_a_long_message_is_one_line(tmp_path):
+    (tmp_path / "ref.py").write_text(
+        "import sys\n"
+        "def leaves(x):\n    sys.exit(7)\n"
+        "def talks(x):\n    raise ValueError('one\\ntwo\\nthree')\n"
+    )  # fmt: skip
+    for name, text in (("leaves", "SystemExit: 7"), ("talks", "ValueError: one two three")):
+        results = run(tmp_path, SCALE.replace("reference: 2 * x", f"reference: ref.py:{name}"),
+                      variants=["good"])  # fmt: skip
+        reason = results["good"].reason
+        assert results["good"].status is Status.INCORRECT and text in reason
+        assert "\n" not in reason.split("failed:", 1)[1]
+
+
+def test_an_infinite_scalar_is_refused(tmp_path):
+    text = SCALE.replace("- n: uint32 = n", "- n: uint32 = n\n    - s: float32 = 1e400")
+    from gpubench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"kernel\.args\.s: inf is not a finite number"):
+        load(tmp_path, text)

@@ -26,8 +26,10 @@ class GpubenchGroup(click.Group):
         except GpubenchError as exc:
             from rich.text import Text
 
+            # One line, whatever the message holds (a user's exception text may span lines).
+            message = " ".join(str(exc).split())
             err_console().print(
-                Text("error: ", style="bold red") + Text(str(exc)), highlight=False, soft_wrap=True
+                Text("error: ", style="bold red") + Text(message), highlight=False, soft_wrap=True
             )
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
