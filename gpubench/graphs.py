@@ -218,6 +218,22 @@ def read_dimacs(path: Path) -> Graph:
                  numbers[:, 2].astype(np.int32), path.name)  # fmt: skip
 
 
+def _mtx_size(number: int, line: bytes, source: str) -> tuple[int, int]:
+    """(vertices, entries) from a Matrix Market size line, checked."""
+    try:
+        rows, cols, entries = (int(t) for t in line.split())
+    except ValueError:
+        raise ConfigError(f"line {number}: expected `ROWS COLS ENTRIES`", source=source) from None
+    if rows != cols:
+        raise ConfigError(f"line {number}: a graph's matrix is square, got {rows}×{cols}",
+                          source=source)  # fmt: skip
+    if not 0 < rows <= INT32_MAX or entries < 1:
+        raise ConfigError(f"line {number}: {rows} vertices and {entries} entries: a graph "
+                          f"needs 1 to {INT32_MAX:,} vertices (the kernels' int32 ids) and "
+                          "at least one edge", source=source)  # fmt: skip
+    return rows, entries
+
+
 def read_matrix_market(path: Path) -> Graph:
     """Matrix Market coordinate: `%%MatrixMarket matrix coordinate FIELD SYMMETRY`, `%`
     comments, `ROWS COLS ENTRIES`, then `I J [V]` 1-based; symmetric files stand for both
@@ -235,19 +251,7 @@ def read_matrix_market(path: Path) -> Graph:
     if not body:
         raise ConfigError("no size line", source=source)
     size_number, size_line = body[0]
-    try:
-        rows, cols, entries = (int(t) for t in size_line.split())
-    except ValueError:
-        raise ConfigError(
-            f"line {size_number}: expected `ROWS COLS ENTRIES`", source=source
-        ) from None
-    if rows != cols:
-        raise ConfigError(f"line {size_number}: a graph's matrix is square, got {rows}×{cols}",
-                          source=source)  # fmt: skip
-    if not 0 < rows <= INT32_MAX or entries < 1:
-        raise ConfigError(f"line {size_number}: {rows} vertices and {entries} entries: a graph "
-                          f"needs 1 to {INT32_MAX:,} vertices (the kernels' int32 ids) and "
-                          "at least one edge", source=source)  # fmt: skip
+    rows, entries = _mtx_size(size_number, size_line, source)
     entry_lines = body[1:]
     if len(entry_lines) != entries:
         raise ConfigError(f"line {size_number} declares {entries} entries; the file has "
