@@ -213,16 +213,7 @@ class Expression:
         function = self.compiled()
         if function is None:
             return self._evaluate(dict(zip(self._order, values, strict=True)))
-        try:
-            return function(*values)
-        except ExpressionError as exc:
-            raise ExpressionError(f"{quote(self.text)}: {exc}") from None
-        except ZeroDivisionError:
-            raise ExpressionError(f"{quote(self.text)} divides by zero") from None
-        except MemoryError:
-            raise ExpressionError(f"{quote(self.text)}: out of host memory") from None
-        except (ArithmeticError, TypeError, ValueError, IndexError, RecursionError) as exc:
-            raise ExpressionError(f"{quote(self.text)} cannot be evaluated: {exc}") from None
+        return self._guarded(lambda: function(*values))
 
     def compiled(self) -> Callable[..., Any] | None:
         """The scalar expression as a function of its names in sorted order (it raises what
@@ -234,10 +225,17 @@ class Expression:
         return self._derived["compiled"]
 
     def _evaluate(self, env: Mapping[str, Any]) -> Any:
-        try:
+        def walk() -> Any:
             with np.errstate(all="ignore"):
                 return _Walker(env, ARRAY_FUNCTIONS if self.arrays else SCALAR_FUNCTIONS,
                                self.arrays).eval(self.tree.body)  # fmt: skip
+
+        return self._guarded(walk)
+
+    def _guarded(self, evaluate: Callable[[], Any]) -> Any:
+        """evaluate(), every failure an ExpressionError naming the expression."""
+        try:
+            return evaluate()
         except ExpressionError as exc:
             raise ExpressionError(f"{quote(self.text)}: {exc}") from None
         except ZeroDivisionError:

@@ -107,12 +107,11 @@ class KernelFileBenchmark(Benchmark):
         values = []
         for i, expr in enumerate(exprs):
             value = _evaluate(expr, env, key)
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            if not isinstance(value, int | np.integer) or not 1 <= value <= limits[i]:
+            dimension = _as_dimension(value, limits[i])
+            if dimension is None:
                 raise PointError(f"{key}: {quote(expr.text)} is {quote(value)}; each dimension "
                                   f"must be an integer in [1, {limits[i]}]")  # fmt: skip
-            values.append(int(value))
+            values.append(dimension)
         values += [1] * (3 - len(values))
         return values[0], values[1], values[2]
 
@@ -255,13 +254,9 @@ class KernelFileBenchmark(Benchmark):
                     got.append(function(*(values[i] for i in pick)))
                 except Exception:  # any failure: validate_point gives the message
                     return False
-            dims = got[: len(limits)]
-            for i, v in enumerate(dims):
-                if isinstance(v, float) and v.is_integer():
-                    v = int(v)
-                if not isinstance(v, int | np.integer) or not 1 <= v <= limits[i]:
-                    return False
-                dims[i] = v
+            dims = [_as_dimension(v, limit) for v, limit in zip(got, limits, strict=False)]
+            if None in dims:
+                return False
             if math.prod(dims[len(grid) :]) > 1024:
                 return False
             if shared:
@@ -468,6 +463,15 @@ def _validate_slice(path: str, start: int, points: list[Point]) -> tuple[int, st
     """A worker's slice: the first problem in it, indexed in the whole sweep."""
     found = load_benchmark(path)._validate_slice(points)
     return (start + found[0], found[1]) if found else None
+
+
+def _as_dimension(value: Any, limit: int) -> int | None:
+    """A grid or block dimension (a whole float counts), or None where it is none."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int | np.integer) or not 1 <= value <= limit:
+        return None
+    return int(value)
 
 
 def _names(expressions: list[Expression]) -> tuple[str, ...]:

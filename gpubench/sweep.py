@@ -43,14 +43,17 @@ def expand(
     names = sorted(base)
     # Distinct values on every axis, no zipped groups and nothing derived: every combination
     # is a new point, and the set of keys (100 MB at 10^6 points) is not needed.
-    distinct = (not zipped and type(bench).resolve is Benchmark.resolve
+    # Only a suite that derives parameters can replace a value the sweep sets.
+    derives = type(bench).resolve is not Benchmark.resolve
+    distinct = (not zipped and not derives
                 and all(_all_distinct(values) for values in axes.values()))  # fmt: skip
     for combo in itertools.product(*dimensions):
         point = dict(base)
         for part in combo:
             point.update(part)
         point = bench.resolve(point)
-        _nothing_dropped(combo, point)
+        if derives:
+            _nothing_dropped(combo, point)
         try:
             if constraints and not all(c.holds(point) for c in constraints):
                 continue
