@@ -90,10 +90,10 @@ def count_devices() -> int | None:
 
 
 def _load_pinned(spec: WorkerSpec) -> Any:
-    """The backend on the spec's device. For PyCUDA the device is chosen before CUDA starts:
-    this process sees only that GPU (CUDA_VISIBLE_DEVICES), so libraries that pick "the
-    current device" themselves (CuPy, cuBLAS) cannot land on another one."""
-    if spec.backend != "pycuda":
+    """The backend on the spec's device. For the built-in backends the device is chosen before
+    CUDA starts: this process sees only that GPU (CUDA_VISIBLE_DEVICES), so libraries that
+    pick "the current device" themselves (CuPy, cuBLAS) cannot land on another one."""
+    if spec.backend not in backends.BUILT_IN:
         return backends.load(spec.device_index, spec.backend)
     entries = visible_devices()
     if entries is not None and not 0 <= spec.device_index < len(entries):
@@ -110,7 +110,7 @@ def _load_pinned(spec: WorkerSpec) -> Any:
 def _environment(backend: Any, spec: WorkerSpec, host_count: int | None) -> dict[str, Any]:
     environment = backend.environment().to_dict()
     environment["device_index"] = spec.device_index
-    if spec.backend == "pycuda":
+    if spec.backend in backends.BUILT_IN:
         environment["device_count"] = host_count
     return environment
 

@@ -3,7 +3,30 @@
 // the compiler or skipped by a bug without the check failing.
 // Compile-time parameter (-D): BLOCK, threads per block.
 
-#include <cuda_fp16.h>
+// Half precision through PTX instead of cuda_fp16.h (NVRTC without a CUDA toolkit has no such
+// header): a half2 is two 16-bit halves in one 32-bit register, and fma.rn.f16x2 is the
+// instruction __hfma2 compiles to.
+__device__ __forceinline__ unsigned int half2_from_float(float f)  // both halves f, rounded
+{
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return (unsigned int)h * 0x10001u;
+}
+
+__device__ __forceinline__ unsigned int hfma2(unsigned int a, unsigned int b, unsigned int c)
+{
+    unsigned int d;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+
+__device__ __forceinline__ float half_to_float(unsigned int half2, int high)
+{
+    const unsigned short h = (unsigned short)(high ? half2 >> 16 : half2 & 0xFFFFu);
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
 
 #ifndef BLOCK
 #define BLOCK 256
@@ -173,17 +196,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 fp16_fma(float* __restrict__ out, float b, float c, unsigned int iterations)
 {
     const unsigned int t = blockIdx.x * BLOCK + threadIdx.x;
-    const __half2 b2 = __float2half2_rn(b), c2 = __float2half2_rn(c);
-    __half2 a[CHAINS];
+    const unsigned int b2 = half2_from_float(b), c2 = half2_from_float(c);
+    unsigned int a[CHAINS];
 #pragma unroll
-    for (int j = 0; j < CHAINS; ++j) a[j] = __float2half2_rn(1024.0f + 8.0f * ((t * CHAINS + j) % 8));
+    for (int j = 0; j < CHAINS; ++j) a[j] = half2_from_float(1024.0f + 8.0f * ((t * CHAINS + j) % 8));
 #pragma unroll 16
     for (unsigned int k = 0; k < iterations; ++k) {
 #pragma unroll
-        for (int j = 0; j < CHAINS; ++j) a[j] = __hfma2(a[j], b2, c2);
+        for (int j = 0; j < CHAINS; ++j) a[j] = hfma2(a[j], b2, c2);
     }
     float sum = 0.0f;
 #pragma unroll
-    for (int j = 0; j < CHAINS; ++j) sum += __low2float(a[j]) + __high2float(a[j]);
+    for (int j = 0; j < CHAINS; ++j) sum += half_to_float(a[j], 0) + half_to_float(a[j], 1);
     out[t] = sum;
 }

@@ -656,14 +656,28 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         }
     };
 
+    // The two ways of copying a tile: `whole` (every tile whole, the copies unchecked; see
+    // below) or the general fetch. `whole` is a constant at each call of `pipeline`, so each
+    // inlined copy of the ring keeps only its own way. (A flag, not a generic lambda taking the
+    // way as a functor: NVRTC compiles a generic lambda as host code.)
+    auto fetch_tile = [&](bool whole, int tile, int slot) {
+#if !A_ASYNC
+        if (whole) {
+            if (tile < tiles) load_a_inside(a_regs, sources, tile + 1 < tiles);
+            copy_b_inside(slot, sources, tile + 1 < tiles);
+            return;
+        }
+#endif
+        if (tile < tiles) fetch(tile, slot);
+    };
     // The ring: the first STAGES - 1 tiles on their way, then per tile: wait for the oldest,
     // one barrier, the copies of tile t + STAGES - 1, the products of tile t. One commit
     // group per tile, empty past the last, so "wait for the oldest" counts the same in every
-    // iteration. `fetch_tile(tile, slot)` is one of the two ways of copying below.
-    auto pipeline = [&](auto fetch_tile) {
+    // iteration.
+    auto pipeline = [&](bool whole) {
 #pragma unroll
         for (int s = 0; s < STAGES - 1; ++s) {
-            fetch_tile(s, s);
+            fetch_tile(whole, s, s);
 #if !A_ASYNC
             if (s < tiles) store_a_transposed<WBM, WBK, WT_THREADS, WAS_STRIDE>(As[s], a_regs);
 #endif
@@ -676,7 +690,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
             // whose buffer the copies below overwrite.
             __syncthreads();
             const int ahead = t + STAGES - 1;
-            fetch_tile(ahead, refill);
+            fetch_tile(whole, ahead, refill);
             commit_copies();
             warp_tile_slice(acc, As[compute], Bs[compute], a_base, b_base);
 #if !A_ASYNC
@@ -695,16 +709,11 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         // arithmetic with the products instead of running it alone after each barrier. A's
         // loads keep theirs: without it ptxas sinks them to just before the stores that use
         // them, exposing their whole latency.
-        pipeline([&](int tile, int slot) {
-            if (tile < tiles) load_a_inside(a_regs, sources, tile + 1 < tiles);
-            copy_b_inside(slot, sources, tile + 1 < tiles);
-        });
+        pipeline(true);
     } else
 #endif
     {
-        pipeline([&](int tile, int slot) {
-            if (tile < tiles) fetch(tile, slot);
-        });
+        pipeline(false);
     }
     // Epilogue: each 4 x 4 piece as four 16-byte stores where the row is aligned and inside.
 #pragma unroll

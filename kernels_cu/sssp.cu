@@ -3,12 +3,9 @@
 // Distances are int32 and exact; INF marks a vertex the source does not reach. Weights are
 // non-negative integers, so no path sum overflows as long as the longest distance plus the
 // largest weight fits (the suite checks that).
-#include <climits>
-#include <cooperative_groups.h>
-
-#define INF INT_MAX
-
-namespace cg = cooperative_groups;
+// No includes: the source compiles under nvcc and under NVRTC (which has no C++ standard
+// library headers and, without a CUDA toolkit, no cooperative_groups.h).
+#define INF 0x7fffffff  // INT_MAX
 
 // Every distance INF except the source's, which is 0; the solvers' counters zeroed.
 extern "C" __global__ void init_distances(int* dist, unsigned n, const int* sources, int which,
@@ -105,11 +102,17 @@ __device__ __forceinline__ void grid_barrier(unsigned* arrived, volatile unsigne
 // Appends v to a worklist with one atomicAdd per group of converged threads instead of one
 // per thread: thousands of pushes a step into one counter would otherwise queue at its L2
 // slice (the warp-aggregated atomics of the CUDA programming guide).
+// The group is the warp's active lanes: the lowest one adds for all, then broadcasts where
+// the group's slots start; each lane's slot is its rank among the active lanes.
 __device__ __forceinline__ void push(int* list, unsigned* count, int v) {
-    cg::coalesced_group group = cg::coalesced_threads();
+    const unsigned active = __activemask();
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    const int leader = __ffs(active) - 1;
+    const unsigned rank = __popc(active & ((1u << lane) - 1));
     unsigned base = 0;
-    if (group.thread_rank() == 0) base = atomicAdd(count, group.size());
-    list[group.shfl(base, 0) + group.thread_rank()] = v;
+    if ((int)lane == leader) base = atomicAdd(count, __popc(active));
+    list[__shfl_sync(active, base, leader) + rank] = v;
 }
 
 // Entries of each of near_far_local's two block-local lists (32 KiB of shared memory).

@@ -8,7 +8,14 @@ import pytest
 
 
 @functools.cache
-def gpu_unavailable_reason() -> str | None:
+def gpu_unavailable_reason(backend: str | None = None) -> str | None:
+    """Why the GPU tests cannot run on `backend` (default: the one this run selects; GPU
+    tests need PyCUDA unless it is cuda-core)."""
+    from gpubench import backends
+
+    backend = backend or backends.selected()
+    if backend == "cuda-core":
+        return _cuda_core_unavailable_reason()
     try:
         import pycuda.driver as cuda
     except ImportError:
@@ -20,6 +27,21 @@ def gpu_unavailable_reason() -> str | None:
     except cuda.Error as exc:
         return f"CUDA driver unavailable: {exc}"
     return None
+
+
+def _cuda_core_unavailable_reason() -> str | None:
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        return "cuda.core is not installed (pip install '.[cuda-core]' on a GPU machine)"
+    try:
+        status, *_ = driver.cuInit(0)
+        status_count, count = driver.cuDeviceGetCount()
+    except (RuntimeError, OSError) as exc:  # no driver library
+        return f"CUDA driver unavailable: {exc}"
+    if status != driver.CUresult.CUDA_SUCCESS or status_count != driver.CUresult.CUDA_SUCCESS:
+        return f"CUDA driver unavailable: {status}"
+    return None if count else "no CUDA GPU found"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -34,8 +34,54 @@ def fake_gpu(monkeypatch, tmp_path):
 
 @pytest.fixture
 def no_pycuda(monkeypatch):
+    """A machine with no GPU stack: neither PyCUDA nor cuda.core (which would be chosen)."""
+    for module in ("pycuda", "pycuda.driver", "cuda.core", "cuda.bindings"):
+        monkeypatch.setitem(sys.modules, module, None)
+    monkeypatch.setenv("GPUBENCH_BACKEND", "")  # recorded, so what a test sets is undone
+
+
+@pytest.fixture
+def only_cuda_core(monkeypatch):
+    """PyCUDA missing, cuda.core installed (as far as the selection can tell)."""
+    from gpubench import backends
+
     monkeypatch.setitem(sys.modules, "pycuda", None)
-    monkeypatch.setitem(sys.modules, "pycuda.driver", None)
+    monkeypatch.setenv("GPUBENCH_BACKEND", "")  # recorded, so what a test sets is undone
+    monkeypatch.setattr(backends, "installed", lambda module: module == "cuda.core")
+    monkeypatch.setattr(backends, "_announced", False)
+
+
+def test_without_pycuda_cuda_core_is_chosen_with_one_line(only_cuda_core, capsys):
+    from gpubench import backends
+
+    assert backends.selected() == "cuda-core"
+    assert capsys.readouterr().err == (
+        "note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)\n"
+    )
+    from gpubench.worker import WorkerSpec
+
+    assert WorkerSpec.for_suite("transpose").backend == "cuda-core"  # the workers get it
+    assert backends.selected() == "cuda-core" and capsys.readouterr().err == ""  # said once
+
+
+def test_backend_option_chooses_and_a_bad_name_is_one_line(monkeypatch):
+    from gpubench import backends
+
+    monkeypatch.setenv("GPUBENCH_BACKEND", "")  # recorded, so what a test sets is undone
+    monkeypatch.setattr(backends, "_source", backends._source)
+    result = invoke("run", "transpose", "--size", "64", "--backend", "nope")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "--backend" in result.output and "unknown backend 'nope'" in result.output
+    assert "cuda-core" in result.output  # the known ones are named
+
+
+def test_backend_cuda_core_without_it_installed_exits_4(no_pycuda, monkeypatch):
+    from gpubench import backends
+
+    monkeypatch.setattr(backends, "_source", backends._source)
+    result = invoke("run", "transpose", "--size", "64", "--backend", "cuda-core")
+    assert result.exit_code == 4 and "Traceback" not in result.output
+    assert "cuda.core is not installed" in result.output and "gpubench[cuda-core]" in result.output
 
 
 def test_help_lists_commands_and_exit_codes():

@@ -9,8 +9,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -19,6 +18,18 @@ import numpy as np
 from gpubench.backends import nvml
 from gpubench.backends.base import KernelAttributes
 from gpubench.backends.cuda_graphs import CudaGraphs
+from gpubench.backends.shared import (
+    STAGE_BYTES,
+    STAGED_UPLOAD_FROM,
+    STAGES,
+    BoundRun,
+    Op,
+    copy_bytes,
+    device_info,
+    kernel_scalar,
+    launch_problem,
+    staged_upload,
+)
 from gpubench.benchmark import BufferSpec
 from gpubench.device import (
     DeviceInfo,
@@ -100,65 +111,6 @@ class _Buffer:
         return self.host[offset:end]
 
 
-@dataclass
-class _Op:
-    """One top-level step, resolved: the stream it runs on, what it is, and the call."""
-
-    stream: int
-    op: str
-    label: str
-    call: Callable[[], None]
-
-
-@dataclass
-class _BoundRun:
-    ops: list[_Op]
-    side_streams: dict[int, Any]
-    # Not capturable into a CUDA graph (host round trips, synchronous or pageable copies).
-    capturable: bool = True
-    record: RunRecord = field(default_factory=RunRecord)
-    # runs per graph → an instantiated CUDA graph of that many back-to-back runs (hot mode)
-    graphs: dict[int, Any] = field(default_factory=dict)
-    _fork: Any = None
-    _joins: dict[int, Any] = field(default_factory=dict)
-    _main: Any = None
-
-    # The calls of `ops`, flattened once: between the start and end events every host
-    # microsecond counts for small copies.
-    calls: list[Callable[[], None]] = field(default_factory=list)
-    has_repeat: bool = False
-
-    def enqueue(self) -> None:
-        if self.has_repeat:
-            self.record = RunRecord()
-        if self.side_streams:
-            self._fork_streams()
-        for call in self.calls:
-            call()
-        if self.side_streams:
-            self._join_streams()
-
-    def _fork_streams(self) -> None:
-        # Side streams start after everything already queued on the timing stream...
-        if self.side_streams:
-            self._fork.record(self._main)
-            for stream in self.side_streams.values():
-                stream.wait_for_event(self._fork)
-
-    def _join_streams(self) -> None:
-        # ...and the timing stream's end event waits for all of them.
-        for index, stream in self.side_streams.items():
-            self._joins[index].record(stream)
-            self._main.wait_for_event(self._joins[index])
-
-
-# Uploads at least this large go through page-locked staging slots (_staged_upload).
-STAGED_UPLOAD_FROM = 256 * 2**20
-STAGES = 3
-STAGE_BYTES = 64 * 2**20
-STAGE_COPY_THREADS = 4
-
-
 def _out_of_memory(what: str, spec: BufferSpec, exc: BaseException) -> OutOfMemory:
     return OutOfMemory(f"cannot allocate {spec.nbytes:,} bytes of {what} memory ({exc})")
 
@@ -220,33 +172,9 @@ class PyCudaBackend:
             return None
 
     def _read_device_info(self) -> DeviceInfo:
-        a = self._attr
-        sm_clock_khz = a("CLOCK_RATE")
-        mem_clock_khz = a("MEMORY_CLOCK_RATE")
-        # CUDA 13 deprecates the clock attributes; NVML's max clocks are the fallback.
-        sm_clock = sm_clock_khz / 1000 if sm_clock_khz else self._nvml.get("max_sm_clock_mhz")
-        mem_clock = mem_clock_khz / 1000 if mem_clock_khz else self._nvml.get("max_mem_clock_mhz")
-        return DeviceInfo(
-            name=self._cu_device.name(),
-            compute_capability=self._cu_device.compute_capability(),
-            sm_count=a("MULTIPROCESSOR_COUNT") or 0,
-            sm_clock_mhz=sm_clock,
-            memory_clock_mhz=mem_clock,
-            memory_bus_width_bits=a("GLOBAL_MEMORY_BUS_WIDTH"),
-            memory_bytes=self._cu_device.total_memory(),
-            l2_bytes=a("L2_CACHE_SIZE") or 0,
-            shared_per_block_bytes=a("MAX_SHARED_MEMORY_PER_BLOCK") or 48 * 1024,
-            shared_per_block_optin_bytes=a("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN") or 48 * 1024,
-            shared_per_sm_bytes=a("MAX_SHARED_MEMORY_PER_MULTIPROCESSOR") or 0,
-            registers_per_sm=a("MAX_REGISTERS_PER_MULTIPROCESSOR") or 0,
-            registers_per_block=a("MAX_REGISTERS_PER_BLOCK") or 0,
-            max_threads_per_block=a("MAX_THREADS_PER_BLOCK") or 1024,
-            max_threads_per_sm=a("MAX_THREADS_PER_MULTIPROCESSOR") or 2048,
-            warp_size=a("WARP_SIZE") or 32,
-            max_blocks_per_sm=a("MAX_BLOCKS_PER_MULTIPROCESSOR") or 32,
-            max_block_dims=(a("MAX_BLOCK_DIM_X"), a("MAX_BLOCK_DIM_Y"), a("MAX_BLOCK_DIM_Z")),
-            max_grid_dims=(a("MAX_GRID_DIM_X"), a("MAX_GRID_DIM_Y"), a("MAX_GRID_DIM_Z")),
-        )
+        return device_info(self._attr, self._cu_device.name(),
+                           self._cu_device.compute_capability(),
+                           self._cu_device.total_memory(), self._nvml)  # fmt: skip
 
     def readings(self) -> dict[str, Any]:
         """SM clock, temperature and power now (for the start and end of a run)."""
@@ -357,27 +285,12 @@ class PyCudaBackend:
             buffer.host_bytes(0, flat.nbytes)[:] = flat
 
     def _staged_upload(self, pointer: int, flat: np.ndarray) -> None:
-        """A large upload through page-locked staging slots: host copies into a slot on a
-        thread pool (NumPy releases the GIL) while the copy engine drains the others, several
-        times the driver's own staging of pageable memory. Outside any timed region."""
         if self._stage is None:
             self._stage = [cuda.pagelocked_empty(STAGE_BYTES, np.uint8) for _ in range(STAGES)]
             self._stage_streams = [cuda.Stream() for _ in range(STAGES)]
-        slice_bytes = -(-STAGE_BYTES // STAGE_COPY_THREADS)
-        with ThreadPoolExecutor(max_workers=STAGE_COPY_THREADS) as pool:
-            for i, lo in enumerate(range(0, flat.nbytes, STAGE_BYTES)):
-                slot, stream = self._stage[i % STAGES], self._stage_streams[i % STAGES]
-                piece = flat[lo : lo + STAGE_BYTES]
-                stream.synchronize()  # the slot's previous copy to the device is done
-
-                def copy(a: int, slot: np.ndarray = slot, piece: np.ndarray = piece) -> None:
-                    end = min(a + slice_bytes, piece.nbytes)  # the last piece may be short
-                    np.copyto(slot[a:end], piece[a:end])
-
-                list(pool.map(copy, range(0, piece.nbytes, slice_bytes)))
-                cuda.memcpy_htod_async(pointer + lo, slot[: piece.nbytes], stream)
-        for stream in self._stage_streams:
-            stream.synchronize()
+        staged_upload(pointer, flat, self._stage, self._stage_streams,
+                      lambda to, piece, stream: cuda.memcpy_htod_async(to, piece, stream),
+                      lambda stream: stream.synchronize())  # fmt: skip
 
     def read(self, buffer: _Buffer, spec: BufferSpec) -> np.ndarray:
         out = np.empty(spec.shape, dtype=spec.dtype)
@@ -432,30 +345,7 @@ class PyCudaBackend:
     # -- launches ---------------------------------------------------------------------------
     def launch_problem(self, module: _Module, launches: list[Launch]) -> str | None:
         """Why the device cannot run these launch shapes, or None."""
-        dev = self.device
-        for launch in launches:
-            attrs = module.attributes(launch.kernel)
-            for axis, (size, limit) in enumerate(
-                zip(launch.block, dev.max_block_dims, strict=True)
-            ):
-                if size > limit:
-                    return f"{launch.kernel}: block dimension {'xyz'[axis]}={size} exceeds the device limit {limit}"
-            for axis, (size, limit) in enumerate(zip(launch.grid, dev.max_grid_dims, strict=True)):
-                if size > limit:
-                    return f"{launch.kernel}: grid dimension {'xyz'[axis]}={size} exceeds the device limit {limit}"
-            if launch.threads_per_block > attrs.max_threads_per_block:
-                return (
-                    f"{launch.kernel}: {launch.threads_per_block} threads per block; this kernel "
-                    f"allows at most {attrs.max_threads_per_block} "
-                    f"({attrs.registers_per_thread} registers/thread, device max {dev.max_threads_per_block})"
-                )
-            shared = attrs.static_shared_bytes + launch.shared_bytes
-            if shared > dev.shared_per_block_bytes:
-                return (
-                    f"{launch.kernel}: needs {shared} bytes of shared memory per block; "
-                    f"the device allows {dev.shared_per_block_bytes}"
-                )
-        return None
+        return launch_problem(self.device, module.attributes, launches)
 
     def _stream_for(self, index: int) -> Any:
         if index == 0:
@@ -470,23 +360,23 @@ class PyCudaBackend:
         steps: list[Step],
         buffers: dict[str, _Buffer],
         specs: dict[str, BufferSpec],
-    ) -> _BoundRun:
+    ) -> BoundRun:
         side = {index: self._stream_for(index) for index in streams_used(steps)}
-        bound = _BoundRun(ops=[], side_streams=side, _main=self._stream)
+        bound = BoundRun(ops=[], side_streams=side)
         pointers = {n: b.pointer for n, b in buffers.items() if b.device is not None}
 
-        def resolve(step: Launch | Copy | LibraryCall) -> _Op:
+        def resolve(step: Launch | Copy | LibraryCall) -> Op:
             stream = self._stream_for(step.stream)
             if isinstance(step, LibraryCall):
                 call = partial(step.run, pointers, stream.handle)
-                return _Op(step.stream, "library", step.label or step.name, call)
+                return Op(step.stream, "library", step.label or step.name, call)
             if isinstance(step, Copy):
                 op, call = self._copy_call(step, buffers, stream)
                 pageable = "pageable" in (buffers[step.src].location, buffers[step.dst].location)
                 if step.synchronous or pageable:
                     bound.capturable = False
-                return _Op(step.stream, op, step.label, call)
-            return _Op(step.stream, "kernel", step.label or step.kernel,
+                return Op(step.stream, op, step.label, call)
+            return Op(step.stream, "kernel", step.label or step.kernel,
                        self._launch_call(module, step, pointers, stream))  # fmt: skip
 
         for step in steps:
@@ -495,14 +385,29 @@ class PyCudaBackend:
                 bound.capturable = False  # the flag is read back by the host every iteration
                 bound.has_repeat = True
                 call = partial(self._repeat, bound, step, body, buffers[step.flag])
-                bound.ops.append(_Op(0, "repeat", step.label or "repeat", call))
+                bound.ops.append(Op(0, "repeat", step.label or "repeat", call))
             else:
                 bound.ops.append(resolve(step))
         if bound.side_streams:
-            bound._fork = cuda.Event()
-            bound._joins = {index: cuda.Event() for index in bound.side_streams}
+            bound.fork, bound.join = self._fork_and_join(side)
         bound.calls = [op.call for op in bound.ops]
         return bound
+
+    def _fork_and_join(self, side: dict[int, Any]) -> tuple[Callable[[], None], Callable[[], None]]:
+        main, forked = self._stream, cuda.Event()
+        joins = {index: cuda.Event() for index in side}
+
+        def fork() -> None:  # side streams start after what the timing stream holds...
+            forked.record(main)
+            for stream in side.values():
+                stream.wait_for_event(forked)
+
+        def join() -> None:  # ...and the timing stream's end event waits for all of them
+            for index, stream in side.items():
+                joins[index].record(stream)
+                main.wait_for_event(joins[index])
+
+        return fork, join
 
     def _launch_call(self, module: _Module | None, step: Launch, pointers: dict[str, int],
                      stream: Any) -> Callable[[], None]:  # fmt: skip
@@ -515,12 +420,7 @@ class PyCudaBackend:
                 codes.append("P")
                 values.append(pointers[arg.name] + arg.offset)
             else:
-                scalar = np.asarray(arg)
-                if scalar.dtype not in _TYPE_CODES:
-                    raise KernelLaunchError(
-                        f"kernel {step.kernel!r}: argument of type {scalar.dtype} is not "
-                        f"supported (use one of {', '.join(str(t) for t in _TYPE_CODES)})"
-                    )
+                scalar = kernel_scalar(step.kernel, arg)
                 codes.append(_TYPE_CODES[scalar.dtype])
                 values.append(scalar.item())
         # prepare() once per kernel and signature; the call itself does no parsing.
@@ -533,16 +433,7 @@ class PyCudaBackend:
     def _copy_call(self, step: Copy, buffers: dict[str, _Buffer],
                    stream: Any) -> tuple[str, Callable[[], None]]:  # fmt: skip
         src, dst = buffers[step.src], buffers[step.dst]
-        nbytes = src.nbytes - step.src_offset if step.nbytes is None else step.nbytes
-        if (
-            nbytes < 0
-            or step.src_offset + nbytes > src.nbytes
-            or step.dst_offset + nbytes > dst.nbytes
-        ):
-            raise KernelLaunchError(
-                f"copy {step.src}→{step.dst}: {nbytes} bytes at offsets {step.src_offset}/"
-                f"{step.dst_offset} do not fit the buffers ({src.nbytes}/{dst.nbytes} bytes)"
-            )
+        nbytes = copy_bytes(step, src.nbytes, dst.nbytes)
         # Device ends are pointers, host ends byte views; every memcpy takes (dst, src, ...).
         to = dst.pointer + step.dst_offset if dst.device is not None else None
         frm = src.pointer + step.src_offset if src.device is not None else None
@@ -561,7 +452,7 @@ class PyCudaBackend:
             return op, partial(sync, *args)
         return op, partial(async_, *args, stream)
 
-    def _repeat(self, bound: _BoundRun, step: Repeat, body: list[Callable[[], None]],
+    def _repeat(self, bound: BoundRun, step: Repeat, body: list[Callable[[], None]],
                 flag: _Buffer) -> None:  # fmt: skip
         stream, flag_host = self._stream, self._flag_host
         for iteration in range(1, step.max_iterations + 1):
@@ -577,7 +468,7 @@ class PyCudaBackend:
         bound.record.converged = False
         bound.record.unconverged.append(step.label or f"repeat on {step.flag!r}")
 
-    def run_checked(self, bound: _BoundRun) -> RunRecord:
+    def run_checked(self, bound: BoundRun) -> RunRecord:
         try:
             bound.enqueue()
             self._stream.synchronize()
@@ -585,7 +476,7 @@ class PyCudaBackend:
             raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
         return bound.record
 
-    def time_once_ms(self, bound: _BoundRun, flush_l2: bool) -> float:
+    def time_once_ms(self, bound: BoundRun, flush_l2: bool) -> float:
         if flush_l2 and self.device.l2_bytes:
             if self._flush_buffer is None:
                 self._flush_buffer = cuda.mem_alloc(self.device.l2_bytes)
@@ -609,7 +500,7 @@ class PyCudaBackend:
             raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
         return self._end.time_since(self._start)
 
-    def time_hot_ms(self, bound: _BoundRun, runs: int, use_graph: bool = True) -> float:
+    def time_hot_ms(self, bound: BoundRun, runs: int, use_graph: bool = True) -> float:
         """`runs` back-to-back runs between two events, per run, no flush: as one CUDA graph
         where the driver and the steps allow it, else as `runs` runs in the queue."""
         graphs = self._graphs if use_graph and bound.capturable else None
@@ -632,14 +523,14 @@ class PyCudaBackend:
 
         return self._event_interval_ms(back_to_back) / runs
 
-    def timeline(self, bound: _BoundRun) -> list[dict[str, Any]]:
+    def timeline(self, bound: BoundRun) -> list[dict[str, Any]]:
         """One run with an event pair around every step, in ms from the run's start."""
         try:
             start = cuda.Event()
             start.record(self._stream)
             bound.record = RunRecord()
-            if bound.side_streams:
-                bound._fork_streams()
+            if bound.fork is not None:
+                bound.fork()
             marks = []
             for op in bound.ops:
                 stream = self._stream_for(op.stream)
@@ -648,8 +539,8 @@ class PyCudaBackend:
                 op.call()
                 after.record(stream)
                 marks.append((op, before, after))
-            if bound.side_streams:
-                bound._join_streams()
+            if bound.join is not None:
+                bound.join()
             self._stream.synchronize()
             return [
                 {"stream": op.stream, "op": op.op, "label": op.label,
@@ -659,7 +550,7 @@ class PyCudaBackend:
         except cuda.Error as exc:
             raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
 
-    def release(self, bound: _BoundRun) -> None:
+    def release(self, bound: BoundRun) -> None:
         """Free what timing attached to a bound run (CUDA graphs)."""
         if self._graphs is not None:
             for executable in bound.graphs.values():

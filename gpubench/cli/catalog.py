@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gpubench.cli.common import out_console
+from gpubench.cli.common import backend_option, out_console
 
 
 @click.command("list")
@@ -38,12 +38,14 @@ def list_suites(show_configs: bool) -> None:
 
 @click.command()
 @click.option("--device", default=0, show_default=True, help="CUDA device index.")
+@backend_option
 def info(device: int) -> None:
     """Show the GPU, its limits and peaks, and the software versions.
 
     \b
-    Example:
+    Examples:
       gpubench info
+      gpubench info --backend cuda-core
     """
     from gpubench import backends
     from gpubench.report.tables import info_table

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gpubench.cli.common import EXIT_CODES_HELP, err_console, out_console
+from gpubench.cli.common import EXIT_CODES_HELP, backend_option, err_console, out_console
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -15,6 +15,7 @@ from gpubench.cli.common import EXIT_CODES_HELP, err_console, out_console
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
               help="Write the ceilings table as GitHub-flavoured markdown.")  # fmt: skip
 @click.option("--device", default=0, show_default=True, help="CUDA device index.")
+@backend_option
 def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
              device: int) -> None:  # fmt: skip
     """Measure this GPU's ceilings (DRAM, L2 and shared-memory bandwidth; FP32, FP64, FP16

@@ -137,8 +137,25 @@ TIMING_KEYS = (
 )
 
 
+def _choose_backend(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value:
+        from gpubench import backends
+
+        backends.choose(value, "--backend")
+
+
+# Sets the backend for this process and its workers; checked with everything else before
+# the first measurement.
+backend_option = click.option(
+    "--backend", metavar="pycuda|cuda-core", expose_value=False, callback=_choose_backend,
+    help="The GPU backend: pycuda (the default; needs the CUDA toolkit) or cuda-core (NVIDIA "
+    "cuda.core and NVRTC, from wheels alone). Also GPUBENCH_BACKEND.",
+)  # fmt: skip
+
+
 def output_options(func: Any) -> Any:
     for option in reversed([
+        backend_option,
         click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write results as JSON."),
         click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write results as CSV."),
         click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),

@@ -77,12 +77,24 @@ def info_table(device_index: int, dev: Any, env: Any) -> Table:
         ("driver", env.driver_version or "unknown"),
         ("CUDA (driver API)", env.cuda_driver_api_version or "unknown"),
         ("nvcc", env.nvcc_version or "not found"),
-        ("PyCUDA", f"{env.pycuda_version} (built for CUDA {env.pycuda_built_for_cuda})"),
+        ("backend", backend_line(env)),
         ("gpubench", env.gpubench_version),
     ]  # fmt: skip
     for name, value in rows:
         table.add_row(name, value)
     return table
+
+
+def backend_line(env: Any) -> str:
+    """Which backend measured: PyCUDA with the CUDA it was built for, cuda.core with its
+    bindings and NVRTC."""
+    backend = env.backend or {}
+    name, version = backend.get("name", "unknown"), backend.get("version", "")
+    if env.pycuda_version:
+        return f"{name} {version} (built for CUDA {env.pycuda_built_for_cuda})"
+    extras = [f"{k.replace('_', '-')} {v}" for k, v in backend.items() if k == "cuda_bindings"]
+    extras += [str(v) for k, v in backend.items() if k == "compiler"]
+    return f"{name} {version}" + (f" ({', '.join(extras)})" if extras else "")
 
 
 VERDICT_STYLE = {"same": "green", "faster": "cyan", "better": "cyan", "slower": "bold red",

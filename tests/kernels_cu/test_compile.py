@@ -108,3 +108,34 @@ def test_every_kernel_compiles_at_its_defaults_for_the_oldest_arch(suite, tmp_pa
     options = tuple(define_options(bench.defines(bench.resolve(bench.defaults()))))
     done = nvcc(OLDEST_ARCH, str(source_path(bench)), options, str(tmp_path))
     assert done.returncode == 0, f"{suite}: {done.stderr}"
+
+
+def _nvrtc_missing() -> str | None:
+    """Why NVRTC cannot compile here (cuda.core or the NVRTC library missing), or None."""
+    try:
+        from cuda.bindings import nvrtc
+
+        nvrtc.nvrtcVersion()
+    except Exception as exc:  # not installed, or no libnvrtc to load
+        return f"NVRTC unavailable: {str(exc).splitlines()[0][:120]}"
+    return None
+
+
+NO_NVRTC = pytest.mark.skipif(_nvrtc_missing() is not None, reason=str(_nvrtc_missing()))
+# The cuda-core backend compiles the same sources with NVRTC, in-process: every build of every
+# suite and example, for sm_90 (NVRTC has no C++ standard library and, without a toolkit, no
+# CUDA headers beyond its own: the sources include neither).
+NVRTC_CASES = [c for c in DISTINCT_CASES if c[1] == "sm_90"] + [
+    c for c in example_cases() if c[1] == "sm_90"
+]
+
+
+@NO_NVRTC
+@pytest.mark.parametrize("case", NVRTC_CASES, ids=_case_id)
+def test_every_kernel_compiles_with_nvrtc(case):
+    from gpubench.backends.cuda_core_backend import compile_cubin
+
+    name, arch, options = case
+    path = source_path(registry.get(name))
+    cubin = compile_cubin(path.read_text(), list(options), [str(path.parent)], arch)
+    assert cubin[:4] == b"\x7fELF"  # a cubin is an ELF image

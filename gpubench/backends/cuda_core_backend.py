@@ -1,0 +1,618 @@
+"""cuda.core backend: NVIDIA's own Python stack, installed from wheels alone (cuda-core,
+cuda-bindings, the NVRTC wheel); no CUDA toolkit, no nvcc, no PyCUDA build.
+
+Kernels compile in-process with NVRTC (cuda.core's Program); streams, events and launches go
+through cuda.core; memory and copies through the driver API of cuda-bindings, as PyCUDA's
+do. Everything the two backends share (device description, launch-shape checks, bound runs,
+staged uploads) is in `shared`, so the same steps run the same way on either.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+from cuda.bindings import driver, nvrtc
+from cuda.core import Device, EventOptions, LaunchConfig, ObjectCode, Program, launch
+
+from gpubench.backends import nvml
+from gpubench.backends.base import KernelAttributes
+from gpubench.backends.cuda_graphs import CudaGraphs
+from gpubench.backends.nvrtc_options import program_options
+from gpubench.backends.shared import (
+    STAGE_BYTES,
+    STAGED_UPLOAD_FROM,
+    STAGES,
+    BoundRun,
+    Op,
+    copy_bytes,
+    device_info,
+    kernel_scalar,
+    launch_problem,
+    staged_upload,
+)
+from gpubench.benchmark import BufferSpec
+from gpubench.device import DeviceInfo, Environment, host_environment
+from gpubench.errors import (
+    EnvironmentProblem,
+    KernelCompileError,
+    KernelLaunchError,
+    OutOfMemory,
+)
+from gpubench.steps import (
+    BufferRef,
+    Copy,
+    Launch,
+    LibraryCall,
+    Repeat,
+    RunRecord,
+    Step,
+    streams_used,
+)
+
+_TIMING = EventOptions(timing_enabled=True)
+
+
+class CudaError(KernelLaunchError):
+    """A driver call failed (named as the driver names the error)."""
+
+
+def _check(result: Any) -> Any:
+    """cuda-bindings returns (status, values...): the values, or CudaError."""
+    status, *values = result if isinstance(result, tuple) else (result,)
+    if status != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(status)
+        raise CudaError(name.decode() if isinstance(name, bytes) else str(status))
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _driver_errors(exc: BaseException) -> bool:
+    """A failure of the driver as cuda.core or cuda-bindings report it."""
+    return isinstance(exc, CudaError) or type(exc).__name__ == "CUDAError"
+
+
+class _Module:
+    def __init__(self, code: ObjectCode) -> None:
+        self._code = code
+        self._kernels: dict[str, Any] = {}
+
+    def function(self, kernel: str) -> Any:
+        if kernel not in self._kernels:
+            try:
+                self._kernels[kernel] = self._code.get_kernel(kernel)
+            except Exception as exc:  # cuda.core raises its CUDAError (CUDA_ERROR_NOT_FOUND)
+                raise KernelLaunchError(
+                    f"kernel {kernel!r} not found in the module: {exc}"
+                ) from None
+        return self._kernels[kernel]
+
+    def attributes(self, kernel: str) -> KernelAttributes:
+        attrs = self.function(kernel).attributes
+        return KernelAttributes(
+            registers_per_thread=attrs.num_regs(),
+            static_shared_bytes=attrs.shared_size_bytes(),
+            local_bytes_per_thread=attrs.local_size_bytes(),
+            max_threads_per_block=attrs.max_threads_per_block(),
+        )
+
+
+@dataclass
+class _Buffer:
+    """Device memory (an address), or host memory as a flat byte array (page-locked from the
+    driver, or pageable from NumPy)."""
+
+    location: str
+    nbytes: int
+    device: int | None = None
+    host: np.ndarray | None = None
+    pinned_address: int | None = None
+
+    @property
+    def pointer(self) -> int:
+        assert self.device is not None
+        return self.device
+
+    def host_bytes(self, offset: int = 0, nbytes: int | None = None) -> np.ndarray:
+        assert self.host is not None
+        end = self.nbytes if nbytes is None else offset + nbytes
+        return self.host[offset:end]
+
+
+def _pinned(nbytes: int) -> tuple[int, np.ndarray]:
+    """Page-locked host memory from the driver, as (address, a NumPy view of its bytes)."""
+    address = _check(driver.cuMemHostAlloc(nbytes, 0))
+    view = np.ctypeslib.as_array((ctypes.c_ubyte * nbytes).from_address(int(address)))
+    return int(address), view
+
+
+def _out_of_memory(what: str, spec: BufferSpec, exc: BaseException) -> OutOfMemory:
+    return OutOfMemory(f"cannot allocate {spec.nbytes:,} bytes of {what} memory ({exc})")
+
+
+class CudaCoreBackend:
+    name = "cuda-core"
+
+    def __init__(self, device_index: int = 0) -> None:
+        self._start_device(device_index)
+        self._stream = self._device.create_stream()
+        self._stream_handle = int(self._stream.handle)
+        self._start = self._device.create_event(_TIMING)
+        self._end = self._device.create_event(_TIMING)
+        self._side_streams: dict[int, Any] = {}
+        self._flush_buffer: int | None = None
+        self._flush_value = 0
+        try:
+            self._graphs: CudaGraphs | None = CudaGraphs()
+        except (OSError, AttributeError):
+            self._graphs = None
+        self._stage: list[np.ndarray] | None = None
+        self._stage_addresses: list[int] = []
+        self._stage_streams: list[Any] = []
+        # Where Repeat steps read their flag back: page-locked, so the read is a plain DMA.
+        self._flag_address, flag_bytes = _pinned(4)
+        self._flag_host = flag_bytes.view(np.uint32)
+        self._nvml_handle = nvml.handle_for(self._device.pci_bus_id)
+        self._nvml = nvml.readings(self._nvml_handle)
+        self.device = self._read_device_info()
+        self._nvrtc_version = self._read_nvrtc_version()
+        atexit.register(self._close)
+
+    def _start_device(self, device_index: int) -> None:
+        try:
+            _check(driver.cuInit(0))
+            count = _check(driver.cuDeviceGetCount())
+        except (CudaError, RuntimeError) as exc:
+            raise EnvironmentProblem(
+                f"the CUDA driver could not start ({exc}): check that an NVIDIA GPU and its driver "
+                "are present (nvidia-smi)"
+            ) from None
+        if count == 0:
+            raise EnvironmentProblem(
+                "no CUDA GPU found: run gpubench on a machine with an NVIDIA GPU"
+            )
+        if not 0 <= device_index < count:
+            raise EnvironmentProblem(
+                f"device {device_index} does not exist (this machine has {count})"
+            )
+        # The primary context, as PyCUDA's backend uses: CuPy and cuBLAS share it.
+        self._device = Device(device_index)
+        self._device.set_current()
+        self._cu_device = _check(driver.cuDeviceGet(device_index))
+
+    @staticmethod
+    def _read_nvrtc_version() -> tuple[int, int]:
+        try:
+            _, major, minor = nvrtc.nvrtcVersion()
+        except (RuntimeError, OSError) as exc:  # cuda-pathfinder found no libnvrtc
+            raise EnvironmentProblem(
+                f"NVRTC is not available ({exc}): install it with pip install "
+                "nvidia-cuda-nvrtc (or gpubench[cuda-core]), or use a CUDA toolkit's libnvrtc"
+            ) from None
+        return int(major), int(minor)
+
+    # -- device and environment -----------------------------------------------------------
+    def _attr(self, name: str) -> int | None:
+        attribute = getattr(driver.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}", None)
+        if attribute is None:
+            return None
+        status, value = driver.cuDeviceGetAttribute(attribute, self._cu_device)
+        return int(value) if status == driver.CUresult.CUDA_SUCCESS else None
+
+    def _read_device_info(self) -> DeviceInfo:
+        cc = self._device.compute_capability
+        total = _check(driver.cuDeviceTotalMem(self._cu_device))
+        return device_info(self._attr, self._device.name, (int(cc.major), int(cc.minor)),
+                           int(total), self._nvml)  # fmt: skip
+
+    def readings(self) -> dict[str, Any]:
+        reading = nvml.readings(self._nvml_handle)
+        return {k: reading.get(k) for k in ("sm_clock_mhz", "temperature_c", "power_w")}
+
+    def environment(self) -> Environment:
+        env = host_environment()
+        env.backend = {"name": self.name, "version": self.version,
+                       "cuda_bindings": _package_version("cuda-bindings"),
+                       "compiler": "NVRTC {}.{}".format(*self._nvrtc_version)}  # fmt: skip
+        env.device = self.device.to_dict()
+        reading = nvml.readings(self._nvml_handle)
+        env.gpu_uuid = reading.get("uuid")
+        env.driver_version = reading.get("driver")
+        api = _check(driver.cuDriverGetVersion())
+        env.cuda_driver_api_version = f"{api // 1000}.{api % 1000 // 10}"
+        env.sm_clock_mhz_at_start = reading.get("sm_clock_mhz")
+        env.temperature_c_at_start = reading.get("temperature_c")
+        env.power_w_at_start = reading.get("power_w")
+        return env
+
+    @property
+    def version(self) -> str:
+        return _package_version("cuda-core")
+
+    def sm_clock_mhz(self) -> float | None:
+        return nvml.sm_clock(self._nvml_handle) if self._nvml_handle is not None else None
+
+    def memory_info(self) -> tuple[int, int]:
+        free, total = _check(driver.cuMemGetInfo())
+        return int(free), int(total)
+
+    def context_alive(self) -> bool:
+        """False once a kernel has broken the context (illegal address and friends)."""
+        try:
+            _check(driver.cuCtxSynchronize())
+            probe = _check(driver.cuMemAlloc(4))
+            _check(driver.cuMemFree(probe))
+            return True
+        except CudaError:
+            return False
+
+    # -- compile ----------------------------------------------------------------------------
+    @property
+    def compiler_id(self) -> str:
+        """What the compiled binaries depend on besides source and options."""
+        return "nvrtc {}.{} {}".format(*self._nvrtc_version, self.device.arch)
+
+    def compile_binary(self, source: str, options: list[str], include_dirs: list[str]) -> bytes:
+        """NVRTC → cubin for this device, in-process; safe to call from several threads."""
+        return compile_cubin(source, options, include_dirs, self.device.arch)
+
+    def load(self, binary: bytes) -> _Module:
+        return _Module(ObjectCode.from_cubin(binary))
+
+    # -- buffers --------------------------------------------------------------------------
+    def alloc(self, spec: BufferSpec) -> _Buffer:
+        nbytes = spec.nbytes
+        if spec.location == "device":
+            try:
+                return _Buffer(
+                    "device", nbytes, device=int(_check(driver.cuMemAlloc(max(nbytes, 4))))
+                )
+            except CudaError as exc:
+                raise _out_of_memory("device", spec, exc) from None
+        if spec.location == "pinned":
+            try:
+                address, view = _pinned(max(nbytes, 1))
+            except CudaError as exc:
+                raise _out_of_memory("page-locked host", spec, exc) from None
+            return _Buffer("pinned", nbytes, host=view, pinned_address=address)
+        try:
+            return _Buffer("pageable", nbytes, host=np.empty(max(nbytes, 1), np.uint8))
+        except MemoryError as exc:
+            raise _out_of_memory("host", spec, exc) from None
+
+    def write(self, buffer: _Buffer, spec: BufferSpec, host: np.ndarray) -> None:
+        flat = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
+        if not flat.nbytes:
+            return
+        if buffer.device is not None and flat.nbytes >= STAGED_UPLOAD_FROM:
+            self._staged_upload(buffer.pointer, flat)
+        elif buffer.device is not None:
+            _check(driver.cuMemcpyHtoD(buffer.pointer, flat.ctypes.data, flat.nbytes))
+        else:
+            buffer.host_bytes(0, flat.nbytes)[:] = flat
+
+    def _staged_upload(self, pointer: int, flat: np.ndarray) -> None:
+        if self._stage is None:
+            pinned = [_pinned(STAGE_BYTES) for _ in range(STAGES)]
+            self._stage_addresses = [address for address, _ in pinned]
+            self._stage = [view for _, view in pinned]
+            self._stage_streams = [self._device.create_stream() for _ in range(STAGES)]
+
+        def copy_async(to: int, piece: np.ndarray, stream: Any) -> None:
+            _check(driver.cuMemcpyHtoDAsync(to, piece.ctypes.data, piece.nbytes, stream.handle))
+
+        staged_upload(pointer, flat, self._stage, self._stage_streams, copy_async,
+                      lambda stream: stream.sync())  # fmt: skip
+
+    def read(self, buffer: _Buffer, spec: BufferSpec) -> np.ndarray:
+        out = np.empty(spec.shape, dtype=spec.dtype)
+        if not out.nbytes:
+            return out
+        if buffer.device is not None:
+            _check(driver.cuMemcpyDtoH(out.ctypes.data, buffer.pointer, out.nbytes))
+        else:
+            out.reshape(-1).view(np.uint8)[:] = buffer.host_bytes(0, out.nbytes)
+        return out
+
+    def restore(self, dst: _Buffer, src: _Buffer, spec: BufferSpec) -> None:
+        if not spec.nbytes:
+            return
+        if dst.device is not None and src.device is not None:
+            # On the timing stream, before the next start event: outside the timed region.
+            _check(driver.cuMemcpyDtoDAsync(dst.pointer, src.pointer, spec.nbytes,
+                                            self._stream.handle))  # fmt: skip
+        elif dst.host is not None and src.host is not None:
+            self._stream.sync()  # the previous run's copies into dst are done
+            dst.host_bytes(0, spec.nbytes)[:] = src.host_bytes(0, spec.nbytes)
+        else:
+            raise KernelLaunchError("restore needs two buffers in the same place")
+
+    def poison(self, buffer: _Buffer, spec: BufferSpec) -> None:
+        # All-ones bytes are NaN in float32 and float64 (and -1 in integers): an element
+        # the kernel never writes cannot pass for a right answer.
+        self._fill(buffer, spec, 0xFF)
+
+    def zero(self, buffer: _Buffer, spec: BufferSpec) -> None:
+        self._fill(buffer, spec, 0)
+
+    def _fill(self, buffer: _Buffer, spec: BufferSpec, byte: int) -> None:
+        if buffer.host is not None:
+            buffer.host[:] = byte
+            return
+        words, tail = divmod(spec.nbytes, 4)
+        if words:
+            _check(driver.cuMemsetD32(buffer.pointer, byte * 0x01010101, words))
+        if tail:
+            _check(driver.cuMemsetD8(buffer.pointer + 4 * words, byte, tail))
+
+    def device_pointer(self, buffer: _Buffer) -> int | None:
+        return buffer.device
+
+    def free(self, buffer: _Buffer) -> None:
+        if buffer.device is not None:
+            _check(driver.cuMemFree(buffer.device))
+        elif buffer.pinned_address is not None:
+            _check(driver.cuMemFreeHost(buffer.pinned_address))  # page-locked memory is scarce
+        buffer.device = buffer.host = buffer.pinned_address = None
+
+    # -- launches ---------------------------------------------------------------------------
+    def launch_problem(self, module: _Module, launches: list[Launch]) -> str | None:
+        """Why the device cannot run these launch shapes, or None."""
+        return launch_problem(self.device, module.attributes, launches)
+
+    def _stream_for(self, index: int) -> Any:
+        if index == 0:
+            return self._stream
+        if index not in self._side_streams:
+            self._side_streams[index] = self._device.create_stream()
+        return self._side_streams[index]
+
+    def bind(
+        self,
+        module: _Module | None,
+        steps: list[Step],
+        buffers: dict[str, _Buffer],
+        specs: dict[str, BufferSpec],
+    ) -> BoundRun:
+        side = {index: self._stream_for(index) for index in streams_used(steps)}
+        bound = BoundRun(ops=[], side_streams=side)
+        pointers = {n: b.pointer for n, b in buffers.items() if b.device is not None}
+
+        def resolve(step: Launch | Copy | LibraryCall) -> Op:
+            stream = self._stream_for(step.stream)
+            if isinstance(step, LibraryCall):
+                call = partial(step.run, pointers, int(stream.handle))
+                return Op(step.stream, "library", step.label or step.name, call)
+            if isinstance(step, Copy):
+                op, call = self._copy_call(step, buffers, stream)
+                pageable = "pageable" in (buffers[step.src].location, buffers[step.dst].location)
+                if step.synchronous or pageable:
+                    bound.capturable = False
+                return Op(step.stream, op, step.label, call)
+            return Op(step.stream, "kernel", step.label or step.kernel,
+                      self._launch_call(module, step, pointers, stream))  # fmt: skip
+
+        for step in steps:
+            if isinstance(step, Repeat):
+                body = [resolve(s).call for s in step.body]
+                bound.capturable = False  # the flag is read back by the host every iteration
+                bound.has_repeat = True
+                call = partial(self._repeat, bound, step, body, buffers[step.flag])
+                bound.ops.append(Op(0, "repeat", step.label or "repeat", call))
+            else:
+                bound.ops.append(resolve(step))
+        if side:
+            bound.fork, bound.join = self._fork_and_join(side)
+        bound.calls = [op.call for op in bound.ops]
+        return bound
+
+    def _fork_and_join(self, side: dict[int, Any]) -> tuple[Callable[[], None], Callable[[], None]]:
+        main, forked = self._stream, self._device.create_event()
+        joins = {index: self._device.create_event() for index in side}
+
+        def fork() -> None:  # side streams start after what the timing stream holds...
+            main.record(forked)
+            for stream in side.values():
+                stream.wait(forked)
+
+        def join() -> None:  # ...and the timing stream's end event waits for all of them
+            for index, stream in side.items():
+                stream.record(joins[index])
+                main.wait(joins[index])
+
+        return fork, join
+
+    def _launch_call(self, module: _Module | None, step: Launch, pointers: dict[str, int],
+                     stream: Any) -> Callable[[], None]:  # fmt: skip
+        if module is None:
+            raise KernelLaunchError(f"kernel {step.kernel!r}: this suite compiles no kernels")
+        kernel = module.function(step.kernel)
+        args: list[Any] = []
+        for arg in step.args:
+            if isinstance(arg, BufferRef):
+                # A pointer is 8 bytes by value: as a uint64 scalar cuda.core passes it so.
+                args.append(np.uint64(pointers[arg.name] + arg.offset))
+            else:
+                args.append(kernel_scalar(step.kernel, arg))
+        config = LaunchConfig(grid=tuple(int(g) for g in step.grid),
+                              block=tuple(int(b) for b in step.block),
+                              shmem_size=int(step.shared_bytes))  # fmt: skip
+        return partial(launch, stream, config, kernel, *args)
+
+    def _copy_call(self, step: Copy, buffers: dict[str, _Buffer],
+                   stream: Any) -> tuple[str, Callable[[], None]]:  # fmt: skip
+        src, dst = buffers[step.src], buffers[step.dst]
+        nbytes = copy_bytes(step, src.nbytes, dst.nbytes)
+        to = dst.pointer + step.dst_offset if dst.device is not None else None
+        frm = src.pointer + step.src_offset if src.device is not None else None
+        if to is not None and frm is not None:
+            op, sync, async_ = "D2D", driver.cuMemcpyDtoD, driver.cuMemcpyDtoDAsync
+            args: tuple[Any, ...] = (to, frm, nbytes)
+        elif to is not None:
+            op, sync, async_ = "H2D", driver.cuMemcpyHtoD, driver.cuMemcpyHtoDAsync
+            args = (to, src.host_bytes(step.src_offset, nbytes).ctypes.data, nbytes)
+        elif frm is not None:
+            op, sync, async_ = "D2H", driver.cuMemcpyDtoH, driver.cuMemcpyDtoHAsync
+            args = (dst.host_bytes(step.dst_offset, nbytes).ctypes.data, frm, nbytes)
+        else:
+            raise KernelLaunchError(f"copy {step.src}→{step.dst}: host to host is no GPU work")
+        if step.synchronous:
+            return op, lambda: _check(sync(*args))
+        handle = stream.handle
+        return op, lambda: _check(async_(*args, handle))
+
+    def _repeat(self, bound: BoundRun, step: Repeat, body: list[Callable[[], None]],
+                flag: _Buffer) -> None:  # fmt: skip
+        handle, flag_host = self._stream.handle, self._flag_host
+        for iteration in range(1, step.max_iterations + 1):
+            _check(driver.cuMemsetD32Async(flag.pointer, 0, 1, handle))
+            for call in body:
+                call()
+            _check(driver.cuMemcpyDtoHAsync(self._flag_address, flag.pointer, 4, handle))
+            self._stream.sync()  # the host decides: another iteration or done
+            if flag_host[0] == 0:
+                bound.record.iterations += iteration
+                return
+        bound.record.iterations += step.max_iterations
+        bound.record.converged = False
+        bound.record.unconverged.append(step.label or f"repeat on {step.flag!r}")
+
+    def run_checked(self, bound: BoundRun) -> RunRecord:
+        try:
+            bound.enqueue()
+            self._stream.sync()
+        except Exception as exc:
+            if not _driver_errors(exc):
+                raise
+            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
+        return bound.record
+
+    def time_once_ms(self, bound: BoundRun, flush_l2: bool) -> float:
+        if flush_l2 and self.device.l2_bytes:
+            if self._flush_buffer is None:
+                self._flush_buffer = int(_check(driver.cuMemAlloc(self.device.l2_bytes)))
+            # Writing an L2-sized buffer evicts the previous sample's data (nvbench's method),
+            # and keeps the GPU busy while the host enqueues the timed launches.
+            self._flush_value ^= 0x5A5A5A5A
+            _check(driver.cuMemsetD32Async(self._flush_buffer, self._flush_value,
+                                           self.device.l2_bytes // 4, self._stream.handle))  # fmt: skip
+        return self._event_interval_ms(bound.enqueue)
+
+    def _event_interval_ms(self, enqueue: Callable[[], None]) -> float:
+        """GPU time between two events on the timing stream around `enqueue()`."""
+        try:
+            self._stream.record(self._start)
+            enqueue()
+            self._stream.record(self._end)
+            self._end.sync()
+        except Exception as exc:
+            if not _driver_errors(exc):
+                raise
+            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
+        return float(self._end - self._start)
+
+    def time_hot_ms(self, bound: BoundRun, runs: int, use_graph: bool = True) -> float:
+        """`runs` back-to-back runs between two events, per run, no flush: as one CUDA graph
+        where the driver and the steps allow it, else as `runs` runs in the queue."""
+        graphs = self._graphs if use_graph and bound.capturable else None
+        if graphs is not None and runs not in bound.graphs:
+            with contextlib.suppress(KernelLaunchError):
+                bound.graphs[runs] = graphs.capture(
+                    self._stream_handle, lambda: [bound.enqueue() for _ in range(runs)]
+                )
+        if graphs is not None and runs in bound.graphs:
+            executable = bound.graphs[runs]
+            return (
+                self._event_interval_ms(lambda: graphs.launch(executable, self._stream_handle))
+                / runs
+            )
+
+        def back_to_back() -> None:
+            for _ in range(runs):
+                bound.enqueue()
+
+        return self._event_interval_ms(back_to_back) / runs
+
+    def timeline(self, bound: BoundRun) -> list[dict[str, Any]]:
+        """One run with an event pair around every step, in ms from the run's start."""
+        try:
+            start = self._stream.record(options=_TIMING)
+            bound.record = RunRecord()
+            if bound.fork is not None:
+                bound.fork()
+            marks = []
+            for op in bound.ops:
+                stream = self._stream_for(op.stream)
+                before = stream.record(options=_TIMING)
+                op.call()
+                after = stream.record(options=_TIMING)
+                marks.append((op, before, after))
+            if bound.join is not None:
+                bound.join()
+            self._stream.sync()
+            return [
+                {"stream": op.stream, "op": op.op, "label": op.label,
+                 "start_ms": float(before - start), "end_ms": float(after - start)}
+                for op, before, after in marks
+            ]  # fmt: skip
+        except Exception as exc:
+            if not _driver_errors(exc):
+                raise
+            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
+
+    def release(self, bound: BoundRun) -> None:
+        """Free what timing attached to a bound run (CUDA graphs)."""
+        if self._graphs is not None:
+            for executable in bound.graphs.values():
+                self._graphs.destroy(executable)
+        bound.graphs.clear()
+
+    @property
+    def graphs_available(self) -> bool:
+        return self._graphs is not None
+
+    def _close(self) -> None:
+        with contextlib.suppress(Exception):  # at exit: the context may already be gone
+            self._stream.sync()
+            if self._flush_buffer is not None:
+                driver.cuMemFree(self._flush_buffer)
+            for address in [*self._stage_addresses, self._flag_address]:
+                driver.cuMemFreeHost(address)
+
+
+def compile_cubin(source: str, options: list[str], include_dirs: list[str], arch: str) -> bytes:
+    """NVRTC → cubin for `arch` (sm_XY); KernelCompileError with NVRTC's log on failure.
+    Needs no GPU: the CPU tests compile every kernel with it."""
+    program_opts = program_options(options, include_dirs, arch)
+    try:
+        program = Program(source, "c++", program_opts)
+    except Exception as exc:  # an option NVRTC refuses
+        raise KernelCompileError(f"NVRTC failed ({' '.join(options)})",
+                                 compiler_output=str(exc)) from None  # fmt: skip
+    try:
+        return bytes(program.compile("cubin").code)
+    except Exception as exc:  # cuda.core's NVRTCError carries the compilation log
+        raise KernelCompileError(f"NVRTC failed ({' '.join(options)})",
+                                 compiler_output=_nvrtc_log(str(exc))) from None  # fmt: skip
+    finally:
+        program.close()
+
+
+def _nvrtc_log(message: str) -> str:
+    """NVRTC's compilation log out of cuda.core's error message."""
+    marker = "compilation log:"
+    return message.split(marker, 1)[1].strip() if marker in message else message
+
+
+def _package_version(distribution: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "unknown"
