@@ -95,10 +95,10 @@ class _Module:
     def attributes(self, kernel: str) -> KernelAttributes:
         attrs = self.function(kernel).attributes
         return KernelAttributes(
-            registers_per_thread=attrs.num_regs(),
-            static_shared_bytes=attrs.shared_size_bytes(),
-            local_bytes_per_thread=attrs.local_size_bytes(),
-            max_threads_per_block=attrs.max_threads_per_block(),
+            registers_per_thread=attrs.num_regs,
+            static_shared_bytes=attrs.shared_size_bytes,
+            local_bytes_per_thread=attrs.local_size_bytes,
+            max_threads_per_block=attrs.max_threads_per_block,
         )
 
 
