@@ -334,19 +334,22 @@ def test_resume_refuses_a_changed_sweep_unless_forced(fake_gpu, tmp_path):
 
 @pytest.mark.gpu
 def test_run_and_smoke_sweep_end_to_end_on_the_gpu(tmp_path):
+    from gpubench import backends
+
     result = invoke("run", "transpose", "--rows", "33", "--cols", "65", "--tile", "16",
                     "--min-samples", "3", "--json", str(tmp_path / "run.json"))  # fmt: skip
     assert result.exit_code == 0, result.output
     statuses = [r["status"] for r in json.loads((tmp_path / "run.json").read_text())["results"]]
     assert set(statuses) <= {"ok", "unstable"} and len(statuses) == 6
-    result = invoke(
-        "sweep", str(REPO / "configs/smoke.yaml"), "--json", str(tmp_path / "smoke.json")
-    )
+    result = invoke("sweep", str(REPO / "configs/smoke.yaml"), "--json",
+                    str(tmp_path / "smoke.json"), "--jsonl", str(tmp_path / "smoke.jsonl"))  # fmt: skip
     assert result.exit_code == 0, result.output
     record = json.loads((tmp_path / "smoke.json").read_text())
     assert len(record["results"]) == 120
     assert {r["status"] for r in record["results"]} <= {"ok", "unstable"}
-    assert record["environment"]["gpu_uuid"] and record["environment"]["pycuda_version"]
+    env = record["environment"]
+    assert env["gpu_uuid"] and env["backend"]["name"] == backends.selected()
+    assert env["pycuda_version"] or env["backend"]["name"] != "pycuda"
 
 
 @pytest.mark.gpu

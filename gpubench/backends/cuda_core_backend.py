@@ -19,7 +19,15 @@ from typing import Any
 
 import numpy as np
 from cuda.bindings import driver, nvrtc
-from cuda.core import Device, EventOptions, LaunchConfig, ObjectCode, Program, launch
+from cuda.core import (
+    Device,
+    EventOptions,
+    LaunchConfig,
+    ObjectCode,
+    Program,
+    StreamOptions,
+    launch,
+)
 
 from gpubench.backends import nvml
 from gpubench.backends.base import KernelAttributes
@@ -57,6 +65,11 @@ from gpubench.steps import (
 )
 
 _TIMING = EventOptions(timing_enabled=True)
+# Streams that wait for the legacy default stream, as PyCUDA's do: the driver's memsets and
+# synchronous copies (poison, zero, uploads) run there and return before the device is done,
+# so a cuda.core stream of its default kind (non-blocking) could run a kernel before its
+# output is poisoned, or read its inputs before they arrive.
+_ORDERED = StreamOptions(nonblocking=False)
 
 
 class CudaError(KernelLaunchError):
@@ -140,7 +153,7 @@ class CudaCoreBackend:
 
     def __init__(self, device_index: int = 0) -> None:
         self._start_device(device_index)
-        self._stream = self._device.create_stream()
+        self._stream = self._device.create_stream(options=_ORDERED)
         self._stream_handle = int(self._stream.handle)
         self._start = self._device.create_event(_TIMING)
         self._end = self._device.create_event(_TIMING)
@@ -301,7 +314,9 @@ class CudaCoreBackend:
             pinned = [_pinned(STAGE_BYTES) for _ in range(STAGES)]
             self._stage_addresses = [address for address, _ in pinned]
             self._stage = [view for _, view in pinned]
-            self._stage_streams = [self._device.create_stream() for _ in range(STAGES)]
+            self._stage_streams = [
+                self._device.create_stream(options=_ORDERED) for _ in range(STAGES)
+            ]
 
         def copy_async(to: int, piece: np.ndarray, stream: Any) -> None:
             _check(driver.cuMemcpyHtoDAsync(to, piece.ctypes.data, piece.nbytes, stream.handle))
@@ -369,7 +384,7 @@ class CudaCoreBackend:
         if index == 0:
             return self._stream
         if index not in self._side_streams:
-            self._side_streams[index] = self._device.create_stream()
+            self._side_streams[index] = self._device.create_stream(options=_ORDERED)
         return self._side_streams[index]
 
     def bind(
