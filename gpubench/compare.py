@@ -87,17 +87,21 @@ def _compare_one(base: Result | None, new: Result, threshold: float, metric: Met
     # A one-sample run has no noise figure (null in its file): only the threshold judges it.
     noise = max((base.summary or {}).get("rel_noise") or 0.0,
                 (new.summary or {}).get("rel_noise") or 0.0)  # fmt: skip
-    if abs(change) <= max(threshold, 2 * noise):
-        verdict = "same"
-    else:
-        worse = change > 0 if metric.higher_is_better is False else change < 0
-        if metric.higher_is_better is None:
-            verdict = "changed"
-        elif metric.key == TIME.key:
-            verdict = "slower" if worse else "faster"
-        else:
-            verdict = "worse" if worse else "better"
+    verdict = judge(change, noise, threshold, metric)
     return Comparison(new.point, new.variant, before, after, change, noise, verdict)
+
+
+def judge(change: float, noise: float, threshold: float, metric: Metric = TIME) -> str:
+    """The verdict on a relative change of `metric` (new / base - 1): it counts only beyond
+    both the threshold and twice the noise (the larger of the two results' robust noise)."""
+    if abs(change) <= max(threshold, 2 * noise):
+        return "same"
+    worse = change > 0 if metric.higher_is_better is False else change < 0
+    if metric.higher_is_better is None:
+        return "changed"
+    if metric.key == TIME.key:
+        return "slower" if worse else "faster"
+    return "worse" if worse else "better"
 
 
 def compared(rows: list[Comparison]) -> int:

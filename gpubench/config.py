@@ -29,7 +29,7 @@ TOP_LEVEL_KEYS = (
     "suite", "kernel", "description", "variants", "baseline", "params", "zip", "constraints",
     "timing", "outputs",
 )  # fmt: skip
-OUTPUT_KEYS = ("json", "csv", "jsonl")
+OUTPUT_KEYS = ("json", "csv", "jsonl", "history")
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ class Outputs:
     json: str | None = None
     csv: str | None = None
     jsonl: str | None = None
+    # The history store every run of this sweep file is appended to (gpubench history).
+    history: str | None = None
 
 
 @dataclass

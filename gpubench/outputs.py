@@ -36,6 +36,9 @@ class OutputRequest:
     profile: bool = False
     # Print each result's host-side phases and the GPU's share of the wall time (--verbose).
     verbose: bool = False
+    # Append the run to this history store (--history [PATH]), under this label (--label).
+    history: str | None = None
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ class OutputPlan:
     kept: str | None = None
     markdown: str | None = None
     verbose: bool = False
+    history: str | None = None
+    label: str = ""
 
     @property
     def files(self) -> list[str]:
@@ -82,6 +87,10 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
     for option, path in named.items():
         if path:
             check_writable(path, option)
+    history_path = request.history or spec.outputs.history
+    if history_path:
+        _check_history(history_path, dry)
+        named["--history"] = history_path
     paths = [Path(p).resolve() for p in named.values() if p]
     if len(paths) != len(set(paths)):
         raise ConfigError("two outputs name the same file", source="command line")
@@ -114,7 +123,20 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
         kept=kept,
         markdown=request.markdown,
         verbose=request.verbose,
+        history=history_path,
+        label=request.label,
     )
+
+
+def _check_history(path: str, dry: bool) -> None:
+    """A history store that cannot be opened is refused before the first measurement (a
+    dry check opens only one that exists: it creates nothing)."""
+    from gpubench.history import History
+
+    check_writable(path, "--history")
+    if dry and not Path(path).exists():
+        return
+    History.open(path).close()
 
 
 def check_writable(path: str, option: str) -> None:

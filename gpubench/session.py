@@ -340,6 +340,12 @@ def _save_and_exit_code(err: Any, result_set: results.ResultSet, files: outputs.
         results.save_json(result_set, files.json)
     if files.csv:
         results.save_csv(result_set, files.csv)
+    if files.history:
+        from gpubench.history import History
+
+        with History.open(files.history) as store:
+            run_id = store.append(result_set, label=files.label, source="gpubench run")
+        err.print(f"history: run {run_id} in {files.history}", highlight=False)
     if files.files:
         err.print(f"results: {', '.join(files.files)}", highlight=False)
     if interrupted:

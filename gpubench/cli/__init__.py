@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from gpubench import __version__
-from gpubench.cli import catalog, ceilings, results, suites, sweep
+from gpubench.cli import catalog, ceilings, history, results, suites, sweep
 from gpubench.cli.common import EXIT_CODES_HELP, err_console
 from gpubench.errors import EXIT_INTERRUPTED, GpubenchError
 
@@ -55,12 +55,13 @@ def cli() -> None:
       gpubench ceilings && gpubench roofline results/matmul.jsonl -o roofline.png
       gpubench plot results/transpose.jsonl
       gpubench inspect matmul -v pipelined
+      gpubench sweep configs/smoke.yaml --history && gpubench report
     """
 
 
 for command in (catalog.list_suites, catalog.info, suites.run, sweep.sweep, results.compare,
                 suites.inspect, results.merge, ceilings.ceilings, results.roofline,
-                results.plot):  # fmt: skip
+                results.plot, history.history, history.report):  # fmt: skip
     cli.add_command(command)
 
 

@@ -153,6 +153,9 @@ backend_option = click.option(
 )  # fmt: skip
 
 
+HISTORY_DEFAULT = "results/history.sqlite"  # gpubench.history.DEFAULT_PATH, without importing it
+
+
 def output_options(func: Any) -> Any:
     for option in reversed([
         backend_option,
@@ -171,6 +174,11 @@ def output_options(func: Any) -> Any:
         click.option("--devices", "devices", metavar="all|I,J,...",
                      help="Run points on several GPUs of this host at once, one worker each "
                      "(all, or indices such as 0,2,3)."),
+        click.option("--history", "history_path", is_flag=False, flag_value=HISTORY_DEFAULT,
+                     metavar="[PATH]", help="Also append the run to a history store (SQLite; "
+                     f"{HISTORY_DEFAULT} without PATH) for `gpubench history` and `report`."),
+        click.option("--label", default="", help="A label for the run in the history store "
+                     "(a branch, a change, 'nightly')."),
         click.option("--verbose", is_flag=True,
                      help="Also print where the host time went: each result's phases (inputs, "
                      "reference, uploads, checked run, check, timing, re-check, downloads) and "

@@ -41,7 +41,8 @@ def run_command(bench: Benchmark, suite_ref: str) -> click.Command:
     def command(variants: tuple[str, ...], baseline: str | None, json_path: str | None,
                 csv_path: str | None, jsonl_path: str | None, markdown_path: str | None,
                 device: int, profile: bool, devices: str | None, verbose: bool,
-                timeline_path: str | None, force: bool, **values: Any) -> None:  # fmt: skip
+                history_path: str | None, label: str, timeline_path: str | None, force: bool,
+                **values: Any) -> None:  # fmt: skip
         from gpubench import config
 
         timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
@@ -61,7 +62,8 @@ def run_command(bench: Benchmark, suite_ref: str) -> click.Command:
 
         request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path,
                                 timeline=timeline_path, force=force, markdown=markdown_path,
-                                profile=profile, verbose=verbose)  # fmt: skip
+                                profile=profile, verbose=verbose, history=history_path,
+                                label=label)  # fmt: skip
         code = execute(spec, request, device, spread_from(device, devices))
         click.get_current_context().exit(code)
 

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
           json_path: str | None, csv_path: str | None, jsonl_path: str | None,
           markdown_path: str | None, device: int, profile: bool, devices: str | None,
-          verbose: bool, scheduler: str | None, shard: str | None) -> None:  # fmt: skip
+          verbose: bool, history_path: str | None, label: str, scheduler: str | None,
+          shard: str | None) -> None:  # fmt: skip
     """Run a whole sweep from a YAML file: progress bar, table, results files.
 
     Every point runs in a worker process: a kernel that crashes or hangs is recorded
@@ -66,7 +67,8 @@ def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
         stem += f".shard-{spread.shard[0]}-of-{spread.shard[1]}"
     request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path, resume=resume_path,
                             force=force, progress=True, markdown=markdown_path, profile=profile,
-                            verbose=verbose, default_log=str(Path("results") / f"{stem}.jsonl"))  # fmt: skip
+                            verbose=verbose, history=history_path, label=label,
+                            default_log=str(Path("results") / f"{stem}.jsonl"))  # fmt: skip
     ctx.exit(execute(spec, request, device, spread))
 
 

@@ -85,6 +85,19 @@ def info_table(device_index: int, dev: Any, env: Any) -> Table:
     return table
 
 
+def runs_table(runs: list[Any], store: str) -> Table:
+    """The runs of a history store (`gpubench history list`)."""
+    table = Table(title=f"{store}: {len(runs)} run(s)", title_justify="left")
+    for column in ("run", "date", "suite", "label", "commit", "GPU", "backend", "results"):
+        table.add_column(column, justify="right" if column in ("run", "results") else "left")
+    for run in runs:
+        commit = (run.commit or "")[:10] + (" (dirty)" if run.dirty else "")
+        table.add_row(str(run.id), run.created, run.suite, run.label,
+                      commit or f"gpubench {run.gpubench_version}", run.gpu_name or "",
+                      run.backend or "", str(run.results))  # fmt: skip
+    return table
+
+
 def backend_line(env: Any) -> str:
     """Which backend measured: PyCUDA with the CUDA it was built for, cuda.core with its
     bindings and NVRTC."""

@@ -1,0 +1,121 @@
+"""`gpubench history` (list, import, export, delete runs of a history store) and
+`gpubench report` (the store as a static web report)."""
+
+from __future__ import annotations
+
+import click
+
+from gpubench.cli.common import EXIT_CODES_HELP, HISTORY_DEFAULT, err_console, out_console
+
+store_option = click.option(
+    "--store", "store_path", default=HISTORY_DEFAULT, show_default=True, metavar="PATH",
+    help="The history store (SQLite).",
+)  # fmt: skip
+
+
+@click.group(epilog=EXIT_CODES_HELP)
+def history() -> None:
+    """The history of runs: every `run` and `sweep` given --history appends to it.
+
+    \b
+    Examples:
+      gpubench sweep configs/smoke.yaml --history --label nightly
+      gpubench history list --suite transpose
+      gpubench history import results/*.json results/*.jsonl --label before
+      gpubench history export 12 --json run12.json
+      gpubench history delete 12 13
+    """
+
+
+@history.command("list")
+@store_option
+@click.option("--suite", help="Only runs of this suite.")
+@click.option("--gpu", help="Only runs on this GPU (its model name or UUID).")
+@click.option("--label", help="Only runs with this label.")
+@click.option("--commit", help="Only runs at this git commit (a prefix is enough).")
+def list_runs(store_path: str, suite: str | None, gpu: str | None, label: str | None,
+              commit: str | None) -> None:  # fmt: skip
+    """List the stored runs, oldest first."""
+    from gpubench.history import History
+    from gpubench.report.tables import runs_table
+
+    with History.open(store_path, create=False) as store:
+        runs = store.runs(suite=suite, gpu=gpu, label=label, commit=commit)
+    out_console().print(runs_table(runs, store_path))
+
+
+@history.command("import")
+@store_option
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--label", default="", help="The label of the imported runs.")
+def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
+    """Store results files (JSON or JSON-lines, as gpubench writes them) as runs."""
+    from gpubench import results
+    from gpubench.history import History, code_version
+
+    sets = [(path, results.load_any(path)) for path in files]  # every file read before writing
+    version = code_version()
+    with History.open(store_path) as store:
+        ids = [store.append(s, label=label, version=version, source=path) for path, s in sets]
+    shown = f"run {ids[0]}" if len(ids) == 1 else f"runs {ids[0]} to {ids[-1]}"
+    err_console().print(f"imported {len(ids)} run(s) into {store_path}: {shown}",
+                        highlight=False)  # fmt: skip
+
+
+@history.command("export")
+@store_option
+@click.argument("run_id", type=int)
+@click.option("--json", "json_path", required=True, type=click.Path(dir_okay=False),
+              help="Write the run as a results file here (what compare and plot read).")  # fmt: skip
+def export_run(store_path: str, run_id: int, json_path: str) -> None:
+    """Write one stored run as a results file."""
+    from gpubench import results
+    from gpubench.history import History
+    from gpubench.outputs import check_writable
+
+    check_writable(json_path, "--json")
+    with History.open(store_path, create=False) as store:
+        result_set = store.result_set(run_id)
+    results.save_json(result_set, json_path)
+    err_console().print(f"run {run_id}: {json_path}", highlight=False)
+
+
+@history.command("delete")
+@store_option
+@click.argument("run_ids", nargs=-1, required=True, type=int)
+def delete_runs(store_path: str, run_ids: tuple[int, ...]) -> None:
+    """Remove runs from the store."""
+    from gpubench.errors import ConfigError
+    from gpubench.history import History
+
+    with History.open(store_path, create=False) as store:
+        deleted = store.delete(list(run_ids))
+    if deleted != len(set(run_ids)):
+        raise ConfigError(f"deleted {deleted} of {len(set(run_ids))} run(s): the others are not "
+                          "in the store", source=store_path)  # fmt: skip
+    err_console().print(f"deleted {deleted} run(s) from {store_path}", highlight=False)
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@store_option
+@click.option("-o", "--out", "out_dir", default="report", show_default=True,
+              type=click.Path(file_okay=False), help="The folder the report is written to.")  # fmt: skip
+@click.option("--threshold", default=0.02, show_default=True, type=click.FloatRange(0, 10),
+              help="The change that counts as a regression (as compare: and above twice the "
+              "noise).")  # fmt: skip
+def report(store_path: str, out_dir: str, threshold: float) -> None:
+    """Write the history store as a static web report: an index of what got slower and
+    faster, and one page per suite with every point's variants over time, the latest run, its
+    roofline and each run's environment. Opens from file:// or any static host.
+
+    \b
+    Example:
+      gpubench report --store results/history.sqlite -o report && open report/index.html
+    """
+    from gpubench.history import History
+    from gpubench.report import web
+
+    with History.open(store_path, create=False) as store:
+        pages = web.write_report(store, out_dir, threshold)
+    err_console().print(f"report: {len(pages)} page(s) in {out_dir}/ (open {out_dir}/index.html)",
+                        highlight=False)  # fmt: skip

@@ -1,0 +1,275 @@
+"""A history store as a static web report: a folder of HTML pages and the charting library
+beside them (Plotly's own plotly.min.js, so the pages work from file:// and any static host).
+
+index.html: every suite's runs, and what got slower or faster in its latest run against the
+one before (compare's rule). <suite>.html: for each point, each variant's median over the
+runs (hover: value, noise, run, date, commit, label; regressions marked), the latest run as a
+table, its roofline, and every run's environment. The data are embedded compactly (run
+numbers, not dates, per point) and the traces built in the browser: a year of nightly runs
+stays a few MB per page.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from gpubench.compare import judge
+from gpubench.errors import EnvironmentProblem
+from gpubench.history import History, Run
+
+PLOTLY_JS = "plotly.min.js"
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;
+font-size:13px}th{background:#f2f2f2}.slower,.broken{color:#b00;font-weight:600}
+.faster{color:#06c;font-weight:600}.chart{width:100%;max-width:1100px;height:320px}
+nav a{margin-right:1em}code{background:#f4f4f4;padding:0 3px}
+"""
+
+_CHARTS_JS = """
+const runs = DATA.runs, byId = Object.fromEntries(runs.map(r => [r.id, r]));
+function hover(runId, noise) {
+  const r = byId[runId];
+  return `run ${r.id} · ${r.created}<br>commit ${r.commit || "-"} · ${r.label || ""}` +
+         `<br>noise ${noise === null ? "-" : (100 * noise).toFixed(2) + "%"}`;
+}
+DATA.points.forEach((point, i) => {
+  const traces = point.series.map(s => ({
+    name: s.variant, x: s.runs, y: s.median, mode: "lines+markers", type: "scatter",
+    text: s.runs.map((r, k) => hover(r, s.noise[k])),
+    hovertemplate: "%{y:.4g} ms<br>%{text}<extra>" + s.variant + "</extra>"}));
+  const marks = point.regressions;
+  if (marks.runs.length) traces.push({name: "regression", x: marks.runs, y: marks.median,
+    mode: "markers", type: "scatter", marker: {symbol: "x", size: 12, color: "#c00"},
+    text: marks.variant, hovertemplate: "slower: %{text}<extra></extra>"});
+  Plotly.newPlot("chart-" + i, traces, {title: {text: point.label, font: {size: 13}},
+    margin: {t: 40, b: 40, l: 60, r: 10}, xaxis: {title: "run"},
+    yaxis: {title: "median (ms)", type: "log"}}, {displaylogo: false, responsive: true});
+});
+if (DATA.roofline) {
+  const R = DATA.roofline, xs = [R.xmin, R.ridge, R.xmax];
+  const roof = {name: "roof", x: xs, y: xs.map(x => Math.min(R.peak_gflops, R.bandwidth * x)),
+                mode: "lines", line: {color: "#888"}};
+  const dots = {name: "latest run", x: R.x, y: R.y, text: R.text, mode: "markers",
+                hovertemplate: "%{text}<br>%{x:.3g} flop/byte, %{y:.4g} GFLOP/s<extra></extra>"};
+  Plotly.newPlot("roofline", [roof, dots], {margin: {t: 20}, xaxis: {type: "log",
+    title: "arithmetic intensity (flop/byte)"}, yaxis: {type: "log", title: "GFLOP/s"}},
+    {displaylogo: false});
+}
+"""
+
+
+def write_report(store: History, out_dir: str, threshold: float) -> list[Path]:
+    """Write the report; the pages written."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _copy_plotly(out)
+    summaries, pages = [], []
+    for suite in store.suites():
+        runs = store.runs(suite=suite)
+        data, latest_changes = suite_data(store, suite, runs, threshold)
+        page = out / f"{_slug(suite)}.html"
+        page.write_text(_suite_page(store, suite, runs, data, latest_changes))
+        pages.append(page)
+        summaries.append((suite, runs, latest_changes))
+    index = out / "index.html"
+    index.write_text(_index_page(summaries))
+    return [index, *pages]
+
+
+def suite_data(store: History, suite: str, runs: list[Run],
+               threshold: float) -> tuple[dict[str, Any], list[tuple[str, str, str, float]]]:  # fmt: skip
+    """What the suite page draws (runs, per point the variants' series and regressions), and
+    the latest run's slower/faster pairs against the run before it."""
+    series: dict[str, dict[str, list[tuple[int, float, float | None]]]] = defaultdict(dict)
+    marks: dict[str, list[tuple[int, float, str]]] = defaultdict(list)
+    last: dict[tuple[str, str], tuple[int, str, float | None, float | None]] = {}
+    latest_id = runs[-1].id if runs else None
+    changes: list[tuple[str, str, str, float]] = []
+    for run_id, variant, point, status, median, noise in store.series(suite):
+        before = last.get((point, variant))
+        last[(point, variant)] = (run_id, status, median, noise)
+        if median is None or status not in ("ok", "unstable"):
+            continue
+        series[point].setdefault(variant, []).append((run_id, median, noise))
+        if before is None or before[2] is None or before[1] not in ("ok", "unstable"):
+            continue
+        change = median / before[2] - 1
+        verdict = judge(change, max(noise or 0.0, before[3] or 0.0), threshold)
+        if verdict == "slower":
+            marks[point].append((run_id, median, variant))
+        if run_id == latest_id and verdict in ("slower", "faster"):
+            changes.append((point, variant, verdict, change))
+    points = [_point_entry(point, variants, marks[point]) for point, variants in series.items()]
+    data = {"runs": [_run_entry(r) for r in runs], "points": points,
+            "roofline": _roofline(store, runs[-1].id) if runs else None}  # fmt: skip
+    return data, changes
+
+
+def _point_entry(point: str, variants: dict[str, list[tuple[int, float, float | None]]],
+                 marks: list[tuple[int, float, str]]) -> dict[str, Any]:  # fmt: skip
+    return {
+        "label": _point_label(point),
+        "series": [
+            {
+                "variant": v,
+                "runs": [r for r, _, _ in rows],
+                "median": [float(f"{m:.5g}") for _, m, _ in rows],
+                "noise": [None if n is None else float(f"{n:.3g}") for _, _, n in rows],
+            }
+            for v, rows in variants.items()
+        ],
+        "regressions": {
+            "runs": [r for r, _, _ in marks],
+            "median": [m for _, m, _ in marks],
+            "variant": [v for _, _, v in marks],
+        },
+    }
+
+
+def _run_entry(run: Run) -> dict[str, Any]:
+    commit = (run.commit or "")[:10] + ("+" if run.dirty else "")
+    return {"id": run.id, "created": run.created, "commit": commit, "label": run.label}
+
+
+def _point_label(point: str) -> str:
+    try:
+        values = json.loads(point)
+    except ValueError:
+        return point
+    if not isinstance(values, dict):
+        return point
+    return ", ".join(f"{k}={v}" for k, v in values.items() if v is not None)
+
+
+def _roofline(store: History, run_id: int) -> dict[str, Any] | None:
+    """The latest run's kernels against the device's theoretical roofs."""
+    result_set = store.result_set(run_id)
+    device = (result_set.environment or {}).get("device") or {}
+    bandwidth, peak = device.get("peak_bandwidth_gbps"), device.get("peak_fp32_gflops")
+    dots = []
+    for r in result_set.results:
+        work, median = r.work or {}, r.median_ms
+        flops, moved = work.get("flops") or 0, work.get("bytes_moved") or 0
+        if flops and moved and median and r.status.is_measured:
+            dots.append((flops / moved, flops / (median * 1e-3) / 1e9,
+                         f"{r.variant} · {_point_label(json.dumps(r.point))}"))  # fmt: skip
+    if not (dots and bandwidth and peak):
+        return None
+    xs = [d[0] for d in dots]
+    return {"x": xs, "y": [d[1] for d in dots], "text": [d[2] for d in dots],
+            "bandwidth": bandwidth, "peak_gflops": peak, "ridge": peak / bandwidth,
+            "xmin": min(min(xs), peak / bandwidth) / 4, "xmax": max(max(xs), peak / bandwidth) * 4}  # fmt: skip
+
+
+def _copy_plotly(out: Path) -> None:
+    try:
+        import plotly
+    except ImportError:
+        raise EnvironmentProblem(
+            "the report draws with Plotly, which is not installed: pip install '.[report]'"
+        ) from None
+    source = Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
+    if not source.is_file():
+        raise EnvironmentProblem(f"this Plotly has no {PLOTLY_JS}: pip install -U plotly")
+    shutil.copyfile(source, out / PLOTLY_JS)
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "suite"
+
+
+def _page(title: str, body: str, script: str = "") -> str:
+    scripts = f'<script src="{PLOTLY_JS}"></script>\n<script>{script}</script>' if script else ""
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+            f"</title><style>{_STYLE}</style></head><body>{body}{scripts}</body></html>")  # fmt: skip
+
+
+def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table class='{cls}'><tr>{head}</tr>{body}</table>"
+
+
+def _suite_page(store: History, suite: str, runs: list[Run], data: dict[str, Any],
+                changes: list[tuple[str, str, str, float]]) -> str:  # fmt: skip
+    e = html.escape
+    charts = "".join(
+        f"<div class='chart' id='chart-{i}'></div>" for i in range(len(data["points"]))
+    )
+    body = (f"<nav><a href='index.html'>all suites</a></nav><h1>{e(suite)}</h1>"
+            f"<p>{len(runs)} run(s); median time per point and variant over the runs (log "
+            f"scale); <span class='slower'>×</span> marks a regression against the run before."
+            f"</p><h2>Latest run against the one before</h2>{_changes_table(changes)}"
+            f"<h2>Over time</h2>{charts}<h2>Latest run</h2>{_latest_table(store, runs)}"
+            f"<h2>Roofline of the latest run</h2>"
+            + ("<div class='chart' id='roofline'></div>" if data["roofline"] else
+               "<p>No result of this run declares its flops and bytes.</p>")
+            + f"<h2>Environment of each run</h2>{_environment_table(store, runs)}")  # fmt: skip
+    script = "const DATA = " + json.dumps(data, separators=(",", ":")) + ";\n" + _CHARTS_JS
+    return _page(f"gpubench · {suite}", body, script)
+
+
+def _changes_table(changes: list[tuple[str, str, str, float]]) -> str:
+    if not changes:
+        return "<p>No change beyond the threshold and the noise.</p>"
+    rows = [[html.escape(v), html.escape(_point_label(p)),
+             f"<span class='{verdict}'>{verdict}</span>", f"{100 * change:+.1f}%"]
+            for p, v, verdict, change in sorted(changes, key=lambda c: -abs(c[3]))]  # fmt: skip
+    return _table(["variant", "point", "verdict", "change"], rows, "changes")
+
+
+def _latest_table(store: History, runs: list[Run]) -> str:
+    if not runs:
+        return ""
+    rows = []
+    for r in store.result_set(runs[-1].id).results:
+        noise = (r.summary or {}).get("rel_noise")
+        rows.append([html.escape(r.variant), html.escape(_point_label(json.dumps(r.point))),
+                     html.escape(str(r.status.value)),
+                     "" if r.median_ms is None else f"{r.median_ms:.4g} ms",
+                     "" if noise is None else f"{100 * noise:.2f}%"])  # fmt: skip
+    return _table(["variant", "point", "status", "median", "noise"], rows, "latest")
+
+
+def _environment_table(store: History, runs: list[Run]) -> str:
+    rows = []
+    for run in runs:
+        env = json.loads(store.environment(run.id))
+        commit = (run.commit or "")[:10] + (" (dirty)" if run.dirty else "")
+        rows.append([str(run.id), html.escape(run.created), html.escape(run.label),
+                     html.escape(commit or run.gpubench_version or ""),
+                     html.escape(str(run.gpu_name)), html.escape(str(run.gpu_uuid)),
+                     html.escape(str(env.get("driver_version"))),
+                     html.escape(str(env.get("cuda_driver_api_version"))),
+                     html.escape(str(run.backend)),
+                     html.escape(str(env.get("sm_clock_mhz_at_start")))])  # fmt: skip
+    return _table(["run", "date", "label", "commit", "GPU", "UUID", "driver", "CUDA", "backend",
+                   "SM clock at start (MHz)"], rows, "environment")  # fmt: skip
+
+
+def _index_page(summaries: list[tuple[str, list[Run], list[tuple[str, str, str, float]]]]) -> str:
+    rows, moved = [], []
+    for suite, runs, changes in summaries:
+        latest = runs[-1] if runs else None
+        slower = sum(c[2] == "slower" for c in changes)
+        faster = sum(c[2] == "faster" for c in changes)
+        rows.append([f"<a href='{_slug(suite)}.html'>{html.escape(suite)}</a>", str(len(runs)),
+                     html.escape(latest.created if latest else ""),
+                     f"<span class='slower'>{slower}</span>" if slower else "0",
+                     f"<span class='faster'>{faster}</span>" if faster else "0"])  # fmt: skip
+        moved += [[html.escape(suite), html.escape(v), html.escape(_point_label(p)),
+                   f"<span class='{verdict}'>{verdict}</span>", f"{100 * c:+.1f}%"]
+                  for p, v, verdict, c in changes]  # fmt: skip
+    body = ("<h1>gpubench history</h1>"
+            + _table(["suite", "runs", "latest run", "slower", "faster"], rows, "suites")
+            + "<h2>What moved in each suite's latest run</h2>"
+            + (_table(["suite", "variant", "point", "verdict", "change"], moved, "moved")
+               if moved else "<p>Nothing got slower or faster.</p>"))  # fmt: skip
+    return _page("gpubench history", body)

@@ -1,0 +1,122 @@
+"""The web report in a real browser: headless Chromium (Debian's `chromium`, driven by
+Playwright) opens every page from file://, with no console error; the charts have the right
+number of series and points; the planted regression is marked; screenshots are kept.
+
+Skips with one line where Playwright or a Chromium is missing (CI installs neither):
+`pip install playwright` and `apt-get install chromium`, or set GPUBENCH_CHROMIUM.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RUNS = 30
+
+
+def chromium() -> str | None:
+    for candidate in (os.environ.get("GPUBENCH_CHROMIUM"), "chromium", "chromium-browser"):
+        if candidate and (
+            found := shutil.which(candidate) or (Path(candidate).is_file() and candidate)
+        ):
+            return str(found)
+    return None
+
+
+def _missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "browser test: Playwright is not installed (pip install playwright)"
+    if chromium() is None:
+        return "browser test: no Chromium found (apt-get install chromium, or GPUBENCH_CHROMIUM)"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    sys.path.insert(0, str(REPO / "tests" / "scripts"))
+    from year_of_runs import generate
+
+    from gpubench.history import CodeVersion, History
+    from gpubench.report import web
+    from gpubench.results import load_json
+
+    out = tmp_path_factory.mktemp("report")
+    with History.open(out / "history.sqlite") as store:
+        for day, path in enumerate(generate(out / "runs", RUNS)):
+            store.append(load_json(path), label="nightly",
+                         version=CodeVersion(f"{day:040x}", day % 7 == 0, "0.1.0"))  # fmt: skip
+        web.write_report(store, str(out / "site"), threshold=0.02)
+    return out / "site"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        yield instance
+        instance.close()
+
+
+def open_page(browser, path: Path, shots: Path | None = None):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    if shots is not None:
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / f"{path.stem}.png"), full_page=False)
+    return page, errors
+
+
+def test_every_page_loads_without_console_errors(report, browser):
+    pages = sorted(report.glob("*.html"))
+    assert [p.name for p in pages] == ["index.html", "transpose.html"]
+    shots = Path(os.environ.get("GPUBENCH_SCREENSHOTS", report / "screenshots"))
+    for path in pages:
+        page, errors = open_page(browser, path, shots)
+        assert errors == [], f"{path.name}: {errors}"
+        page.close()
+
+
+def test_the_charts_have_a_series_per_variant_and_a_point_per_run(report, browser):
+    page, errors = open_page(browser, report / "transpose.html")
+    charts = page.evaluate("""() => [...document.querySelectorAll('.chart.js-plotly-plot')]
+        .filter(d => d.id.startsWith('chart-'))
+        .map(d => d.data.map(t => [t.name, t.x.length]))""")
+    assert len(charts) == 20  # the smoke sweep's points
+    for traces in charts:
+        variants = [t for t in traces if t[0] != "regression"]
+        assert [name for name, _ in variants] == ["copy", "naive", "coalesced", "padded",
+                                                  "diagonal", "vectorized"]  # fmt: skip
+        assert all(points == RUNS for _, points in variants)
+    assert page.locator("#roofline").count() == 0 or page.locator("#roofline .main-svg").count()
+    assert errors == []
+
+
+def test_the_planted_regression_is_marked(report, browser):
+    page, _ = open_page(browser, report / "transpose.html")
+    marked = page.evaluate("""() => [...document.querySelectorAll('.chart.js-plotly-plot')]
+        .flatMap(d => d.data.filter(t => t.name === 'regression')
+        .map(t => [t.x.length, [...t.text]]))""")
+    # naive is 30% slower in the last run, at each of the 20 points; nothing else is marked.
+    assert len(marked) == 20 and all(m == [1, ["naive"]] for m in marked), [
+        m for m in marked if m != [1, ["naive"]]
+    ]
+    latest = page.locator("table.changes").inner_text()
+    assert latest.count("slower") == 20 and "naive" in latest and "faster" not in latest
+    index, _ = open_page(browser, report / "index.html")
+    assert index.locator("table.moved tr").count() == 21  # a header and the 20 slower pairs
