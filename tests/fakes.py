@@ -355,7 +355,7 @@ class ScaleSuite(Benchmark):
         Param(
             "broken", int, 0, "1 makes the fake compiler fail", choices=(0, 1), compile_time=True
         ),
-        Param("label", str, "a", "free text"),
+        Param("tag", str, "a", "free text"),
         Param("scale", float, 1.0, "a float"),
     )
     variants = tuple(Variant(k, k, computes="double") for k in SCALE_VARIANTS)

@@ -39,9 +39,13 @@ function hover(runId, noise) {
   return `run ${r.id} · ${r.created}<br>commit ${r.commit || "-"} · ${r.label || ""}` +
          `<br>noise ${noise === null ? "-" : (100 * noise).toFixed(2) + "%"}`;
 }
-DATA.points.forEach((point, i) => {
+function draw(i) {
+  const point = DATA.points[i];
   const traces = point.series.map(s => ({
-    name: s.variant, x: s.runs, y: s.median, mode: "lines+markers", type: "scatter",
+    // Markers on every run only while they stay few: thousands of SVG markers per chart
+    // are what makes a long history slow to open; the lines keep their hover.
+    name: s.variant, x: s.runs, y: s.median, type: "scatter",
+    mode: runs.length <= 60 ? "lines+markers" : "lines",
     text: s.runs.map((r, k) => hover(r, s.noise[k])),
     hovertemplate: "%{y:.4g} ms<br>%{text}<extra>" + s.variant + "</extra>"}));
   const marks = point.regressions;
@@ -49,9 +53,18 @@ DATA.points.forEach((point, i) => {
     mode: "markers", type: "scatter", marker: {symbol: "x", size: 12, color: "#c00"},
     text: marks.variant, hovertemplate: "slower: %{text}<extra></extra>"});
   Plotly.newPlot("chart-" + i, traces, {title: {text: point.label, font: {size: 13}},
-    margin: {t: 40, b: 40, l: 60, r: 10}, xaxis: {title: "run"},
+    margin: {t: 40, b: 40, l: 60, r: 10}, xaxis: {title: "run", tickformat: "d"},
     yaxis: {title: "median (ms)", type: "log"}}, {displaylogo: false, responsive: true});
-});
+}
+// Each chart is drawn when it scrolls into view: a long history opens at once, however many
+// points the suite has. drawAll() draws the rest (tests, printing).
+const drawn = new Set();
+function drawOnce(i) { if (!drawn.has(i)) { drawn.add(i); draw(i); } }
+window.drawAll = () => DATA.points.forEach((_, i) => drawOnce(i));
+const watcher = new IntersectionObserver(entries => entries.forEach(e => {
+  if (e.isIntersecting) { drawOnce(Number(e.target.id.slice(6))); watcher.unobserve(e.target); }
+}), {rootMargin: "400px"});
+DATA.points.forEach((_, i) => watcher.observe(document.getElementById("chart-" + i)));
 if (DATA.roofline) {
   const R = DATA.roofline, xs = [R.xmin, R.ridge, R.xmax];
   const roof = {name: "roof", x: xs, y: xs.map(x => Math.min(R.peak_gflops, R.bandwidth * x)),

@@ -76,6 +76,8 @@ def open_page(browser, path: Path, shots: Path | None = None):
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(path.as_uri())
     page.wait_for_load_state("load")
+    if page.evaluate("() => typeof window.drawAll === 'function'"):
+        page.evaluate("() => window.drawAll()")  # the charts not yet scrolled into view
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shots / f"{path.stem}.png"), full_page=False)

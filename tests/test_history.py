@@ -1,0 +1,237 @@
+"""The history store: runs in and out, filters, concurrent writers and a writer killed
+mid-write, and every bad store or path as one line."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpubench.cli import cli
+from gpubench.errors import ConfigError
+from gpubench.history import CodeVersion, History, code_version
+from gpubench.results import Result, ResultSet, Status
+
+REPO = Path(__file__).resolve().parents[1]
+FAKE = {"GPUBENCH_BACKEND": "tests.fakes:FakeBackend"}
+
+
+def result_set(suite="scale", medians=(1.0, 2.0), created="2026-11-20T03:00:00+00:00",
+               gpu="Fake GPU") -> ResultSet:  # fmt: skip
+    results = [Result(suite, f"v{i}", {"n": 10 * (i + 1)}, Status.OK,
+                      summary={"median_ms": m, "rel_noise": 0.01})
+               for i, m in enumerate(medians)]  # fmt: skip
+    env = {"device": {"name": gpu}, "gpu_uuid": f"GPU-{gpu}", "backend": {"name": "fake"}}
+    return ResultSet(suite=suite, environment=env, spec={"suite": suite}, results=results,
+                     created=created)  # fmt: skip
+
+
+def test_a_run_goes_in_and_comes_back_with_its_identity(tmp_path):
+    with History.open(tmp_path / "h.sqlite") as store:
+        first = store.append(result_set(), label="nightly",
+                             version=CodeVersion("ab" * 20, True, "0.1.0"))  # fmt: skip
+        second = store.append(result_set("other", (3.0,), "2026-11-21T03:00:00+00:00", "H100"))
+        runs = store.runs()
+        assert [r.id for r in runs] == [first, second]
+        run = runs[0]
+        assert (run.suite, run.label, run.commit, run.dirty, run.gpu_name, run.backend,
+                run.results) == ("scale", "nightly", "ab" * 20, True, "Fake GPU", "fake", 2)  # fmt: skip
+        back = store.result_set(first)
+        assert [(r.variant, r.point, r.status, r.median_ms) for r in back.results] == [
+            ("v0", {"n": 10}, Status.OK, 1.0), ("v1", {"n": 20}, Status.OK, 2.0)]  # fmt: skip
+        assert back.environment["gpu_uuid"] == "GPU-Fake GPU"
+        assert [r.id for r in store.runs(suite="other")] == [second]
+        assert [r.id for r in store.runs(gpu="H100")] == [second]
+        assert [r.id for r in store.runs(gpu="GPU-Fake GPU")] == [first]
+        assert [r.id for r in store.runs(label="nightly")] == [first]
+        assert [r.id for r in store.runs(commit="abab")] == [first]
+        assert store.runs(commit="ffff") == []
+        assert store.suites() == ["other", "scale"]
+        assert store.delete([first, 999]) == 1 and [r.id for r in store.runs()] == [second]
+
+
+def _writer(path: str, runs: int, tag: int) -> None:
+    with History.open(path) as store:
+        for i in range(runs):
+            store.append(result_set(medians=(1.0 + tag, 2.0 + i)), label=f"w{tag}",
+                         version=CodeVersion(None, None, "0.1.0"))  # fmt: skip
+
+
+def _killed_writer(path: str, ready: multiprocessing.Event) -> None:
+    """Takes the write lock, writes half a run, then waits to be killed."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")
+    db.execute(
+        "INSERT INTO runs (created, suite, environment, spec) VALUES ('x', 'half', '{}', '{}')"
+    )
+    ready.set()
+    time.sleep(60)
+
+
+def test_concurrent_writers_lose_nothing_and_a_killed_one_leaves_no_trace(tmp_path):
+    path = str(tmp_path / "h.sqlite")
+    History.open(path).close()
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    victim = ctx.Process(target=_killed_writer, args=(path, ready))
+    victim.start()
+    assert ready.wait(30)
+    writers = [ctx.Process(target=_writer, args=(path, 10, tag)) for tag in range(4)]
+    for w in writers:
+        w.start()
+    time.sleep(0.5)  # the writers are queued behind the victim's lock
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.join()
+    for w in writers:
+        w.join(120)
+        assert w.exitcode == 0
+    with History.open(path) as store:
+        runs = store.runs()
+        assert len(runs) == 40 and {r.suite for r in runs} == {"scale"}  # no half run
+        assert sorted(r.label for r in runs) == sorted(f"w{t}" for t in range(4) for _ in range(10))
+        assert all(r.results == 2 for r in runs)
+        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def invoke(*args: str, env: dict | None = None):
+    return CliRunner().invoke(cli, list(args), env=env)
+
+
+def one_line_error(result, code: int, text: str) -> None:
+    assert result.exit_code == code, result.output
+    assert text in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_bad_stores_and_paths_are_one_line(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n" * 100)
+    one_line_error(
+        invoke("history", "list", "--store", str(text)), 2, "not a gpubench history store"
+    )
+    one_line_error(invoke("history", "list", "--store", str(tmp_path)), 2, "is not a file")
+    one_line_error(invoke("history", "list", "--store", str(tmp_path / "none.sqlite")), 2,
+                   "no such history store")  # fmt: skip
+    store = tmp_path / "h.sqlite"
+    History.open(store).close()
+    one_line_error(invoke("history", "export", "7", "--store", str(store), "--json",
+                          str(tmp_path / "x.json")), 2, "no run 7 in the store")  # fmt: skip
+    one_line_error(invoke("history", "delete", "7", "--store", str(store)), 2,
+                   "deleted 0 of 1 run(s)")  # fmt: skip
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert invoke("history", "import", str(bad), "--store", str(store)).exit_code == 2
+    one_line_error(invoke("report", "--store", str(tmp_path / "none.sqlite")), 2,
+                   "no such history store")  # fmt: skip
+    other = sqlite3.connect(tmp_path / "other.sqlite")
+    other.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    other.execute("INSERT INTO meta VALUES ('schema_version', '99')")
+    other.commit()
+    other.close()
+    one_line_error(invoke("history", "list", "--store", str(tmp_path / "other.sqlite")), 2,
+                   "history schema 99")  # fmt: skip
+    # A run's --history that cannot be a store is refused before any measurement.
+    result = invoke(
+        "run", str(REPO / "tests" / "suites" / "scale.py"), "--history", str(text), env=FAKE
+    )
+    assert result.exit_code == 2 and "not a gpubench history store" in result.output
+
+
+def test_a_sweep_appends_and_history_lists_exports_and_reports(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    suite = REPO / "tests" / "suites" / "scale.py"
+    store = tmp_path / "h.sqlite"
+    for label in ("before", "after"):
+        result = invoke("run", str(suite), "-v", "good", "-v", "fast", "--history", str(store),
+                        "--label", label, "--json", str(tmp_path / f"{label}.json"), env=FAKE)  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert "history: run" in result.output
+    listed = invoke("history", "list", "--store", str(store))
+    assert listed.exit_code == 0 and "before" in listed.output and "after" in listed.output
+    exported = tmp_path / "run1.json"
+    assert (
+        invoke("history", "export", "1", "--store", str(store), "--json", str(exported)).exit_code
+        == 0
+    )
+    before = json.loads((tmp_path / "before.json").read_text())["results"]
+    again = json.loads(exported.read_text())["results"]
+    assert [(r["variant"], r["summary"]["median_ms"]) for r in again] == [
+        (r["variant"], r["summary"]["median_ms"]) for r in before]  # fmt: skip
+    compared = invoke("compare", str(tmp_path / "before.json"), str(exported))
+    assert compared.exit_code == 0 and "no regressions" in compared.output
+    imported = invoke("history", "import", str(tmp_path / "after.json"), "--store", str(store),
+                      "--label", "again")  # fmt: skip
+    assert imported.exit_code == 0 and "imported 1 run(s)" in imported.output
+    report = invoke("report", "--store", str(store), "-o", str(tmp_path / "site"))
+    assert report.exit_code == 0, report.output
+    names = sorted(p.name for p in (tmp_path / "site").iterdir())
+    assert "index.html" in names and "plotly.min.js" in names and len(names) == 3
+
+
+def test_the_code_version_inside_and_outside_a_repository(tmp_path):
+    inside = code_version(REPO)
+    assert inside.commit and len(inside.commit) == 40 and inside.dirty in (True, False)
+    outside = code_version(tmp_path)
+    assert outside.commit is None and outside.dirty is None and outside.gpubench
+
+
+def test_report_without_plotly_is_one_line(tmp_path, monkeypatch):
+    store = tmp_path / "h.sqlite"
+    with History.open(store) as h:
+        h.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
+    monkeypatch.setitem(sys.modules, "plotly", None)
+    one_line_error(invoke("report", "--store", str(store), "-o", str(tmp_path / "site")), 4,
+                   "pip install '.[report]'")  # fmt: skip
+
+
+def test_regressions_are_marked_by_compares_rule(tmp_path):
+    from gpubench.report import web
+
+    with History.open(tmp_path / "h.sqlite") as store:
+        for day, medians in enumerate([(1.0, 2.0), (1.01, 2.0), (1.5, 1.0)]):
+            store.append(result_set(medians=medians, created=f"2026-11-2{day}T03:00:00+00:00"),
+                         version=CodeVersion(None, None, "0.1.0"))  # fmt: skip
+        data, changes = web.suite_data(store, "scale", store.runs(), threshold=0.02)
+    assert sorted((v, verdict) for _, v, verdict, _ in changes) == [("v0", "slower"),
+                                                                    ("v1", "faster")]  # fmt: skip
+    marked = {p["label"]: p["regressions"] for p in data["points"]}
+    assert marked == {"n=10": {"runs": [3], "median": [1.5], "variant": ["v0"]},
+                      "n=20": {"runs": [], "median": [], "variant": []}}  # fmt: skip
+    assert [s["median"] for p in data["points"] for s in p["series"]] == [[1.0, 1.01, 1.5],
+                                                                          [2.0, 2.0, 1.0]]  # fmt: skip
+
+
+def test_history_help_and_report_help_name_their_examples():
+    for command in (["history", "--help"], ["report", "--help"]):
+        result = invoke(*command)
+        assert result.exit_code == 0 and "Example" in result.output
+
+
+def test_writing_to_a_locked_store_waits_rather_than_failing(tmp_path):
+    path = tmp_path / "h.sqlite"
+    History.open(path).close()
+    holder = subprocess.Popen([sys.executable, "-c", (
+        f"import sqlite3, time; db = sqlite3.connect({str(path)!r}, isolation_level=None); "
+        "db.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(1.5); "
+        "db.execute('COMMIT')")], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert holder.stdout.readline().strip() == "locked"
+    started = time.perf_counter()
+    with History.open(path) as store:
+        store.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
+        assert len(store.runs()) == 1
+    assert time.perf_counter() - started >= 1.0
+    holder.wait(10)
+
+
+def test_a_store_that_is_a_directory_is_refused_by_the_library_too(tmp_path):
+    with pytest.raises(ConfigError, match="is not a file"):
+        History.open(tmp_path)
