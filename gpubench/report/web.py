@@ -119,16 +119,30 @@ def suite_data(store: History, suite: str, runs: list[Run],
             marks[point].append((run_id, median, variant))
         if run_id == latest_id and verdict in ("slower", "faster"):
             changes.append((point, variant, verdict, change))
-    points = [_point_entry(point, variants, marks[point]) for point, variants in series.items()]
+    varying = _varying(list(series))
+    points = [_point_entry(point, variants, marks[point], varying)
+              for point, variants in series.items()]  # fmt: skip
     data = {"runs": [_run_entry(r) for r in runs], "points": points,
             "roofline": _roofline(store, runs[-1].id) if runs else None}  # fmt: skip
     return data, changes
 
 
+def _varying(points: list[str]) -> set[str] | None:
+    """The parameters whose value differs between these points (None: not all are JSON)."""
+    try:
+        values = [json.loads(p) for p in points]
+    except ValueError:
+        return None
+    if not all(isinstance(v, dict) for v in values):
+        return None
+    keys = {k for v in values for k in v}
+    return {k for k in keys if len({json.dumps(v.get(k)) for v in values}) > 1}
+
+
 def _point_entry(point: str, variants: dict[str, list[tuple[int, float, float | None]]],
-                 marks: list[tuple[int, float, str]]) -> dict[str, Any]:  # fmt: skip
+                 marks: list[tuple[int, float, str]], varying: set[str] | None) -> dict[str, Any]:  # fmt: skip
     return {
-        "label": _point_label(point),
+        "label": _point_label(point, varying) or "every run at one point",
         "series": [
             {
                 "variant": v,
@@ -151,14 +165,16 @@ def _run_entry(run: Run) -> dict[str, Any]:
     return {"id": run.id, "created": run.created, "commit": commit, "label": run.label}
 
 
-def _point_label(point: str) -> str:
+def _point_label(point: str, only: set[str] | None = None) -> str:
+    """`k=v, ...` of a point (its JSON key), `only` the parameters named there if given."""
     try:
         values = json.loads(point)
     except ValueError:
         return point
     if not isinstance(values, dict):
         return point
-    return ", ".join(f"{k}={v}" for k, v in values.items() if v is not None)
+    return ", ".join(f"{k}={v}" for k, v in values.items()
+                     if v is not None and (only is None or k in only))  # fmt: skip
 
 
 def _roofline(store: History, run_id: int) -> dict[str, Any] | None:
