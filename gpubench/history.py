@@ -235,11 +235,14 @@ class History:
                                     "environment": json.loads(row[2]), "spec": json.loads(row[3]),
                                     "results": records}, source=f"{self.path} run {run_id}")  # fmt: skip
 
-    def series(self, suite: str) -> list[tuple[int, str, str, str, float | None, float | None]]:
-        """(run id, variant, point key, status, median ms, noise) of every result of a
-        suite, in run order: what the report draws without parsing result records."""
+    def series(self, suite: str) -> list[tuple[int, str, str, str, float | None, float | None,
+                                              str | None]]:  # fmt: skip
+        """(run id, variant, point key, status, median ms, noise, metrics as JSON text) of
+        every result of a suite, in run order: what the report draws, without parsing whole
+        result records."""
         return list(self._db.execute(
-            "SELECT x.run_id, x.variant, x.point, x.status, x.median_ms, x.rel_noise "
+            "SELECT x.run_id, x.variant, x.point, x.status, x.median_ms, x.rel_noise, "
+            "json_extract(x.record, '$.metrics') "
             "FROM results x JOIN runs r ON r.id = x.run_id WHERE r.suite = ? "
             "ORDER BY r.created, r.id", (suite,)))  # fmt: skip
 

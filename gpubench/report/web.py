@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import shutil
 from collections import defaultdict
 from pathlib import Path
@@ -39,28 +40,36 @@ function hover(runId, noise) {
   return `run ${r.id} · ${r.created}<br>commit ${r.commit || "-"} · ${r.label || ""}` +
          `<br>noise ${noise === null ? "-" : (100 * noise).toFixed(2) + "%"}`;
 }
+let metric = "";  // "": the median time; else a metric's key
 function draw(i) {
   const point = DATA.points[i];
+  const ys = s => metric ? (s.metrics[metric] || s.runs.map(() => null)) : s.median;
+  const unit = metric ? DATA.metrics.find(m => m.key === metric).label : "median (ms)";
   const traces = point.series.map(s => ({
     // Markers on every run only while they stay few: thousands of SVG markers per chart
     // are what makes a long history slow to open; the lines keep their hover.
-    name: s.variant, x: s.runs, y: s.median, type: "scatter",
+    name: s.variant, x: s.runs, y: ys(s), type: "scatter",
     mode: runs.length <= 60 ? "lines+markers" : "lines",
     text: s.runs.map((r, k) => hover(r, s.noise[k])),
-    hovertemplate: "%{y:.4g} ms<br>%{text}<extra>" + s.variant + "</extra>"}));
-  const marks = point.regressions;
-  if (marks.runs.length) traces.push({name: "regression", x: marks.runs, y: marks.median,
+    hovertemplate: "%{y:.4g} " + (metric ? "" : "ms") + "<br>%{text}<extra>" + s.variant +
+                   "</extra>"}));
+  const marks = point.regressions;  // judged on the time, as compare does by default
+  if (marks.runs.length && !metric) traces.push({name: "regression", x: marks.runs, y: marks.median,
     mode: "markers", type: "scatter", marker: {symbol: "x", size: 12, color: "#c00"},
     text: marks.variant, hovertemplate: "slower: %{text}<extra></extra>"});
-  Plotly.newPlot("chart-" + i, traces, {title: {text: point.label, font: {size: 13}},
-    margin: {t: 40, b: 40, l: 60, r: 10}, xaxis: {title: "run", tickformat: "d"},
-    yaxis: {title: "median (ms)", type: "log"}}, {displaylogo: false, responsive: true});
+  Plotly.react("chart-" + i, traces, {title: {text: point.label, font: {size: 13}},
+    margin: {t: 40, b: 40, l: 60, r: 10}, xaxis: {title: {text: "run"}, tickformat: "d"},
+    yaxis: {title: {text: unit}, type: metric ? "linear" : "log"}}, {displaylogo: false, responsive: true});
 }
 // Each chart is drawn when it scrolls into view: a long history opens at once, however many
 // points the suite has. drawAll() draws the rest (tests, printing).
 const drawn = new Set();
 function drawOnce(i) { if (!drawn.has(i)) { drawn.add(i); draw(i); } }
 window.drawAll = () => DATA.points.forEach((_, i) => drawOnce(i));
+const chooser = document.getElementById("metric");
+if (chooser) chooser.addEventListener("change", () => {
+  metric = chooser.value; drawn.forEach(i => draw(i));
+});
 const watcher = new IntersectionObserver(entries => entries.forEach(e => {
   if (e.isIntersecting) { drawOnce(Number(e.target.id.slice(6))); watcher.unobserve(e.target); }
 }), {rootMargin: "400px"});
@@ -105,12 +114,15 @@ def suite_data(store: History, suite: str, runs: list[Run],
     last: dict[tuple[str, str], tuple[int, str, float | None, float | None]] = {}
     latest_id = runs[-1].id if runs else None
     changes: list[tuple[str, str, str, float]] = []
-    for run_id, variant, point, status, median, noise in store.series(suite):
+    metric_names: dict[str, None] = {}
+    for run_id, variant, point, status, median, noise, metrics_json in store.series(suite):
         before = last.get((point, variant))
         last[(point, variant)] = (run_id, status, median, noise)
         if median is None or status not in ("ok", "unstable"):
             continue
-        series[point].setdefault(variant, []).append((run_id, median, noise))
+        metrics = _numbers(metrics_json)
+        metric_names.update(dict.fromkeys(metrics))
+        series[point].setdefault(variant, []).append((run_id, median, noise, metrics))
         if before is None or before[2] is None or before[1] not in ("ok", "unstable"):
             continue
         change = median / before[2] - 1
@@ -123,6 +135,7 @@ def suite_data(store: History, suite: str, runs: list[Run],
     points = [_point_entry(point, variants, marks[point], varying)
               for point, variants in series.items()]  # fmt: skip
     data = {"runs": [_run_entry(r) for r in runs], "points": points,
+            "metrics": [_metric_entry(name) for name in metric_names],
             "roofline": _roofline(store, runs[-1].id) if runs else None}  # fmt: skip
     return data, changes
 
@@ -139,16 +152,39 @@ def _varying(points: list[str]) -> set[str] | None:
     return {k for k in keys if len({json.dumps(v.get(k)) for v in values}) > 1}
 
 
-def _point_entry(point: str, variants: dict[str, list[tuple[int, float, float | None]]],
+def _numbers(metrics_json: str | None) -> dict[str, float]:
+    """A result's finite numeric metrics."""
+    try:
+        metrics = json.loads(metrics_json) if metrics_json else {}
+    except ValueError:
+        return {}
+    if not isinstance(metrics, dict):
+        return {}
+    return {k: v for k, v in metrics.items()
+            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}  # fmt: skip
+
+
+def _metric_entry(key: str) -> dict[str, str]:
+    from gpubench.metrics import CATALOG
+
+    metric = next((m for m in CATALOG if m.key == key), None)
+    if metric is None:
+        return {"key": key, "label": key}
+    shown = metric.unit and metric.unit != metric.header  # "GB/s", not "GB/s (GB/s)"
+    return {"key": key, "label": f"{metric.header} ({metric.unit})" if shown else metric.header}
+
+
+def _point_entry(point: str, variants: dict[str, list[tuple[int, float, float | None, dict]]],
                  marks: list[tuple[int, float, str]], varying: set[str] | None) -> dict[str, Any]:  # fmt: skip
     return {
         "label": _point_label(point, varying) or "every run at one point",
         "series": [
             {
                 "variant": v,
-                "runs": [r for r, _, _ in rows],
-                "median": [float(f"{m:.5g}") for _, m, _ in rows],
-                "noise": [None if n is None else float(f"{n:.3g}") for _, _, n in rows],
+                "runs": [r for r, _, _, _ in rows],
+                "median": [float(f"{m:.5g}") for _, m, _, _ in rows],
+                "noise": [None if n is None else float(f"{n:.3g}") for _, _, n, _ in rows],
+                "metrics": _metric_columns(rows),
             }
             for v, rows in variants.items()
         ],
@@ -158,6 +194,12 @@ def _point_entry(point: str, variants: dict[str, list[tuple[int, float, float | 
             "variant": [v for _, _, v in marks],
         },
     }
+
+
+def _metric_columns(rows: list[tuple[int, float, float | None, dict]]) -> dict[str, list]:
+    """Each metric of a series, one value (or null) per run."""
+    keys = dict.fromkeys(k for *_, metrics in rows for k in metrics)
+    return {k: [None if k not in m else float(f"{m[k]:.5g}") for *_, m in rows] for k in keys}
 
 
 def _run_entry(run: Run) -> dict[str, Any]:
@@ -236,13 +278,23 @@ def _suite_page(store: History, suite: str, runs: list[Run], data: dict[str, Any
             f"<p>{len(runs)} run(s); median time per point and variant over the runs (log "
             f"scale); <span class='slower'>×</span> marks a regression against the run before."
             f"</p><h2>Latest run against the one before</h2>{_changes_table(changes)}"
-            f"<h2>Over time</h2>{charts}<h2>Latest run</h2>{_latest_table(store, runs)}"
+            f"<h2>Over time</h2>{_metric_chooser(data['metrics'])}{charts}"
+            f"<h2>Latest run</h2>{_latest_table(store, runs)}"
             f"<h2>Roofline of the latest run</h2>"
             + ("<div class='chart' id='roofline'></div>" if data["roofline"] else
                "<p>No result of this run declares its flops and bytes.</p>")
             + f"<h2>Environment of each run</h2>{_environment_table(store, runs)}")  # fmt: skip
     script = "const DATA = " + json.dumps(data, separators=(",", ":")) + ";\n" + _CHARTS_JS
     return _page(f"gpubench · {suite}", body, script)
+
+
+def _metric_chooser(metrics: list[dict[str, str]]) -> str:
+    options = "".join(f"<option value='{html.escape(m['key'])}'>{html.escape(m['label'])}</option>"
+                      for m in metrics)  # fmt: skip
+    return (
+        f"<p>Show: <select id='metric'><option value=''>median time (ms)</option>{options}"
+        "</select></p>"
+    )
 
 
 def _changes_table(changes: list[tuple[str, str, str, float]]) -> str:

@@ -122,3 +122,17 @@ def test_the_planted_regression_is_marked(report, browser):
     assert latest.count("slower") == 20 and "naive" in latest and "faster" not in latest
     index, _ = open_page(browser, report / "index.html")
     assert index.locator("table.moved tr").count() == 21  # a header and the 20 slower pairs
+
+
+def test_choosing_a_metric_redraws_every_chart_with_it(report, browser):
+    page, errors = open_page(browser, report / "transpose.html")
+    assert page.locator("#metric option").all_inner_texts() == ["median time (ms)", "GB/s"]
+    page.select_option("#metric", "gbps")
+    shown = page.evaluate("""() => [...document.querySelectorAll('.chart.js-plotly-plot')]
+        .filter(d => d.id.startsWith('chart-'))
+        .map(d => [d.layout.yaxis.title.text, d.data.length, d.data[0].y[0]])""")
+    expected = page.evaluate("() => DATA.points.map(p => p.series[0].metrics.gbps[0])")
+    assert [s[0] for s in shown] == ["GB/s"] * 20
+    assert [s[1] for s in shown] == [6] * 20  # the regression marks belong to the time view
+    assert [s[2] for s in shown] == expected and all(v > 0 for v in expected)
+    assert errors == []

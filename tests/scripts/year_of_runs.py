@@ -49,8 +49,11 @@ def generate(out: Path, runs: int = 365, seed: int = 7) -> list[Path]:
             drift = 1 + 0.02 * np.sin(day / 40)
             planted = 1.3 if (r["variant"] == "naive" and day == runs - 1) else 1.0
             samples = list(base * drift * planted * (1 + 0.003 * rng.standard_normal(9)))
+            summary = summarize(samples).to_dict()
+            itemsize = 8 if r["point"].get("dtype") == "float64" else 4
+            gbps = 2 * size * itemsize / (summary["median_ms"] * 1e-3) / 1e9  # read + write
             results.append({**r, "status": "ok", "reason": "", "timeline": [], "phases": {},
-                            "summary": summarize(samples).to_dict()})  # fmt: skip
+                            "summary": summary, "metrics": {"gbps": gbps}})  # fmt: skip
         run = {**record, "created": (start + timedelta(days=day)).isoformat(timespec="seconds"),
                "results": results}  # fmt: skip
         path = out / f"run-{day:03d}.json"
