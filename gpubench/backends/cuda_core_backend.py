@@ -1,9 +1,10 @@
 """cuda.core backend: NVIDIA's own Python stack, installed from wheels alone (cuda-core,
 cuda-bindings, the NVRTC wheel); no CUDA toolkit, no nvcc, no PyCUDA build.
 
-Kernels compile in-process with NVRTC (cuda.core's Program); streams, events and launches go
-through cuda.core; memory and copies through the driver API of cuda-bindings, as PyCUDA's
-do. Everything the two backends share (device description, launch-shape checks, bound runs,
+Kernels compile in-process with NVRTC (cuda.core's Program); the device, streams and events
+are cuda.core's; modules, launches, memory and copies go through the driver API of
+cuda-bindings, as PyCUDA's do (see _Module for why not cuda.core's ObjectCode). Everything
+the two backends share (device description, launch-shape checks, bound runs,
 staged uploads) is in `shared`, so the same steps run the same way on either.
 """
 
@@ -19,15 +20,7 @@ from typing import Any
 
 import numpy as np
 from cuda.bindings import driver, nvrtc
-from cuda.core import (
-    Device,
-    EventOptions,
-    LaunchConfig,
-    ObjectCode,
-    Program,
-    StreamOptions,
-    launch,
-)
+from cuda.core import Device, EventOptions, Program, StreamOptions
 
 from gpubench.backends import nvml
 from gpubench.backends.base import KernelAttributes
@@ -91,28 +84,56 @@ def _driver_errors(exc: BaseException) -> bool:
 
 
 class _Module:
-    def __init__(self, code: ObjectCode) -> None:
-        self._code = code
-        self._kernels: dict[str, Any] = {}
+    """A cubin loaded into this context with the driver's module API, as PyCUDA loads it.
+
+    Not cuda.core's ObjectCode (cuda.core 1.2.2, driver 580): with two cubins loaded that
+    hold kernels of the same name (a suite's builds for two compile-time configurations),
+    launching the first one's kernel ran the other's: on the H100 the plain build of
+    intrinsics' sin_standard gave the --use_fast_math build's errors. A context-bound
+    module per build and its CUfunctions keep each build's kernels apart.
+    """
+
+    def __init__(self, binary: bytes) -> None:
+        self._binary = binary  # the image must outlive the load call
+        self._handle = _check(driver.cuModuleLoadData(binary))
+        self._functions: dict[str, Any] = {}
 
     def function(self, kernel: str) -> Any:
-        if kernel not in self._kernels:
+        if kernel not in self._functions:
             try:
-                self._kernels[kernel] = self._code.get_kernel(kernel)
-            except Exception as exc:  # cuda.core raises its CUDAError (CUDA_ERROR_NOT_FOUND)
+                self._functions[kernel] = _check(
+                    driver.cuModuleGetFunction(self._handle, kernel.encode())
+                )
+            except CudaError as exc:
                 raise KernelLaunchError(
                     f"kernel {kernel!r} not found in the module: {exc}"
                 ) from None
-        return self._kernels[kernel]
+        return self._functions[kernel]
 
     def attributes(self, kernel: str) -> KernelAttributes:
-        attrs = self.function(kernel).attributes
+        function = self.function(kernel)
+        a = driver.CUfunction_attribute
+
+        def get(attribute: Any) -> int:
+            return int(_check(driver.cuFuncGetAttribute(attribute, function)))
+
         return KernelAttributes(
-            registers_per_thread=attrs.num_regs,
-            static_shared_bytes=attrs.shared_size_bytes,
-            local_bytes_per_thread=attrs.local_size_bytes,
-            max_threads_per_block=attrs.max_threads_per_block,
+            registers_per_thread=get(a.CU_FUNC_ATTRIBUTE_NUM_REGS),
+            static_shared_bytes=get(a.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+            local_bytes_per_thread=get(a.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+            max_threads_per_block=get(a.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
         )
+
+
+# The C type of each kernel scalar's NumPy type, for the launch's parameter array.
+_C_TYPES = {
+    np.dtype(np.int32): ctypes.c_int32,
+    np.dtype(np.uint32): ctypes.c_uint32,
+    np.dtype(np.int64): ctypes.c_int64,
+    np.dtype(np.uint64): ctypes.c_uint64,
+    np.dtype(np.float32): ctypes.c_float,
+    np.dtype(np.float64): ctypes.c_double,
+}
 
 
 @dataclass
@@ -275,7 +296,10 @@ class CudaCoreBackend:
         return compile_cubin(source, options, include_dirs, self.device.arch)
 
     def load(self, binary: bytes) -> _Module:
-        return _Module(ObjectCode.from_cubin(binary))
+        try:
+            return _Module(binary)
+        except CudaError as exc:
+            raise KernelLaunchError(f"cannot load the compiled module: {exc}") from None
 
     # -- buffers --------------------------------------------------------------------------
     def alloc(self, spec: BufferSpec) -> _Buffer:
@@ -446,18 +470,26 @@ class CudaCoreBackend:
                      stream: Any) -> Callable[[], None]:  # fmt: skip
         if module is None:
             raise KernelLaunchError(f"kernel {step.kernel!r}: this suite compiles no kernels")
-        kernel = module.function(step.kernel)
-        args: list[Any] = []
+        function = module.function(step.kernel)
+        values: list[Any] = []
         for arg in step.args:
             if isinstance(arg, BufferRef):
-                # A pointer is 8 bytes by value: as a uint64 scalar cuda.core passes it so.
-                args.append(np.uint64(pointers[arg.name] + arg.offset))
+                values.append(ctypes.c_uint64(pointers[arg.name] + arg.offset))
             else:
-                args.append(kernel_scalar(step.kernel, arg))
-        config = LaunchConfig(grid=tuple(int(g) for g in step.grid),
-                              block=tuple(int(b) for b in step.block),
-                              shmem_size=int(step.shared_bytes))  # fmt: skip
-        return partial(launch, stream, config, kernel, *args)
+                scalar = kernel_scalar(step.kernel, arg)
+                values.append(_C_TYPES[scalar.dtype](scalar.item()))
+        # The driver reads the parameters through an array of pointers to them, built once:
+        # the call itself converts nothing.
+        params = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
+        grid = tuple(int(g) for g in step.grid)
+        block = tuple(int(b) for b in step.block)
+        handle = stream.handle
+
+        def call(keep: tuple[Any, ...] = (values, params)) -> None:
+            _check(driver.cuLaunchKernel(function, *grid, *block, int(step.shared_bytes), handle,
+                                         ctypes.addressof(params), 0))  # fmt: skip
+
+        return call
 
     def _copy_call(self, step: Copy, buffers: dict[str, _Buffer],
                    stream: Any) -> tuple[str, Callable[[], None]]:  # fmt: skip

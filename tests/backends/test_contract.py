@@ -250,3 +250,25 @@ def test_an_impossible_allocation_is_out_of_memory(backend):
     with pytest.raises(OutOfMemory, match="device memory"):
         backend.alloc(BufferSpec((4 * total,), np.dtype(np.uint8)))
     assert backend.context_alive()
+
+
+STAMP = r"""
+extern "C" __global__ void stamp(int* out) { out[threadIdx.x] = VALUE; }
+"""
+
+
+def test_two_builds_with_the_same_kernel_names_each_run_their_own_code(backend):
+    """A suite's builds for two compile-time configurations share kernel names: loaded in one
+    process (the first before the second, and both at once), each must run its own code."""
+    if backend.name == "fake":
+        pytest.skip("the stand-in's kernels are Python functions, not builds")
+    spec = BufferSpec((32,), I32)
+    out = backend.alloc(spec)
+    launch = Launch("stamp", (1, 1, 1), (32, 1, 1), (BufferRef("out"),))
+    first = backend.load(backend.compile_binary(STAMP, ["-DVALUE=1"], []))
+    second = backend.load(backend.compile_binary(STAMP, ["-DVALUE=2"], []))
+    for module, value in ((first, 1), (second, 2), (first, 1)):
+        backend.poison(out, spec)
+        backend.run_checked(backend.bind(module, [launch], {"out": out}, {"out": spec}))
+        assert (backend.read(out, spec) == value).all()
+    backend.free(out)
