@@ -163,9 +163,16 @@ class Work:
     bytes_moved: int
     flops: int = 0
     elements: int = 0
+    # Where the bytes come from: "dram" (the default), or "l2" / "shared" for a working set
+    # that lives in a cache. Only DRAM traffic is given as a percent of the DRAM peak.
+    level: str = "dram"
 
-    def to_dict(self) -> dict[str, int]:
-        return {"bytes_moved": self.bytes_moved, "flops": self.flops, "elements": self.elements}
+    def to_dict(self) -> dict[str, int | str]:
+        record: dict[str, int | str] = {"bytes_moved": self.bytes_moved, "flops": self.flops,
+                                        "elements": self.elements}  # fmt: skip
+        if self.level != "dram":
+            record["level"] = self.level
+        return record
 
 
 # Relative tolerance of the default check for floating-point outputs, in units of the output

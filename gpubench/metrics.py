@@ -34,7 +34,8 @@ class Metric:
 
 TIME = Metric("time_ms", "median", "ms", "{:,.3f}", higher_is_better=False)
 BANDWIDTH = Metric("gbps", "GB/s", "GB/s")
-PCT_PEAK_BANDWIDTH = Metric("pct_peak_bw", "% peak BW", "%", "{:,.1f}%")
+# Of the DRAM's theoretical peak, for DRAM traffic only (not for an L2 or shared working set).
+PCT_PEAK_BANDWIDTH = Metric("pct_peak_bw", "% DRAM BW", "%", "{:,.1f}%")
 GFLOPS = Metric("gflops", "GFLOP/s", "GFLOP/s")
 PCT_PEAK_FP32 = Metric("pct_peak_flops", "% peak FP32", "%", "{:,.1f}%")
 ELEMENTS = Metric("gelem_per_s", "Gelem/s", "Gelem/s", "{:,.2f}", hidden_with="gflops")
@@ -110,13 +111,16 @@ def work_metrics(
     time_ms: float,
     peak_bandwidth_gbps: float | None,
     peak_fp32_gflops: float | None,
+    level: str = "dram",
 ) -> dict[str, float | None]:
-    """The rate metrics of one result from its work and median time."""
+    """The rate metrics of one result from its work and median time. `level`: where the
+    bytes come from; only DRAM traffic is a percent of the DRAM peak."""
     values: dict[str, float | None] = {TIME.key: time_ms}
     if bytes_moved:
         gbps = bandwidth_gbps(bytes_moved, time_ms)
         values[BANDWIDTH.key] = gbps
-        values[PCT_PEAK_BANDWIDTH.key] = percent_of(gbps, peak_bandwidth_gbps)
+        if level == "dram":
+            values[PCT_PEAK_BANDWIDTH.key] = percent_of(gbps, peak_bandwidth_gbps)
     if flops:
         rate = gflops(flops, time_ms)
         values[GFLOPS.key] = rate

@@ -481,7 +481,7 @@ def timed_outcome(device: Any, measurement: timing.Measurement, verdict: Verific
     summary["runs_per_sample"] = measurement.runs_per_sample
     values = metrics.work_metrics(work.bytes_moved, work.flops, work.elements,
                                   summary["median_ms"], device.peak_bandwidth_gbps,
-                                  device.peak_fp32_gflops)  # fmt: skip
+                                  device.peak_fp32_gflops, getattr(work, "level", "dram"))  # fmt: skip
     if cgma is not None:
         values[metrics.CGMA.key] = cgma
     return {

@@ -95,3 +95,30 @@ def test_metric_declarations_format_and_look_up():
     with pytest.raises(KeyError):
         metrics.by_key("nope")
     assert metrics.TIME.higher_is_better is False and metrics.BANDWIDTH.higher_is_better is True
+
+
+def test_only_dram_traffic_is_a_percent_of_the_dram_peak():
+    from gpubench.metrics import PCT_PEAK_BANDWIDTH, work_metrics
+
+    dram = work_metrics(2_000_000, 0, 0, 1.0, 1000.0, None)
+    assert dram["gbps"] == 2.0 and dram[PCT_PEAK_BANDWIDTH.key] == 0.2
+    for level in ("l2", "shared"):
+        cached = work_metrics(2_000_000, 0, 0, 1.0, 1000.0, None, level)
+        assert cached["gbps"] == 2.0 and PCT_PEAK_BANDWIDTH.key not in cached
+    assert PCT_PEAK_BANDWIDTH.header == "% DRAM BW"
+
+
+def test_the_suites_say_where_their_cached_bytes_come_from():
+    from gpubench import registry
+    from tests.fakes import FAKE_DEVICE
+
+    ceilings = registry.get("ceilings")
+    point = ceilings.resolve(ceilings.defaults())
+    levels = {v: ceilings.case(v, point, FAKE_DEVICE, {}).work_for(None).level
+              for v in ("l2_read", "shared_read", "dram_read")}  # fmt: skip
+    assert levels == {"l2_read": "l2", "shared_read": "shared", "dram_read": "dram"}
+    banks = registry.get("banks")
+    bpoint = banks.resolve(banks.defaults())
+    assert (
+        banks.case(banks.variant_names[0], bpoint, FAKE_DEVICE, {}).work_for(None).level == "shared"
+    )

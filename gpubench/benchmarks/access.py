@@ -138,7 +138,9 @@ class Access(Benchmark):
                             np.uint64(words16), np.uint32(self.passes(point)), BufferRef("total")))  # fmt: skip
             return Case([launch], outputs={"total": BufferSpec((1,), np.dtype(np.uint64),
                                                                init="zero")},
-                        work=Work(point["working_set"] * self.passes(point)))  # fmt: skip
+                        work=Work(point["working_set"] * self.passes(point),
+                                  level="l2" if point["working_set"] <= device.l2_bytes
+                                  else "dram"))  # fmt: skip
         how = SHIFTED_BY[variant]
         shift = point[how]
         count = moved if how == "stride" else contiguous

@@ -128,7 +128,8 @@ class Banks(Benchmark):
         return Case([launch], outputs={"out": BufferSpec((threads,), dtype),
                                        "cycles": BufferSpec((1,), np.dtype(np.uint64),
                                                             init="zero")},
-                     work=Work(threads * iterations * dtype.itemsize, elements=warps * iterations),
+                     work=Work(threads * iterations * dtype.itemsize, elements=warps * iterations,
+                               level="shared"),
                      read_back=("cycles",), run_metrics=from_clock)  # fmt: skip
 
     def reference(

@@ -153,12 +153,12 @@ class Ceilings(Benchmark):
             args = (BufferRef("data"), np.uint64(point["l2_bytes"] // 16),
                     np.uint32(point["l2_passes"]), BufferRef("total"))  # fmt: skip
             return Case([launch("l2_read", args)], outputs=total,
-                        work=Work(point["l2_bytes"] * point["l2_passes"]))  # fmt: skip
+                        work=Work(point["l2_bytes"] * point["l2_passes"], level="l2"))  # fmt: skip
         if variant == "shared_read":
             iterations = point["shared_iterations"]
             args = (BufferRef("data"), np.uint32(iterations), BufferRef("total"))
             return Case([launch("shared_read", args)], outputs=total,
-                        work=Work(one_wave * block * iterations * 16))  # fmt: skip
+                        work=Work(one_wave * block * iterations * 16, level="shared"))  # fmt: skip
         threads = one_wave * point["waves"] * block
         grid = one_wave * point["waves"]
         if variant == "tensor_fp16":

@@ -58,11 +58,11 @@ WORKLISTS = ("frontier", "near_far", "near_far_local")
 
 
 @lru_cache(maxsize=2)
-def graph_for(name: str, vertices: int) -> graphs.Graph:
+def graph_for(name: str, vertices: int | None) -> graphs.Graph:
     """The generated road-like graph, or a file's (parsed once per process, and once per
     file content on disk)."""
     if name == GENERATED:
-        return graphs.road_like(vertices)
+        return graphs.road_like(vertices or 2_000_000)
     return graphs.load(name)
 
 
@@ -121,6 +121,14 @@ class ShortestPaths(Benchmark):
         self._graph_cache: tuple[np.ndarray, np.ndarray, Any] | None = None
 
     # -- points -----------------------------------------------------------------------------
+    def resolve(self, point: Point) -> Point:
+        """A graph read from a file has the vertices it has: `vertices` (the generated grid's
+        size) does not apply, and a table must not show the default as if it did."""
+        resolved = dict(point)
+        if resolved.get("graph", GENERATED) != GENERATED:
+            resolved["vertices"] = None
+        return resolved
+
     def graph(self, point: Point) -> graphs.Graph:
         return graph_for(point["graph"], point["vertices"])
 

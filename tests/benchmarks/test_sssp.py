@@ -313,3 +313,22 @@ def test_scipys_matrix_is_made_once_per_inputs_and_not_in_the_host_timing(dimacs
     other = bench.inputs(point(graph=dimacs, source=0, weights="unit"), np.random.default_rng(0))
     bench.host_run("dijkstra_cpu", p, other)
     assert bench._graph_cache[2] is not matrix  # new inputs, new matrix
+
+
+def test_a_graph_from_a_file_has_no_generated_size(tmp_path):
+    """A file's graph has its own vertices: the table must not show the generated grid's
+    default, and sweeping `vertices` with a file graph is refused (it would do nothing)."""
+    from gpubench import config, registry
+    from gpubench.errors import ConfigError
+
+    bench = registry.get("sssp")
+    graph = tmp_path / "tiny.gr"
+    graph.write_text("p sp 3 2\na 1 2 5\na 2 3 7\n")
+    point = bench.resolve({**bench.defaults(), "graph": str(graph)})
+    assert point["vertices"] is None and point["graph"] == str(graph)
+    generated = bench.resolve(bench.defaults())
+    assert generated["vertices"] == 2_000_000
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f"suite: sssp\nparams:\n  graph: {graph}\n  vertices: [1000, 2000]\n")
+    with pytest.raises(ConfigError, match="vertices=1000 would be ignored"):
+        config.load(sweep).points(bench)
