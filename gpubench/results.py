@@ -134,7 +134,13 @@ def _finite(value: Any) -> Any:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite JSON number (an integer of 400 digits is none: no float holds it)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _result_problem(record: Any) -> str | None:
@@ -152,7 +158,7 @@ def _result_problem(record: Any) -> str | None:
         return "point must be an object"
     if not isinstance(record["status"], str) or record["status"] not in {str(s) for s in Status}:
         return f"unknown status {quote(record['status'])}"
-    for key in ("summary", "work", "verification"):
+    for key in ("summary", "work", "verification", "device"):
         if record.get(key) is not None and not isinstance(record[key], dict):
             return f"{key} must be an object or null"
     for key in ("metrics", "kernel_attributes"):
@@ -167,6 +173,11 @@ def _result_problem(record: Any) -> str | None:
         return "phases must be an object of objects of numbers"
     if not all(v is None or _number(v) for v in (record.get("metrics") or {}).values()):
         return "metrics must be numbers or null"
+    if not all(v is None or _number(v) for v in (record.get("summary") or {}).values()):
+        return "summary values must be numbers or null"
+    work = record.get("work") or {}
+    if not all(_number(v) and v >= 0 for k, v in work.items() if k != "level"):
+        return "work values must be non-negative numbers"
     verification = record.get("verification")
     if verification is not None and (
         set(verification) - VERIFICATION_FIELDS or "passed" not in verification
@@ -226,6 +237,12 @@ class ResultSet:
                 raise ConfigError(
                     f"{key!r} is missing or not a {kind.__name__}", source=source, key=key
                 )
+        for key in ("device", "backend"):
+            if record["environment"].get(key) is not None and not isinstance(
+                record["environment"][key], dict
+            ):
+                raise ConfigError(f"environment.{key} must be an object", source=source,
+                                  key=f"environment.{key}")  # fmt: skip
         results = []
         for index, item in enumerate(record["results"]):
             try:
@@ -414,6 +431,12 @@ def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Resul
             raise ConfigError(f"line {number}: expected an object", source=str(path))
         kind = record.pop("kind", None)
         if kind == "header" and not header:
+            for key, expected in (("suite", str), ("environment", dict), ("spec", dict),
+                                  ("fingerprint", dict)):  # fmt: skip
+                if key in record and not isinstance(record[key], expected):
+                    raise ConfigError(f"line {number}: header field {key!r} must be "
+                                      f"{'text' if expected is str else 'an object'}",
+                                      source=str(path))  # fmt: skip
             header = record
             continue
         if not header:

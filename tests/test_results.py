@@ -212,3 +212,49 @@ def test_random_results_files_raise_only_config_errors(tmp_path_factory, value, 
         return
     for result in loaded.results:
         assert isinstance(result.status, Status)
+
+
+def _record(**changes):
+    result = {"suite": "scale", "variant": "good", "point": {"n": 1}, "status": "ok",
+              "summary": {"median_ms": 1.0, "rel_noise": 0.01}, "metrics": {}}  # fmt: skip
+    result.update(changes)
+    return {"schema_version": 1, "created": "2026-11-23T00:00:00+00:00", "suite": "scale",
+            "environment": {}, "spec": {}, "results": [result]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            json.dumps(_record()).replace('"median_ms": 1.0', '"median_ms": ' + "9" * 400),
+            "summary values must be numbers or null",
+        ),
+        (
+            json.dumps(_record()).replace('"median_ms": 1.0', '"median_ms": 1e400'),
+            "summary values must be numbers or null",
+        ),
+        (
+            json.dumps(_record(summary={"median_ms": 1.0, "rel_noise": "low"})),
+            "summary values must be numbers or null",
+        ),
+        (json.dumps(_record(work={"bytes_moved": "lots"})), "work values must be non-negative"),
+        (json.dumps(_record(work={"bytes_moved": -1})), "work values must be non-negative"),
+        (json.dumps(_record(device="H100")), "device must be an object or null"),
+        (
+            json.dumps({**_record(), "environment": {"device": [1]}}),
+            "environment.device must be an object",
+        ),
+    ],
+)
+def test_wrong_types_and_sizes_in_a_results_file_are_one_config_error(tmp_path, text, message):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_json(path)
+
+
+def test_a_log_header_field_of_the_wrong_type_is_one_config_error(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"kind": "header", "suite": "scale", "environment": "H100"}) + "\n")
+    with pytest.raises(ConfigError, match="header field 'environment' must be an object"):
+        load_jsonl(path)

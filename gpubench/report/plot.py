@@ -12,6 +12,10 @@ from typing import Any
 from gpubench.errors import ConfigError, did_you_mean
 from gpubench.metrics import TIME, Metric, catalog
 
+# One picture stays readable (and quick to draw: 400 panels took a minute and 1.6 GB).
+MAX_PANELS = 36
+MAX_LINES = 40
+
 # Preferred y metrics when none is named: what the suites are about, in order.
 DEFAULT_Y = ("gbps", "gflops", "gelem_per_s", "time_ms")
 # Axes whose values span at least this ratio are drawn logarithmic.
@@ -122,6 +126,15 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
     ys = [p[1] for panel in chart.lines.values() for line in panel.values() for p in line]
     if not xs:
         raise ConfigError(f"no result has both {x} and {metric.key}", key="--y")
+    if len(chart.lines) > MAX_PANELS:
+        raise ConfigError(f"{facet} makes {len(chart.lines)} panels, more than "
+                          f"{MAX_PANELS} one picture can show: facet by a parameter with fewer "
+                          "values", key="--facet")  # fmt: skip
+    lines_per_panel = max(len(panel) for panel in chart.lines.values())
+    if lines_per_panel > MAX_LINES:
+        raise ConfigError(f"{by} makes {lines_per_panel} lines in one panel, more than "
+                          f"{MAX_LINES} one legend can tell apart: split by a parameter with "
+                          "fewer values, or --facet by this one", key="--by")  # fmt: skip
     chart.log_x = min(xs) > 0 and max(xs) / min(xs) >= LOG_RATIO
     chart.log_y = min(ys) > 0 and max(ys) / min(ys) >= LOG_RATIO
     return chart

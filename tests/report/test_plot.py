@@ -83,3 +83,19 @@ def test_the_command_writes_a_png_beside_the_results_by_default(tmp_path):
     assert out.exit_code == 0 and svg.read_text().lstrip().startswith("<?xml")
     out = CliRunner().invoke(cli, ["plot", str(path), "-o", str(tmp_path / "t.txt")])
     assert out.exit_code == 2 and "give a .png, .svg or .pdf file" in out.output
+
+
+def test_a_facet_or_split_with_too_many_values_is_refused_before_drawing():
+    from gpubench.errors import ConfigError
+    from gpubench.report import plot as plotting
+    from gpubench.results import Result, Status
+
+    many = max(plotting.MAX_PANELS, plotting.MAX_LINES) + 1
+    results = [Result("s", "v", {"n": n, "k": k}, Status.OK, summary={"median_ms": 1.0 + n})
+               for n in (1, 2, 3) for k in range(many)]  # fmt: skip
+    with pytest.raises(ConfigError, match=f"k makes {many} panels"):
+        plotting.build(results, "n", "time_ms", "variant", "k")
+    with pytest.raises(ConfigError, match=f"k makes {many} lines in one panel"):
+        plotting.build(results, "n", "time_ms", "k", None)
+    few = [r for r in results if r.point["k"] < 4]
+    assert len(plotting.build(few, "n", "time_ms", "variant", "k").lines) == 4
