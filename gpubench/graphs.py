@@ -338,12 +338,9 @@ def load(path: str | Path) -> Graph:
             digest.update(block)
     cached = cache_dir() / f"{digest.hexdigest()}.npz"
     if cached.is_file():
-        try:
-            with np.load(cached) as data:
-                weight = data["weight"] if data["has_weight"] else None
-                return Graph(int(data["vertices"]), data["src"], data["dst"], weight, path.name)
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged cache entry: parse again
+        graph = _from_cache(cached, path.name)
+        if graph is not None:
+            return graph
     graph = reader_for(path)(path)
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
@@ -355,6 +352,26 @@ def load(path: str | Path) -> Graph:
     except OSError:
         pass  # no cache: parse each time
     return graph
+
+
+def _from_cache(cached: Path, name: str) -> Graph | None:
+    """The cached graph, or None where the entry is damaged (truncated, not an archive,
+    arrays missing or of the wrong type or size, ids out of range): then the file is parsed
+    again and the entry rewritten."""
+    try:
+        with np.load(cached, allow_pickle=False) as data:
+            vertices = int(data["vertices"])
+            src, dst = data["src"], data["dst"]
+            weight = data["weight"] if bool(data["has_weight"]) else None
+    except Exception:  # zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, ...
+        return None
+    arrays = [src, dst] + ([weight] if weight is not None else [])
+    if not (0 < vertices <= np.iinfo(np.int32).max
+            and all(a.dtype == np.int32 and a.ndim == 1 and a.size == src.size for a in arrays)
+            and (src.size == 0 or (min(src.min(), dst.min()) >= 0
+                                   and max(src.max(), dst.max()) < vertices))):  # fmt: skip
+        return None
+    return Graph(vertices, src, dst, weight, name)
 
 
 # -- a road-like graph, generated ------------------------------------------------------------

@@ -206,3 +206,30 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(ConfigError, match="not a regular file"):
         graphs.read_snap(fifo)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not an archive", "missing array",
+                                    "ids out of range", "wrong type", "empty file"])  # fmt: skip
+def test_a_damaged_cache_entry_is_parsed_again(tmp_path, damage):
+    path = tmp_path / "g.gr"
+    path.write_text("p sp 3 2\na 1 2 5\na 2 3 7\n")
+    first = graphs.load(path)
+    (entry,) = (tmp_path / "cache").rglob("*.npz")
+    if damage == "truncated":
+        entry.write_bytes(entry.read_bytes()[:60])
+    elif damage == "not an archive":
+        entry.write_text("hello")
+    elif damage == "empty file":
+        entry.write_bytes(b"")
+    else:
+        src = np.array([0, 7], np.int32) if damage == "ids out of range" else first.src
+        src = src.astype(np.int64) if damage == "wrong type" else src
+        arrays = {"vertices": 3, "src": src, "dst": first.dst, "weight": first.weight,
+                  "has_weight": True}  # fmt: skip
+        if damage == "missing array":
+            del arrays["dst"]
+        np.savez(entry.with_suffix(""), **arrays)
+    again = graphs.load(path)
+    assert again.vertices == 3 and again.src.tolist() == first.src.tolist()
+    assert again.dst.tolist() == first.dst.tolist() and again.weight.tolist() == [5, 7]
+    assert graphs.load(path).src.tolist() == first.src.tolist()  # the entry was rewritten
