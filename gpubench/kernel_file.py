@@ -313,6 +313,9 @@ class _Parser:
         if isinstance(raw, str):
             raw = [raw]
         if isinstance(raw, list):
+            for i, name in enumerate(raw):
+                if not isinstance(name, str):
+                    raise self.error(f"expected a parameter name, got {quote(name)}", f"{key}[{i}]")
             raw = {name: str(name).upper() for name in raw}
         if not isinstance(raw, dict):
             raise self.error(f"expected a list of parameters (passed as -DNAME=value, the name "

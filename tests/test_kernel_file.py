@@ -42,6 +42,8 @@ BAD = [
     (SCALE.replace("grid: ceil_div(n, block)", "grid: 1, 2, 3, 4"), "1 to 3 expressions"),
     (SCALE.replace("defines: [block]", "defines: [blocks]"), "'blocks' is not a parameter"),
     (SCALE.replace("defines: [block]", "defines: {block: 2x}"), "not a macro name"),
+    (SCALE.replace("defines: [block]", "defines: [[block]]"), "expected a parameter name"),
+    (SCALE.replace("defines: [block]", "defines: [7]"), "expected a parameter name"),
     (SCALE.replace("reference: 2 * x", "reference: open('x')"), "unknown function 'open'"),
     (SCALE.replace("reference: 2 * x", "reference: variant:nope"), "'nope' is not one of"),
     (SCALE.replace("reference: 2 * x", "reference: missing.py:f"), "'"),
