@@ -123,3 +123,17 @@ def test_array_expressions_call_numpy_compare_and_slice():
         Expression.parse("load('file.npy')", env, arrays=True)
     with pytest.raises(ExpressionError, match="cannot be evaluated"):
         Expression.parse("reshape(x, (4, 4))", env, arrays=True).evaluate(env)
+
+
+@pytest.mark.parametrize(("n", "block", "blocks"), [(1024, 256, 4), (1025, 256, 5), (256, 256, 1),
+                                                     (1, 256, 1), (255, 256, 1), (0, 256, 0)])  # fmt: skip
+def test_ceil_div_at_exact_multiples_on_every_path(n, block, blocks):
+    """The walker, the compiled scalar path and the array dialect agree, exact multiples too."""
+    scalar = Expression.parse("ceil_div(n, block)", ["n", "block"])
+    assert scalar.evaluate({"n": n, "block": block}) == blocks
+    compiled = scalar.compiled()
+    if compiled is not None:
+        assert compiled(**{"n": n, "block": block}) == blocks
+    array = Expression.parse("ceil_div(n, block)", ["n", "block"], arrays=True)
+    got = array.evaluate({"n": np.array([n, n]), "block": block})
+    assert got.tolist() == [blocks, blocks]

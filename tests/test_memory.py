@@ -25,3 +25,21 @@ def test_host_memory_is_read_and_sizes_are_human():
     available = memory.host_available_bytes()
     assert available is None or available > 0
     assert memory.human(512) == "512 bytes" and memory.human(3 * 2**20) == "3.0 MiB"
+
+
+def test_the_host_preflight_keeps_its_headroom():
+    free = 100 * 2**30
+    within = memory.Need(host=int(free * memory.HOST_HEADROOM_FRACTION), what="x")
+    beyond = memory.Need(host=int(free * memory.HOST_HEADROOM_FRACTION) + 2**20, what="x")
+    assert memory.shortfall(within, None, free) is None
+    assert "of host memory" in memory.shortfall(beyond, None, free)
+    # The whole of what is free is not enough: 10% stays for everything else.
+    assert memory.shortfall(memory.Need(host=free - 1, what="x"), None, free) is not None
+
+
+def test_the_device_preflight_keeps_its_headroom():
+    free = 8 * 2**30
+    fits = memory.Need(device=free - memory.DEVICE_HEADROOM_BYTES, what="x")
+    assert memory.shortfall(fits, free, None) is None
+    assert memory.shortfall(memory.Need(device=free - memory.DEVICE_HEADROOM_BYTES + 1, what="x"),
+                            free, None) is not None  # fmt: skip

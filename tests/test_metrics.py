@@ -122,3 +122,20 @@ def test_the_suites_say_where_their_cached_bytes_come_from():
     assert (
         banks.case(banks.variant_names[0], bpoint, FAKE_DEVICE, {}).work_for(None).level == "shared"
     )
+
+
+def test_registers_are_allocated_per_warp_in_units_of_256():
+    """33 registers a thread is 1,056 a warp, allocated as 1,280: with 1,024-thread blocks on
+    65,536 registers that is one block (80 KB would not fit twice), where 32 registers
+    (1,024 a warp exactly) fit two."""
+    from tests.fakes import FAKE_DEVICE
+
+    assert FAKE_DEVICE.registers_per_sm == 65536 and FAKE_DEVICE.max_threads_per_sm == 2048
+    two, _ = metrics.theoretical_occupancy(1024, 32, 0, FAKE_DEVICE)
+    one, limiter = metrics.theoretical_occupancy(1024, 33, 0, FAKE_DEVICE)
+    assert two == 1.0 and one == 0.5 and limiter == "registers"
+    # 40 registers (1,280 a warp, no rounding) give the same as 33.
+    assert metrics.theoretical_occupancy(1024, 40, 0, FAKE_DEVICE)[0] == 0.5
+    # 48 registers: 1,536 a warp; 65,536 / (1,536 x 8 warps of a 256-thread block) = 5 blocks.
+    assert metrics.theoretical_occupancy(256, 48, 0, FAKE_DEVICE)[0] == 5 * 8 / 64
+    assert metrics.theoretical_occupancy(256, 41, 0, FAKE_DEVICE)[0] == 5 * 8 / 64

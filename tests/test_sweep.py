@@ -116,3 +116,14 @@ def test_random_conditions_raise_only_their_own_errors(text, point):
         assert constraint.holds(point) in (True, False)
     except ConstraintError as exc:
         assert len(str(exc)) < 2000
+
+
+@pytest.mark.parametrize(("a", "b", "c", "expected"),
+                         [(1, 2, 3, True), (1, 3, 2, False), (2, 1, 3, False), (1, 1, 3, False),
+                          (3, 2, 1, False)])  # fmt: skip
+def test_a_chained_comparison_means_every_link_holds(a, b, c, expected):
+    assert (
+        Constraint.parse("a < b < c", ["a", "b", "c"]).holds({"a": a, "b": b, "c": c}) is expected
+    )
+    assert Constraint.parse("a < b <= c", ["a", "b", "c"]).holds(
+        {"a": a, "b": b, "c": c}) is (a < b <= c)  # fmt: skip

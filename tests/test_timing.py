@@ -140,3 +140,12 @@ def test_every_policy_check_and_its_boundary():
         "warmup": int, "min_samples": int, "max_samples": int, "min_time_s": float,
         "target_noise": float, "max_time_s": float, "mode": str, "hot_sample_ms": float,
         "flush_l2": bool, "throttle_threshold": float, "time_limit_s": float}  # fmt: skip
+
+
+def test_sampling_stops_when_every_sample_is_throttled():
+    """A GPU that never reaches the clock floor: the loop ends at max_samples, keeps the last
+    sample rather than none, counts the others as discarded, and is not converged."""
+    policy = TimingPolicy(warmup=1, min_samples=5, max_samples=30, min_time_s=0,
+                          throttle_threshold=0.9)  # fmt: skip
+    m = measure(lambda: 1.0, policy, clock_mhz=lambda: 500.0, max_clock_mhz=2000.0)
+    assert m.samples_ms == [1.0] and m.discarded == 29 and not m.converged

@@ -263,3 +263,23 @@ def test_warp_tiled_takes_the_tuned_shape_for_its_size_unless_given_one():
     assert (p["stages"], p["wbk"]) == (3, 8) and p["wtn"] == TUNED_WARP_TILES[4096]["wtn"]
     # blocked/pipelined keep their own tile parameters.
     assert point(size=4096)["bn"] == 128
+
+
+def test_the_reference_sums_in_float64():
+    """2^24 + 1 - 2^24 is 1 exactly; a float32 running sum loses the 1 (and gives 0)."""
+    p = bench.resolve({**bench.defaults(), "m": 1, "n": 1, "k": 3})
+    inputs = {"A": np.array([[2.0**24, 1.0, -(2.0**24)]], np.float32),
+              "B": np.array([[1.0], [1.0], [1.0]], np.float32)}  # fmt: skip
+    computes = bench.variants[0].computes
+    assert bench.reference(computes, p, inputs)["C"].tolist() == [[1.0]]
+
+
+def test_the_tuned_warp_tile_is_picked_by_the_larger_dimension():
+    from gpubench.benchmarks.matmul import TUNED_WARP_TILES, tuned_warp_tile
+
+    for m, n in ((1024, 2048), (2048, 1024), (2048, 2048)):
+        assert tuned_warp_tile(m, n) == TUNED_WARP_TILES[2048]
+    assert tuned_warp_tile(1024, 1024) == TUNED_WARP_TILES[1024]
+    assert tuned_warp_tile(100, 1023) == TUNED_WARP_TILES[1024]  # the smallest
+    assert tuned_warp_tile(16384, 3) == TUNED_WARP_TILES[4096]
+    assert TUNED_WARP_TILES[1024] != TUNED_WARP_TILES[2048]

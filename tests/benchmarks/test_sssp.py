@@ -332,3 +332,13 @@ def test_a_graph_from_a_file_has_no_generated_size(tmp_path):
     sweep.write_text(f"suite: sssp\nparams:\n  graph: {graph}\n  vertices: [1000, 2000]\n")
     with pytest.raises(ConfigError, match="vertices=1000 would be ignored"):
         config.load(sweep).points(bench)
+
+
+@pytest.mark.parametrize("arcs", ["a 1 2 10\na 1 2 4\n", "a 1 2 4\na 1 2 10\n"])
+def test_the_reference_takes_the_lightest_of_parallel_arcs_in_either_order(tmp_path, arcs):
+    """Only the direct arcs reach vertex 2, so its distance is the lighter one's weight,
+    whichever comes first (SciPy alone would sum them: 14)."""
+    path = tmp_path / "parallel.gr"
+    path.write_text("p sp 2 2\n" + arcs)
+    _, dist = reference(point(graph=str(path), source=0))
+    assert dist.tolist() == [[0, 4]]
