@@ -124,8 +124,11 @@ class History:
         if not target.exists():
             if not create:
                 raise ConfigError("no such history store", source=str(path))
-            if not target.parent.is_dir():
+            try:
                 target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"cannot create the history store's folder ({exc.strerror})",
+                                  source=str(path)) from None  # fmt: skip
         try:
             db = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")

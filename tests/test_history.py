@@ -235,3 +235,16 @@ def test_writing_to_a_locked_store_waits_rather_than_failing(tmp_path):
 def test_a_store_that_is_a_directory_is_refused_by_the_library_too(tmp_path):
     with pytest.raises(ConfigError, match="is not a file"):
         History.open(tmp_path)
+
+
+def test_unwritable_places_are_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    one_line_error(invoke("history", "import", str(REPO / "configs/baselines/smoke-h100.json"),
+                          "--store", str(blocker / "sub" / "h.sqlite")), 2,
+                   "cannot create the history store's folder")  # fmt: skip
+    store = tmp_path / "h.sqlite"
+    with History.open(store) as h:
+        h.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
+    one_line_error(invoke("report", "--store", str(store), "-o", str(blocker / "site")), 2,
+                   "cannot write the report")  # fmt: skip

@@ -116,6 +116,11 @@ def report(store_path: str, out_dir: str, threshold: float) -> None:
     from gpubench.report import web
 
     with History.open(store_path, create=False) as store:
-        pages = web.write_report(store, out_dir, threshold)
+        try:
+            pages = web.write_report(store, out_dir, threshold)
+        except OSError as exc:
+            from gpubench.errors import ConfigError
+
+            raise ConfigError(f"cannot write the report ({exc.strerror})", source=out_dir) from None
     err_console().print(f"report: {len(pages)} page(s) in {out_dir}/ (open {out_dir}/index.html)",
                         highlight=False)  # fmt: skip
