@@ -412,9 +412,12 @@ class _Walker:
                 raise ExpressionError(f"arithmetic on {quote(value)}")
             return _UNARY[type(node.op)](value)
         if isinstance(node, ast.Call):
-            func = self.functions[node.func.id]  # type: ignore[attr-defined]
+            name = node.func.id  # type: ignore[attr-defined]
+            func = self.functions[name]
             args = [self.eval(a) for a in node.args]
             kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+            if self.arrays:
+                _check_result_size(name, args, kwargs)
             return self.number(func(*args, **kwargs))
         if isinstance(node, ast.Compare):
             left = self.eval(node.left)
@@ -432,6 +435,56 @@ class _Walker:
         if isinstance(node, ast.Tuple | ast.List):
             return tuple(self.eval(e) for e in node.elts)
         raise ExpressionError(f"unexpected {type(node).__name__}")  # parse() rules this out
+
+
+# A reference is a few arrays the size of the kernel's: a one-line expression that would make
+# more elements than this (zeros(10**11), outer(x, x) of a million) is refused before NumPy
+# tries to allocate it.
+MAX_RESULT_ELEMENTS = 2**31
+
+
+def _elements(shape: Any) -> int:
+    if isinstance(shape, int | np.integer):
+        return max(0, int(shape))
+    if isinstance(shape, tuple | list):
+        total = 1
+        for dim in shape:
+            total *= max(0, int(dim)) if isinstance(dim, int | np.integer) else 1
+        return total
+    return 0
+
+
+def _result_elements(name: str, args: list[Any], kwargs: dict[str, Any]) -> int:
+    """What the array function would make, estimated from its arguments (0: not a maker)."""
+    size = [int(np.size(a)) for a in args]
+    if name in ("zeros", "ones", "full") and args:
+        return _elements(args[0])
+    if name == "broadcast_to" and len(args) > 1:
+        return _elements(args[1])
+    if name == "arange" and args and all(np.isscalar(a) for a in args):
+        start, stop, step = (
+            (0, args[0], 1) if len(args) == 1 else (*args[:2], args[2] if len(args) > 2 else 1)
+        )
+        return max(0, int(np.ceil((float(stop) - float(start)) / float(step)))) if step else 0
+    if name == "outer" and len(args) == 2:
+        return size[0] * size[1]
+    if name in ("matmul", "dot") and len(args) == 2:
+        a, b = (np.asarray(x) for x in args)
+        rows = int(np.prod(a.shape[:-1])) if a.ndim > 1 else 1
+        return rows * (b.shape[-1] if b.ndim > 1 else 1)
+    if name == "bincount" and args and np.size(args[0]):
+        return max(int(np.max(args[0])) + 1, int(kwargs.get("minlength") or 0))
+    return 0
+
+
+def _check_result_size(name: str, args: list[Any], kwargs: dict[str, Any]) -> None:
+    try:
+        elements = _result_elements(name, args, kwargs)
+    except (TypeError, ValueError, OverflowError):
+        return  # NumPy itself says what is wrong with the arguments
+    if elements > MAX_RESULT_ELEMENTS:
+        raise ExpressionError(f"{name}() would make {elements:,} elements, more than "
+                              f"{MAX_RESULT_ELEMENTS:,}")  # fmt: skip
 
 
 # -- conditions (a sweep's constraints): the same parser and walker, one more dialect -------------

@@ -137,3 +137,24 @@ def test_ceil_div_at_exact_multiples_on_every_path(n, block, blocks):
     array = Expression.parse("ceil_div(n, block)", ["n", "block"], arrays=True)
     got = array.evaluate({"n": np.array([n, n]), "block": block})
     assert got.tolist() == [blocks, blocks]
+
+
+@pytest.mark.parametrize(
+    ("text", "maker"),
+    [("zeros(n ** 3)", "zeros"), ("ones((n, n, n))", "ones"), ("full(n ** 3, 1.5)", "full"),
+     ("arange(0, n ** 3, 1)", "arange"), ("outer(x, arange(n ** 2))", "outer"),
+     ("broadcast_to(x, (n, n, n))", "broadcast_to"), ("bincount(x * n ** 3)", "bincount")],
+)
+def test_a_reference_that_would_allocate_gigabytes_is_refused_first(text, maker):
+    n = 2**11  # n ** 3 is 2^33 elements: 64 GiB of float64
+    expression = Expression.parse(text, ["n", "x"], arrays=True)
+    with pytest.raises(ExpressionError, match=f"{maker}\\(\\) would make [0-9,]+ elements"):
+        expression.evaluate({"n": n, "x": np.arange(n)})
+
+
+def test_the_same_makers_at_a_reference_s_size_still_work():
+    x = np.arange(1000)
+    for text, size in (("zeros(n)", 1000), ("outer(x, x)", 10**6), ("arange(n)", 1000),
+                       ("bincount(x)", 1000), ("broadcast_to(x, (3, n))", 3000)):  # fmt: skip
+        got = Expression.parse(text, ["n", "x"], arrays=True).evaluate({"n": 1000, "x": x})
+        assert got.size == size
