@@ -141,9 +141,15 @@ def test_ceil_div_at_exact_multiples_on_every_path(n, block, blocks):
 
 @pytest.mark.parametrize(
     ("text", "maker"),
-    [("zeros(n ** 3)", "zeros"), ("ones((n, n, n))", "ones"), ("full(n ** 3, 1.5)", "full"),
-     ("arange(0, n ** 3, 1)", "arange"), ("outer(x, arange(n ** 2))", "outer"),
-     ("broadcast_to(x, (n, n, n))", "broadcast_to"), ("bincount(x * n ** 3)", "bincount")],
+    [
+        ("zeros(n ** 3)", "zeros"),
+        ("ones((n, n, n))", "ones"),
+        ("full(n ** 3, 1.5)", "full"),
+        ("arange(0, n ** 3, 1)", "arange"),
+        ("outer(x, arange(n ** 2))", "outer"),
+        ("broadcast_to(x, (n, n, n))", "broadcast_to"),
+        ("bincount(x * n ** 3)", "bincount"),
+    ],
 )
 def test_a_reference_that_would_allocate_gigabytes_is_refused_first(text, maker):
     n = 2**11  # n ** 3 is 2^33 elements: 64 GiB of float64
