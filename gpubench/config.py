@@ -27,7 +27,7 @@ __all__ = [
 
 TOP_LEVEL_KEYS = (
     "suite", "kernel", "description", "variants", "baseline", "params", "zip", "constraints",
-    "timing", "outputs",
+    "timing", "outputs", "history",
 )  # fmt: skip
 OUTPUT_KEYS = ("json", "csv", "jsonl", "history")
 
@@ -235,6 +235,7 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     zipped = _parse_zip(bench, data.get("zip") or [], set(axes), source)
     constraints = _parse_constraints(bench, data.get("constraints") or [], source)
     outputs = _parse_outputs(data.get("outputs") or {}, source)
+    outputs = _with_history(outputs, data.get("history"), source)
     description = _parse_description(data.get("description") or "", source)
     spec = SweepSpec(suite=bench.name, source=source, variants=variants, baseline=baseline,
                      axes=axes, zipped=zipped, constraints=constraints,
@@ -340,6 +341,22 @@ def _parse_outputs(raw: Any, source: str) -> Outputs:
             raise ConfigError(f"expected a file path, got {quote(value)}", source=source,
                               key=f"outputs.{key}")  # fmt: skip
     return Outputs(**raw)
+
+
+def _with_history(outputs: Outputs, raw: Any, source: str) -> Outputs:
+    """`history: PATH` (or `history: true` for results/history.sqlite) at the top level: the
+    store every run of this file is appended to; the same as `outputs: {history: PATH}`."""
+    if raw is None or raw is False:
+        return outputs
+    if raw is True:
+        raw = "results/history.sqlite"
+    if not isinstance(raw, str) or not raw:
+        raise ConfigError(f"expected a file path or true, got {quote(raw)}", source=source,
+                          key="history")  # fmt: skip
+    if outputs.history and outputs.history != raw:
+        raise ConfigError(f"outputs.history names {outputs.history}: give the store once",
+                          source=source, key="history")  # fmt: skip
+    return Outputs(json=outputs.json, csv=outputs.csv, jsonl=outputs.jsonl, history=raw)
 
 
 def _parse_description(raw: Any, source: str) -> str:

@@ -360,3 +360,28 @@ def test_only_regular_files_of_at_most_1_mib_are_read(tmp_path):
     big.write_text("suite: transpose\n" + "#" * (1 << 20))
     with pytest.raises(ConfigError, match="at most 1 MiB"):
         config.load(big)
+
+
+@pytest.mark.parametrize(("text", "history"), [
+    ("history: runs/h.sqlite\n", "runs/h.sqlite"),
+    ("history: true\n", "results/history.sqlite"),
+    ("history: false\n", None),
+    ("outputs: {history: o.sqlite}\n", "o.sqlite"),
+    ("outputs: {history: o.sqlite}\nhistory: o.sqlite\n", "o.sqlite"),
+])  # fmt: skip
+def test_a_sweep_file_names_its_history_store(tmp_path, text, history):
+    path = tmp_path / "s.yaml"
+    path.write_text("suite: transpose\nparams: {size: 64}\n" + text)
+    assert config.load(path).outputs.history == history
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("history: 7\n", "history: expected a file path or true, got 7"),
+    ("history: ''\n", "history: expected a file path or true"),
+    ("outputs: {history: a.sqlite}\nhistory: b.sqlite\n", "give the store once"),
+])  # fmt: skip
+def test_a_bad_history_key_is_one_config_error(tmp_path, text, message):
+    path = tmp_path / "s.yaml"
+    path.write_text("suite: transpose\nparams: {size: 64}\n" + text)
+    with pytest.raises(ConfigError, match=message):
+        config.load(path)
