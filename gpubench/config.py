@@ -13,6 +13,7 @@ from typing import Any
 from gpubench import registry, sweep
 from gpubench.benchmark import Benchmark, Point
 from gpubench.errors import ConfigError, did_you_mean, quote
+from gpubench.history import DEFAULT_PATH
 from gpubench.timing import TimingPolicy
 from gpubench.yamlfile import MAX_FILE_BYTES, parse_yaml, read_document
 
@@ -349,7 +350,7 @@ def _with_history(outputs: Outputs, raw: Any, source: str) -> Outputs:
     if raw is None or raw is False:
         return outputs
     if raw is True:
-        raw = "results/history.sqlite"
+        raw = DEFAULT_PATH
     if not isinstance(raw, str) or not raw:
         raise ConfigError(f"expected a file path or true, got {quote(raw)}", source=source,
                           key="history")  # fmt: skip

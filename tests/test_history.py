@@ -248,3 +248,20 @@ def test_unwritable_places_are_one_line(tmp_path):
         h.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
     one_line_error(invoke("report", "--store", str(store), "-o", str(blocker / "site")), 2,
                    "cannot write the report")  # fmt: skip
+
+
+def test_the_cli_default_store_is_the_history_modules():
+    from gpubench.cli.common import HISTORY_DEFAULT
+    from gpubench.history import DEFAULT_PATH
+
+    assert HISTORY_DEFAULT == DEFAULT_PATH
+
+
+@pytest.mark.parametrize("run_id", ["99999999999999999999999", "0"])
+def test_a_run_id_outside_sqlites_range_is_a_usage_error(tmp_path, run_id):
+    store = tmp_path / "h.sqlite"
+    History.open(store).close()
+    for args in (["delete", run_id], ["export", run_id, "--json", str(tmp_path / "x.json")]):
+        result = invoke("history", *args, "--store", str(store))
+        assert result.exit_code == 2 and "is not in the range" in result.output
+        assert "Traceback" not in result.output

@@ -27,6 +27,7 @@ STAGE_COPY_THREADS = 4
 
 # The C types a kernel scalar may have, as NumPy dtypes (a Launch's scalars are NumPy scalars).
 SCALAR_TYPES = (np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64)
+_SCALAR_DTYPES = frozenset(np.dtype(t) for t in SCALAR_TYPES)
 
 
 def device_info(
@@ -108,7 +109,7 @@ def copy_bytes(step: Copy, src_nbytes: int, dst_nbytes: int) -> int:
 def kernel_scalar(kernel: str, arg: Any) -> np.generic:
     """A launch scalar as a NumPy scalar of one of the C types kernels take."""
     scalar = np.asarray(arg)
-    if scalar.dtype not in [np.dtype(t) for t in SCALAR_TYPES]:
+    if scalar.dtype not in _SCALAR_DTYPES:
         raise KernelLaunchError(
             f"kernel {kernel!r}: argument of type {scalar.dtype} is not supported "
             f"(use one of {', '.join(np.dtype(t).name for t in SCALAR_TYPES)})"

@@ -10,6 +10,10 @@ import click
 
 from gpubench.errors import EXIT_CODE_MEANINGS
 
+# gpubench.history.DEFAULT_PATH, spelled out: importing the store (sqlite3, the results
+# module) would cost `gpubench --help` 45 ms. tests/test_history.py holds them equal.
+HISTORY_DEFAULT = "results/history.sqlite"
+
 if TYPE_CHECKING:
     from gpubench.benchmark import Param
     from gpubench.config import SweepSpec
@@ -151,9 +155,6 @@ backend_option = click.option(
     help="The GPU backend: pycuda (the default; needs the CUDA toolkit) or cuda-core (NVIDIA "
     "cuda.core and NVRTC, from wheels alone). Also GPUBENCH_BACKEND.",
 )  # fmt: skip
-
-
-HISTORY_DEFAULT = "results/history.sqlite"  # gpubench.history.DEFAULT_PATH, without importing it
 
 
 def output_options(func: Any) -> Any:

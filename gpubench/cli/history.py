@@ -64,7 +64,7 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
 
 @history.command("export")
 @store_option
-@click.argument("run_id", type=int)
+@click.argument("run_id", type=click.IntRange(1, 2**63 - 1))
 @click.option("--json", "json_path", required=True, type=click.Path(dir_okay=False),
               help="Write the run as a results file here (what compare and plot read).")  # fmt: skip
 def export_run(store_path: str, run_id: int, json_path: str) -> None:
@@ -82,7 +82,7 @@ def export_run(store_path: str, run_id: int, json_path: str) -> None:
 
 @history.command("delete")
 @store_option
-@click.argument("run_ids", nargs=-1, required=True, type=int)
+@click.argument("run_ids", nargs=-1, required=True, type=click.IntRange(1, 2**63 - 1))
 def delete_runs(store_path: str, run_ids: tuple[int, ...]) -> None:
     """Remove runs from the store."""
     from gpubench.errors import ConfigError

@@ -22,6 +22,7 @@ from typing import Any
 from gpubench.compare import judge
 from gpubench.errors import EnvironmentProblem
 from gpubench.history import History, Run
+from gpubench.results import ResultSet
 
 PLOTLY_JS = "plotly.min.js"
 
@@ -95,9 +96,10 @@ def write_report(store: History, out_dir: str, threshold: float) -> list[Path]:
     summaries, pages = [], []
     for suite in store.suites():
         runs = store.runs(suite=suite)
-        data, latest_changes = suite_data(store, suite, runs, threshold)
+        latest = store.result_set(runs[-1].id) if runs else None  # read once, shown twice
+        data, latest_changes = suite_data(store, suite, runs, threshold, latest)
         page = out / f"{_slug(suite)}.html"
-        page.write_text(_suite_page(store, suite, runs, data, latest_changes))
+        page.write_text(_suite_page(store, suite, runs, data, latest_changes, latest))
         pages.append(page)
         summaries.append((suite, runs, latest_changes))
     index = out / "index.html"
@@ -105,8 +107,9 @@ def write_report(store: History, out_dir: str, threshold: float) -> list[Path]:
     return [index, *pages]
 
 
-def suite_data(store: History, suite: str, runs: list[Run],
-               threshold: float) -> tuple[dict[str, Any], list[tuple[str, str, str, float]]]:  # fmt: skip
+def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
+               latest: ResultSet | None = None,
+               ) -> tuple[dict[str, Any], list[tuple[str, str, str, float]]]:  # fmt: skip
     """What the suite page draws (runs, per point the variants' series and regressions), and
     the latest run's slower/faster pairs against the run before it."""
     series: dict[str, dict[str, list[tuple[int, float, float | None]]]] = defaultdict(dict)
@@ -136,7 +139,7 @@ def suite_data(store: History, suite: str, runs: list[Run],
               for point, variants in series.items()]  # fmt: skip
     data = {"runs": [_run_entry(r) for r in runs], "points": points,
             "metrics": [_metric_entry(name) for name in metric_names],
-            "roofline": _roofline(store, runs[-1].id) if runs else None}  # fmt: skip
+            "roofline": _roofline(latest or store.result_set(runs[-1].id)) if runs else None}  # fmt: skip
     return data, changes
 
 
@@ -219,9 +222,8 @@ def _point_label(point: str, only: set[str] | None = None) -> str:
                      if v is not None and (only is None or k in only))  # fmt: skip
 
 
-def _roofline(store: History, run_id: int) -> dict[str, Any] | None:
+def _roofline(result_set: ResultSet) -> dict[str, Any] | None:
     """The latest run's kernels against the device's theoretical roofs."""
-    result_set = store.result_set(run_id)
     device = (result_set.environment or {}).get("device") or {}
     bandwidth, peak = device.get("peak_bandwidth_gbps"), device.get("peak_fp32_gflops")
     dots = []
@@ -269,7 +271,7 @@ def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
 
 
 def _suite_page(store: History, suite: str, runs: list[Run], data: dict[str, Any],
-                changes: list[tuple[str, str, str, float]]) -> str:  # fmt: skip
+                changes: list[tuple[str, str, str, float]], latest: ResultSet | None) -> str:  # fmt: skip
     e = html.escape
     charts = "".join(
         f"<div class='chart' id='chart-{i}'></div>" for i in range(len(data["points"]))
@@ -279,7 +281,7 @@ def _suite_page(store: History, suite: str, runs: list[Run], data: dict[str, Any
             f"scale); <span class='slower'>×</span> marks a regression against the run before."
             f"</p><h2>Latest run against the one before</h2>{_changes_table(changes)}"
             f"<h2>Over time</h2>{_metric_chooser(data['metrics'])}{charts}"
-            f"<h2>Latest run</h2>{_latest_table(store, runs)}"
+            f"<h2>Latest run</h2>{_latest_table(latest)}"
             f"<h2>Roofline of the latest run</h2>"
             + ("<div class='chart' id='roofline'></div>" if data["roofline"] else
                "<p>No result of this run declares its flops and bytes.</p>")
@@ -306,11 +308,11 @@ def _changes_table(changes: list[tuple[str, str, str, float]]) -> str:
     return _table(["variant", "point", "verdict", "change"], rows, "changes")
 
 
-def _latest_table(store: History, runs: list[Run]) -> str:
-    if not runs:
+def _latest_table(latest: ResultSet | None) -> str:
+    if latest is None:
         return ""
     rows = []
-    for r in store.result_set(runs[-1].id).results:
+    for r in latest.results:
         noise = (r.summary or {}).get("rel_noise")
         rows.append([html.escape(r.variant), html.escape(_point_label(json.dumps(r.point))),
                      html.escape(str(r.status.value)),
