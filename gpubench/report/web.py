@@ -59,7 +59,7 @@ function draw(i) {
     mode: "markers", type: "scatter", marker: {symbol: "x", size: 12, color: "#c00"},
     text: marks.variant, hovertemplate: "slower: %{text}<extra></extra>"});
   Plotly.react("chart-" + i, traces, {title: {text: point.label, font: {size: 13}},
-    margin: {t: 40, b: 40, l: 60, r: 10}, xaxis: {title: {text: "run"}, tickformat: "d"},
+    margin: {t: 40, b: 40, l: 60, r: 10}, xaxis: {title: {text: "run"}, tickformat: "d", dtick: runs.length <= 20 ? 1 : undefined},
     yaxis: {title: {text: unit}, type: metric ? "linear" : "log"}}, {displaylogo: false, responsive: true});
 }
 // Each chart is drawn when it scrolls into view: a long history opens at once, however many
