@@ -434,10 +434,16 @@ __device__ __forceinline__ void copy_async_to(unsigned to, const float* src, int
 #endif
 }
 
+// A shared array element's shared-window address.
+__device__ __forceinline__ unsigned shared_address(const float* p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
 template <int SIZE>
 __device__ __forceinline__ void copy_async(float* dst, const float* src, int bytes)
 {
-    copy_async_to<SIZE>((unsigned)__cvta_generic_to_shared(dst), src, bytes);
+    copy_async_to<SIZE>(shared_address(dst), src, bytes);
 }
 
 // The A tile (WBM rows from row0, WBK columns from k0), one element per copy, k fastest so a
@@ -525,7 +531,7 @@ __device__ __forceinline__ void inside_sources(InsideSources& src, const float* 
     for (int p = 0; p < WB_PER_THREAD; ++p) {
         const int chunk = min(threadIdx.x + p * WT_THREADS, WB_CHUNKS - 1);
         src.b[p] = B + (index_t)(chunk / (WBN / 4)) * N + col0 + (chunk % (WBN / 4)) * 4;
-        src.b_dst[p] = (unsigned)__cvta_generic_to_shared(&Bs[(chunk / (WBN / 4)) * WBN + (chunk % (WBN / 4)) * 4]);
+        src.b_dst[p] = shared_address(&Bs[(chunk / (WBN / 4)) * WBN + (chunk % (WBN / 4)) * 4]);
     }
     src.b_step = (index_t)WBK * N;
 }
@@ -554,13 +560,44 @@ __device__ __forceinline__ void copy_b_inside(int slot, InsideSources& src, bool
     }
 }
 
+// warp_tiled addresses its shared tiles through 32-bit shared-window addresses (what
+// __cvta_generic_to_shared gives), in PTX of its own, so nvcc and NVRTC compile it alike:
+// left to itself NVRTC indexes shared arrays with 64-bit generic pointers where nvcc uses
+// 32-bit ones, and ptxas, given the other address arithmetic, schedules the products
+// differently (the cuda-core backend's warp_tiled ran 30% slower at 4096 on an H100 so).
+
+// store_a_transposed, for a tile at a shared-window address.
+template <int TM_, int TK_, int NT, int STRIDE>
+__device__ __forceinline__ void store_a_transposed_at(unsigned As, const float4 (&regs)[A_REGS(TM_, TK_, NT)])
+{
+#pragma unroll
+    for (int p = 0; p < A_REGS(TM_, TK_, NT); ++p) {
+        const int chunk = threadIdx.x + p * NT;
+        if (chunk >= TM_ * TK_ / 4) break;
+        const int r = chunk / (TK_ / 4), c = (chunk % (TK_ / 4)) * 4;
+        const unsigned at = As + 4 * (c * STRIDE + r);
+        asm volatile("st.shared.f32 [%0], %1;\n" :: "r"(at), "f"(regs[p].x));
+        asm volatile("st.shared.f32 [%0], %1;\n" :: "r"(at + 4 * STRIDE), "f"(regs[p].y));
+        asm volatile("st.shared.f32 [%0], %1;\n" :: "r"(at + 8 * STRIDE), "f"(regs[p].z));
+        asm volatile("st.shared.f32 [%0], %1;\n" :: "r"(at + 12 * STRIDE), "f"(regs[p].w));
+    }
+}
+
+// The 16 bytes at a shared-window address.
+__device__ __forceinline__ float4 load_shared4(unsigned address)
+{
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(address));
+    return v;
+}
+
 // One WBK-deep slice for one thread: per k, WMITER x WTM values of A and WNITER x WTN of B
 // from shared memory as float4, then all their products. With FRAGMENTS 2 the values for
 // k + 1 are loaded before the products of k (register double buffering), so the shared-memory
 // latency overlaps the FMAs instead of stalling them. The products run along a row of the
 // micro-tile and back along the next (a serpentine), so consecutive FMAs share an operand.
-__device__ __forceinline__ void load_fragments(float* a, float* b, const float* As, const float* Bs,
-                                               int k, int a_base, int b_base)
+__device__ __forceinline__ void load_fragments(float* a, float* b, unsigned As, unsigned Bs, int k)
 {
 #pragma unroll
     for (int wm = 0; wm < WMITER; ++wm)
@@ -568,8 +605,7 @@ __device__ __forceinline__ void load_fragments(float* a, float* b, const float* 
         for (int g = 0; g < WTM / 4; ++g) {
             // Row groups of 4 are WSUBM / (WTM / 4) apart: lane rows are 4 apart, so the
             // row positions of a warp read consecutive float4s.
-            const float4 v = *reinterpret_cast<const float4*>(
-                &As[k * WAS_STRIDE + a_base + wm * WSUBM + g * (WSUBM / (WTM / 4))]);
+            const float4 v = load_shared4(As + 4 * (k * WAS_STRIDE + wm * WSUBM + g * (WSUBM / (WTM / 4))));
             a[wm * WTM + 4 * g] = v.x; a[wm * WTM + 4 * g + 1] = v.y;
             a[wm * WTM + 4 * g + 2] = v.z; a[wm * WTM + 4 * g + 3] = v.w;
         }
@@ -577,8 +613,7 @@ __device__ __forceinline__ void load_fragments(float* a, float* b, const float* 
     for (int wn = 0; wn < WNITER; ++wn)
 #pragma unroll
         for (int g = 0; g < WTN / 4; ++g) {
-            const float4 v = *reinterpret_cast<const float4*>(
-                &Bs[k * WBN + b_base + wn * WSUBN + g * (WSUBN / (WTN / 4))]);
+            const float4 v = load_shared4(Bs + 4 * (k * WBN + wn * WSUBN + g * (WSUBN / (WTN / 4))));
             b[wn * WTN + 4 * g] = v.x; b[wn * WTN + 4 * g + 1] = v.y;
             b[wn * WTN + 4 * g + 2] = v.z; b[wn * WTN + 4 * g + 3] = v.w;
         }
@@ -589,12 +624,14 @@ __device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * WTM][WNITE
                                                 int a_base, int b_base)
 {
     float a[FRAGMENTS][WMITER * WTM], b[FRAGMENTS][WNITER * WTN];
-    if (FRAGMENTS == 2) load_fragments(a[0], b[0], As, Bs, 0, a_base, b_base);
+    // This thread's first A and B words of the tiles, as shared-window addresses.
+    const unsigned as = shared_address(As + a_base), bs = shared_address(Bs + b_base);
+    if (FRAGMENTS == 2) load_fragments(a[0], b[0], as, bs, 0);
 #pragma unroll
     for (int k = 0; k < WBK; ++k) {
         const int cur = FRAGMENTS == 2 ? k % 2 : 0;
-        if (FRAGMENTS == 1) load_fragments(a[0], b[0], As, Bs, k, a_base, b_base);
-        else if (k + 1 < WBK) load_fragments(a[(k + 1) % 2], b[(k + 1) % 2], As, Bs, k + 1, a_base, b_base);
+        if (FRAGMENTS == 1) load_fragments(a[0], b[0], as, bs, k);
+        else if (k + 1 < WBK) load_fragments(a[(k + 1) % 2], b[(k + 1) % 2], as, bs, k + 1);
 #pragma unroll
         for (int i = 0; i < WMITER * WTM; ++i)
 #pragma unroll
@@ -679,7 +716,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         for (int s = 0; s < STAGES - 1; ++s) {
             fetch_tile(whole, s, s);
 #if !A_ASYNC
-            if (s < tiles) store_a_transposed<WBM, WBK, WT_THREADS, WAS_STRIDE>(As[s], a_regs);
+            if (s < tiles) store_a_transposed_at<WBM, WBK, WT_THREADS, WAS_STRIDE>(shared_address(As[s]), a_regs);
 #endif
             commit_copies();
         }
@@ -695,7 +732,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
             warp_tile_slice(acc, As[compute], Bs[compute], a_base, b_base);
 #if !A_ASYNC
             // Tile `ahead` is computed after the next barrier at the earliest.
-            if (ahead < tiles) store_a_transposed<WBM, WBK, WT_THREADS, WAS_STRIDE>(As[refill], a_regs);
+            if (ahead < tiles) store_a_transposed_at<WBM, WBK, WT_THREADS, WAS_STRIDE>(shared_address(As[refill]), a_regs);
 #endif
             compute = compute + 1 == STAGES ? 0 : compute + 1;
             refill = refill + 1 == STAGES ? 0 : refill + 1;

@@ -36,6 +36,7 @@ from gpubench.backends.shared import (
     device_info,
     kernel_scalar,
     launch_problem,
+    run_repeat,
     staged_upload,
 )
 from gpubench.benchmark import BufferSpec
@@ -515,19 +516,16 @@ class CudaCoreBackend:
 
     def _repeat(self, bound: BoundRun, step: Repeat, body: list[Callable[[], None]],
                 flag: _Buffer) -> None:  # fmt: skip
-        handle, flag_host = self._stream.handle, self._flag_host
-        for iteration in range(1, step.max_iterations + 1):
+        handle = self._stream.handle
+
+        def iteration() -> None:
             _check(driver.cuMemsetD32Async(flag.pointer, 0, 1, handle))
             for call in body:
                 call()
             _check(driver.cuMemcpyDtoHAsync(self._flag_address, flag.pointer, 4, handle))
-            self._stream.sync()  # the host decides: another iteration or done
-            if flag_host[0] == 0:
-                bound.record.iterations += iteration
-                return
-        bound.record.iterations += step.max_iterations
-        bound.record.converged = False
-        bound.record.unconverged.append(step.label or f"repeat on {step.flag!r}")
+
+        run_repeat(bound, step, iteration, self._stream.sync, self._flag_host, self._graphs,
+                   self._stream_handle)  # fmt: skip
 
     def run_checked(self, bound: BoundRun) -> RunRecord:
         try:
@@ -616,7 +614,8 @@ class CudaCoreBackend:
         """Free what timing attached to a bound run (CUDA graphs)."""
         if self._graphs is not None:
             for executable in bound.graphs.values():
-                self._graphs.destroy(executable)
+                if executable is not None:  # None: a Repeat that could not be captured
+                    self._graphs.destroy(executable)
         bound.graphs.clear()
 
     @property

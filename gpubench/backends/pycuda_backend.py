@@ -28,6 +28,7 @@ from gpubench.backends.shared import (
     device_info,
     kernel_scalar,
     launch_problem,
+    run_repeat,
     staged_upload,
 )
 from gpubench.benchmark import BufferSpec
@@ -427,8 +428,17 @@ class PyCudaBackend:
         func.prepare("".join(codes))
         grid = tuple(int(g) for g in step.grid)
         block = tuple(int(b) for b in step.block)
-        return partial(func.prepared_async_call, grid, block, stream, *values,
-                       shared_size=step.shared_bytes)  # fmt: skip
+        launch_kernel = getattr(func, "_launch_kernel", None)
+        if launch_kernel is None or func.texrefs:  # not PyCUDA's CUDA 4+ interface
+            return partial(func.prepared_async_call, grid, block, stream, *values,
+                           shared_size=step.shared_bytes)  # fmt: skip
+        # The arguments packed once, as prepared_async_call would pack them on every call:
+        # a launch is then one call into the driver, as on the cuda-core backend (loops of
+        # short launches, sssp's, timed the same on both).
+        from pycuda._pvt_struct import pack
+
+        return partial(launch_kernel, grid, block, pack(func.arg_format, *values),
+                       int(step.shared_bytes), stream)  # fmt: skip
 
     def _copy_call(self, step: Copy, buffers: dict[str, _Buffer],
                    stream: Any) -> tuple[str, Callable[[], None]]:  # fmt: skip
@@ -455,18 +465,15 @@ class PyCudaBackend:
     def _repeat(self, bound: BoundRun, step: Repeat, body: list[Callable[[], None]],
                 flag: _Buffer) -> None:  # fmt: skip
         stream, flag_host = self._stream, self._flag_host
-        for iteration in range(1, step.max_iterations + 1):
+
+        def iteration() -> None:
             cuda.memset_d32_async(flag.device, 0, 1, stream)
             for call in body:
                 call()
             cuda.memcpy_dtoh_async(flag_host, flag.device, stream)
-            stream.synchronize()  # the host decides: another iteration or done
-            if flag_host[0] == 0:
-                bound.record.iterations += iteration
-                return
-        bound.record.iterations += step.max_iterations
-        bound.record.converged = False
-        bound.record.unconverged.append(step.label or f"repeat on {step.flag!r}")
+
+        run_repeat(bound, step, iteration, stream.synchronize, flag_host, self._graphs,
+                   self._stream.handle)  # fmt: skip
 
     def run_checked(self, bound: BoundRun) -> RunRecord:
         try:
@@ -554,7 +561,8 @@ class PyCudaBackend:
         """Free what timing attached to a bound run (CUDA graphs)."""
         if self._graphs is not None:
             for executable in bound.graphs.values():
-                self._graphs.destroy(executable)
+                if executable is not None:  # None: a Repeat that could not be captured
+                    self._graphs.destroy(executable)
         bound.graphs.clear()
 
     @property

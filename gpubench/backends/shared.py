@@ -7,9 +7,11 @@ A backend keeps only what differs: how it allocates, copies, launches and record
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,7 +19,7 @@ import numpy as np
 from gpubench.backends.base import KernelAttributes
 from gpubench.device import DeviceInfo
 from gpubench.errors import KernelLaunchError
-from gpubench.steps import Copy, Launch, RunRecord
+from gpubench.steps import Copy, Launch, Repeat, RunRecord
 
 # Uploads at least this large go through page-locked staging slots (staged_upload).
 STAGED_UPLOAD_FROM = 256 * 2**20
@@ -138,8 +140,10 @@ class BoundRun:
     # Not capturable into a CUDA graph (host round trips, synchronous or pageable copies).
     capturable: bool = True
     record: RunRecord = field(default_factory=RunRecord)
-    # runs per graph → an instantiated CUDA graph of that many back-to-back runs (hot mode)
-    graphs: dict[int, Any] = field(default_factory=dict)
+    # runs per graph → an instantiated CUDA graph of that many back-to-back runs (hot mode);
+    # ("repeat", n) → the graph of one iteration of the run's n-th Repeat, None where it could
+    # not be captured
+    graphs: dict[Any, Any] = field(default_factory=dict)
     fork: Callable[[], None] | None = None
     join: Callable[[], None] | None = None
     # The calls of `ops`, flattened once: between the start and end events every host
@@ -184,3 +188,33 @@ def staged_upload(
             copy_async(pointer + lo, slot[: piece.nbytes], stream)
     for stream in streams:
         synchronize(stream)
+
+
+def run_repeat(bound: BoundRun, step: Repeat, iteration: Callable[[], None],
+               sync: Callable[[], None], flag_host: np.ndarray, graphs: Any,
+               stream_handle: int) -> None:  # fmt: skip
+    """A Repeat step: `iteration` (clear the flag, run the body, copy the flag to the host)
+    until the kernels leave the flag clear, at most step.max_iterations times.
+
+    Each iteration runs as one CUDA graph where it can be captured (one driver call instead of
+    one per step: the host's share of each round trip shrinks, and is the same on every
+    backend), else as its calls. The graph is captured at the run's first iteration, which the
+    harness runs to check the result, before any timing."""
+    key = ("repeat", step.label, id(step))
+    if key not in bound.graphs:
+        bound.graphs[key] = None
+        # A step that cannot be captured: the iteration runs as its calls.
+        with contextlib.suppress(KernelLaunchError):
+            if graphs is not None:
+                bound.graphs[key] = graphs.capture(stream_handle, iteration)
+    executable = bound.graphs[key]
+    run = iteration if executable is None else partial(graphs.launch, executable, stream_handle)
+    for count in range(1, step.max_iterations + 1):
+        run()
+        sync()  # the host decides: another iteration or done
+        if flag_host[0] == 0:
+            bound.record.iterations += count
+            return
+    bound.record.iterations += step.max_iterations
+    bound.record.converged = False
+    bound.record.unconverged.append(step.label or f"repeat on {step.flag!r}")

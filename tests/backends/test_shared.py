@@ -20,3 +20,65 @@ def test_a_kernel_scalar_keeps_its_c_type(value):
 def test_a_scalar_of_another_type_is_refused_by_name(value):
     with pytest.raises(KernelLaunchError, match="kernel 'k': argument of type"):
         kernel_scalar("k", value)
+
+
+class _Graphs:
+    """CudaGraphs' surface: capture records the iteration's calls instead of running them."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail, self.captured, self.launches = fail, 0, 0
+        self.recorded: list[str] = []
+
+    def capture(self, stream_handle, enqueue):
+        self.captured += 1
+        if self.fail:
+            raise KernelLaunchError("stream capture failed: not capturable")
+        return "graph"
+
+    def launch(self, executable, stream_handle):
+        assert executable == "graph"
+        self.launches += 1
+
+
+def _repeat_run(flag_after: int, graphs, max_iterations: int = 10):
+    """run_repeat over a flag the 'kernels' clear at iteration `flag_after`."""
+    from gpubench.backends.shared import BoundRun, run_repeat
+    from gpubench.steps import Repeat
+
+    flag = np.array([1], np.uint32)
+    calls = {"iteration": 0, "sync": 0}
+
+    def iteration():
+        calls["iteration"] += 1
+
+    def sync():
+        calls["sync"] += 1
+        flag[0] = 0 if calls["sync"] >= flag_after else 1
+
+    bound = BoundRun(ops=[], side_streams={})
+    step = Repeat(body=(), flag="changed", max_iterations=max_iterations, label="relax")
+    run_repeat(bound, step, iteration, sync, flag, graphs, 7)
+    return bound, calls
+
+
+def test_a_repeat_runs_each_iteration_as_one_captured_graph():
+    graphs = _Graphs()
+    bound, calls = _repeat_run(3, graphs)
+    assert (graphs.captured, graphs.launches, calls) == (1, 3, {"iteration": 0, "sync": 3})
+    assert (bound.record.iterations, bound.record.converged) == (3, True)
+    # The next run of the same bound run launches the graph it has.
+    assert list(bound.graphs.values()) == ["graph"]
+
+
+def test_a_repeat_that_cannot_be_captured_runs_its_calls():
+    graphs = _Graphs(fail=True)
+    bound, calls = _repeat_run(4, graphs)
+    assert (graphs.captured, graphs.launches, calls) == (1, 0, {"iteration": 4, "sync": 4})
+    assert bound.record.iterations == 4 and list(bound.graphs.values()) == [None]
+
+
+def test_a_repeat_without_graphs_runs_its_calls_and_reports_no_convergence():
+    bound, calls = _repeat_run(99, None, max_iterations=5)
+    assert calls == {"iteration": 5, "sync": 5}
+    assert (bound.record.iterations, bound.record.converged) == (5, False)
+    assert bound.record.unconverged == ["relax"]

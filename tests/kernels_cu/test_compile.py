@@ -5,6 +5,7 @@ compile-time parameter, and at its defaults for sm_75, the oldest GPU nvcc 13 bu
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -139,3 +140,57 @@ def test_every_kernel_compiles_with_nvrtc(case):
     path = source_path(registry.get(name))
     cubin = compile_cubin(path.read_text(), list(options), [str(path.parent)], arch)
     assert cubin[:4] == b"\x7fELF"  # a cubin is an ELF image
+
+
+def _nvrtc_ptx(name: str, options: list[str]) -> str:
+    """NVRTC's PTX of a suite's source (cuda.bindings directly: cuda.core asks the driver
+    before it hands PTX out, and CI has no driver)."""
+    from cuda.bindings import nvrtc
+
+    path = source_path(registry.get(name))
+    _, program = nvrtc.nvrtcCreateProgram(path.read_text().encode(), b"k.cu", 0, [], [])
+    args = [b"-arch=sm_90", f"-I{path.parent}".encode(), *(o.encode() for o in options)]
+    assert nvrtc.nvrtcCompileProgram(program, len(args), args)[0] == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    _, size = nvrtc.nvrtcGetPTXSize(program)
+    buffer = b" " * size
+    nvrtc.nvrtcGetPTX(program, buffer)
+    return buffer.rstrip(b"\0").decode()
+
+
+def _entry(ptx: str, kernel: str) -> str:
+    start = ptx.index(f".entry {kernel}(")
+    return ptx[start : ptx.index("\n}\n", start)]
+
+
+@NO_NVRTC
+def test_warp_tiled_addresses_shared_memory_with_32_bit_addresses_under_nvrtc():
+    """NVRTC's own 64-bit shared addressing made warp_tiled 30% slower on the cuda-core
+    backend (H100, 4096): its shared loads and transposing stores take 32-bit shared-window
+    addresses (load_shared4, store_a_transposed_at), as under nvcc."""
+    bench = registry.get("matmul")
+    options = define_options(bench.defines(bench.resolve({**bench.defaults(), "size": 4096})))
+    body = _entry(_nvrtc_ptx("matmul", options), "warp_tiled")
+    accesses = [line.strip() for line in body.splitlines()
+                if line.strip().startswith(("ld.shared", "st.shared"))]  # fmt: skip
+    assert len(accesses) > 100
+    # A 32-bit register is %r<n>; a 64-bit one %rd<n>.
+    assert all(re.search(r"\[%r\d+(\+\d+)?\]", line) for line in accesses), [
+        line for line in accesses if not re.search(r"\[%r\d+(\+\d+)?\]", line)
+    ][:5]
+
+
+@NO_NVRTC
+@pytest.mark.parametrize("kernel", ["interleaved_divergent", "sequential", "first_add_on_load",
+                                    "unroll_last_warp"])  # fmt: skip
+def test_reduction_partners_are_one_scaled_add_away_under_nvrtc(kernel):
+    """sdata[tid + s] with unsigned indices costs NVRTC an add before the 64-bit scaling
+    (2.5% on the cuda-core backend, H100, 2^28): the kernels read mine[s], whose address is
+    the thread's own plus s * size, with no 32-bit add of tid and s in the loop."""
+    body = _entry(_nvrtc_ptx("reduction", ["-DDTYPE=float"]), kernel)
+    loop = body[body.index("bar.sync") :]
+    assert "mul.wide.u32" in loop or "shl.b64" in loop or "mul.wide.s32" in loop
+    # The partner's index is never formed as tid + s in 32 bits and then widened.
+    widened = [line for line in loop.splitlines() if "mul.wide.u32" in line]
+    adds = {line.split()[1].rstrip(",") for line in loop.splitlines()
+            if line.strip().startswith("add.s32")}  # fmt: skip
+    assert not any(line.split()[2].rstrip(",") in adds for line in widened), widened
