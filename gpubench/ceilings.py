@@ -63,6 +63,11 @@ class CeilingsRecord:
     # measurement for this GPU: the device's theoretical peaks stand in).
     source: str = "measured"
     measured_at: str = ""
+    # The median SM clock (MHz) each ceiling was measured at, where it was read...
+    clock_mhz: dict[str, float] = field(default_factory=dict)
+    # ...and the ceilings whose load capped the clock below the throttle threshold throughout
+    # (the tensor-core GEMM under the power limit): their figure holds at that clock.
+    clock_capped: list[str] = field(default_factory=list)
 
     def get(self, key: str) -> float | None:
         """The measured figure, else the theoretical one."""
@@ -85,6 +90,8 @@ class CeilingsRecord:
                 environment=dict(record.get("environment") or {}),
                 source=str(record.get("source", "measured")),
                 measured_at=str(record.get("measured_at", "")),
+                clock_mhz={k: float(v) for k, v in dict(record.get("clock_mhz") or {}).items()},
+                clock_capped=[str(k) for k in list(record.get("clock_capped") or [])],
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"a damaged ceilings record ({exc})", source=source) from None
@@ -99,12 +106,22 @@ def from_results(results: list[Any], environment: dict[str, Any], when: str = ""
     """A ceilings record from a run of the ceilings suite: each ceiling is its variant's
     verified median-based metric (failed or skipped variants are left out)."""
     measured: dict[str, float] = {}
+    clock_mhz: dict[str, float] = {}
+    capped: list[str] = []
     for ceiling in CEILINGS:
         for r in results:
             if r.suite == "ceilings" and r.variant == ceiling.variant and r.status.is_measured:
                 value = r.metrics.get(ceiling.metric)
-                if value:
-                    measured[ceiling.key] = max(measured.get(ceiling.key, 0.0), float(value))
+                if value and float(value) > measured.get(ceiling.key, 0.0):
+                    measured[ceiling.key] = float(value)
+                    summary = r.summary or {}
+                    clock_mhz.pop(ceiling.key, None)
+                    if summary.get("clock_mhz"):
+                        clock_mhz[ceiling.key] = float(summary["clock_mhz"])
+                    if ceiling.key in capped:
+                        capped.remove(ceiling.key)
+                    if summary.get("clock_capped"):
+                        capped.append(ceiling.key)
     device = environment.get("device") or {}
     return CeilingsRecord(
         gpu_uuid=environment.get("gpu_uuid"),
@@ -113,6 +130,8 @@ def from_results(results: list[Any], environment: dict[str, Any], when: str = ""
         theoretical=theoretical_from_device(device),
         environment=environment,
         measured_at=when,
+        clock_mhz=clock_mhz,
+        clock_capped=capped,
     )
 
 
@@ -202,15 +221,22 @@ def is_record_file(path: str | Path) -> bool:
     return f'"kind": "{RECORD_KIND}"' in start
 
 
-def rows(record: CeilingsRecord) -> list[tuple[str, str, str, str]]:
-    """(ceiling, measured, theoretical, % of theoretical) for a table."""
+ROW_COLUMNS = ("ceiling", "measured", "theoretical", "% of theoretical", "SM clock")
+
+
+def rows(record: CeilingsRecord) -> list[tuple[str, str, str, str, str]]:
+    """ROW_COLUMNS for a table. The theoretical figures are at the maximum clock; a ceiling
+    whose load capped the clock shows the clock it held."""
     out = []
     for c in CEILINGS:
         measured, theory = record.measured.get(c.key), record.theoretical.get(c.key)
+        clock = record.clock_mhz.get(c.key) if measured else None
+        capped = " (capped)" if c.key in record.clock_capped else ""
         out.append((
             c.label,
             f"{measured:,.0f} {c.unit}" if measured else "not measured",
             f"{theory:,.0f} {c.unit}" if theory else "—",
             f"{100 * measured / theory:.1f}%" if measured and theory else "",
+            f"{clock:,.0f} MHz{capped}" if clock else "",
         ))  # fmt: skip
     return out

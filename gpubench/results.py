@@ -173,8 +173,9 @@ def _result_problem(record: Any) -> str | None:
         return "phases must be an object of objects of numbers"
     if not all(v is None or _number(v) for v in (record.get("metrics") or {}).values()):
         return "metrics must be numbers or null"
-    if not all(v is None or _number(v) for v in (record.get("summary") or {}).values()):
-        return "summary values must be numbers or null"
+    if not all(v is None or _number(v) or isinstance(v, bool)
+               for v in (record.get("summary") or {}).values()):  # fmt: skip
+        return "summary values must be numbers, true/false or null"
     work = record.get("work") or {}
     if not all(_number(v) and v >= 0 for k, v in work.items() if k != "level"):
         return "work values must be non-negative numbers"

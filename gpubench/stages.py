@@ -479,6 +479,8 @@ def timed_outcome(device: Any, measurement: timing.Measurement, verdict: Verific
     summary = summarize(measurement.samples_ms).to_dict()
     summary["discarded"] = measurement.discarded
     summary["runs_per_sample"] = measurement.runs_per_sample
+    summary["clock_mhz"] = measurement.clock_mhz
+    summary["clock_capped"] = measurement.clock_capped
     values = metrics.work_metrics(work.bytes_moved, work.flops, work.elements,
                                   summary["median_ms"], device.peak_bandwidth_gbps,
                                   device.peak_fp32_gflops, getattr(work, "level", "dram"))  # fmt: skip

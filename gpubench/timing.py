@@ -7,9 +7,10 @@ host clock here only bounds how long we keep sampling, it never times the kernel
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from gpubench.stats import robust_noise
@@ -96,6 +97,44 @@ class Measurement:
     runs_per_sample: int = 1
     # Runs made while measuring, warm-up and discarded samples included.
     runs: int = 0
+    # Median SM clock read after the kept samples (None without a clock to read).
+    clock_mhz: float | None = None
+    # True when the clock stayed below the throttle threshold for the first min_samples
+    # samples: the GPU holds a lower clock under this load (a power or thermal cap), and the
+    # samples at that clock are the figure, kept with the clock they ran at.
+    clock_capped: bool = False
+
+
+@dataclass
+class _Samples:
+    """The samples kept so far, their clocks, and the throttled ones held back."""
+
+    floor: float | None  # clock (MHz) below which a sample is discarded; None: keep all
+    min_samples: int
+    runs_per_sample: int
+    kept: list[float] = field(default_factory=list)
+    clocks: list[float] = field(default_factory=list)  # the clock after each kept sample
+    held: list[tuple[float, float]] = field(default_factory=list)  # (sample, clock) discarded
+    discarded: int = 0
+    capped: bool = False
+    total_ms: float = 0.0
+
+    def add(self, sample: float, clock: float | None) -> None:
+        if self.floor is not None and clock is not None and clock < self.floor:
+            self.discarded += 1
+            self.held.append((sample, clock))
+            if not self.kept and self.discarded >= self.min_samples:
+                # Below the threshold throughout: a capped clock, measured as such.
+                self.capped, self.floor, self.discarded = True, None, 0
+                self.kept = [s for s, _ in self.held]
+                self.clocks = [c for _, c in self.held]
+                self.total_ms = sum(self.kept) * self.runs_per_sample
+            return
+        self.kept.append(sample)
+        if clock is not None:
+            self.clocks.append(clock)
+        # A hot sample is a per-run average over runs_per_sample runs: count them all.
+        self.total_ms += sample * self.runs_per_sample
 
 
 def measure(
@@ -110,45 +149,46 @@ def measure(
     """Warm up, then take samples until the stopping rule says enough.
 
     `clock_mhz`, if given, reads the SM clock after each sample; samples below
-    `throttle_threshold × max_clock_mhz` are discarded (they still count against the budget).
+    `throttle_threshold × max_clock_mhz` are discarded (they still count against the budget)
+    as a passing slow-down. Where every one of the first `min_samples` samples is below it,
+    the clock is capped under this load, not passing: those samples are kept, every later one
+    too, and the measurement says so (`clock_capped`, with the clock).
     """
     for _ in range(policy.warmup):
         time_once_ms()
     floor = policy.throttle_threshold * max_clock_mhz if clock_mhz and max_clock_mhz else None
-    samples: list[float] = []
-    discarded = 0
-    total_ms = 0.0
+    got = _Samples(floor, policy.min_samples, runs_per_sample)
     started = host_clock()
     attempts = 0
+
+    def done(converged: bool) -> Measurement:
+        return Measurement(got.kept, converged, got.discarded, runs_per_sample,
+                           (policy.warmup + attempts) * runs_per_sample,
+                           statistics.median(got.clocks) if got.clocks else None,
+                           got.capped)  # fmt: skip
+
     while True:
         sample = time_once_ms()
         attempts += 1
-        clock = clock_mhz() if floor is not None else None
-        if clock is not None and clock < floor:
-            discarded += 1
-        else:
-            samples.append(sample)
-            # A hot sample is a per-run average over runs_per_sample runs: count them all.
-            total_ms += sample * runs_per_sample
-        count = len(samples)
+        clock = clock_mhz() if clock_mhz is not None else None
+        got.add(sample, clock)
+        count = len(got.kept)
         # The noise estimate is O(n); checking it every few samples keeps the loop cheap.
         if (
             count >= policy.min_samples
-            and total_ms * 1e-3 >= policy.min_time_s
+            and got.total_ms * 1e-3 >= policy.min_time_s
             and (count % NOISE_CHECK_EVERY == 0 or count == policy.min_samples)
-            and robust_noise(samples) <= policy.target_noise
+            and robust_noise(got.kept) <= policy.target_noise
         ):
-            return Measurement(samples, True, discarded, runs_per_sample,
-                               (policy.warmup + attempts) * runs_per_sample)  # fmt: skip
+            return done(True)
         out_of_budget = attempts >= policy.max_samples or (
             count >= policy.min_samples and host_clock() - started >= policy.max_time_s
         )
         if out_of_budget:
-            if not samples:  # throttled throughout: keep the last sample rather than none
-                samples, discarded = [sample], discarded - 1
-            converged = robust_noise(samples) <= policy.target_noise
-            return Measurement(samples, converged, discarded, runs_per_sample,
-                               (policy.warmup + attempts) * runs_per_sample)  # fmt: skip
+            if not got.kept:  # throttled throughout: keep the last sample rather than none
+                got.kept, got.discarded = [sample], got.discarded - 1
+                got.clocks = [clock] if clock is not None else []
+            return done(robust_noise(got.kept) <= policy.target_noise)
 
 
 def hot_runs_per_sample(one_run_ms: float, policy: TimingPolicy, cap: int = 10_000) -> int:

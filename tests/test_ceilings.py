@@ -18,9 +18,11 @@ H100 = {"name": "NVIDIA H100 80GB HBM3", "arch": "sm_90", "sm_count": 132,
 ENVIRONMENT = {"gpu_uuid": "GPU-test-1", "device": H100}
 
 
-def ceiling_result(variant: str, metric: str, value: float, status=Status.OK) -> Result:
+def ceiling_result(variant: str, metric: str, value: float, status=Status.OK,
+                   clock: float | None = 1980.0, capped: bool = False) -> Result:  # fmt: skip
+    summary = {"median_ms": 1.0, "rel_noise": 0.01, "clock_mhz": clock, "clock_capped": capped}
     return Result(suite="ceilings", variant=variant, point={"block": 256}, status=status,
-                  summary={"median_ms": 1.0, "rel_noise": 0.01}, metrics={metric: value})  # fmt: skip
+                  summary=summary, metrics={metric: value})  # fmt: skip
 
 
 MEASURED = [
@@ -32,7 +34,7 @@ MEASURED = [
     ceiling_result("fp32_fma", "gflops", 65000.0),
     ceiling_result("fp64_fma", "gflops", 33000.0),
     ceiling_result("fp16_fma", "gflops", 120000.0, status=Status.INCORRECT),
-    ceiling_result("tensor_fp16", "gflops", 700000.0),
+    ceiling_result("tensor_fp16", "gflops", 700000.0, clock=1455.0, capped=True),
 ]
 
 
@@ -44,9 +46,17 @@ def test_a_record_takes_each_verified_ceiling_and_the_theoretical_figures():
     assert record.theoretical["fp32_gflops"] == 66908.2
     assert record.theoretical["l2_read_gbps"] is None
     rows = {row[0]: row for row in store.rows(record)}
-    assert rows["FP32 FMA"][1:] == ("65,000 GFLOP/s", "66,908 GFLOP/s", "97.1%")
-    assert rows["FP16 half2 FMA"][1] == "not measured"
-    assert rows["L2 read"][2:] == ("—", "")
+    assert rows["FP32 FMA"][1:] == ("65,000 GFLOP/s", "66,908 GFLOP/s", "97.1%", "1,980 MHz")
+    assert rows["FP16 half2 FMA"][1:] == ("not measured", "133,816 GFLOP/s", "", "")
+    assert rows["L2 read"][2:] == ("—", "", "1,980 MHz")
+    # The GEMM held the clock below the throttle threshold throughout: its clock and why.
+    assert rows["FP16 tensor cores (cuBLAS GEMM)"][1:] == (
+        "700,000 GFLOP/s",
+        "—",
+        "",
+        "1,455 MHz (capped)",
+    )
+    assert record.clock_capped == ["tensor_fp16_gflops"]
     assert record.get("fp16_gflops") == 133816.3  # the theoretical one stands in
 
 
@@ -137,3 +147,22 @@ def test_the_ceilings_suite_references_are_exact_for_its_kernels():
     assert bench.reference("dram_write", point, inputs)["out"][-1] == (1 << 22) - 1
     fma = bench.case("fp32_fma", point, FAKE_DEVICE, inputs)
     assert fma.work.flops == 2 * 8 * 4096 * one_wave * 8 * 256
+
+
+def test_the_clocks_travel_with_the_record_and_a_damaged_clock_entry_is_refused(tmp_path):
+    record = store.from_results(MEASURED, ENVIRONMENT)
+    again = store.load_file(store.save(record, tmp_path / "r.json"))
+    assert again.clock_mhz == record.clock_mhz and again.clock_mhz["tensor_fp16_gflops"] == 1455.0
+    assert again.clock_capped == ["tensor_fp16_gflops"]
+    damaged = {**record.to_dict(), "clock_mhz": "fast"}
+    (tmp_path / "d.json").write_text(json.dumps(damaged))
+    with pytest.raises(ConfigError, match="damaged ceilings record"):
+        store.load_file(tmp_path / "d.json")
+
+
+def test_the_best_result_of_a_ceiling_brings_its_own_clock():
+    results = [ceiling_result("tensor_fp16", "gflops", 600000.0, clock=1300.0, capped=True),
+               ceiling_result("tensor_fp16", "gflops", 650000.0, clock=1900.0)]  # fmt: skip
+    record = store.from_results(results, ENVIRONMENT)
+    assert record.measured["tensor_fp16_gflops"] == 650000.0
+    assert record.clock_mhz == {"tensor_fp16_gflops": 1900.0} and record.clock_capped == []

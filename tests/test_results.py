@@ -227,15 +227,15 @@ def _record(**changes):
     [
         (
             json.dumps(_record()).replace('"median_ms": 1.0', '"median_ms": ' + "9" * 400),
-            "summary values must be numbers or null",
+            "summary values must be numbers, true/false or null",
         ),
         (
             json.dumps(_record()).replace('"median_ms": 1.0', '"median_ms": 1e400'),
-            "summary values must be numbers or null",
+            "summary values must be numbers, true/false or null",
         ),
         (
             json.dumps(_record(summary={"median_ms": 1.0, "rel_noise": "low"})),
-            "summary values must be numbers or null",
+            "summary values must be numbers, true/false or null",
         ),
         (json.dumps(_record(work={"bytes_moved": "lots"})), "work values must be non-negative"),
         (json.dumps(_record(work={"bytes_moved": -1})), "work values must be non-negative"),

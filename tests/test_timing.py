@@ -142,10 +142,32 @@ def test_every_policy_check_and_its_boundary():
         "flush_l2": bool, "throttle_threshold": float, "time_limit_s": float}  # fmt: skip
 
 
-def test_sampling_stops_when_every_sample_is_throttled():
-    """A GPU that never reaches the clock floor: the loop ends at max_samples, keeps the last
-    sample rather than none, counts the others as discarded, and is not converged."""
+def test_a_clock_capped_throughout_is_measured_at_that_clock():
+    """A GPU that never reaches the clock floor under this load (a power cap): after
+    min_samples samples all below it, they are kept, with the clock, and marked capped."""
     policy = TimingPolicy(warmup=1, min_samples=5, max_samples=30, min_time_s=0,
                           throttle_threshold=0.9)  # fmt: skip
     m = measure(lambda: 1.0, policy, clock_mhz=lambda: 500.0, max_clock_mhz=2000.0)
+    assert m.samples_ms == [1.0] * 5 and m.discarded == 0 and m.converged
+    assert (m.clock_capped, m.clock_mhz, m.runs) == (True, 500.0, 6)
+
+
+def test_sampling_stops_when_every_sample_after_the_first_is_throttled():
+    """A clock that drops below the floor after one good sample is a slow-down, not a cap:
+    the loop discards until max_samples, keeps the one good sample, and is not converged."""
+    policy = TimingPolicy(warmup=1, min_samples=5, max_samples=30, min_time_s=0,
+                          throttle_threshold=0.9)  # fmt: skip
+    clocks = iter([1990.0] + [500.0] * 40)
+    m = measure(lambda: 1.0, policy, clock_mhz=lambda: next(clocks), max_clock_mhz=2000.0)
     assert m.samples_ms == [1.0] and m.discarded == 29 and not m.converged
+    assert (m.clock_capped, m.clock_mhz) == (False, 1990.0)
+
+
+def test_a_passing_slow_down_is_discarded_and_the_clock_is_the_kept_samples():
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=30, min_time_s=0,
+                          throttle_threshold=0.9)  # fmt: skip
+    clocks = iter([500.0] * 4 + [1900.0, 1980.0, 1960.0, 1970.0, 1950.0] + [1980.0] * 30)
+    times = iter([9.0] * 4 + [1.0] * 40)
+    m = measure(lambda: next(times), policy, clock_mhz=lambda: next(clocks), max_clock_mhz=2000.0)
+    assert m.samples_ms == [1.0] * 5 and m.discarded == 4 and m.converged
+    assert (m.clock_capped, m.clock_mhz) == (False, 1960.0)

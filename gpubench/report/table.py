@@ -126,6 +126,8 @@ def _result_row(r: Result, varying: list[str], columns: list[Metric], mixed: boo
         note = f"noise target missed ({summary.get('samples')} samples)"
     if r.status.is_measured and summary.get("discarded"):
         note = f"{note}; {summary['discarded']} throttled samples discarded".lstrip("; ")
+    if r.status.is_measured and summary.get("clock_capped") and summary.get("clock_mhz"):
+        note = f"{note}; clock capped at {summary['clock_mhz']:,.0f} MHz".lstrip("; ")
     device = r.device or {}
     row: list[Any] = [f"{device.get('index', '?')}: {device.get('name', '?')}"] if mixed else []
     row += [str(r.point.get(n)) for n in varying]

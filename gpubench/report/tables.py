@@ -167,7 +167,7 @@ def ceilings_table(record: Any) -> Table:
     from gpubench import ceilings as store
 
     table = Table(title=f"{record.gpu_name}: ceilings ({record.source})", title_justify="left")
-    for column in ("ceiling", "measured", "theoretical", "% of theoretical"):
+    for column in store.ROW_COLUMNS:
         table.add_column(column, justify="left" if column == "ceiling" else "right")
     for row in store.rows(record):
         table.add_row(*row)
