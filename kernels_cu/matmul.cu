@@ -415,8 +415,15 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #define WA_PER_THREAD A_REGS(WBM, WBK, WT_THREADS)  // load_a's register array for warp_tiled
 #define WB_PER_THREAD PER_THREAD(WB_CHUNKS, WT_THREADS)  // B pieces a thread copies
 
+// The ring of STAGES A and B tiles, in bytes. Up to 48 KB it is a static array; past that,
+// dynamic shared memory the launch gives (the backend opts the kernel in, up to the device's
+// limit, 227 KB on an H100), for deeper rings and larger tiles. Static where it fits: the
+// fixed addresses save the address arithmetic a dynamic base costs in the ring's indexing.
+#define WT_RING_BYTES (STAGES * (WBK * WAS_STRIDE + WBK * WBN) * 4)
+#define WT_RING_DYNAMIC (WT_RING_BYTES > 49152)
+
 #if WBM % WM == 0 && WBN % WN == 0 && WMITER >= 1 && (WSUBM / WTM) * (WSUBN / WTN) == 32 \
-    && STAGES * (WBK * WAS_STRIDE + WBK * WBN) * 4 <= 49152
+    && WT_RING_BYTES <= 232448
 // One 4- or 16-byte global → shared copy that does not wait; `bytes` below `size` are
 // zero-filled (bytes = 0 for an element outside the matrix). Before sm_80: a plain copy.
 // `to` is the destination's shared-window address (what __cvta_generic_to_shared gives).
@@ -646,8 +653,14 @@ __device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * WTM][WNITE
 extern "C" __global__ void __launch_bounds__(WT_THREADS, MIN_BLOCKS)
 warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
 {
+#if WT_RING_DYNAMIC
+    extern __shared__ __align__(16) float warp_tiled_ring[];  // WT_RING_BYTES, from the launch
+    float (*As)[WBK * WAS_STRIDE] = reinterpret_cast<float (*)[WBK * WAS_STRIDE]>(warp_tiled_ring);
+    float (*Bs)[WBK * WBN] = reinterpret_cast<float (*)[WBK * WBN]>(warp_tiled_ring + STAGES * WBK * WAS_STRIDE);
+#else
     __shared__ __align__(16) float As[STAGES][WBK * WAS_STRIDE];
     __shared__ __align__(16) float Bs[STAGES][WBK * WBN];
+#endif
     // Grouped block order: block b of the launch computes tile (tile_row, tile_col).
     const int linear = blockIdx.y * gridDim.x + blockIdx.x;
     const int per_group = GROUP * gridDim.x;

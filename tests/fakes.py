@@ -110,6 +110,11 @@ def _count_down(values: np.ndarray, changed: np.ndarray, n: int) -> None:
     np.maximum(v - 1, 0, out=v)
 
 
+def _reversed_through_shared(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    """out = 2 * x reversed, as the contract's kernel stages it through shared memory."""
+    f32(out)[:n] = 2.0 * f32(x)[:n][::-1]
+
+
 def _count_down_never_done(values: np.ndarray, changed: np.ndarray, n: int) -> None:
     changed.view(np.int32)[0] = 1
 
@@ -127,6 +132,7 @@ KERNELS: dict[str, tuple[Any, float]] = {
     "writes_once": (_scale_writes_once, 1.0),
     "axpy_inplace": (_axpy_inplace, 1.0),
     "count_down": (_count_down, 0.25),
+    "reversed_through_shared": (_reversed_through_shared, 1.0),
     "count_down_never_done": (_count_down_never_done, 0.25),
 }
 # Variants that only make sense behind a worker process (they hang or kill the process).
@@ -298,6 +304,9 @@ class FakeBackend:
                 return (
                     f"{launch.kernel}: {launch.threads_per_block} threads per block; at most 1024"
                 )
+            if launch.shared_bytes > self.device.shared_per_block_optin_bytes:
+                return (f"{launch.kernel}: needs {launch.shared_bytes} bytes of shared memory "
+                        f"per block; the device allows {self.device.shared_per_block_optin_bytes}")  # fmt: skip
         return None
 
     def bind(self, module: FakeModule | None, steps: list[Any], buffers: dict[str, FakeBuffer],

@@ -36,6 +36,7 @@ from gpubench.backends.shared import (
     device_info,
     kernel_scalar,
     launch_problem,
+    needs_opt_in,
     run_repeat,
     staged_upload,
 )
@@ -472,6 +473,15 @@ class CudaCoreBackend:
         if module is None:
             raise KernelLaunchError(f"kernel {step.kernel!r}: this suite compiles no kernels")
         function = module.function(step.kernel)
+        if needs_opt_in(self.device, module.attributes(step.kernel), step):
+            try:  # past the default 48 KB: allow this kernel the launch's dynamic share
+                _check(driver.cuFuncSetAttribute(
+                    function,
+                    driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    int(step.shared_bytes)))  # fmt: skip
+            except CudaError as exc:
+                raise KernelLaunchError(f"kernel {step.kernel!r}: cannot opt in to "
+                                        f"{step.shared_bytes} bytes of shared memory: {exc}") from None  # fmt: skip
         values: list[Any] = []
         for arg in step.args:
             if isinstance(arg, BufferRef):

@@ -28,6 +28,7 @@ from gpubench.backends.shared import (
     device_info,
     kernel_scalar,
     launch_problem,
+    needs_opt_in,
     run_repeat,
     staged_upload,
 )
@@ -415,6 +416,13 @@ class PyCudaBackend:
         if module is None:
             raise KernelLaunchError(f"kernel {step.kernel!r}: this suite compiles no kernels")
         func = module.function(step.kernel)
+        if needs_opt_in(self.device, module.attributes(step.kernel), step):
+            try:  # past the default 48 KB: allow this kernel the launch's dynamic share
+                func.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   int(step.shared_bytes))  # fmt: skip
+            except cuda.Error as exc:
+                raise KernelLaunchError(f"kernel {step.kernel!r}: cannot opt in to "
+                                        f"{step.shared_bytes} bytes of shared memory: {exc}") from None  # fmt: skip
         codes, values = [], []
         for arg in step.args:
             if isinstance(arg, BufferRef):

@@ -89,12 +89,20 @@ def launch_problem(
                 f"({attrs.registers_per_thread} registers/thread, device max {dev.max_threads_per_block})"
             )
         shared = attrs.static_shared_bytes + launch.shared_bytes
-        if shared > dev.shared_per_block_bytes:
+        if shared > dev.shared_per_block_optin_bytes:
             return (
                 f"{launch.kernel}: needs {shared} bytes of shared memory per block; "
-                f"the device allows {dev.shared_per_block_bytes}"
+                f"the device allows {dev.shared_per_block_optin_bytes} "
+                f"({dev.shared_per_block_bytes} without opting in)"
             )
     return None
+
+
+def needs_opt_in(dev: DeviceInfo, attributes: KernelAttributes, launch: Launch) -> bool:
+    """True when a launch's shared memory passes the default per-block limit (48 KB): the
+    backend then raises the kernel's dynamic shared-memory limit to what the launch asks
+    (cuFuncSetAttribute, MAX_DYNAMIC_SHARED_SIZE_BYTES), up to the device's opt-in limit."""
+    return attributes.static_shared_bytes + launch.shared_bytes > dev.shared_per_block_bytes
 
 
 def copy_bytes(step: Copy, src_nbytes: int, dst_nbytes: int) -> int:

@@ -28,6 +28,15 @@ extern "C" __global__ void count_down(int* values, int* changed, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n && values[i] > 0) { values[i] -= 1; *changed = 1; }
 }
+
+// out = 2 * x reversed, by one block through n floats of dynamic shared memory.
+extern "C" __global__ void reversed_through_shared(float* out, const float* x, int n)
+{
+    extern __shared__ float staged[];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) staged[i] = 2.0f * x[i];
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = staged[n - 1 - i];
+}
 """
 
 BACKENDS = [
@@ -272,3 +281,26 @@ def test_two_builds_with_the_same_kernel_names_each_run_their_own_code(backend):
         backend.run_checked(backend.bind(module, [launch], {"out": out}, {"out": spec}))
         assert (backend.read(out, spec) == value).all()
     backend.free(out)
+
+
+def test_dynamic_shared_memory_past_the_default_limit_is_opted_in(backend, module):
+    """A launch asking for more dynamic shared memory than the default 48 KB per block, and
+    no more than the device's opt-in limit, runs (the backend raises the kernel's limit);
+    more than the opt-in limit is named before any launch."""
+    dev = backend.device
+    n = (dev.shared_per_block_bytes + 8192) // 4  # 8 KB past the default limit
+    assert n * 4 <= dev.shared_per_block_optin_bytes
+    specs = {"out": BufferSpec((n,), F32), "x": BufferSpec((n,), F32)}
+    buffers = alloc(backend, specs)
+    x = np.arange(n, dtype=np.float32)
+    backend.write(buffers["x"], specs["x"], x)
+    backend.poison(buffers["out"], specs["out"])
+    args = (BufferRef("out"), BufferRef("x"), np.int32(n))
+    launch = Launch("reversed_through_shared", (1, 1, 1), (256, 1, 1), args, shared_bytes=n * 4)
+    assert backend.launch_problem(module, [launch]) is None
+    backend.run_checked(backend.bind(module, [launch], buffers, specs))
+    np.testing.assert_array_equal(backend.read(buffers["out"], specs["out"]), 2 * x[::-1])
+    too_much = Launch("reversed_through_shared", (1, 1, 1), (256, 1, 1), args,
+                      shared_bytes=dev.shared_per_block_optin_bytes + 4)  # fmt: skip
+    assert "bytes of shared memory per block" in backend.launch_problem(module, [too_much])
+    free(backend, buffers)

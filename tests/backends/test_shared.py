@@ -82,3 +82,26 @@ def test_a_repeat_without_graphs_runs_its_calls_and_reports_no_convergence():
     assert calls == {"iteration": 5, "sync": 5}
     assert (bound.record.iterations, bound.record.converged) == (5, False)
     assert bound.record.unconverged == ["relax"]
+
+
+def test_shared_memory_up_to_the_opt_in_limit_is_a_launch_the_device_can_run():
+    from gpubench.backends.base import KernelAttributes
+    from gpubench.backends.shared import launch_problem, needs_opt_in
+    from gpubench.steps import Launch
+    from tests.fakes import FAKE_DEVICE  # 48 KB per block, 96 KB opted in
+
+    attrs = KernelAttributes(registers_per_thread=32, static_shared_bytes=1024,
+                             local_bytes_per_thread=0, max_threads_per_block=1024)  # fmt: skip
+
+    def launch(dynamic: int) -> Launch:
+        return Launch("k", (1, 1, 1), (128, 1, 1), (), shared_bytes=dynamic)
+
+    at_default, past_default = launch(47 * 1024), launch(47 * 1024 + 1)
+    at_opt_in, past_opt_in = launch(95 * 1024), launch(95 * 1024 + 1)
+    assert [needs_opt_in(FAKE_DEVICE, attrs, x) for x in (at_default, past_default)] == [
+        False, True]  # fmt: skip
+    for fits in (at_default, past_default, at_opt_in):
+        assert launch_problem(FAKE_DEVICE, lambda _: attrs, [fits]) is None
+    assert launch_problem(FAKE_DEVICE, lambda _: attrs, [past_opt_in]) == (
+        "k: needs 98305 bytes of shared memory per block; the device allows 98304 "
+        "(49152 without opting in)")  # fmt: skip
