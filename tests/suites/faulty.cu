@@ -61,7 +61,7 @@ extern "C" __global__ void register_hog(float* __restrict__ out, const float* __
     if (threadIdx.x < n) out[threadIdx.x] = sum;
 }
 
-// Asks for more dynamic shared memory than a block may have without opting in.
+// Asks for more dynamic shared memory than a block may have, even opted in (227 KB on an H100).
 extern "C" __global__ void shared_hog(float* __restrict__ out, const float* __restrict__ in, unsigned int n)
 {
     extern __shared__ float scratch[];

@@ -50,7 +50,7 @@ class Faulty(Benchmark):
     variants = (
         Variant("kernel", "the kernel of this case", "affine"),
         Variant("register_hog", "needs more registers than 1024 threads can have", "hog"),
-        Variant("shared_hog", "asks for 100 KB of dynamic shared memory", "hog"),
+        Variant("shared_hog", "asks for 256 KB of dynamic shared memory", "hog"),
     )
 
     def defines(self, point: Point) -> dict[str, str]:
@@ -65,7 +65,7 @@ class Faulty(Benchmark):
         if variant == "register_hog":
             launch = Launch(variant, (1, 1, 1), (1024, 1, 1), args)
         elif variant == "shared_hog":
-            launch = Launch(variant, (1, 1, 1), (256, 1, 1), args, shared_bytes=100 * 1024)
+            launch = Launch(variant, (1, 1, 1), (256, 1, 1), args, shared_bytes=256 * 1024)
         else:
             launch = Launch(variant, (ceil_div(n, 256 * point["unroll"]), 1, 1), (256, 1, 1), args)
         return Case(
