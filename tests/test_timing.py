@@ -152,15 +152,31 @@ def test_a_clock_capped_throughout_is_measured_at_that_clock():
     assert (m.clock_capped, m.clock_mhz, m.runs) == (True, 500.0, 6)
 
 
-def test_sampling_stops_when_every_sample_after_the_first_is_throttled():
-    """A clock that drops below the floor after one good sample is a slow-down, not a cap:
-    the loop discards until max_samples, keeps the one good sample, and is not converged."""
+def test_a_clock_that_falls_and_stays_down_is_measured_at_the_lower_clock():
+    """The clock drops below the floor after one sample and stays there (a power cap coming
+    in): the loop stops at max_samples, and the samples at the held-down clock are the
+    figure, marked capped; the one at the early clock is the one dropped."""
     policy = TimingPolicy(warmup=1, min_samples=5, max_samples=30, min_time_s=0,
                           throttle_threshold=0.9)  # fmt: skip
     clocks = iter([1990.0] + [500.0] * 40)
-    m = measure(lambda: 1.0, policy, clock_mhz=lambda: next(clocks), max_clock_mhz=2000.0)
-    assert m.samples_ms == [1.0] and m.discarded == 29 and not m.converged
-    assert (m.clock_capped, m.clock_mhz) == (False, 1990.0)
+    times = iter([1.0] + [2.0] * 40)
+    m = measure(lambda: next(times), policy, clock_mhz=lambda: next(clocks),
+                max_clock_mhz=2000.0)  # fmt: skip
+    assert m.samples_ms == [2.0] * 29 and m.discarded == 1 and m.converged
+    assert (m.clock_capped, m.clock_mhz, m.runs) == (True, 500.0, 31)
+
+
+def test_held_down_samples_count_toward_the_time_budget():
+    """However few samples run at full clock, the time budget ends the loop once min_samples
+    are in, kept or held down: never max_samples long kernels."""
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=10_000, min_time_s=0,
+                          max_time_s=1.0, throttle_threshold=0.9)  # fmt: skip
+    clocks = iter([1990.0] + [500.0, 1990.0] * 100)
+    times = iter([1.0] + [2.0, 1.0] * 100)
+    ticks = iter(range(1000))  # the host clock: one second per sample
+    m = measure(lambda: next(times), policy, clock_mhz=lambda: next(clocks),
+                max_clock_mhz=2000.0, host_clock=lambda: float(next(ticks)))  # fmt: skip
+    assert m.runs < 20 and not m.clock_capped and m.samples_ms == [1.0] * len(m.samples_ms)
 
 
 def test_a_passing_slow_down_is_discarded_and_the_clock_is_the_kept_samples():
