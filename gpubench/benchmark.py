@@ -166,12 +166,17 @@ class Work:
     # Where the bytes come from: "dram" (the default), or "l2" / "shared" for a working set
     # that lives in a cache. Only DRAM traffic is given as a percent of the DRAM peak.
     level: str = "dram"
+    # What the flops are: "fp32" (the default), or "fp64" / "fp16" / "tensor": only FP32
+    # flops are given as a percent of the FP32 peak.
+    precision: str = "fp32"
 
     def to_dict(self) -> dict[str, int | str]:
         record: dict[str, int | str] = {"bytes_moved": self.bytes_moved, "flops": self.flops,
                                         "elements": self.elements}  # fmt: skip
         if self.level != "dram":
             record["level"] = self.level
+        if self.precision != "fp32":
+            record["precision"] = self.precision
         return record
 
 

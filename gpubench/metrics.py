@@ -112,9 +112,11 @@ def work_metrics(
     peak_bandwidth_gbps: float | None,
     peak_fp32_gflops: float | None,
     level: str = "dram",
+    precision: str = "fp32",
 ) -> dict[str, float | None]:
     """The rate metrics of one result from its work and median time. `level`: where the
-    bytes come from; only DRAM traffic is a percent of the DRAM peak."""
+    bytes come from; only DRAM traffic is a percent of the DRAM peak. `precision`: what the
+    flops are; only FP32 flops are a percent of the FP32 peak."""
     values: dict[str, float | None] = {TIME.key: time_ms}
     if bytes_moved:
         gbps = bandwidth_gbps(bytes_moved, time_ms)
@@ -124,7 +126,8 @@ def work_metrics(
     if flops:
         rate = gflops(flops, time_ms)
         values[GFLOPS.key] = rate
-        values[PCT_PEAK_FP32.key] = percent_of(rate, peak_fp32_gflops)
+        if precision == "fp32":
+            values[PCT_PEAK_FP32.key] = percent_of(rate, peak_fp32_gflops)
     if elements:
         values[ELEMENTS.key] = elements / (time_ms * 1e-3) / 1e9
     return values

@@ -177,7 +177,7 @@ def _result_problem(record: Any) -> str | None:
                for v in (record.get("summary") or {}).values()):  # fmt: skip
         return "summary values must be numbers, true/false or null"
     work = record.get("work") or {}
-    if not all(_number(v) and v >= 0 for k, v in work.items() if k != "level"):
+    if not all(_number(v) and v >= 0 for k, v in work.items() if k not in ("level", "precision")):
         return "work values must be non-negative numbers"
     verification = record.get("verification")
     if verification is not None and (

@@ -483,7 +483,8 @@ def timed_outcome(device: Any, measurement: timing.Measurement, verdict: Verific
     summary["clock_capped"] = measurement.clock_capped
     values = metrics.work_metrics(work.bytes_moved, work.flops, work.elements,
                                   summary["median_ms"], device.peak_bandwidth_gbps,
-                                  device.peak_fp32_gflops, getattr(work, "level", "dram"))  # fmt: skip
+                                  device.peak_fp32_gflops, getattr(work, "level", "dram"),
+                                  getattr(work, "precision", "fp32"))  # fmt: skip
     if cgma is not None:
         values[metrics.CGMA.key] = cgma
     return {

@@ -124,6 +124,26 @@ def test_the_suites_say_where_their_cached_bytes_come_from():
     )
 
 
+def test_only_fp32_flops_are_a_percent_of_the_fp32_peak():
+    """The ceilings' FP16 FMA and tensor-core GEMM once showed 188% and 1,083% of the FP32
+    peak: only FP32 work is given that percent."""
+    from gpubench import registry
+    from gpubench.metrics import PCT_PEAK_FP32, work_metrics
+    from tests.fakes import FAKE_DEVICE
+
+    fp32 = work_metrics(0, 4_000_000, 0, 1.0, None, 8.0)
+    assert fp32["gflops"] == 4.0 and fp32[PCT_PEAK_FP32.key] == 50.0
+    for precision in ("fp64", "fp16", "tensor"):
+        other = work_metrics(0, 4_000_000, 0, 1.0, None, 8.0, "dram", precision)
+        assert other["gflops"] == 4.0 and PCT_PEAK_FP32.key not in other
+    ceilings = registry.get("ceilings")
+    point = ceilings.resolve(ceilings.defaults())
+    kinds = {v: ceilings.case(v, point, FAKE_DEVICE, {}).work_for(None).precision
+             for v in ("fp32_fma", "fp64_fma", "fp16_fma", "tensor_fp16")}  # fmt: skip
+    assert kinds == {"fp32_fma": "fp32", "fp64_fma": "fp64", "fp16_fma": "fp16",
+                     "tensor_fp16": "tensor"}  # fmt: skip
+
+
 def test_registers_are_allocated_per_warp_in_units_of_256():
     """33 registers a thread is 1,056 a warp, allocated as 1,280: with 1,024-thread blocks on
     65,536 registers that is one block (80 KB would not fit twice), where 32 registers

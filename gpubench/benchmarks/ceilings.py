@@ -165,7 +165,8 @@ class Ceilings(Benchmark):
             g = point["gemm_size"]
             return Case([LibraryCall("cupy.matmul", _CupyHalfGemm(g))],
                         outputs={"C": BufferSpec((g, g), np.dtype(np.float16))},
-                        work=Work(6 * g * g, flops=2 * g**3), tolerance=Tolerance())  # fmt: skip
+                        work=Work(6 * g * g, flops=2 * g**3, precision="tensor"),
+                        tolerance=Tolerance())  # fmt: skip
         kinds = {
             "fp32_fma": (np.float32, np.float32(FP32_STEP), point["fma_iterations"], 2),
             "fp64_fma": (np.float64, np.float64(FP64_STEP), point["fma_iterations"], 2),
@@ -177,7 +178,8 @@ class Ceilings(Benchmark):
         return Case([launch(variant, args, grid)],
                     outputs={"out": BufferSpec((threads,), np.dtype(dtype))},
                     work=Work(threads * np.dtype(dtype).itemsize,
-                              flops=flops_per_fma * CHAINS * iterations * threads),
+                              flops=flops_per_fma * CHAINS * iterations * threads,
+                              precision=variant.split("_")[0]),  # fp32, fp64, fp16
                     tolerance=Tolerance())  # fmt: skip
 
     def reference(self, computes: str, point: Point,

@@ -124,10 +124,15 @@ def _result_row(r: Result, varying: list[str], columns: list[Metric], mixed: boo
     note = r.reason.splitlines()[0] if r.reason else ""
     if r.status is Status.UNSTABLE:
         note = f"noise target missed ({summary.get('samples')} samples)"
-    if r.status.is_measured and summary.get("discarded"):
+    capped = r.status.is_measured and summary.get("clock_capped")
+    if capped:  # the figure is at the held-down clock; the dropped samples ran faster
+        clock = summary.get("clock_mhz")
+        note = f"{note}; clock capped at {clock:,.0f} MHz" if clock else f"{note}; clock capped"
+        if summary.get("discarded"):
+            note += f" ({summary['discarded']} samples at a higher clock dropped)"
+        note = note.lstrip("; ")
+    elif r.status.is_measured and summary.get("discarded"):
         note = f"{note}; {summary['discarded']} throttled samples discarded".lstrip("; ")
-    if r.status.is_measured and summary.get("clock_capped") and summary.get("clock_mhz"):
-        note = f"{note}; clock capped at {summary['clock_mhz']:,.0f} MHz".lstrip("; ")
     device = r.device or {}
     row: list[Any] = [f"{device.get('index', '?')}: {device.get('name', '?')}"] if mixed else []
     row += [str(r.point.get(n)) for n in varying]

@@ -23,7 +23,10 @@ def _result(**summary) -> Result:
 
 def test_a_capped_clock_is_named_with_the_clock_it_held():
     text = _text([_result(clock_mhz=1455.0, clock_capped=True)])
-    assert "clock capped at 1,455 MHz" in text
+    assert "clock capped at 1,455 MHz" in text and "dropped" not in text
+    text = _text([_result(clock_mhz=1650.0, clock_capped=True, discarded=115)])
+    assert "clock capped at 1,650 MHz (115 samples at a higher clock dropped)" in text
+    assert "throttled" not in text
 
 
 def test_an_uncapped_clock_and_discarded_samples_say_so_without_a_cap():
