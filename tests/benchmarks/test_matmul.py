@@ -210,6 +210,26 @@ def test_gpu_every_tuned_warp_tile_is_correct_at_awkward_shapes(gpu_backend, val
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("values", ["integers", "reals"])
+def test_gpu_warp_tiled_rings_past_48_kb_are_correct_at_awkward_shapes(gpu_backend, values):
+    """Rings that need more than 48 KB of shared memory are dynamic shared memory the backend
+    opts the kernel in to (WT_RING_DYNAMIC): the tuned tile in three and four stages (62 and
+    83 KB), and the 256 x 128 x 8 tile in four (the deep sweep's best 128-accumulator shape)."""
+    from gpubench.benchmarks.matmul import TUNED_WARP_TILES
+
+    shapes = [(1, 1, 1), (17, 31, 5), (257, 383, 1003), (300, 520, 64), (1000, 1, 1000)]
+    tuned = TUNED_WARP_TILES[4096]  # 64 x 256 x 16
+    tiles = [{**tuned, "stages": 3}, {**tuned, "stages": 4},
+             {"wbm": 256, "wbn": 128, "wbk": 8, "wm": 64, "wn": 64, "wtn": 8, "wniter": 1,
+              "stages": 4}]  # fmt: skip
+    points = [point(m=m, n=n, k=k, values=values, **tile) for tile in tiles for m, n, k in shapes]
+    assert all(case("warp_tiled", p).steps[0].shared_bytes > 48 * 1024 for p in points)
+    results = Runner(gpu_backend).run(Plan(bench, points, ("warp_tiled",), "warp_tiled",
+                                           CHECK_ONLY))  # fmt: skip
+    assert [(r.point, r.status, r.reason) for r in results if not r.status.is_measured] == []
+
+
+@pytest.mark.gpu
 def test_gpu_every_variant_is_exact_at_a_large_k(gpu_backend):
     """At K = 20,000 the float32 bound would let a skipped k-iteration pass; the exact check
     on integer inputs does not."""
