@@ -196,10 +196,8 @@ def measure(
             enough and host_clock() - started >= policy.max_time_s
         )
         if out_of_budget:
+            # Never empty-handed: with no sample kept, every one was held down (capped).
             got.settle_on_the_held_clock()
-            if not got.kept:  # throttled throughout: keep the last sample rather than none
-                got.kept, got.discarded = [sample], got.discarded - 1
-                got.clocks = [clock] if clock is not None else []
             return done(robust_noise(got.kept) <= policy.target_noise)
 
 

@@ -166,3 +166,24 @@ def test_the_best_result_of_a_ceiling_brings_its_own_clock():
     record = store.from_results(results, ENVIRONMENT)
     assert record.measured["tensor_fp16_gflops"] == 650000.0
     assert record.clock_mhz == {"tensor_fp16_gflops": 1900.0} and record.clock_capped == []
+
+
+def test_a_ceiling_keeps_the_first_of_equal_figures_and_drops_a_clock_the_better_one_lacks():
+    equal = [ceiling_result("fp32_fma", "gflops", 0.5, clock=1900.0),
+             ceiling_result("fp32_fma", "gflops", 0.5, clock=1800.0),
+             ceiling_result("fp32_fma", "gflops", 0.0, clock=1000.0)]  # fmt: skip
+    record = store.from_results(equal, ENVIRONMENT)
+    assert record.measured == {"fp32_gflops": 0.5} and record.clock_mhz == {"fp32_gflops": 1900.0}
+    better_unclocked = [ceiling_result("fp32_fma", "gflops", 60000.0, clock=1300.0, capped=True),
+                        ceiling_result("fp32_fma", "gflops", 65000.0, clock=None)]  # fmt: skip
+    record = store.from_results(better_unclocked, ENVIRONMENT, when="2026-11-24")
+    assert record.clock_mhz == {} and record.clock_capped == []
+    assert (record.measured_at, record.environment) == ("2026-11-24", ENVIRONMENT)
+    assert store.from_results([], {}).gpu_name == "unknown GPU"
+
+
+def test_a_clock_without_a_measured_figure_is_not_shown():
+    record = store.from_results([], ENVIRONMENT)
+    record.clock_mhz["fp32_gflops"] = 1980.0  # a damaged record: a clock and no figure
+    rows = {row[0]: row for row in store.rows(record)}
+    assert rows["FP32 FMA"][1:] == ("not measured", "66,908 GFLOP/s", "", "")

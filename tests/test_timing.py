@@ -187,3 +187,74 @@ def test_a_passing_slow_down_is_discarded_and_the_clock_is_the_kept_samples():
     m = measure(lambda: next(times), policy, clock_mhz=lambda: next(clocks), max_clock_mhz=2000.0)
     assert m.samples_ms == [1.0] * 5 and m.discarded == 4 and m.converged
     assert (m.clock_capped, m.clock_mhz) == (False, 1960.0)
+
+
+class _SecondPerSample:
+    """A sample that takes one second of host time: the host clock reads 0 before the first
+    and n seconds after the n-th."""
+
+    def __init__(self, times: list[float]) -> None:
+        self.now, self._times = 0.0, iter(times * 100)
+
+    def sample(self) -> float:
+        self.now += 1.0
+        return next(self._times)
+
+    def clock(self) -> float:
+        return self.now
+
+
+def test_capped_samples_count_every_run_toward_the_minimum_time():
+    """Hot samples of 10 runs at a capped clock: five of 1 ms are 50 ms of runs, past the
+    40 ms minimum, so sampling stops there."""
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=30, min_time_s=0.04,
+                          max_time_s=1e9, throttle_threshold=0.9)  # fmt: skip
+    m = measure(lambda: 1.0, policy, clock_mhz=lambda: 500.0, max_clock_mhz=2000.0,
+                runs_per_sample=10, host_clock=lambda: 0.0)  # fmt: skip
+    assert (m.clock_capped, m.runs, m.samples_ms) == (True, 50, [1.0] * 5)
+
+
+def test_as_many_samples_held_down_as_kept_is_not_a_cap():
+    """Half the samples below the floor and half above: a passing slow-down, not a cap; the
+    figure is the samples at full clock."""
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=10, min_time_s=0,
+                          max_time_s=1e9, throttle_threshold=0.9)  # fmt: skip
+    clocks = iter([1990.0, 500.0] * 5)
+    times = iter([1.0, 9.0, 2.0, 9.0, 4.0, 9.0, 8.0, 9.0, 16.0, 9.0])  # noisy: no early stop
+    m = measure(lambda: next(times), policy, clock_mhz=lambda: next(clocks),
+                max_clock_mhz=2000.0, host_clock=lambda: 0.0)  # fmt: skip
+    assert (m.clock_capped, m.discarded, m.samples_ms) == (False, 5, [1.0, 2.0, 4.0, 8.0, 16.0])
+    assert m.clock_mhz == 1990.0 and not m.converged
+
+
+def test_a_clock_without_a_maximum_is_read_but_nothing_is_discarded():
+    policy = TimingPolicy(warmup=0, min_samples=3, max_samples=10, min_time_s=0)
+    clocks = iter([500.0, 700.0, 600.0])
+    m = measure(lambda: 1.0, policy, clock_mhz=lambda: next(clocks), max_clock_mhz=None)
+    assert (m.samples_ms, m.discarded, m.clock_mhz, m.clock_capped) == ([1.0] * 3, 0, 600.0, False)
+
+
+def test_noise_exactly_at_the_target_converges():
+    from gpubench.stats import robust_noise
+
+    samples = [1.0, 1.1, 1.0, 1.2, 1.0]
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=50, min_time_s=0,
+                          target_noise=robust_noise(samples))  # fmt: skip
+    times = iter(samples * 10)
+    m = measure(lambda: next(times), policy)
+    assert m.converged and m.runs == 5
+
+
+def test_the_time_budget_ends_sampling_at_exactly_max_time_once_min_samples_are_in():
+    """At the fifth sample five seconds have passed, exactly max_time_s, with exactly
+    min_samples in (kept, or held down by the clock): sampling stops there."""
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=1000, min_time_s=0,
+                          max_time_s=5.0)  # fmt: skip
+    noisy = [1.0, 3.0, 9.0, 27.0, 81.0]  # far too noisy to converge
+    host = _SecondPerSample(noisy)
+    m = measure(host.sample, policy, host_clock=host.clock)
+    assert m.runs == 5 and not m.converged
+    host = _SecondPerSample(noisy)
+    m = measure(host.sample, policy, host_clock=host.clock, clock_mhz=lambda: 500.0,
+                max_clock_mhz=2000.0)  # fmt: skip
+    assert m.runs == 5 and m.clock_capped

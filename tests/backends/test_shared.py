@@ -105,3 +105,51 @@ def test_shared_memory_up_to_the_opt_in_limit_is_a_launch_the_device_can_run():
     assert launch_problem(FAKE_DEVICE, lambda _: attrs, [past_opt_in]) == (
         "k: needs 98305 bytes of shared memory per block; the device allows 98304 "
         "(49152 without opting in)")  # fmt: skip
+
+
+def test_launch_limits_are_inclusive_and_each_names_its_axis():
+    from gpubench.backends.base import KernelAttributes
+    from gpubench.backends.shared import launch_problem
+    from gpubench.steps import Launch
+    from tests.fakes import FAKE_DEVICE
+
+    dev = FAKE_DEVICE.__class__(**{**FAKE_DEVICE.__dict__, "max_block_dims": (1024, 1024, 64),
+                                   "max_grid_dims": (2**31 - 1, 65535, 65535)})  # fmt: skip
+    per_kernel = {"k": KernelAttributes(registers_per_thread=32, static_shared_bytes=0,
+                                        local_bytes_per_thread=0, max_threads_per_block=512)}  # fmt: skip
+
+    def problem(grid, block):
+        return launch_problem(dev, per_kernel.__getitem__, [Launch("k", grid, block, ())])
+
+    assert problem((1, 65535, 65535), (512, 1, 1)) is None  # every limit reached, none passed
+    assert problem((1, 1, 1), (8, 8, 8)) is None
+    assert problem((1, 1, 1), (1, 1, 65)) == "k: block dimension z=65 exceeds the device limit 64"
+    assert problem((1, 65536, 1), (1, 1, 1)) == (
+        "k: grid dimension y=65536 exceeds the device limit 65535")  # fmt: skip
+    assert problem((1, 1, 1), (513, 1, 1)).startswith(
+        "k: 513 threads per block; this kernel allows at most 512"
+    )
+
+
+def test_each_repeat_of_a_run_has_its_own_graph_and_their_iterations_add_up():
+    from gpubench.backends.shared import BoundRun, run_repeat
+    from gpubench.steps import Repeat
+
+    class Graphs(_Graphs):
+        def capture(self, stream_handle, enqueue):
+            assert stream_handle == 7 and callable(enqueue)
+            self.captured += 1
+            return f"graph {self.captured}"
+
+        def launch(self, executable, stream_handle):
+            assert stream_handle == 7
+            self.recorded.append(executable)
+
+    graphs, bound = Graphs(), BoundRun(ops=[], side_streams={})
+    flag = np.array([0], np.uint32)  # the kernels changed nothing: one iteration each
+    first = Repeat(body=(), flag="changed", max_iterations=5, label="same label")
+    second = Repeat(body=(), flag="changed", max_iterations=5, label="same label")
+    for step in (first, second, first):
+        run_repeat(bound, step, lambda: None, lambda: None, flag, graphs, 7)
+    assert graphs.captured == 2 and graphs.recorded == ["graph 1", "graph 2", "graph 1"]
+    assert bound.record.iterations == 3
