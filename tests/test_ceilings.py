@@ -187,3 +187,16 @@ def test_a_clock_without_a_measured_figure_is_not_shown():
     record.clock_mhz["fp32_gflops"] = 1980.0  # a damaged record: a clock and no figure
     rows = {row[0]: row for row in store.rows(record)}
     assert rows["FP32 FMA"][1:] == ("not measured", "66,908 GFLOP/s", "", "")
+
+
+def test_a_record_reads_back_whole(tmp_path):
+    """Every field survives save and load, and what is not a record is refused by name."""
+    record = store.from_results(MEASURED, {**ENVIRONMENT, "driver": "580"}, when="2026-11-24")
+    record.theoretical["l2_read_gbps"] = None
+    again = store.load_file(store.save(record, tmp_path / "whole.json"))
+    assert again.to_dict() == record.to_dict() and again.to_dict()["kind"] == store.RECORD_KIND
+    assert again.gpu_uuid == "GPU-test-1" and again.source == "measured"
+    for bad in ([], {"kind": "something else"}, "text"):
+        with pytest.raises(ConfigError, match="is not a ceilings record") as caught:
+            store.CeilingsRecord.from_dict(bad, "x.json")
+        assert caught.value.source == "x.json"
