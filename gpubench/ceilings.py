@@ -4,6 +4,7 @@ read back by `gpubench roofline`. No GPU is touched here."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -84,17 +85,27 @@ class CeilingsRecord:
             return cls(
                 gpu_uuid=record.get("gpu_uuid"),
                 gpu_name=str(record["gpu_name"]),
-                measured={k: float(v) for k, v in dict(record["measured"]).items()},
-                theoretical={k: None if v is None else float(v)
+                measured={k: _figure(v) for k, v in dict(record["measured"]).items()},
+                theoretical={k: None if v is None else _figure(v)
                              for k, v in dict(record.get("theoretical") or {}).items()},
                 environment=dict(record.get("environment") or {}),
                 source=str(record.get("source", "measured")),
                 measured_at=str(record.get("measured_at", "")),
-                clock_mhz={k: float(v) for k, v in dict(record.get("clock_mhz") or {}).items()},
+                clock_mhz={k: _figure(v) for k, v in dict(record.get("clock_mhz") or {}).items()},
                 clock_capped=[str(k) for k in list(record.get("clock_capped") or [])],
             )  # fmt: skip
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise ConfigError(f"a damaged ceilings record ({exc})", source=source) from None
+
+
+def _figure(value: Any) -> float:
+    """A measured or theoretical figure: a finite, non-negative JSON number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{value!r} is not a number")
+    figure = float(value)  # OverflowError for an integer no float holds
+    if not math.isfinite(figure) or figure < 0:
+        raise ValueError(f"{value!r} is not a finite, non-negative number")
+    return figure
 
 
 def theoretical_from_device(device: dict[str, Any]) -> dict[str, float | None]:

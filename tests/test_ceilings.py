@@ -200,3 +200,16 @@ def test_a_record_reads_back_whole(tmp_path):
         with pytest.raises(ConfigError, match="is not a ceilings record") as caught:
             store.CeilingsRecord.from_dict(bad, "x.json")
         assert caught.value.source == "x.json"
+
+
+@pytest.mark.parametrize("field", ["measured", "theoretical", "clock_mhz"])
+@pytest.mark.parametrize("value", ["1e400", "-1", "9" * 400, '"fast"', "true", "NaN"])
+def test_a_figure_that_is_no_finite_non_negative_number_is_a_damaged_record(tmp_path, field,
+                                                                           value):  # fmt: skip
+    record = store.from_results(MEASURED, ENVIRONMENT)
+    text = json.dumps(record.to_dict()).replace(
+        f'"{field}": {{', f'"{field}": {{"extra_gflops": {value}, ', 1
+    )
+    (tmp_path / "bad.json").write_text(text)
+    with pytest.raises(ConfigError, match="damaged ceilings record"):
+        store.load_file(tmp_path / "bad.json")
