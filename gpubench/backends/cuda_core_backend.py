@@ -4,8 +4,9 @@ cuda-bindings, the NVRTC wheel); no CUDA toolkit, no nvcc, no PyCUDA build.
 Kernels compile in-process with NVRTC (cuda.core's Program); the device, streams and events
 are cuda.core's; modules, launches, memory and copies go through the driver API of
 cuda-bindings, as PyCUDA's do (see _Module for why not cuda.core's ObjectCode). Everything
-the two backends share (device description, launch-shape checks, bound runs,
-staged uploads) is in `shared`, so the same steps run the same way on either.
+the two backends share is in `driver_backend` (binding, timing, timelines, Repeat) and
+`shared` (device description, launch-shape checks, staged uploads), so the same steps run
+the same way on either.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import contextlib
 import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,19 +25,17 @@ from cuda.core import Device, EventOptions, Program, StreamOptions
 from gpubench.backends import nvml
 from gpubench.backends.base import KernelAttributes
 from gpubench.backends.cuda_graphs import CudaGraphs
+from gpubench.backends.driver_backend import DriverBackend
 from gpubench.backends.nvrtc_options import program_options
 from gpubench.backends.shared import (
     STAGE_BYTES,
     STAGED_UPLOAD_FROM,
     STAGES,
-    BoundRun,
-    Op,
     copy_bytes,
     device_info,
     kernel_scalar,
     launch_problem,
     needs_opt_in,
-    run_repeat,
     staged_upload,
 )
 from gpubench.benchmark import BufferSpec
@@ -52,11 +50,6 @@ from gpubench.steps import (
     BufferRef,
     Copy,
     Launch,
-    LibraryCall,
-    Repeat,
-    RunRecord,
-    Step,
-    streams_used,
 )
 
 _TIMING = EventOptions(timing_enabled=True)
@@ -171,7 +164,7 @@ def _out_of_memory(what: str, spec: BufferSpec, exc: BaseException) -> OutOfMemo
     return OutOfMemory(f"cannot allocate {spec.nbytes:,} bytes of {what} memory ({exc})")
 
 
-class CudaCoreBackend:
+class CudaCoreBackend(DriverBackend):
     name = "cuda-core"
 
     def __init__(self, device_index: int = 0) -> None:
@@ -406,68 +399,6 @@ class CudaCoreBackend:
         """Why the device cannot run these launch shapes, or None."""
         return launch_problem(self.device, module.attributes, launches)
 
-    def _stream_for(self, index: int) -> Any:
-        if index == 0:
-            return self._stream
-        if index not in self._side_streams:
-            self._side_streams[index] = self._device.create_stream(options=_ORDERED)
-        return self._side_streams[index]
-
-    def bind(
-        self,
-        module: _Module | None,
-        steps: list[Step],
-        buffers: dict[str, _Buffer],
-        specs: dict[str, BufferSpec],
-    ) -> BoundRun:
-        side = {index: self._stream_for(index) for index in streams_used(steps)}
-        bound = BoundRun(ops=[], side_streams=side)
-        pointers = {n: b.pointer for n, b in buffers.items() if b.device is not None}
-
-        def resolve(step: Launch | Copy | LibraryCall) -> Op:
-            stream = self._stream_for(step.stream)
-            if isinstance(step, LibraryCall):
-                call = partial(step.run, pointers, int(stream.handle))
-                return Op(step.stream, "library", step.label or step.name, call)
-            if isinstance(step, Copy):
-                op, call = self._copy_call(step, buffers, stream)
-                pageable = "pageable" in (buffers[step.src].location, buffers[step.dst].location)
-                if step.synchronous or pageable:
-                    bound.capturable = False
-                return Op(step.stream, op, step.label, call)
-            return Op(step.stream, "kernel", step.label or step.kernel,
-                      self._launch_call(module, step, pointers, stream))  # fmt: skip
-
-        for step in steps:
-            if isinstance(step, Repeat):
-                body = [resolve(s).call for s in step.body]
-                bound.capturable = False  # the flag is read back by the host every iteration
-                bound.has_repeat = True
-                call = partial(self._repeat, bound, step, body, buffers[step.flag])
-                bound.ops.append(Op(0, "repeat", step.label or "repeat", call))
-            else:
-                bound.ops.append(resolve(step))
-        if side:
-            bound.fork, bound.join = self._fork_and_join(side)
-        bound.calls = [op.call for op in bound.ops]
-        return bound
-
-    def _fork_and_join(self, side: dict[int, Any]) -> tuple[Callable[[], None], Callable[[], None]]:
-        main, forked = self._stream, self._device.create_event()
-        joins = {index: self._device.create_event() for index in side}
-
-        def fork() -> None:  # side streams start after what the timing stream holds...
-            main.record(forked)
-            for stream in side.values():
-                stream.wait(forked)
-
-        def join() -> None:  # ...and the timing stream's end event waits for all of them
-            for index, stream in side.items():
-                stream.record(joins[index])
-                main.wait(joins[index])
-
-        return fork, join
-
     def _launch_call(self, module: _Module | None, step: Launch, pointers: dict[str, int],
                      stream: Any) -> Callable[[], None]:  # fmt: skip
         if module is None:
@@ -524,8 +455,8 @@ class CudaCoreBackend:
         handle = stream.handle
         return op, lambda: _check(async_(*args, handle))
 
-    def _repeat(self, bound: BoundRun, step: Repeat, body: list[Callable[[], None]],
-                flag: _Buffer) -> None:  # fmt: skip
+    def _repeat_iteration(self, body: list[Callable[[], None]],
+                          flag: _Buffer) -> Callable[[], None]:  # fmt: skip
         handle = self._stream.handle
 
         def iteration() -> None:
@@ -534,103 +465,45 @@ class CudaCoreBackend:
                 call()
             _check(driver.cuMemcpyDtoHAsync(self._flag_address, flag.pointer, 4, handle))
 
-        run_repeat(bound, step, iteration, self._stream.sync, self._flag_host, self._graphs,
-                   self._stream_handle)  # fmt: skip
+        return iteration
 
-    def run_checked(self, bound: BoundRun) -> RunRecord:
-        try:
-            bound.enqueue()
-            self._stream.sync()
-        except Exception as exc:
-            if not _driver_errors(exc):
-                raise
-            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
-        return bound.record
+    # -- the driver calls DriverBackend is built on ------------------------------------------
+    def _new_stream(self) -> Any:
+        return self._device.create_stream(options=_ORDERED)
 
-    def time_once_ms(self, bound: BoundRun, flush_l2: bool) -> float:
-        if flush_l2 and self.device.l2_bytes:
-            if self._flush_buffer is None:
-                self._flush_buffer = int(_check(driver.cuMemAlloc(self.device.l2_bytes)))
-            # Writing an L2-sized buffer evicts the previous sample's data (nvbench's method),
-            # and keeps the GPU busy while the host enqueues the timed launches.
-            self._flush_value ^= 0x5A5A5A5A
-            _check(driver.cuMemsetD32Async(self._flush_buffer, self._flush_value,
-                                           self.device.l2_bytes // 4, self._stream.handle))  # fmt: skip
-        return self._event_interval_ms(bound.enqueue)
+    def _handle(self, stream: Any) -> int:
+        return self._stream_handle if stream is self._stream else int(stream.handle)
 
-    def _event_interval_ms(self, enqueue: Callable[[], None]) -> float:
-        """GPU time between two events on the timing stream around `enqueue()`."""
-        try:
-            self._stream.record(self._start)
-            enqueue()
-            self._stream.record(self._end)
-            self._end.sync()
-        except Exception as exc:
-            if not _driver_errors(exc):
-                raise
-            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
-        return float(self._end - self._start)
+    def _new_event(self) -> Any:
+        return self._device.create_event()
 
-    def time_hot_ms(self, bound: BoundRun, runs: int, use_graph: bool = True) -> float:
-        """`runs` back-to-back runs between two events, per run, no flush: as one CUDA graph
-        where the driver and the steps allow it, else as `runs` runs in the queue."""
-        graphs = self._graphs if use_graph and bound.capturable else None
-        if graphs is not None and runs not in bound.graphs:
-            with contextlib.suppress(KernelLaunchError):
-                bound.graphs[runs] = graphs.capture(
-                    self._stream_handle, lambda: [bound.enqueue() for _ in range(runs)]
-                )
-        if graphs is not None and runs in bound.graphs:
-            executable = bound.graphs[runs]
-            return (
-                self._event_interval_ms(lambda: graphs.launch(executable, self._stream_handle))
-                / runs
-            )
+    def _record(self, event: Any, stream: Any) -> None:
+        stream.record(event)
 
-        def back_to_back() -> None:
-            for _ in range(runs):
-                bound.enqueue()
+    def _timing_event_on(self, stream: Any) -> Any:
+        return stream.record(options=_TIMING)
 
-        return self._event_interval_ms(back_to_back) / runs
+    def _wait(self, stream: Any, event: Any) -> None:
+        stream.wait(event)
 
-    def timeline(self, bound: BoundRun) -> list[dict[str, Any]]:
-        """One run with an event pair around every step, in ms from the run's start."""
-        try:
-            start = self._stream.record(options=_TIMING)
-            bound.record = RunRecord()
-            if bound.fork is not None:
-                bound.fork()
-            marks = []
-            for op in bound.ops:
-                stream = self._stream_for(op.stream)
-                before = stream.record(options=_TIMING)
-                op.call()
-                after = stream.record(options=_TIMING)
-                marks.append((op, before, after))
-            if bound.join is not None:
-                bound.join()
-            self._stream.sync()
-            return [
-                {"stream": op.stream, "op": op.op, "label": op.label,
-                 "start_ms": float(before - start), "end_ms": float(after - start)}
-                for op, before, after in marks
-            ]  # fmt: skip
-        except Exception as exc:
-            if not _driver_errors(exc):
-                raise
-            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
+    def _sync(self, stream: Any) -> None:
+        stream.sync()
 
-    def release(self, bound: BoundRun) -> None:
-        """Free what timing attached to a bound run (CUDA graphs)."""
-        if self._graphs is not None:
-            for executable in bound.graphs.values():
-                if executable is not None:  # None: a Repeat that could not be captured
-                    self._graphs.destroy(executable)
-        bound.graphs.clear()
+    def _sync_event(self, event: Any) -> None:
+        event.sync()
 
-    @property
-    def graphs_available(self) -> bool:
-        return self._graphs is not None
+    def _elapsed_ms(self, start: Any, end: Any) -> float:
+        return float(end - start)
+
+    def _is_driver_error(self, exc: BaseException) -> bool:
+        return _driver_errors(exc)
+
+    def _flush_l2_async(self) -> None:
+        if self._flush_buffer is None:
+            self._flush_buffer = int(_check(driver.cuMemAlloc(self.device.l2_bytes)))
+        self._flush_value ^= 0x5A5A5A5A
+        _check(driver.cuMemsetD32Async(self._flush_buffer, self._flush_value,
+                                       self.device.l2_bytes // 4, self._stream.handle))  # fmt: skip
 
     def _close(self) -> None:
         with contextlib.suppress(Exception):  # at exit: the context may already be gone

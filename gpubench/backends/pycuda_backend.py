@@ -1,5 +1,5 @@
 """PyCUDA backend: primary context, nvcc compiles and module loads, device and host buffers,
-the steps of a run on several streams, CUDA events.
+and the driver calls (streams, events, launches, copies) that DriverBackend times runs with.
 
 The only module that imports pycuda (NVML and CUDA graphs have helper modules of their own).
 """
@@ -7,7 +7,6 @@ The only module that imports pycuda (NVML and CUDA graphs have helper modules of
 from __future__ import annotations
 
 import atexit
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -18,18 +17,16 @@ import numpy as np
 from gpubench.backends import nvml
 from gpubench.backends.base import KernelAttributes
 from gpubench.backends.cuda_graphs import CudaGraphs
+from gpubench.backends.driver_backend import DriverBackend
 from gpubench.backends.shared import (
     STAGE_BYTES,
     STAGED_UPLOAD_FROM,
     STAGES,
-    BoundRun,
-    Op,
     copy_bytes,
     device_info,
     kernel_scalar,
     launch_problem,
     needs_opt_in,
-    run_repeat,
     staged_upload,
 )
 from gpubench.benchmark import BufferSpec
@@ -50,11 +47,6 @@ from gpubench.steps import (
     BufferRef,
     Copy,
     Launch,
-    LibraryCall,
-    Repeat,
-    RunRecord,
-    Step,
-    streams_used,
 )
 
 import pycuda.driver as cuda  # isort: skip  (after our own imports: the optional dependency)
@@ -117,7 +109,7 @@ def _out_of_memory(what: str, spec: BufferSpec, exc: BaseException) -> OutOfMemo
     return OutOfMemory(f"cannot allocate {spec.nbytes:,} bytes of {what} memory ({exc})")
 
 
-class PyCudaBackend:
+class PyCudaBackend(DriverBackend):
     name = "pycuda"
 
     def __init__(self, device_index: int = 0) -> None:
@@ -349,68 +341,6 @@ class PyCudaBackend:
         """Why the device cannot run these launch shapes, or None."""
         return launch_problem(self.device, module.attributes, launches)
 
-    def _stream_for(self, index: int) -> Any:
-        if index == 0:
-            return self._stream
-        if index not in self._side_streams:
-            self._side_streams[index] = cuda.Stream()
-        return self._side_streams[index]
-
-    def bind(
-        self,
-        module: _Module | None,
-        steps: list[Step],
-        buffers: dict[str, _Buffer],
-        specs: dict[str, BufferSpec],
-    ) -> BoundRun:
-        side = {index: self._stream_for(index) for index in streams_used(steps)}
-        bound = BoundRun(ops=[], side_streams=side)
-        pointers = {n: b.pointer for n, b in buffers.items() if b.device is not None}
-
-        def resolve(step: Launch | Copy | LibraryCall) -> Op:
-            stream = self._stream_for(step.stream)
-            if isinstance(step, LibraryCall):
-                call = partial(step.run, pointers, stream.handle)
-                return Op(step.stream, "library", step.label or step.name, call)
-            if isinstance(step, Copy):
-                op, call = self._copy_call(step, buffers, stream)
-                pageable = "pageable" in (buffers[step.src].location, buffers[step.dst].location)
-                if step.synchronous or pageable:
-                    bound.capturable = False
-                return Op(step.stream, op, step.label, call)
-            return Op(step.stream, "kernel", step.label or step.kernel,
-                       self._launch_call(module, step, pointers, stream))  # fmt: skip
-
-        for step in steps:
-            if isinstance(step, Repeat):
-                body = [resolve(s).call for s in step.body]
-                bound.capturable = False  # the flag is read back by the host every iteration
-                bound.has_repeat = True
-                call = partial(self._repeat, bound, step, body, buffers[step.flag])
-                bound.ops.append(Op(0, "repeat", step.label or "repeat", call))
-            else:
-                bound.ops.append(resolve(step))
-        if bound.side_streams:
-            bound.fork, bound.join = self._fork_and_join(side)
-        bound.calls = [op.call for op in bound.ops]
-        return bound
-
-    def _fork_and_join(self, side: dict[int, Any]) -> tuple[Callable[[], None], Callable[[], None]]:
-        main, forked = self._stream, cuda.Event()
-        joins = {index: cuda.Event() for index in side}
-
-        def fork() -> None:  # side streams start after what the timing stream holds...
-            forked.record(main)
-            for stream in side.values():
-                stream.wait_for_event(forked)
-
-        def join() -> None:  # ...and the timing stream's end event waits for all of them
-            for index, stream in side.items():
-                joins[index].record(stream)
-                main.wait_for_event(joins[index])
-
-        return fork, join
-
     def _launch_call(self, module: _Module | None, step: Launch, pointers: dict[str, int],
                      stream: Any) -> Callable[[], None]:  # fmt: skip
         if module is None:
@@ -470,8 +400,8 @@ class PyCudaBackend:
             return op, partial(sync, *args)
         return op, partial(async_, *args, stream)
 
-    def _repeat(self, bound: BoundRun, step: Repeat, body: list[Callable[[], None]],
-                flag: _Buffer) -> None:  # fmt: skip
+    def _repeat_iteration(self, body: list[Callable[[], None]],
+                          flag: _Buffer) -> Callable[[], None]:  # fmt: skip
         stream, flag_host = self._stream, self._flag_host
 
         def iteration() -> None:
@@ -480,102 +410,47 @@ class PyCudaBackend:
                 call()
             cuda.memcpy_dtoh_async(flag_host, flag.device, stream)
 
-        run_repeat(bound, step, iteration, stream.synchronize, flag_host, self._graphs,
-                   self._stream.handle)  # fmt: skip
+        return iteration
 
-    def run_checked(self, bound: BoundRun) -> RunRecord:
-        try:
-            bound.enqueue()
-            self._stream.synchronize()
-        except cuda.Error as exc:
-            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
-        return bound.record
+    # -- the driver calls DriverBackend is built on ------------------------------------------
+    def _new_stream(self) -> Any:
+        return cuda.Stream()
 
-    def time_once_ms(self, bound: BoundRun, flush_l2: bool) -> float:
-        if flush_l2 and self.device.l2_bytes:
-            if self._flush_buffer is None:
-                self._flush_buffer = cuda.mem_alloc(self.device.l2_bytes)
-            # Writing an L2-sized buffer evicts the previous sample's data (nvbench's method).
-            # It also keeps the GPU busy while the host enqueues the timed launches, so
-            # host-side launch overhead does not leak into the measured interval.
-            self._flush_value ^= 0x5A5A5A5A
-            cuda.memset_d32_async(
-                self._flush_buffer, self._flush_value, self.device.l2_bytes // 4, self._stream
-            )
-        return self._event_interval_ms(bound.enqueue)
+    def _handle(self, stream: Any) -> int:
+        return int(stream.handle)
 
-    def _event_interval_ms(self, enqueue: Callable[[], None]) -> float:
-        """GPU time between two events on the timing stream around `enqueue()`."""
-        try:
-            self._start.record(self._stream)
-            enqueue()
-            self._end.record(self._stream)
-            self._end.synchronize()
-        except cuda.Error as exc:
-            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
-        return self._end.time_since(self._start)
+    def _new_event(self) -> Any:
+        return cuda.Event()
 
-    def time_hot_ms(self, bound: BoundRun, runs: int, use_graph: bool = True) -> float:
-        """`runs` back-to-back runs between two events, per run, no flush: as one CUDA graph
-        where the driver and the steps allow it, else as `runs` runs in the queue."""
-        graphs = self._graphs if use_graph and bound.capturable else None
-        if graphs is not None and runs not in bound.graphs:
-            # A capture the driver refuses (a library call inside, say) leaves plain launches.
-            with contextlib.suppress(KernelLaunchError):
-                bound.graphs[runs] = graphs.capture(
-                    self._stream.handle, lambda: [bound.enqueue() for _ in range(runs)]
-                )
-        if graphs is not None and runs in bound.graphs:
-            executable = bound.graphs[runs]
-            return (
-                self._event_interval_ms(lambda: graphs.launch(executable, self._stream.handle))
-                / runs
-            )
+    def _record(self, event: Any, stream: Any) -> None:
+        event.record(stream)
 
-        def back_to_back() -> None:
-            for _ in range(runs):
-                bound.enqueue()
+    def _timing_event_on(self, stream: Any) -> Any:
+        event = cuda.Event()
+        event.record(stream)
+        return event
 
-        return self._event_interval_ms(back_to_back) / runs
+    def _wait(self, stream: Any, event: Any) -> None:
+        stream.wait_for_event(event)
 
-    def timeline(self, bound: BoundRun) -> list[dict[str, Any]]:
-        """One run with an event pair around every step, in ms from the run's start."""
-        try:
-            start = cuda.Event()
-            start.record(self._stream)
-            bound.record = RunRecord()
-            if bound.fork is not None:
-                bound.fork()
-            marks = []
-            for op in bound.ops:
-                stream = self._stream_for(op.stream)
-                before, after = cuda.Event(), cuda.Event()
-                before.record(stream)
-                op.call()
-                after.record(stream)
-                marks.append((op, before, after))
-            if bound.join is not None:
-                bound.join()
-            self._stream.synchronize()
-            return [
-                {"stream": op.stream, "op": op.op, "label": op.label,
-                 "start_ms": before.time_since(start), "end_ms": after.time_since(start)}
-                for op, before, after in marks
-            ]  # fmt: skip
-        except cuda.Error as exc:
-            raise KernelLaunchError(f"{type(exc).__name__}: {exc}") from None
+    def _sync(self, stream: Any) -> None:
+        stream.synchronize()
 
-    def release(self, bound: BoundRun) -> None:
-        """Free what timing attached to a bound run (CUDA graphs)."""
-        if self._graphs is not None:
-            for executable in bound.graphs.values():
-                if executable is not None:  # None: a Repeat that could not be captured
-                    self._graphs.destroy(executable)
-        bound.graphs.clear()
+    def _sync_event(self, event: Any) -> None:
+        event.synchronize()
 
-    @property
-    def graphs_available(self) -> bool:
-        return self._graphs is not None
+    def _elapsed_ms(self, start: Any, end: Any) -> float:
+        return float(end.time_since(start))
+
+    def _is_driver_error(self, exc: BaseException) -> bool:
+        return isinstance(exc, cuda.Error)
+
+    def _flush_l2_async(self) -> None:
+        if self._flush_buffer is None:
+            self._flush_buffer = cuda.mem_alloc(self.device.l2_bytes)
+        self._flush_value ^= 0x5A5A5A5A
+        cuda.memset_d32_async(self._flush_buffer, self._flush_value, self.device.l2_bytes // 4,
+                              self._stream)  # fmt: skip
 
     def _close(self) -> None:
         try:

@@ -1,0 +1,233 @@
+"""What the driver-API backends (PyCUDA, cuda.core) share: a variant's steps bound to calls on
+the timing stream and its side streams, timed with events, cold, hot (as CUDA graphs where
+they can be captured) and step by step (timelines), and Repeat loops.
+
+A backend built on this supplies the driver calls it is made of (the abstract methods below)
+and the attributes: `device`, `_stream` (the timing stream), `_side_streams` (index → stream),
+`_start` and `_end` (timing events), `_graphs` (CudaGraphs or None) and `_flag_host` (where a
+Repeat reads its flag back). The timing logic then is one, whichever library calls the driver.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from gpubench.backends.shared import BoundRun, Op, run_repeat
+from gpubench.benchmark import BufferSpec
+from gpubench.errors import KernelLaunchError
+from gpubench.steps import Copy, LibraryCall, Repeat, RunRecord, Step, streams_used
+
+
+class DriverBackend:
+    device: Any
+    _stream: Any
+    _side_streams: dict[int, Any]
+    _start: Any
+    _end: Any
+    _graphs: Any
+    _flag_host: Any
+
+    # -- the driver calls a backend supplies ----------------------------------------------------
+    def _new_stream(self) -> Any:
+        raise NotImplementedError
+
+    def _handle(self, stream: Any) -> int:
+        """The stream's CUstream, as an integer (for graphs and library calls)."""
+        raise NotImplementedError
+
+    def _new_event(self) -> Any:
+        raise NotImplementedError
+
+    def _record(self, event: Any, stream: Any) -> None:
+        raise NotImplementedError
+
+    def _timing_event_on(self, stream: Any) -> Any:
+        """A new timing event, recorded on `stream` now."""
+        raise NotImplementedError
+
+    def _wait(self, stream: Any, event: Any) -> None:
+        raise NotImplementedError
+
+    def _sync(self, stream: Any) -> None:
+        raise NotImplementedError
+
+    def _sync_event(self, event: Any) -> None:
+        raise NotImplementedError
+
+    def _elapsed_ms(self, start: Any, end: Any) -> float:
+        raise NotImplementedError
+
+    def _is_driver_error(self, exc: BaseException) -> bool:
+        """An error the driver reported (a launch that failed, a faulting kernel)."""
+        raise NotImplementedError
+
+    def _flush_l2_async(self) -> None:
+        """Write an L2-sized buffer on the timing stream."""
+        raise NotImplementedError
+
+    def _repeat_iteration(self, body: list[Callable[[], None]], flag: Any) -> Callable[[], None]:
+        """One iteration of a Repeat on the timing stream: clear the flag, run the body,
+        copy the flag to `_flag_host`."""
+        raise NotImplementedError
+
+    def _launch_call(self, module: Any, step: Any, pointers: dict[str, int],
+                     stream: Any) -> Callable[[], None]:  # fmt: skip
+        raise NotImplementedError
+
+    def _copy_call(self, step: Copy, buffers: dict[str, Any],
+                   stream: Any) -> tuple[str, Callable[[], None]]:  # fmt: skip
+        raise NotImplementedError
+
+    # -- what they share ------------------------------------------------------------------
+    def _driver_failure(self, exc: BaseException) -> BaseException:
+        """`exc` as the KernelLaunchError the harness reports, if the driver raised it."""
+        if not self._is_driver_error(exc):
+            return exc
+        return KernelLaunchError(f"{type(exc).__name__}: {exc}")
+
+    def _stream_for(self, index: int) -> Any:
+        if index == 0:
+            return self._stream
+        if index not in self._side_streams:
+            self._side_streams[index] = self._new_stream()
+        return self._side_streams[index]
+
+    def bind(self, module: Any, steps: list[Step], buffers: dict[str, Any],
+             specs: dict[str, BufferSpec]) -> BoundRun:  # fmt: skip
+        side = {index: self._stream_for(index) for index in streams_used(steps)}
+        bound = BoundRun(ops=[], side_streams=side)
+        pointers = {n: b.pointer for n, b in buffers.items() if b.device is not None}
+
+        def resolve(step: Any) -> Op:
+            stream = self._stream_for(step.stream)
+            if isinstance(step, LibraryCall):
+                call = partial(step.run, pointers, self._handle(stream))
+                return Op(step.stream, "library", step.label or step.name, call)
+            if isinstance(step, Copy):
+                op, call = self._copy_call(step, buffers, stream)
+                pageable = "pageable" in (buffers[step.src].location, buffers[step.dst].location)
+                if step.synchronous or pageable:
+                    bound.capturable = False
+                return Op(step.stream, op, step.label, call)
+            return Op(step.stream, "kernel", step.label or step.kernel,
+                      self._launch_call(module, step, pointers, stream))  # fmt: skip
+
+        for step in steps:
+            if isinstance(step, Repeat):
+                body = [resolve(s).call for s in step.body]
+                bound.capturable = False  # the flag is read back by the host every iteration
+                bound.has_repeat = True
+                iteration = self._repeat_iteration(body, buffers[step.flag])
+                call = partial(run_repeat, bound, step, iteration, partial(self._sync, self._stream),
+                               self._flag_host, self._graphs, self._handle(self._stream))  # fmt: skip
+                bound.ops.append(Op(0, "repeat", step.label or "repeat", call))
+            else:
+                bound.ops.append(resolve(step))
+        if side:
+            bound.fork, bound.join = self._fork_and_join(side)
+        bound.calls = [op.call for op in bound.ops]
+        return bound
+
+    def _fork_and_join(self, side: dict[int, Any]) -> tuple[Callable[[], None], Callable[[], None]]:
+        main, forked = self._stream, self._new_event()
+        joins = {index: self._new_event() for index in side}
+
+        def fork() -> None:  # side streams start after what the timing stream holds...
+            self._record(forked, main)
+            for stream in side.values():
+                self._wait(stream, forked)
+
+        def join() -> None:  # ...and the timing stream's end event waits for all of them
+            for index, stream in side.items():
+                self._record(joins[index], stream)
+                self._wait(main, joins[index])
+
+        return fork, join
+
+    def run_checked(self, bound: BoundRun) -> RunRecord:
+        try:
+            bound.enqueue()
+            self._sync(self._stream)
+        except Exception as exc:
+            raise self._driver_failure(exc) from None
+        return bound.record
+
+    def time_once_ms(self, bound: BoundRun, flush_l2: bool) -> float:
+        if flush_l2 and self.device.l2_bytes:
+            # Writing an L2-sized buffer evicts the previous sample's data (nvbench's method).
+            # It also keeps the GPU busy while the host enqueues the timed launches, so
+            # host-side launch overhead does not leak into the measured interval.
+            self._flush_l2_async()
+        return self._event_interval_ms(bound.enqueue)
+
+    def _event_interval_ms(self, enqueue: Callable[[], None]) -> float:
+        """GPU time between two events on the timing stream around `enqueue()`."""
+        try:
+            self._record(self._start, self._stream)
+            enqueue()
+            self._record(self._end, self._stream)
+            self._sync_event(self._end)
+        except Exception as exc:
+            raise self._driver_failure(exc) from None
+        return self._elapsed_ms(self._start, self._end)
+
+    def time_hot_ms(self, bound: BoundRun, runs: int, use_graph: bool = True) -> float:
+        """`runs` back-to-back runs between two events, per run, no flush: as one CUDA graph
+        where the driver and the steps allow it, else as `runs` runs in the queue."""
+        graphs = self._graphs if use_graph and bound.capturable else None
+        handle = self._handle(self._stream)
+        if graphs is not None and runs not in bound.graphs:
+            # A capture the driver refuses (a library call inside, say) leaves plain launches.
+            with contextlib.suppress(KernelLaunchError):
+                bound.graphs[runs] = graphs.capture(
+                    handle, lambda: [bound.enqueue() for _ in range(runs)]
+                )
+        if graphs is not None and runs in bound.graphs:
+            executable = bound.graphs[runs]
+            return self._event_interval_ms(lambda: graphs.launch(executable, handle)) / runs
+
+        def back_to_back() -> None:
+            for _ in range(runs):
+                bound.enqueue()
+
+        return self._event_interval_ms(back_to_back) / runs
+
+    def timeline(self, bound: BoundRun) -> list[dict[str, Any]]:
+        """One run with an event pair around every step, in ms from the run's start."""
+        try:
+            start = self._timing_event_on(self._stream)
+            bound.record = RunRecord()
+            if bound.fork is not None:
+                bound.fork()
+            marks = []
+            for op in bound.ops:
+                stream = self._stream_for(op.stream)
+                before = self._timing_event_on(stream)
+                op.call()
+                marks.append((op, before, self._timing_event_on(stream)))
+            if bound.join is not None:
+                bound.join()
+            self._sync(self._stream)
+            return [
+                {"stream": op.stream, "op": op.op, "label": op.label,
+                 "start_ms": self._elapsed_ms(start, before),
+                 "end_ms": self._elapsed_ms(start, after)}
+                for op, before, after in marks
+            ]  # fmt: skip
+        except Exception as exc:
+            raise self._driver_failure(exc) from None
+
+    def release(self, bound: BoundRun) -> None:
+        """Free what timing attached to a bound run (CUDA graphs)."""
+        if self._graphs is not None:
+            for executable in bound.graphs.values():
+                if executable is not None:  # None: a Repeat that could not be captured
+                    self._graphs.destroy(executable)
+        bound.graphs.clear()
+
+    @property
+    def graphs_available(self) -> bool:
+        return self._graphs is not None
