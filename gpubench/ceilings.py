@@ -116,23 +116,18 @@ def theoretical_from_device(device: dict[str, Any]) -> dict[str, float | None]:
 def from_results(results: list[Any], environment: dict[str, Any], when: str = "") -> CeilingsRecord:
     """A ceilings record from a run of the ceilings suite: each ceiling is its variant's
     verified median-based metric (failed or skipped variants are left out)."""
-    measured: dict[str, float] = {}
-    clock_mhz: dict[str, float] = {}
-    capped: list[str] = []
+    best: dict[str, tuple[float, Any]] = {}  # ceiling key → (highest figure, its result)
     for ceiling in CEILINGS:
         for r in results:
             if r.suite == "ceilings" and r.variant == ceiling.variant and r.status.is_measured:
-                value = r.metrics.get(ceiling.metric)
-                if value and float(value) > measured.get(ceiling.key, 0.0):
-                    measured[ceiling.key] = float(value)
-                    summary = r.summary or {}
-                    clock_mhz.pop(ceiling.key, None)
-                    if summary.get("clock_mhz"):
-                        clock_mhz[ceiling.key] = float(summary["clock_mhz"])
-                    if ceiling.key in capped:
-                        capped.remove(ceiling.key)
-                    if summary.get("clock_capped"):
-                        capped.append(ceiling.key)
+                value = float(r.metrics.get(ceiling.metric) or 0.0)
+                if value > best.get(ceiling.key, (0.0, None))[0]:
+                    best[ceiling.key] = (value, r)
+    measured = {key: value for key, (value, _) in best.items()}
+    # Each ceiling's clock and cap come with the result its figure is from.
+    summaries = {key: r.summary or {} for key, (_, r) in best.items()}
+    clock_mhz = {key: float(s["clock_mhz"]) for key, s in summaries.items() if s.get("clock_mhz")}
+    capped = [key for key, s in summaries.items() if s.get("clock_capped")]
     device = environment.get("device") or {}
     return CeilingsRecord(
         gpu_uuid=environment.get("gpu_uuid"),

@@ -149,8 +149,8 @@ class BoundRun:
     capturable: bool = True
     record: RunRecord = field(default_factory=RunRecord)
     # runs per graph → an instantiated CUDA graph of that many back-to-back runs (hot mode);
-    # ("repeat", n) → the graph of one iteration of the run's n-th Repeat, None where it could
-    # not be captured
+    # ("repeat", id of a Repeat step) → the graph of one of its iterations, None where it
+    # could not be captured
     graphs: dict[Any, Any] = field(default_factory=dict)
     fork: Callable[[], None] | None = None
     join: Callable[[], None] | None = None
@@ -208,7 +208,7 @@ def run_repeat(bound: BoundRun, step: Repeat, iteration: Callable[[], None],
     one per step: the host's share of each round trip shrinks, and is the same on every
     backend), else as its calls. The graph is captured at the run's first iteration, which the
     harness runs to check the result, before any timing."""
-    key = ("repeat", step.label, id(step))
+    key = ("repeat", id(step))
     if key not in bound.graphs:
         bound.graphs[key] = None
         # A step that cannot be captured: the iteration runs as its calls.
