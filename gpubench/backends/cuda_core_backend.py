@@ -35,7 +35,6 @@ from gpubench.backends.shared import (
     device_info,
     kernel_scalar,
     launch_problem,
-    needs_opt_in,
     staged_upload,
 )
 from gpubench.benchmark import BufferSpec
@@ -170,7 +169,6 @@ class CudaCoreBackend(DriverBackend):
     def __init__(self, device_index: int = 0) -> None:
         self._start_device(device_index)
         self._stream = self._device.create_stream(options=_ORDERED)
-        self._stream_handle = int(self._stream.handle)
         self._start = self._device.create_event(_TIMING)
         self._end = self._device.create_event(_TIMING)
         self._side_streams: dict[int, Any] = {}
@@ -404,15 +402,7 @@ class CudaCoreBackend(DriverBackend):
         if module is None:
             raise KernelLaunchError(f"kernel {step.kernel!r}: this suite compiles no kernels")
         function = module.function(step.kernel)
-        if needs_opt_in(self.device, module.attributes(step.kernel), step):
-            try:  # past the default 48 KB: allow this kernel the launch's dynamic share
-                _check(driver.cuFuncSetAttribute(
-                    function,
-                    driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    int(step.shared_bytes)))  # fmt: skip
-            except CudaError as exc:
-                raise KernelLaunchError(f"kernel {step.kernel!r}: cannot opt in to "
-                                        f"{step.shared_bytes} bytes of shared memory: {exc}") from None  # fmt: skip
+        self._allow_dynamic_shared(module, step)
         values: list[Any] = []
         for arg in step.args:
             if isinstance(arg, BufferRef):
@@ -472,7 +462,7 @@ class CudaCoreBackend(DriverBackend):
         return self._device.create_stream(options=_ORDERED)
 
     def _handle(self, stream: Any) -> int:
-        return self._stream_handle if stream is self._stream else int(stream.handle)
+        return int(stream.handle)
 
     def _new_event(self) -> Any:
         return self._device.create_event()
@@ -497,6 +487,11 @@ class CudaCoreBackend(DriverBackend):
 
     def _is_driver_error(self, exc: BaseException) -> bool:
         return _driver_errors(exc)
+
+    def _set_max_dynamic_shared(self, function: Any, nbytes: int) -> None:
+        _check(driver.cuFuncSetAttribute(
+            function, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            nbytes))  # fmt: skip
 
     def _flush_l2_async(self) -> None:
         if self._flush_buffer is None:

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from gpubench.backends.shared import BoundRun, Op, run_repeat
+from gpubench.backends.shared import BoundRun, Op, needs_opt_in, run_repeat
 from gpubench.benchmark import BufferSpec
 from gpubench.errors import KernelLaunchError
-from gpubench.steps import Copy, LibraryCall, Repeat, RunRecord, Step, streams_used
+from gpubench.steps import Copy, Launch, LibraryCall, Repeat, RunRecord, Step, streams_used
 
 
 class DriverBackend:
@@ -73,6 +73,10 @@ class DriverBackend:
         copy the flag to `_flag_host`."""
         raise NotImplementedError
 
+    def _set_max_dynamic_shared(self, function: Any, nbytes: int) -> None:
+        """cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) for a kernel of a loaded module."""
+        raise NotImplementedError
+
     def _launch_call(self, module: Any, step: Any, pointers: dict[str, int],
                      stream: Any) -> Callable[[], None]:  # fmt: skip
         raise NotImplementedError
@@ -87,6 +91,19 @@ class DriverBackend:
         if not self._is_driver_error(exc):
             return exc
         return KernelLaunchError(f"{type(exc).__name__}: {exc}")
+
+    def _allow_dynamic_shared(self, module: Any, step: Launch) -> None:
+        """Past the default 48 KB per block, allow the kernel the dynamic shared memory its
+        launch asks for (up to the device's opt-in limit, which launch_problem checks)."""
+        if not needs_opt_in(self.device, module.attributes(step.kernel), step):
+            return
+        try:
+            self._set_max_dynamic_shared(module.function(step.kernel), int(step.shared_bytes))
+        except Exception as exc:
+            if not self._is_driver_error(exc):
+                raise
+            raise KernelLaunchError(f"kernel {step.kernel!r}: cannot opt in to "
+                                    f"{step.shared_bytes} bytes of shared memory: {exc}") from None  # fmt: skip
 
     def _stream_for(self, index: int) -> Any:
         if index == 0:

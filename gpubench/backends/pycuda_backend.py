@@ -26,7 +26,6 @@ from gpubench.backends.shared import (
     device_info,
     kernel_scalar,
     launch_problem,
-    needs_opt_in,
     staged_upload,
 )
 from gpubench.benchmark import BufferSpec
@@ -346,13 +345,7 @@ class PyCudaBackend(DriverBackend):
         if module is None:
             raise KernelLaunchError(f"kernel {step.kernel!r}: this suite compiles no kernels")
         func = module.function(step.kernel)
-        if needs_opt_in(self.device, module.attributes(step.kernel), step):
-            try:  # past the default 48 KB: allow this kernel the launch's dynamic share
-                func.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                   int(step.shared_bytes))  # fmt: skip
-            except cuda.Error as exc:
-                raise KernelLaunchError(f"kernel {step.kernel!r}: cannot opt in to "
-                                        f"{step.shared_bytes} bytes of shared memory: {exc}") from None  # fmt: skip
+        self._allow_dynamic_shared(module, step)
         codes, values = [], []
         for arg in step.args:
             if isinstance(arg, BufferRef):
@@ -366,16 +359,12 @@ class PyCudaBackend(DriverBackend):
         func.prepare("".join(codes))
         grid = tuple(int(g) for g in step.grid)
         block = tuple(int(b) for b in step.block)
-        launch_kernel = getattr(func, "_launch_kernel", None)
-        if launch_kernel is None or func.texrefs:  # not PyCUDA's CUDA 4+ interface
-            return partial(func.prepared_async_call, grid, block, stream, *values,
-                           shared_size=step.shared_bytes)  # fmt: skip
         # The arguments packed once, as prepared_async_call would pack them on every call:
-        # a launch is then one call into the driver, as on the cuda-core backend (loops of
-        # short launches, sssp's, timed the same on both).
+        # a launch is then one call into the driver (PyCUDA's CUDA 4+ launch), as on the
+        # cuda-core backend (loops of short launches, sssp's, timed the same on both).
         from pycuda._pvt_struct import pack
 
-        return partial(launch_kernel, grid, block, pack(func.arg_format, *values),
+        return partial(func._launch_kernel, grid, block, pack(func.arg_format, *values),
                        int(step.shared_bytes), stream)  # fmt: skip
 
     def _copy_call(self, step: Copy, buffers: dict[str, _Buffer],
@@ -444,6 +433,9 @@ class PyCudaBackend(DriverBackend):
 
     def _is_driver_error(self, exc: BaseException) -> bool:
         return isinstance(exc, cuda.Error)
+
+    def _set_max_dynamic_shared(self, function: Any, nbytes: int) -> None:
+        function.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes)
 
     def _flush_l2_async(self) -> None:
         if self._flush_buffer is None:
