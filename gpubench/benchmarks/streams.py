@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from gpubench.device import DeviceInfo
     from gpubench.results import Result
 
-OVERLAPPED = ("streams", "streams_depth_first")
+OVERLAPPED = ("streams", "streams_depth_first", "streams_depth_first_bands")
 SEQUENTIAL = ("sequential", "sequential_pinned")
 F32 = np.dtype(np.float32)
 OVERLAP = Metric("overlap_efficiency", "overlap", "", "{:.0%}")
@@ -49,6 +49,7 @@ class _Batch:
     block: int
     streams: int
     synchronous: bool
+    bands: int = 1
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -83,6 +84,33 @@ class _Batch:
         return [Copy(source, "C", self.size, i * self.size, i * self.size, stream,
                      self.synchronous, str(i))]  # fmt: skip
 
+    def row_bands(self) -> list[tuple[int, int]]:
+        """(first row, rows) of each of the `bands` row bands of a product (fewer when n is
+        smaller than `bands`): C's band r0.. needs A's band r0.. and all of B."""
+        rows = ceil_div(self.n, min(self.bands, self.n))
+        return [(r0, min(rows, self.n - r0)) for r0 in range(0, self.n, rows)]
+
+    def banded(self, i: int, stream: int) -> list[Copy | Launch]:
+        """One product on one stream in row bands: B in, then per band A's rows in, the
+        band's kernel, C's rows out. The first kernel starts after B and one band of A instead
+        of both matrices, and the last copy out is one band: the pipeline fills and drains in
+        a band (the bands serialize on their stream; the other streams fill the gaps)."""
+        label, row = str(i), self.n * 4  # bytes of one row
+        steps: list[Copy | Launch] = [Copy("B", "dB", self.size, i * self.size, i * self.size,
+                                           stream, False, label)]  # fmt: skip
+        grid_x = ceil_div(self.n, self.block)
+        for r0, rows in self.row_bands():
+            at, nbytes = i * self.size + r0 * row, rows * row
+            c, a, b = BufferRef("dC", at), BufferRef("dA", at), BufferRef("dB", i * self.size)
+            args = (c, a, b, np.int32(rows), np.int32(self.n), np.int32(self.n))
+            grid = (grid_x, ceil_div(rows, self.block), 1)
+            steps += [
+                Copy("A", "dA", nbytes, at, at, stream, False, label),
+                Launch("tiled", grid, (self.block,) * 2 + (1,), args, stream=stream, label=label),
+                Copy("dC", "C", nbytes, at, at, stream, False, label),
+            ]
+        return steps
+
     def pipeline(self, variant: str) -> list[Copy | Launch]:
         def lane(i: int) -> int:
             return 1 + i % self.streams if variant in OVERLAPPED else 0
@@ -92,6 +120,8 @@ class _Batch:
             return [*(c for i in count for c in self.copy_in(i, lane(i))),
                     *(self.multiply(i, lane(i)) for i in count),
                     *(c for i in count for c in self.copy_out(i, lane(i)))]  # fmt: skip
+        if variant == "streams_depth_first_bands":
+            return [step for i in count for step in self.banded(i, lane(i))]
         steps: list[Copy | Launch] = []
         for i in count:  # sequential, sequential_pinned, streams_depth_first: matrix by matrix
             steps += [*self.copy_in(i, lane(i)), self.multiply(i, lane(i)),
@@ -118,6 +148,7 @@ class Streams(Benchmark):
         Param("block", int, 16, "tiled kernel's tile edge", choices=(8, 16, 32), compile_time=True),
         Param("matrices", int, 10, "products in the batch (L)", minimum=1),
         Param("streams", int, 4, "CUDA streams for the overlapped variants", minimum=1),
+        Param("bands", int, 4, "row bands per product in streams_depth_first_bands", minimum=1),
         Param(
             "values",
             str,
@@ -135,6 +166,11 @@ class Streams(Benchmark):
             "streams", "async copies from pinned memory on N streams, issued breadth-first", "C"
         ),
         Variant("streams_depth_first", "the same issued per matrix: in, kernel, out", "C"),
+        Variant(
+            "streams_depth_first_bands",
+            "depth-first, each product in row bands: the pipeline fills and drains in a band",
+            "C",
+        ),
         Variant(
             "copies_only", "just the copies (pinned, one stream; A comes back): T_copies", "copy"
         ),
@@ -157,7 +193,7 @@ class Streams(Benchmark):
         self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
     ) -> Case:
         plan = _Batch(point["size"], point["matrices"], point["block"], point["streams"],
-                      synchronous=variant in SEQUENTIAL)  # fmt: skip
+                      synchronous=variant in SEQUENTIAL, bands=point["bands"])  # fmt: skip
         # As matmul: exact for small integers, the float32 bound for reals.
         tolerance = (Tolerance() if point["values"] == "integers"
                      else Tolerance(rtol=dot_product_rtol(point["size"])))  # fmt: skip

@@ -65,10 +65,9 @@ def test_steps_say_where_and_on_which_stream():
 def test_every_variant_checks_on_the_fake_backend():
     from tests.fakes import KERNELS, FakeBackend
 
-    def tiled(c, a, b, m, n, k):
-        size = m * n
-        c.view(np.float32)[:size] = (
-            a.view(np.float32)[:size].reshape(m, m) @ b.view(np.float32)[:size].reshape(m, m)
+    def tiled(c, a, b, m, n, k):  # C (m×n) = A (m×k) · B (k×n), from each argument's offset
+        c.view(np.float32)[: m * n] = (
+            a.view(np.float32)[: m * k].reshape(m, k) @ b.view(np.float32)[: k * n].reshape(k, n)
         ).reshape(-1)
 
     KERNELS["tiled"] = (tiled, 1.0)
@@ -79,13 +78,48 @@ def test_every_variant_checks_on_the_fake_backend():
         )
     finally:
         del KERNELS["tiled"]
-    assert [r.status for r in results] == [Status.OK] * 6, [r.reason for r in results]
+    assert [r.status for r in results] == [Status.OK] * 7, [r.reason for r in results]
+
+
+@pytest.mark.parametrize(("size", "bands", "expected"), [
+    (10, 4, [(0, 3), (3, 3), (6, 3), (9, 1)]),
+    (8, 4, [(0, 2), (2, 2), (4, 2), (6, 2)]),
+    (3, 8, [(0, 1), (1, 1), (2, 1)]),  # never more bands than rows
+    (1, 4, [(0, 1)]),
+    (7, 1, [(0, 7)]),
+])  # fmt: skip
+def test_row_bands_cover_every_row_once(size, bands, expected):
+    from gpubench.benchmarks.streams import _Batch
+
+    assert _Batch(size, 1, 16, 1, synchronous=False, bands=bands).row_bands() == expected
+
+
+def test_banded_product_steps():
+    """B whole first, then per band: A's rows in, the band's kernel, C's rows out, all on the
+    product's stream at the band's byte offset; a kernel's M is the band's rows."""
+    steps = case("streams_depth_first_bands", size=10, matrices=2, streams=2, bands=4).steps
+    first = steps[: 1 + 3 * 4]
+    assert [type(s).__name__ for s in first[:4]] == ["Copy", "Copy", "Launch", "Copy"]
+    assert (first[0].src, first[0].nbytes, first[0].src_offset) == ("B", 400, 0)
+    copies_in = [s for s in first if isinstance(s, Copy) and s.src == "A"]
+    assert [(s.src_offset, s.nbytes) for s in copies_in] == [(0, 120), (120, 120), (240, 120),
+                                                              (360, 40)]  # fmt: skip
+    kernels = [s for s in first if isinstance(s, Launch)]
+    assert [int(s.args[3]) for s in kernels] == [3, 3, 3, 1]
+    assert [s.args[0].offset for s in kernels] == [0, 120, 240, 360]
+    assert {s.args[2].offset for s in kernels} == {0}
+    assert [s.grid for s in kernels] == [(1, 1, 1)] * 4
+    assert {s.stream for s in first} == {1}
+    second = steps[13:]
+    assert second[0].src_offset == 400 and {s.stream for s in second} == {2}
+    assert [s.args[0].offset for s in second if isinstance(s, Launch)] == [400, 520, 640, 760]
 
 
 @pytest.mark.gpu
 def test_every_variant_checks_every_product(gpu_backend):
-    points = [bench.resolve({**bench.defaults(), "size": s, "matrices": m, "streams": k})
-              for s, m, k in ((33, 3, 2), (65, 5, 4), (1, 1, 1))]  # fmt: skip
+    points = [bench.resolve({**bench.defaults(), "size": s, "matrices": m, "streams": k,
+                             "bands": b})
+              for s, m, k, b in ((33, 3, 2, 4), (65, 5, 4, 3), (1, 1, 1, 4), (97, 2, 2, 97))]  # fmt: skip
     policy = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
     plan = Plan(bench, points, bench.variant_names, bench.baseline, policy, timeline=True)
     results = Runner(gpu_backend).run(plan)
