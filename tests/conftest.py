@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
+
+# Under mutation testing (mutmut), the pass that records which tests reach which function
+# runs with MUTANT_UNDER_TEST=stats; a gpubench subprocess started by a test would inherit it
+# and fail to report its calls outside the project folder. The test process keeps its own
+# copy of the setting, so dropping it from the environment leaves subprocesses unmutated.
+if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+    del os.environ["MUTANT_UNDER_TEST"]
 
 
 @functools.cache
