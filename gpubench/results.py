@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import os
+import stat
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -286,13 +287,37 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def _read_text(path: str | os.PathLike[str]) -> str:
+# The largest results file read (JSON or a JSON-lines log): about 200,000 results. Larger
+# ones are refused before they are read: a file is parsed in memory whole.
+MAX_RESULTS_BYTES = 1 << 30
+
+
+def _open_results(path: str | os.PathLike[str]) -> Any:
+    """The file opened for reading in binary, once it is known to be a regular file of at most
+    MAX_RESULTS_BYTES (a FIFO would block the open, /dev/zero never end the read)."""
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError("not a regular file: a results file is a JSON or JSON-lines file",
+                              source=str(path))  # fmt: skip
+        if info.st_size > MAX_RESULTS_BYTES:
+            raise ConfigError(f"{info.st_size:,} bytes: a results file is at most "
+                              f"{MAX_RESULTS_BYTES >> 30} GiB", source=str(path))  # fmt: skip
+        return open(path, "rb")  # the caller closes it
     except OSError as exc:
         raise ConfigError(f"cannot read results: {exc.strerror}", source=str(path)) from None
+
+
+def _read_text(path: str | os.PathLike[str]) -> str:
+    with _open_results(path) as handle:
+        raw = handle.read(MAX_RESULTS_BYTES + 1)  # the file may have grown since the check
+    if len(raw) > MAX_RESULTS_BYTES:
+        raise ConfigError(f"more than {MAX_RESULTS_BYTES >> 30} GiB: a results file is at most "
+                          f"{MAX_RESULTS_BYTES >> 30} GiB", source=str(path))  # fmt: skip
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
 
 
 def _parse(text: str) -> Any:
@@ -467,11 +492,8 @@ def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Resul
 def load_any(path: str | os.PathLike[str]) -> ResultSet:
     """A results file of either kind: JSON (`--json`) or a JSON-lines log (`--jsonl`, the
     default output of `sweep`)."""
-    try:
-        with open(path, "rb") as handle:
-            start = handle.read(4096).lstrip()
-    except OSError as exc:
-        raise ConfigError(f"cannot read results: {exc.strerror}", source=str(path)) from None
+    with _open_results(path) as handle:
+        start = handle.read(4096).lstrip()
     first_line = start.split(b"\n", 1)[0]
     if b'"kind"' in first_line and b'"header"' in first_line:
         header, loaded = load_jsonl(path)

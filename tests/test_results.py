@@ -258,3 +258,35 @@ def test_a_log_header_field_of_the_wrong_type_is_one_config_error(tmp_path):
     path.write_text(json.dumps({"kind": "header", "suite": "scale", "environment": "H100"}) + "\n")
     with pytest.raises(ConfigError, match="header field 'environment' must be an object"):
         load_jsonl(path)
+
+
+@pytest.mark.parametrize("loader", ["load_any", "load_json", "load_jsonl"])
+def test_a_results_file_that_is_not_a_regular_file_is_refused_before_it_is_opened(tmp_path, loader):
+    """A FIFO would block the open and /dev/zero never end the read: both are one ConfigError
+    naming the file, before any read."""
+    import os
+
+    from gpubench import results
+    from gpubench.errors import ConfigError
+
+    fifo = tmp_path / "results.json"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero"):
+        with pytest.raises(ConfigError, match="not a regular file") as caught:
+            getattr(results, loader)(path)
+        assert str(path) in str(caught.value)
+
+
+def test_a_results_file_past_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from gpubench import results
+    from gpubench.errors import ConfigError
+
+    path = tmp_path / "big.json"
+    path.write_text('{"results": []}' + " " * 100)
+    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", 100)
+    for loader in (results.load_any, results.load_json):
+        with pytest.raises(ConfigError, match="115 bytes: a results file is at most"):
+            loader(path)
+    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", 115)  # exactly at the limit: read
+    with pytest.raises(ConfigError, match="schema version None"):  # (and found wanting)
+        results.load_json(path)
