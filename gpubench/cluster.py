@@ -142,6 +142,10 @@ class DaskRunner:
             self.client = Client(self.address, timeout=CONNECT_TIMEOUT_S)
         except Exception as exc:  # refused, timed out, or a server that is not Dask's
             message = " ".join(str(exc).split())[:200] or type(exc).__name__
+            if isinstance(exc, MemoryError | ValueError | TypeError):
+                # Dask reads a frame length from whatever answered: garbage from a server
+                # that is not a scheduler reads as a length of exabytes, or does not parse.
+                message = f"something answered there, but not as a Dask scheduler ({message})"
             raise EnvironmentProblem(
                 f"cannot reach the Dask scheduler at {self.address}: {message}"
             ) from None
