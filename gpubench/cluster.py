@@ -128,6 +128,7 @@ class DaskRunner:
         self.observers = list(observers)
         self.environment: dict[str, Any] | None = None
         self.restarts = 0
+        self.retried: list[dict[str, Any]] = []  # the scheduler retries a dead worker's task
         self.client: Any = None
         self._futures: list[Any] = []
 

@@ -80,6 +80,10 @@ class DevicePool:
     def restarts(self) -> int:
         return sum(r.restarts for r in self.runners)
 
+    @property
+    def retried(self) -> list[dict[str, Any]]:
+        return [entry for r in self.runners for entry in r.retried]
+
     def start(self) -> dict[str, Any]:
         """Start one worker per device; the environment record is the first device's, with
         every device listed under "devices"."""

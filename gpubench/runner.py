@@ -49,6 +49,11 @@ class SweepRunner(Protocol):
     @property
     def restarts(self) -> int: ...
 
+    @property
+    def retried(self) -> list[dict[str, Any]]:
+        """Variants run once more because their worker died under them (point, reason)."""
+        ...
+
     def start(self) -> dict[str, Any]:
         """Start the workers; the environment record of the first (EnvironmentProblem)."""
         ...

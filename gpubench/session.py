@@ -148,6 +148,12 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
     with _no_second_interrupt(keep=interrupted):  # a second Ctrl-C must not cost the files
         result_set.environment["end"] = end
         result_set.environment["worker_restarts"] = runner.restarts
+        if runner.retried:
+            result_set.environment["worker_retries"] = runner.retried
+            for entry in runner.retried:
+                at = ", ".join(f"{k}={v}" for k, v in entry["point"].items())
+                err.print(f"note: {entry['variant']} at {at} was run once more on a fresh "
+                          f"worker: {entry['reason']}", highlight=False)  # fmt: skip
         _sort(result_set, points, spec.variants)
         _render(console, bench, result_set, files)
         if files.verbose:

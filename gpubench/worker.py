@@ -211,6 +211,8 @@ class IsolatedRunner:
         self.observers = list(observers)
         self.environment: dict[str, Any] | None = None
         self.restarts = 0
+        # Variants whose worker died under them and were run once more (point, reason).
+        self.retried: list[dict[str, Any]] = []
         self._worker: _Worker | None = None
         self.device_record: dict[str, Any] | None = None
 
@@ -303,7 +305,7 @@ class IsolatedRunner:
 
     def _follow(self, worker: _Worker, limit: float, remaining: list[str],
                 fresh: dict[str, Result], emit: Callable[[Result], None],
-                lost: Callable[[str, Status, str], None]) -> None:  # fmt: skip
+                lost: Callable[..., None]) -> None:  # fmt: skip
         """The worker's messages about one point, until it is done or the worker is gone
         (crashed, killed at the time limit, or broken by a bug: the variant it was on is
         recorded and the worker replaced)."""
@@ -311,8 +313,8 @@ class IsolatedRunner:
         while True:
             try:
                 message = worker.receive(limit)
-            except _WorkerGone as gone:
-                lost(current or remaining[0], Status.CRASHED, gone.reason)
+            except _WorkerGone as gone:  # killed, or died under the variant: run it once more
+                lost(current or remaining[0], Status.CRASHED, gone.reason, retry=True)
                 self._discard_worker()
                 return
             if message is None:
@@ -354,11 +356,23 @@ class IsolatedRunner:
             result.device = self.device_record
             stamp(result)
 
-        def lost(variant: str, status: Status, reason: str) -> None:
+        def lost(variant: str, status: Status, reason: str, retry: bool = False) -> None:
+            """The variant's worker is gone. A worker that died (a kill, a crash of the
+            process) costs the variant one more run on a fresh worker, as a Dask task gets;
+            dying again records it. Nothing of the lost run was recorded: no result is
+            measured twice."""
+            if retry and variant not in retried:
+                retried.add(variant)
+                self.retried.append({"variant": variant, "point": dict(point), "reason": reason})
+                return  # still in `remaining`: the next worker runs it first
+            if variant in retried:
+                reason = f"{reason} (its worker died twice: run once more, then recorded)"
             fresh[variant] = Result(suite=plan.bench.name, variant=variant, point=dict(point),
                                     status=status, reason=reason, baseline=plan.baseline)  # fmt: skip
             remaining.remove(variant)
             emit(fresh[variant])
+
+        retried: set[str] = set()
 
         while remaining:
             worker = self._ensure_worker()

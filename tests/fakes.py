@@ -82,6 +82,18 @@ def _scale_die(out: np.ndarray, x: np.ndarray, n: int) -> None:
     os._exit(3)  # the process dies under us, as with a segfault in a driver
 
 
+def _scale_die_once(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    """Kills its process the first time it runs at a size (a worker killed from outside, as
+    with kill -9), then computes: a marker file per size in $GPUBENCH_TEST_MARKERS."""
+    from pathlib import Path
+
+    marker = Path(os.environ["GPUBENCH_TEST_MARKERS"]) / f"died-{n}"
+    if not marker.exists():
+        marker.touch()
+        os._exit(9)
+    _scale_good(out, x, n)
+
+
 def _scale_first_launch_only(out: np.ndarray, x: np.ndarray, n: int, counter: np.ndarray) -> None:
     """Right on its first launch only: a counter it never resets (the bug the re-check after
     timing exists for)."""
@@ -136,7 +148,8 @@ KERNELS: dict[str, tuple[Any, float]] = {
     "count_down_never_done": (_count_down_never_done, 0.25),
 }
 # Variants that only make sense behind a worker process (they hang or kill the process).
-DANGEROUS = {"hang": (_scale_hang, 1.0), "die": (_scale_die, 1.0), "slow": (_scale_good, 1.0)}
+DANGEROUS = {"hang": (_scale_hang, 1.0), "die": (_scale_die, 1.0), "slow": (_scale_good, 1.0),
+             "die_once": (_scale_die_once, 1.0)}  # fmt: skip
 KERNELS.update(DANGEROUS)
 SCALE_VARIANTS = ("good", "fast", "skips_last", "wrong", "crash", "refused", "huge_block",
                   "first_launch_only", "writes_once")  # fmt: skip

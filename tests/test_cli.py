@@ -240,10 +240,41 @@ def test_crashes_hangs_and_dead_workers_cost_one_variant_each(fake_gpu, tmp_path
     assert by_variant == {"good": {"ok"}, "crash": {"crashed"}, "fast": {"ok"},
                           "hang": {"timeout"}, "die": {"crashed"}, "slow": {"ok"}}  # fmt: skip
     die = next(r for r in record["results"] if r["variant"] == "die")
-    assert "exit code 3" in die["reason"]
+    assert "exit code 3" in die["reason"] and "its worker died twice" in die["reason"]
     fast = next(r for r in record["results"] if r["variant"] == "fast")
     assert fast["metrics"]["speedup"] == pytest.approx(2.0)  # the point's baseline survived
-    assert record["environment"]["worker_restarts"] == 2 * 3
+    # Per point: crash (the worker exits after reporting it), hang (killed at the limit), and
+    # die twice (a worker that dies costs its variant one more run on a fresh worker).
+    assert record["environment"]["worker_restarts"] == 2 * 4
+    assert [r["variant"] for r in record["environment"]["worker_retries"]] == ["die", "die"]
+
+
+def test_a_worker_killed_under_a_variant_is_run_once_more_and_logged_once(
+    fake_gpu, tmp_path, monkeypatch
+):
+    """kill -9 of the worker mid-variant: the variant runs again on a fresh worker, its one
+    result is the retry's, the variants before and after it are measured once, and a note
+    says what happened."""
+    monkeypatch.setenv("GPUBENCH_TEST_MARKERS", str(tmp_path))
+    path = write_sweep(tmp_path,
+        f"suite: {DANGEROUS}\nvariants: [good, die_once, fast]\n"
+        "params: {n: [10, 20]}\n"
+        "timing: {min_samples: 2, min_time_s: 0, time_limit_s: 10}\n"
+        f"outputs: {{jsonl: {tmp_path / 'r.jsonl'}, json: {tmp_path / 'r.json'}}}\n")  # fmt: skip
+    result = invoke("sweep", str(path))
+    assert result.exit_code == 0, result.output
+    found = [(r["point"]["n"], r["variant"], r["status"]) for r in logged(tmp_path / "r.jsonl")]
+    assert sorted(found) == sorted((n, v, "ok") for n in (10, 20)
+                                   for v in ("good", "die_once", "fast"))  # fmt: skip
+    record = json.loads((tmp_path / "r.json").read_text())
+    retries = record["environment"]["worker_retries"]
+    assert [(r["variant"], r["point"]["n"]) for r in retries] == [("die_once", 10),
+                                                                  ("die_once", 20)]  # fmt: skip
+    assert all("exit code 9" in r["reason"] for r in retries)
+    assert record["environment"]["worker_restarts"] == 2
+    assert "die_once at n=10" in result.output and "was run once more on a fresh worker" in (
+        result.output
+    )
 
 
 def run_cli(*args, env_extra=None, **kwargs):

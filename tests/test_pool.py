@@ -117,3 +117,26 @@ def test_points_are_handed_out_biggest_first():
     plan = Plan(bench, points, ("naive",), "naive", TimingPolicy())
     order = largest_first(plan, [(p, ["naive"]) for p in points])
     assert [p["size"] for p, _ in order] == [16384, 4096, 1024]
+
+
+def test_a_pool_worker_killed_under_a_variant_is_run_once_more_and_logged_once(
+    tmp_path, monkeypatch
+):
+    """Each point's die_once variant kills its worker the first time (as kill -9 would): the
+    GPU's fresh worker runs it once more, every result reaches the log once, both GPUs go on."""
+    sweep = SWEEP.format(repo=REPO).replace("tests/suites/scale.py", "tests/suites/dangerous.py")
+    (tmp_path / "s.yaml").write_text(sweep.replace("[good, fast]", "[good, die_once, fast]"))
+    monkeypatch.setenv("GPUBENCH_TEST_MARKERS", str(tmp_path))
+    ran = gpubench(tmp_path, "sweep", "s.yaml", "--devices", "all", "--jsonl", "log.jsonl",
+                   "--json", "r.json")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    found = results_of(tmp_path / "log.jsonl")
+    keys = [(r["point"]["n"], r["variant"]) for r in found]
+    assert sorted(keys) == sorted(
+        (n, v) for n in range(1, 11) for v in ("good", "die_once", "fast")
+    )
+    assert {r["status"] for r in found} == {"ok"}
+    record = json.loads((tmp_path / "r.json").read_text())
+    retried = sorted(r["point"]["n"] for r in record["environment"]["worker_retries"])
+    assert retried == list(range(1, 11)) and record["environment"]["worker_restarts"] == 10
+    assert ran.stderr.count("was run once more on a fresh worker") == 10
