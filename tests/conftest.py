@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 
 import pytest
 
@@ -13,6 +14,10 @@ import pytest
 # copy of the setting, so dropping it from the environment leaves subprocesses unmutated.
 if os.environ.get("MUTANT_UNDER_TEST") == "stats":
     del os.environ["MUTANT_UNDER_TEST"]
+# Under mutmut, __main__ is mutmut's script: a spawned benchmark worker would import it again
+# and fail outside the project folder. Without a path to it, spawn starts the worker plainly.
+if "mutmut" in str(getattr(sys.modules["__main__"], "__file__", "")):
+    del sys.modules["__main__"].__file__
 
 
 @functools.cache
