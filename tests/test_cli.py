@@ -313,6 +313,7 @@ SLOW_SWEEP = (
 )
 
 
+@pytest.mark.signals
 def test_sigint_stops_cleanly_keeps_results_and_exits_130(tmp_path):
     import signal
 
@@ -329,6 +330,7 @@ def test_sigint_stops_cleanly_keeps_results_and_exits_130(tmp_path):
     assert len(logged(log)) == len(kept)
 
 
+@pytest.mark.signals
 def test_kill_9_then_resume_measures_every_point_exactly_once(tmp_path):
     import signal
 
@@ -550,6 +552,7 @@ def alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.signals
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
 def test_an_interrupt_during_a_hung_kernel_returns_fast_and_keeps_the_points_results(tmp_path, how):
     import signal
@@ -570,6 +573,7 @@ def test_an_interrupt_during_a_hung_kernel_returns_fast_and_keeps_the_points_res
     assert [r["variant"] for r in json.loads(out.read_text())["results"]] == ["good"]
 
 
+@pytest.mark.signals
 def test_a_worker_dies_with_its_parent(tmp_path):
     import signal
 
@@ -692,6 +696,7 @@ def test_run_refuses_to_overwrite_a_log_and_force_keeps_it(fake_gpu, tmp_path):
     assert len(logged(log)) == 1 and len(logged(tmp_path / "r.jsonl.1")) == 1
 
 
+@pytest.mark.signals
 def test_a_second_ctrl_c_does_not_cost_the_output_files(tmp_path):
     import signal
 

@@ -77,6 +77,7 @@ def _killed_writer(path: str, ready: multiprocessing.Event) -> None:
     time.sleep(60)
 
 
+@pytest.mark.signals
 def test_concurrent_writers_lose_nothing_and_a_killed_one_leaves_no_trace(tmp_path):
     path = str(tmp_path / "h.sqlite")
     History.open(path).close()
