@@ -164,3 +164,83 @@ def test_the_same_makers_at_a_reference_s_size_still_work():
                        ("bincount(x)", 1000), ("broadcast_to(x, (3, n))", 3000)):  # fmt: skip
         got = Expression.parse(text, ["n", "x"], arrays=True).evaluate({"n": 1000, "x": x})
         assert got.size == size
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs", "expected"),
+    [
+        ("zeros", [(3, 4)], {}, 12),
+        ("ones", [5], {}, 5),
+        ("full", [np.int64(7), 1.0], {}, 7),
+        ("zeros", [-2], {}, 0),
+        ("zeros", [(3, -1)], {}, 0),
+        ("zeros", [(3, "x")], {}, 3),  # a dimension that is not a count: NumPy will say
+        ("zeros", ["x"], {}, 0),
+        ("zeros", [], {}, 0),
+        ("broadcast_to", [np.ones(3), (2, 3)], {}, 6),
+        ("broadcast_to", [np.ones(3)], {}, 0),
+        ("arange", [5], {}, 5),
+        ("arange", [2, 10], {}, 8),
+        ("arange", [2, 10, 3], {}, 3),
+        ("arange", [10, 2], {}, 0),
+        ("arange", [0, 1, 0.25], {}, 4),
+        ("arange", [1, 5, 0], {}, 0),
+        ("arange", [np.arange(3)], {}, 0),  # not scalars: not estimated
+        ("outer", [np.ones(3), np.ones(4)], {}, 12),
+        ("outer", [np.ones(3)], {}, 0),
+        ("matmul", [np.ones((2, 3, 4)), np.ones((4, 5))], {}, 30),
+        ("dot", [np.ones(4), np.ones((4, 5))], {}, 5),
+        ("matmul", [np.ones((3, 4)), np.ones(4)], {}, 3),
+        ("matmul", [np.ones(4), np.ones(4)], {}, 1),
+        ("matmul", [np.ones((3, 4)), np.ones((4, 5)), np.ones(5)], {}, 0),
+        ("bincount", [np.array([0, 7, 2])], {}, 8),
+        ("bincount", [np.array([0, 7, 2])], {"minlength": 20}, 20),
+        ("bincount", [np.array([], dtype=np.int64)], {"minlength": 20}, 0),
+        ("sum", [np.ones(10)], {}, 0),  # not an array maker
+    ],
+)
+def test_the_size_an_array_function_would_make_is_estimated_exactly(name, args, kwargs, expected):
+    from gpubench.expressions import _result_elements
+
+    assert _result_elements(name, args, kwargs) == expected
+
+
+def test_an_array_maker_up_to_the_limit_runs_and_one_past_it_is_refused(monkeypatch):
+    from gpubench import expressions
+
+    monkeypatch.setattr(expressions, "MAX_RESULT_ELEMENTS", 12)
+    expressions._check_result_size("zeros", [(3, 4)], {})  # exactly at the limit
+    with pytest.raises(ExpressionError, match=r"zeros\(\) would make 13 elements, more than 12"):
+        expressions._check_result_size("zeros", [13], {})
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "expected"),
+    [
+        ("log2(n)", {"n": 1}, 0),
+        ("log2(n)", {"n": 2}, 1),
+        ("1 ** 256", {}, 1),  # the exponent at its limit (the value's own limit is 256 bits)
+        ("2 ** -256", {}, 2.0**-256),
+        ("0 << 256", {}, 0),
+        ("n * 300", {"n": 2}, 600),
+        ("n + 1000", {"n": 2}, 1002),
+        ("2.0 ** 0.5", {}, 2.0**0.5),
+        ("-n", {"n": 3}, -3),
+    ],
+)
+def test_the_guards_stop_exactly_at_their_limits(text, env, expected):
+    value = Expression.parse(text, env).evaluate(env)
+    assert value == expected and type(value) is type(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("1 ** 257", "exponent 257 is too large"), ("2 ** -257", "exponent -257 is too large"),
+     ("0 << 257", "shift by 257 is too large"), ("log2(n)", "log2 of 0"),
+     ("-n", "arithmetic on 'abc'")],
+)  # fmt: skip
+def test_one_past_each_guard_is_refused(text, message):
+    env = {"n": 0} if "log2" in text else {"n": "abc"}
+    with pytest.raises(ExpressionError) as info:
+        Expression.parse(text, env).evaluate(env)
+    assert message in str(info.value)
