@@ -163,3 +163,59 @@ def test_the_bitwise_fast_path_decides_nothing_the_full_check_would_not():
     assert not verdict.passed and verdict.worst_index == [1]
     # Another type than the reference's: the full check compares the values.
     assert check_output("x", reference.astype(np.float64), reference, exact).passed
+
+
+# -- the chunked helpers, with chunks of a few elements so that every path runs ------------------
+@pytest.fixture
+def small_chunks(monkeypatch):
+    from gpubench import verify
+
+    monkeypatch.setattr(verify, "CHUNK", 4)
+    return verify
+
+
+@pytest.mark.parametrize("cpus", [None, 1, 5, 64])
+def test_check_workers_are_the_cores_from_1_to_8(monkeypatch, cpus):
+    from gpubench import verify
+
+    monkeypatch.setattr(verify.os, "cpu_count", lambda: cpus)
+    assert verify._workers() == {None: 1, 1: 1, 5: 5, 64: 8}[cpus]
+
+
+def test_the_bitwise_fast_path_compares_bits_chunk_by_chunk(small_chunks):
+    verify = small_chunks
+    a = np.arange(11, dtype=np.float32)
+    assert verify._bitwise_equal(a, a.copy())
+    for index in (0, 5, 10):  # a difference in the first, a middle and the last chunk
+        b = a.copy()
+        b[index] += 1
+        assert not verify._bitwise_equal(a, b)
+    negative_zero = np.array([0.0, -0.0], dtype=np.float64)
+    assert not verify._bitwise_equal(negative_zero, np.zeros(2))  # equal values, other bits
+    assert not verify._bitwise_equal(a, a.astype(np.float64))  # another type: the full check
+    for dtype in (np.int8, np.float16, np.uint32, np.int64):
+        values = np.arange(9).astype(dtype)
+        assert verify._bitwise_equal(values, values.copy())
+    assert not verify._bitwise_equal(np.zeros(3, np.complex128), np.zeros(3, np.complex128))
+
+
+def test_unwritten_counts_poison_where_the_reference_is_a_number(small_chunks):
+    verify = small_chunks
+    expected = np.ones(13)
+    got = expected.copy()
+    assert verify._unwritten(got, expected) == (0, -1)
+    got[[0, 6, 12]] = np.nan  # the first element, then later chunks: the first one is kept
+    assert verify._unwritten(got, expected) == (3, 0)
+    expected[0] = np.nan  # NaN expected there: not poison
+    assert verify._unwritten(got, expected) == (2, 6)
+    only_expected = np.ones(13)
+    only_expected[6] = np.nan
+    got = np.ones(13)
+    got[6] = np.nan
+    assert verify._unwritten(got, only_expected) == (0, -1)  # NaN where NaN is right
+
+
+def test_index_of_a_scalar_output_is_empty():
+    from gpubench.verify import _index
+
+    assert _index(0, ()) == [] and _index(7, (2, 4)) == [1, 3]
