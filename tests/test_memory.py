@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpubench import memory
 
 
@@ -43,3 +45,45 @@ def test_the_device_preflight_keeps_its_headroom():
     assert memory.shortfall(fits, free, None) is None
     assert memory.shortfall(memory.Need(device=free - memory.DEVICE_HEADROOM_BYTES + 1, what="x"),
                             free, None) is not None  # fmt: skip
+
+
+@pytest.mark.parametrize(("nbytes", "text"), [
+    (0, "0 bytes"), (1023, "1023 bytes"), (1024, "1.0 KiB"), (1536, "1.5 KiB"),
+    (2**20 - 1, "1,024.0 KiB"), (2**20, "1.0 MiB"), (2**30, "1.0 GiB"), (5 * 2**40, "5,120.0 GiB"),
+])  # fmt: skip
+def test_sizes_are_named_in_the_largest_unit_they_fill(nbytes, text):
+    assert memory.human(nbytes) == text
+
+
+def test_host_memory_is_memavailable_then_the_free_pages(monkeypatch):
+    import builtins
+    import io
+
+    real_open = builtins.open
+
+    def fake_meminfo(text):
+        def opener(path, *args, **kwargs):
+            if path == "/proc/meminfo":
+                return io.StringIO(text)
+            return real_open(path, *args, **kwargs)
+
+        return opener
+
+    monkeypatch.setattr(
+        builtins, "open", fake_meminfo("MemTotal: 99 kB\nMemAvailable:    12345 kB\n")
+    )
+    assert memory.host_available_bytes() == 12345 * 1024
+    pages = {"SC_AVPHYS_PAGES": 7, "SC_PAGE_SIZE": 4096}
+    monkeypatch.setattr(memory.os, "sysconf", lambda name: pages[name])
+    monkeypatch.setattr(builtins, "open", fake_meminfo("MemTotal: 99 kB\n"))  # no MemAvailable
+    assert memory.host_available_bytes() == 7 * 4096
+    monkeypatch.setattr(builtins, "open", fake_meminfo("MemAvailable: lots kB\n"))
+    assert memory.host_available_bytes() == 7 * 4096
+
+
+def test_device_headroom_applies_even_when_free_memory_is_below_it():
+    headroom = memory.DEVICE_HEADROOM_BYTES
+    assert memory.shortfall(memory.Need(device=1), headroom, None) is not None
+    assert memory.shortfall(memory.Need(device=1), headroom + 1, None) is None
+    assert memory.shortfall(memory.Need(device=0), 0, None) is None
+    assert memory.shortfall(memory.Need(device=0), headroom - 1, None) is None
