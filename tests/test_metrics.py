@@ -159,3 +159,37 @@ def test_registers_are_allocated_per_warp_in_units_of_256():
     # 48 registers: 1,536 a warp; 65,536 / (1,536 x 8 warps of a 256-thread block) = 5 blocks.
     assert metrics.theoretical_occupancy(256, 48, 0, FAKE_DEVICE)[0] == 5 * 8 / 64
     assert metrics.theoretical_occupancy(256, 41, 0, FAKE_DEVICE)[0] == 5 * 8 / 64
+
+
+def _sm(cc=(9, 0), **extra):
+    from types import SimpleNamespace
+
+    fields = {"warp_size": 32, "max_threads_per_sm": 2048, "registers_per_sm": 65536,
+              "shared_per_sm_bytes": 233472, "compute_capability": cc, "max_blocks_per_sm": 32}  # fmt: skip
+    fields.update(extra)
+    return SimpleNamespace(**{k: v for k, v in fields.items() if v is not None})
+
+
+@pytest.mark.parametrize(
+    ("threads", "registers", "shared", "device", "expected"),
+    [
+        (256, 0, 0, _sm(), (1.0, "threads")),
+        (32, 0, 0, _sm(), (0.5, "blocks")),  # 64 blocks of one warp would fit; 32 may
+        (32, 0, 0, _sm(max_blocks_per_sm=None), (0.5, "blocks")),  # unknown: 32 assumed
+        (32, 0, 0, _sm(max_blocks_per_sm=16), (0.25, "blocks")),
+        (100, 0, 0, _sm(), (1.0, "threads")),  # 4 warps per block, the last one partial
+        (96, 0, 0, _sm(), (63 / 64, "threads")),  # 21 blocks of 3 warps
+        (256, 33, 0, _sm(), (0.75, "registers")),  # 1,280 registers a warp: 6 blocks
+        (64, 0, 11264, _sm(cc=(8, 0)), (19 * 2 / 64, "shared memory")),  # 1 KB reserved a block
+        (64, 0, 9728, _sm(cc=(7, 5)), (24 * 2 / 64, "shared memory")),  # nothing reserved
+        (1024, 0, 233472, _sm(), (0.0, "shared memory")),  # not even one block
+    ],
+)
+def test_theoretical_occupancy_follows_the_calculators_rules(threads, registers, shared, device,
+                                                             expected):  # fmt: skip
+    assert metrics.theoretical_occupancy(threads, registers, shared, device) == expected
+
+
+def test_elements_per_second_are_exact():
+    values = metrics.work_metrics(0, 0, 10**9, 1.0, None, None)
+    assert values[metrics.ELEMENTS.key] == 1000.0
