@@ -206,3 +206,46 @@ def test_the_terminal_says_how_many_regressions(tmp_path):
     out = _compare_files(tmp_path, base, new)
     assert out.exit_code == 3
     assert "3 pair(s) compared; largest change 100.00%; 2 regression(s)" in out.output
+
+
+def test_the_noise_of_either_file_widens_the_band():
+    """A 10% change is `same` when either side's noise is 8% (2 x 8% > 10%), from the base
+    or from the new file, and `slower` when neither is noisy."""
+    for base_noise, new_noise, verdict in ((0.08, 0.0, "same"), (0.0, 0.08, "same"),
+                                           (0.0, 0.0, "slower")):  # fmt: skip
+        rows = compare(result_set(result(1, "a", 1.0, noise=base_noise)),
+                       result_set(result(1, "a", 1.1, noise=new_noise)), threshold=0.05)  # fmt: skip
+        assert [r.verdict for r in rows] == [verdict]
+        assert rows[0].noise == max(base_noise, new_noise)
+
+
+def test_rows_that_are_not_judged_keep_their_point_and_both_values():
+    base = result_set(result(1, "a", 2.0), result(2, "a", 3.0, status=Status.SKIPPED))
+    new = result_set(result(1, "a", 2.5, status=Status.INCORRECT), result(2, "a", 4.0))
+    broken, unmeasured = compare(base, new, threshold=0.05)
+    assert (broken.point, broken.variant, broken.base, broken.new) == ({"n": 1}, "a", 2.0, 2.5)
+    assert broken.verdict.startswith("broken") and broken.change is None
+    assert (unmeasured.point, unmeasured.variant, unmeasured.base, unmeasured.new) == (
+        {"n": 2},
+        "a",
+        3.0,
+        4.0,
+    )
+    assert unmeasured.verdict.startswith("not measured") and unmeasured.change is None
+
+
+def test_a_metric_missing_from_the_base_is_not_compared():
+    from gpubench.metrics import BANDWIDTH
+
+    base, new = result(1, "a", 1.0), result(1, "a", 1.0)
+    new.metrics[BANDWIDTH.key] = 100.0
+    (row,) = compare(result_set(base), result_set(new), threshold=0.05, metric=BANDWIDTH)
+    assert row.verdict.startswith("not measured") and row.base is None and row.new == 100.0
+
+
+def test_time_is_the_median_whichever_metric_object_names_it():
+    from gpubench.compare import _value
+    from gpubench.metrics import TIME, Metric
+
+    named = Metric(TIME.key, "time", "ms", "{:.3f}", higher_is_better=False)
+    assert named is not TIME and _value(result(1, "a", 2.5), named) == 2.5

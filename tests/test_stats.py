@@ -55,3 +55,15 @@ def test_two_samples_have_a_spread_and_a_zero_median_has_no_relative_noise():
     assert robust_noise([1.0, 1.0]) == 0.0
     zero = summarize([0.0, 0.0])
     assert math.isinf(zero.rel_stdev) and math.isinf(zero.rel_noise)
+
+
+def test_one_sample_is_its_own_quartiles_and_sub_millisecond_means_have_a_finite_stdev():
+    one = summarize([0.25])
+    assert (one.q1_ms, one.median_ms, one.q3_ms) == (0.25, 0.25, 0.25)
+    small = summarize([0.5, 0.7])
+    assert math.isfinite(small.rel_stdev) and small.rel_stdev == pytest.approx(0.1414213 / 0.6)
+
+
+def test_no_samples_is_refused_with_its_reason():
+    with pytest.raises(ValueError, match=r"^cannot summarize zero samples$"):
+        summarize([])
