@@ -148,18 +148,25 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
     with _no_second_interrupt(keep=interrupted):  # a second Ctrl-C must not cost the files
         result_set.environment["end"] = end
         result_set.environment["worker_restarts"] = runner.restarts
-        if runner.retried:
-            result_set.environment["worker_retries"] = runner.retried
-            for entry in runner.retried:
-                at = ", ".join(f"{k}={v}" for k, v in entry["point"].items())
-                err.print(f"note: {entry['variant']} at {at} was run once more on a fresh "
-                          f"worker: {entry['reason']}", highlight=False)  # fmt: skip
+        _note_retries(runner.retried, result_set, err)
         _sort(result_set, points, spec.variants)
         _render(console, bench, result_set, files)
         if files.verbose:
             fresh = [r for r in result_set.results if not any(r is p for p in previous)]
             _render_phases(console, fresh, time.perf_counter() - started)
         return _save_and_exit_code(err, result_set, files, interrupted)
+
+
+def _note_retries(retried: list[dict[str, Any]], result_set: results.ResultSet, err: Any) -> None:
+    """Variants whose worker died under them and ran once more: in the environment record,
+    and one note each."""
+    if not retried:
+        return
+    result_set.environment["worker_retries"] = retried
+    for entry in retried:
+        at = ", ".join(f"{k}={v}" for k, v in entry["point"].items())
+        err.print(f"note: {entry['variant']} at {at} was run once more on a fresh worker: "
+                  f"{entry['reason']}", highlight=False)  # fmt: skip
 
 
 def _precompile(runner: SweepRunner, points: list[dict[str, Any]], err: Any) -> dict[str, Any]:
