@@ -213,6 +213,7 @@ class IsolatedRunner:
         self.restarts = 0
         # Variants whose worker died under them and were run once more (point, reason).
         self.retried: list[dict[str, Any]] = []
+        self._closed = False  # closed (after Ctrl-C, the pool kills its workers): no retry
         self._worker: _Worker | None = None
         self.device_record: dict[str, Any] | None = None
 
@@ -226,6 +227,7 @@ class IsolatedRunner:
     def start(self, worker: _Worker | None = None) -> dict[str, Any]:
         """Start a worker (or wait for one spawned earlier) and return its environment
         record (raises EnvironmentProblem)."""
+        self._closed = False
         worker = worker or _Worker(self.spec)
         try:
             message = worker.receive(START_TIMEOUT_S)
@@ -268,6 +270,7 @@ class IsolatedRunner:
         """Stop the worker; returns its last clock/temperature/power readings (or {}).
         Not graceful: kill it at once (after Ctrl-C it may be stuck in a kernel)."""
         readings: dict[str, Any] = {}
+        self._closed = True
         if graceful and self._worker is not None and self._worker.process.is_alive():
             try:
                 self._worker.conn.send(("stop",))
@@ -361,7 +364,7 @@ class IsolatedRunner:
             process) costs the variant one more run on a fresh worker, as a Dask task gets;
             dying again records it. Nothing of the lost run was recorded: no result is
             measured twice."""
-            if retry and variant not in retried:
+            if retry and not self._closed and variant not in retried:
                 retried.add(variant)
                 self.retried.append({"variant": variant, "point": dict(point), "reason": reason})
                 return  # still in `remaining`: the next worker runs it first
@@ -374,7 +377,7 @@ class IsolatedRunner:
 
         retried: set[str] = set()
 
-        while remaining:
+        while remaining and not self._closed:
             worker = self._ensure_worker()
             worker.conn.send(("point", point, list(remaining), plan.settings))
             self._follow(worker, limit, remaining, fresh, emit, lost)

@@ -62,3 +62,26 @@ def test_every_sticky_error_is_a_crash_of_one_worker(case):
     assert first.status is Status.CRASHED, first.reason
     assert second.status.is_measured and runner.restarts == 1
     print(case, first.reason)
+
+
+def test_a_closed_runner_neither_retries_nor_starts_workers(tmp_path, monkeypatch):
+    """After close (Ctrl-C: the pool kills its workers), a worker that died is not replaced to
+    run its variant again: the point ends with what it has; a fresh start allows runs again."""
+    monkeypatch.setenv("GPUBENCH_TEST_MARKERS", str(tmp_path))
+    dangerous = str(Path(__file__).parent / "suites" / "dangerous.py")
+    bench = registry.get(dangerous)
+    point = bench.resolve({**bench.defaults(), "n": 10})
+    policy = TimingPolicy(warmup=0, min_samples=2, max_time_s=0.05, time_limit_s=10)
+    plan = Plan(bench, [point], ("die_once", "good"), "good", policy)
+    runner = IsolatedRunner(WorkerSpec(dangerous, backend="tests.fakes:FakeBackend"))
+    runner.close()
+    emitted = []
+    assert runner._run_point(plan, point, ["die_once", "good"], emitted.append) == {}
+    assert emitted == [] and runner._worker is None and runner.retried == []
+    runner.start()
+    try:
+        fresh = runner._run_point(plan, point, ["die_once", "good"], emitted.append)
+    finally:
+        runner.close()
+    assert {v: r.status for v, r in fresh.items()} == {"die_once": Status.OK, "good": Status.OK}
+    assert [r["variant"] for r in runner.retried] == ["die_once"]
