@@ -148,7 +148,15 @@ class Streams(Benchmark):
         Param("block", int, 16, "tiled kernel's tile edge", choices=(8, 16, 32), compile_time=True),
         Param("matrices", int, 10, "products in the batch (L)", minimum=1),
         Param("streams", int, 4, "CUDA streams for the overlapped variants", minimum=1),
-        Param("bands", int, 4, "row bands per product in streams_depth_first_bands", minimum=1),
+        Param(
+            "bands",
+            int,
+            4,
+            "row bands per product in streams_depth_first_bands",
+            minimum=1,
+            maximum=1024,
+            maximum_reason="each band is three steps per product; past 16 they only cost",
+        ),
         Param(
             "values",
             str,

@@ -129,3 +129,12 @@ def test_every_variant_checks_every_product(gpu_backend):
     assert {s["op"] for s in spans} == {"H2D", "kernel", "D2H"} and len(spans) == 4 * 5
     assert {s["stream"] for s in spans} == {1, 2, 3, 4}
     assert {s["label"] for s in spans} == {"0", "1", "2", "3", "4"}
+
+
+def test_bands_are_bounded():
+    """Each band is three steps per product: a huge count would build millions of steps."""
+    bands = bench.param("bands")
+    assert bands.coerce(1) == 1 and bands.coerce(1024) == 1024
+    for bad in (0, 1025):
+        with pytest.raises(ValueError, match=r"minimum 1|maximum 1024"):
+            bands.coerce(bad)
