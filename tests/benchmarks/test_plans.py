@@ -6,15 +6,14 @@ shape, type, place and initial contents, the work (bytes, flops, elements) and t
 
 The expected text lives in tests/benchmarks/plans/SUITE.txt. A change to a launch
 configuration, a buffer size, a byte count or the input stream shows up here as a diff, on the
-CPU, before a GPU ever sees it. After a deliberate change: GPUBENCH_UPDATE_PLANS=1 pytest
-tests/benchmarks/test_plans.py, then read the diff before committing it.
+CPU, before a GPU ever sees it. After a deliberate change: GPUBENCH_UPDATE_SNAPSHOTS=1 pytest
+tests/benchmarks/test_plans.py, then read the diff before committing it (tests/snapshots.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from gpubench import registry
 from gpubench.benchmark import BufferSpec, Case
 from gpubench.device import DeviceInfo
 from gpubench.steps import BufferRef, Copy, Launch, LibraryCall, Repeat, RunRecord
+from tests import snapshots
 
 PLANS = Path(__file__).parent / "plans"
 SEED = 20261124
@@ -227,17 +227,7 @@ def render(suite: str) -> str:
 
 @pytest.mark.parametrize("suite", sorted(POINTS))
 def test_the_suite_plan_is_the_pinned_one(suite):
-    rendered = render(suite)
-    expected_file = PLANS / f"{suite}.txt"
-    if os.environ.get("GPUBENCH_UPDATE_PLANS"):
-        PLANS.mkdir(exist_ok=True)
-        expected_file.write_text(rendered)
-    assert expected_file.exists(), f"no pinned plan: GPUBENCH_UPDATE_PLANS=1 to write {suite}"
-    expected = expected_file.read_text().splitlines()
-    got = rendered.splitlines()
-    for index, (want, have) in enumerate(zip(expected, got, strict=False)):
-        assert have == want, f"{suite} plan line {index + 1} differs"
-    assert len(got) == len(expected)
+    snapshots.matches(PLANS / f"{suite}.txt", render(suite))
 
 
 def test_every_built_in_suite_has_pinned_points():

@@ -1,0 +1,202 @@
+"""The command tables (list, info, history, compare, roofline, ceilings, inspect, dry run),
+pinned: every title, header, alignment and cell for data chosen to reach each branch (derived
+defaults, bounds on one side, a dirty commit, no commit, a memory-bound and a compute-bound
+point, a large dry run cut in the middle). Expected text: tests/report/tables/NAME.txt
+(GPUBENCH_UPDATE_SNAPSHOTS=1 rewrites them; tests/snapshots.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from gpubench import api, registry
+from gpubench.benchmark import Param
+from gpubench.ceilings import CeilingsRecord
+from gpubench.history import Run
+from gpubench.inspection import Inspection, KernelReport, Resources
+from gpubench.metrics import TIME
+from gpubench.report import tables
+from gpubench.report.roofline import Placement
+from tests import snapshots
+
+PINNED = Path(__file__).parent / "tables"
+
+
+def pinned(name: str, *rendered) -> None:
+    snapshots.matches(PINNED / f"{name}.txt", "\n".join(snapshots.table_text(t) for t in rendered))
+
+
+@pytest.mark.parametrize("suite", ["transpose", "matmul", "sssp"])
+def test_suite_tables(suite):
+    pinned(f"suite_{suite}", *tables.suite_tables(registry.get(suite)))
+
+
+def test_suite_tables_show_one_sided_bounds_and_derived_defaults():
+    params = (
+        Param("low", int, 4, help="at least one", minimum=1),
+        Param("high", float, 0.5, help="at most one", maximum=1.0),
+        Param("rows", int, None, help="from size", derived_from="size"),
+        Param(
+            "shape", str, "square", help="a choice", choices=("square", "tall"), compile_time=True
+        ),
+    )
+    bench = SimpleNamespace(
+        variants=registry.get("transpose").variants, baseline="copy", params=params
+    )
+    pinned("suite_made_up", *tables.suite_tables(bench))
+
+
+def test_configs_table():
+    pinned(
+        "configs",
+        tables.configs_table([("smoke", "transpose", "tile, size"), ("matmul", "matmul", "size")]),
+    )
+
+
+def _run(**changes) -> Run:
+    base = dict(
+        id=7,
+        created="2026-11-24T05:00:00",
+        suite="transpose",
+        label="nightly",
+        commit="0123456789abcdef",
+        dirty=False,
+        gpubench_version="0.9.0",
+        gpu_name="NVIDIA H100 80GB HBM3",
+        gpu_uuid="GPU-1",
+        backend="pycuda",
+        source="run.json",
+        results=12,
+    )
+    return Run(**{**base, **changes})
+
+
+def test_runs_table():
+    runs = [_run(), _run(id=8, dirty=True), _run(id=9, commit=None, gpu_name=None, backend=None)]
+    pinned("runs", tables.runs_table(runs, "history.sqlite"))
+
+
+def test_roofline_table():
+    record = CeilingsRecord(
+        gpu_uuid="GPU-1",
+        gpu_name="NVIDIA H100 80GB HBM3",
+        measured={"fp32_gflops": 51234.6, "dram_read_gbps": 3012.4},
+        theoretical={},
+        source="measured",
+    )
+    memory = Placement(
+        "transpose",
+        "padded",
+        {"size": 8192, "tile": 32},
+        "H100",
+        2900.4,
+        None,
+        None,
+        3012.4,
+        0.9628,
+        "memory",
+    )
+    compute = Placement(
+        "matmul",
+        "pipelined",
+        {"size": 4096, "tile": 8},
+        "H100",
+        120.5,
+        48123.9,
+        12.3456,
+        51234.6,
+        0.9393,
+        "compute",
+    )
+    group = api.RooflineGroup(
+        environment={}, created="", record=record, placed=[memory, compute], varying=["size"]
+    )
+    pinned("roofline", tables.roofline_table(group))
+    unknown = CeilingsRecord(
+        gpu_uuid=None, gpu_name="GPU", measured={}, theoretical={}, source="theoretical"
+    )
+    group = api.RooflineGroup(environment={}, created="", record=unknown, placed=[], varying=[])
+    pinned("roofline_unknown", tables.roofline_table(group))
+
+
+def test_inspection_table():
+    kernels = [
+        KernelReport(
+            "transpose_naive",
+            Resources(16, 0, 0, 0, 0, 0),
+            Counter({"LDG.32": 1, "STG.32": 1, "BRA": 2, "total": 12}),
+        ),
+        KernelReport(
+            "transpose_shared_memory_padded",
+            Resources(40, 8, 4, 16, 4224, 1),
+            Counter(
+                {
+                    "LDG.128": 2,
+                    "LDS.32": 4,
+                    "STS.32": 4,
+                    "STG.32": 1,
+                    "BAR": 2,
+                    "FFMA": 3,
+                    "predicated": 5,
+                    "total": 40,
+                }
+            ),
+        ),
+    ]
+    report = Inspection(arch="sm_90", kernels=kernels, listing_kind="sass")
+    found = api.Inspection(
+        point={"tile": 32, "rows": None, "size": 64},
+        source=Path("t.cu"),
+        report=report,
+        shown=kernels,
+    )
+    pinned("inspection", tables.inspection_table(registry.get("transpose"), "sm_90", found))
+
+
+def _plan(points: int) -> api.DryRun:
+    points_list = [{"size": 16 * (i + 1), "tile": 32} for i in range(points)]
+    listed = list(enumerate(points_list, 1))
+    shown = listed if points <= api.DRY_RUN_LISTED else listed[:5] + listed[-5:]
+    return api.DryRun(
+        bench=registry.get("transpose"),
+        points=points_list,
+        shown=shown,
+        varying=["size"],
+        fixed={"tile": 32},
+        axes=[("size", points, 16, 16 * points)],
+    )
+
+
+def test_dry_run_tables_small_and_large():
+    pinned("dry_run_small", *tables.dry_run_tables(_plan(3), "configs/t.yaml"))
+    pinned(
+        "dry_run_large", *tables.dry_run_tables(_plan(api.DRY_RUN_LISTED + 2000), "configs/t.yaml")
+    )
+
+
+def test_comparison_table():
+    rows = [
+        SimpleNamespace(
+            point={"size": 1024},
+            variant="naive",
+            base=1.25,
+            new=1.5,
+            change=0.2,
+            noise=0.011,
+            verdict="slower",
+        ),
+        SimpleNamespace(
+            point={"size": 2048},
+            variant="padded",
+            base=0.004,
+            new=None,
+            change=None,
+            noise=None,
+            verdict="only in base",
+        ),
+    ]
+    comparison = SimpleNamespace(metric=TIME, varying=["size"], rows=rows)
+    pinned("comparison", tables.comparison_table(comparison, "old.json", "new.json"))
