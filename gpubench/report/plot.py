@@ -57,11 +57,13 @@ def _follows(results: list[Any], x: str, param: str) -> bool:
     return True
 
 
-def _choose_x(measured: list[Any], params: list[str], varying: list[str],
-              x: str | None) -> str:  # fmt: skip
-    """The x axis: the one asked for, or the numeric parameter with the most values."""
+def _choose_x(measured: list[Any], params: list[str], varying: list[str], x: str | None,
+              split: tuple[str | None, ...] = ()) -> str:  # fmt: skip
+    """The x axis: the one asked for, or the numeric parameter with the most values, among
+    those that do not already split the lines or panels (`split`: --by and --facet)."""
     if x is None:
         numeric = [p for p in varying if all(_numeric(r.point.get(p)) for r in measured)]
+        numeric = [p for p in numeric if p not in split] or numeric
         if not numeric:
             raise ConfigError("no numeric parameter varies in these results: nothing to put on "
                               "the x axis", key="--x")  # fmt: skip
@@ -96,7 +98,7 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
     for r in measured:
         params.extend(k for k in r.point if k not in params)
     varying = [p for p in params if len({repr(r.point.get(p)) for r in measured}) > 1]
-    x = _choose_x(measured, params, varying, x)
+    x = _choose_x(measured, params, varying, x, (by, facet))
     metric = _choose_y(measured, y)
     for name, option in ((by, "--by"), (facet, "--facet")):
         if name and name != "variant" and name not in params:

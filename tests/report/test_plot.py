@@ -99,3 +99,37 @@ def test_a_facet_or_split_with_too_many_values_is_refused_before_drawing():
         plotting.build(results, "n", "time_ms", "k", None)
     few = [r for r in results if r.point["k"] < 4]
     assert len(plotting.build(few, "n", "time_ms", "variant", "k").lines) == 4
+
+
+def test_the_drawings_are_the_pinned_ones(monkeypatch):
+    """Panels per facet (a grid of three columns, the spare axes off), log axes, the eleventh
+    line dashed in the first colour again, the legend outside a panel of more than eight
+    lines: what is drawn, pinned (tests/report/figures/)."""
+    from pathlib import Path
+
+    from matplotlib.figure import Figure
+
+    from tests import snapshots
+
+    saved = snapshots.SavedFigures()
+    monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: saved(fig, path, **kw))
+    plot.draw(plot.build(RESULTS, facet="tile"), "facets.png", "transpose: tiles")
+    many = [result(f"v{i:02d}", size, tile, 10.0 * (i + 1) + size / 1024)
+            for i in range(11) for size in (1024, 4096) for tile in (8, 16, 32, 64)]  # fmt: skip
+    plot.draw(plot.build(many, facet="tile"), "many.svg", "eleven variants")
+    plot.draw(plot.build(RESULTS, y="time_ms", by="tile"), "time.png", "time by tile")
+    pinned = Path(__file__).parent / "figures"
+    for (path, text), name in zip(saved.saved, ("facets.png", "many.svg", "time.png"),
+                                  strict=True):  # fmt: skip
+        assert path == name
+        snapshots.matches(pinned / f"plot_{Path(name).stem}.txt", text)
+
+
+def test_the_default_x_is_not_the_parameter_that_splits_panels_or_lines():
+    # tile has more values than size, but each panel (or line) holds one tile: x is size.
+    results = [result("naive", size, tile, 1.0 + size + tile)
+               for size in (1024, 4096) for tile in (8, 16, 32, 64)]  # fmt: skip
+    assert plot.build(results).x == "tile"
+    assert plot.build(results, facet="tile").x == "size"
+    assert plot.build(results, by="tile").x == "size"
+    assert plot.build(results, x="tile", by="tile").x == "tile"  # asked for: kept

@@ -90,3 +90,47 @@ def test_the_command_says_when_it_has_nothing_or_a_wrong_file(tmp_path, monkeypa
     (tmp_path / "x.json").write_text("{}")
     out = CliRunner().invoke(cli, ["roofline", str(tmp_path / "x.json")])
     assert out.exit_code == 2 and "Traceback" not in out.output
+
+
+def _drawn(monkeypatch, draw, *args) -> list[tuple[str, str]]:
+    from matplotlib.figure import Figure
+
+    from tests import snapshots
+
+    saved = snapshots.SavedFigures()
+    monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: saved(fig, path, **kw))
+    draw(*args)
+    return saved.saved
+
+
+def _placement(suite, variant, gflops, intensity, measured=None, gbps=100.0):
+    return roofline.Placement(suite, variant, {"n": 1}, "GPU", gbps, gflops, intensity,
+                              1000.0, 0.5, "memory", measured_intensity=measured)  # fmt: skip
+
+
+def test_the_drawing_is_the_pinned_one(monkeypatch):
+    """Every roof (measured, theoretical, L2, FP64), the ridge, a marker per variant with its
+    hollow twin where ncu measured the traffic, and the bandwidth panel: pinned."""
+    from pathlib import Path
+
+    from tests import snapshots
+
+    placed = [
+        _placement("matmul", "naive", 900.0, 2.0),
+        _placement("matmul", "tiled", 20000.0, 16.0, measured=8.0),
+        _placement("matmul", "tiled", 30000.0, 32.0),  # a second point: one legend entry
+        _placement("reduction", "warp_shuffle", 700.0, 0.25, measured=0.2),
+        _placement("transpose", "naive", None, None, gbps=900.0),
+        _placement("transpose", "naive", None, None, gbps=1200.0),  # best of two
+        _placement("transpose", "padded", None, None, gbps=2900.0),
+    ]
+    ((path, text),) = _drawn(monkeypatch, roofline.draw, placed, RECORD, "r.png", "H100")
+    assert path == "r.png"
+    theoretical = store.CeilingsRecord(gpu_uuid=None, gpu_name="GPU", measured={},
+                                       theoretical={"fp32_gflops": 50000.0,
+                                                    "dram_read_gbps": 3000.0},
+                                       source="theoretical")  # fmt: skip
+    ((_, alone),) = _drawn(monkeypatch, roofline.draw, placed[:1], theoretical, "t.svg", "T")
+    pinned = Path(__file__).parent / "figures"
+    snapshots.matches(pinned / "roofline.txt", text)
+    snapshots.matches(pinned / "roofline_theoretical.txt", alone)
