@@ -94,12 +94,17 @@ def figure_text(figure, dpi=None) -> str:
              f"suptitle={figure._suptitle.get_text() if figure._suptitle else None!r}"]  # fmt: skip
     for ax in figure.axes:
         lines += _axes_text(ax)
+    for legend in figure.legends:
+        handles = [_color(h.get_facecolor()) for h in legend.legend_handles]
+        lines.append(f"figure legend {[t.get_text() for t in legend.get_texts()]} {handles} "
+                     f"loc={legend._loc}")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
 def _axes_text(ax) -> list[str]:
-    title = ax.title
-    out = [f"axes on={ax.axison} title={title.get_text()!r} size={_num(title.get_fontsize())} "
+    titles = {loc: ax.get_title(loc) for loc in ("left", "center", "right") if ax.get_title(loc)}
+    title = {"left": ax._left_title, "right": ax._right_title}.get(next(iter(titles), ""), ax.title)
+    out = [f"axes on={ax.axison} title={titles} size={_num(title.get_fontsize())} "
            f"x={ax.get_xlabel()!r} ({ax.get_xscale()}) y={ax.get_ylabel()!r} ({ax.get_yscale()})"
            f" xlim={_points(ax.get_xlim())} ylim={_points(ax.get_ylim())}"]  # fmt: skip
     for axis, name in ((ax.xaxis, "x"), (ax.yaxis, "y")):

@@ -22,12 +22,13 @@ def text_chart(result: Result, width: int = 100) -> str:
     spans = result.timeline
     if not spans:
         return ""
-    end = max(s["end_ms"] for s in spans) or 1.0
+    end = max(s["end_ms"] for s in spans)
+    scale = (width - 1) / (end or 1.0)  # a run of no measurable time: every span at column 0
     lanes: dict[str, list[str]] = {}
     for span in spans:
         row = lanes.setdefault(_lane(span), [" "] * width)
-        first = int(span["start_ms"] / end * (width - 1))
-        last = max(first, int(span["end_ms"] / end * (width - 1)))
+        first = int(span["start_ms"] * scale)
+        last = max(first, int(span["end_ms"] * scale))
         for column in range(first, last + 1):
             row[column] = SYMBOL.get(span["op"], "#")
     label = max(len(name) for name in lanes)
