@@ -1,9 +1,16 @@
-"""Shards of a sweep (--shard I/N) and merging their logs, on a fake GPU."""
+"""Shards of a sweep (--shard I/N) and merging their logs: end to end on a fake GPU, and
+merge.merge in process on logs written here (the merged header field by field, every refusal
+with its message, what --force replaces)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from gpubench import merge, results
+from gpubench.errors import ConfigError
+from gpubench.results import Result, Status
 from tests.test_pool import REPO, SWEEP, gpubench, results_of
 
 
@@ -47,3 +54,110 @@ def test_merge_refuses_logs_of_different_sweeps_and_overlaps(tmp_path):
     assert ran.returncode == 2 and "shards never overlap" in ran.stderr
     ran = gpubench(tmp_path, "merge", s0, "-o", "x.jsonl", devices=1)
     assert ran.returncode == 2 and "at least two logs" in ran.stderr
+
+
+FINGERPRINT = {"suite": "scale", "kernel_source_sha256": "k", "declarations_sha256": "d",
+               "variants": ["good"], "baseline": "good", "timing": {"warmup": 1}}  # fmt: skip
+SPEC = {"axes": {"n": [1, 2, 3]}}
+
+
+def write_log(path, points, shard, environment, variant="good", **fingerprint):
+    header = {"fingerprint": {**FINGERPRINT, "points": [f"n={p}" for p in points],
+                              "shard": shard, "gpu_uuids": ["stale"], **fingerprint},
+              "suite": "scale", "spec": SPEC, "environment": environment}  # fmt: skip
+    log = results.JsonLinesLog(path, header=header)
+    for p in points:
+        log.write(Result(suite="scale", variant=variant, point={"n": p}, status=Status.OK,
+                         summary={"median_ms": float(p)}))  # fmt: skip
+    log.close()
+    return str(path)
+
+
+def two_shards(tmp_path, second_env=None):
+    first = write_log(tmp_path / "a.jsonl", [1, 3], "0/2",
+                      {"gpu_uuid": "GPU-a", "device": {"name": "H100"}, "host": "x"})  # fmt: skip
+    second = write_log(
+        tmp_path / "b.jsonl",
+        [2],
+        "1/2",
+        second_env
+        or {"devices": [{"uuid": "GPU-b", "name": "H100"}, {"uuid": "GPU-a", "name": "H100"}]},
+    )
+    return first, second
+
+
+def test_the_merged_log_has_every_result_once_and_the_union_of_points_and_gpus(tmp_path):
+    first, second = two_shards(tmp_path)
+    out = tmp_path / "all.jsonl"
+    assert merge.merge([first, second], str(out)) == (2, 3)
+    header, merged = results.load_jsonl(out)
+    assert sorted(r.point["n"] for r in merged) == [1, 2, 3]
+    assert header["fingerprint"] == {**FINGERPRINT, "points": ["n=1", "n=2", "n=3"],
+                                     "gpu_uuids": ["GPU-a", "GPU-b"]}  # fmt: skip
+    assert header["environment"] == {
+        "gpu_uuid": "GPU-a",
+        "device": {"name": "H100"},
+        "host": "x",
+        "devices": [{"uuid": "GPU-a", "name": "H100"}, {"uuid": "GPU-b", "name": "H100"}],
+    }
+    assert header["suite"] == "scale" and header["spec"] == SPEC
+    assert header["merged_from"] == [first, second]
+    assert json.loads(out.read_text().splitlines()[0])["kind"] == "header"
+
+
+def test_one_gpu_gives_no_gpu_list(tmp_path):
+    first, second = two_shards(tmp_path, {"gpu_uuid": "GPU-a", "device": {"name": "H100"}})
+    merge.merge([first, second], str(tmp_path / "all.jsonl"))
+    header, _ = results.load_jsonl(tmp_path / "all.jsonl")
+    assert "gpu_uuids" not in header["fingerprint"]
+    assert header["environment"]["devices"] == [{"uuid": "GPU-a", "name": "H100"}]
+
+
+@pytest.mark.parametrize("key", merge.MUST_AGREE)
+def test_logs_of_different_sweeps_are_refused_naming_what_differs(tmp_path, key):
+    first, _ = two_shards(tmp_path)
+    other = write_log(tmp_path / "c.jsonl", [2], "1/2", {}, **{key: "other"})
+    with pytest.raises(ConfigError) as error:
+        merge.merge([first, other], str(tmp_path / "out.jsonl"))
+    assert error.value.source == other
+    assert str(error.value).startswith(f"{other}: {key} differs from {first}'s ('other' vs ")
+    assert "logs of different sweeps or kernel sources" in str(error.value)
+
+
+def test_other_axes_overlaps_and_missing_fingerprints_are_refused(tmp_path):
+    first, _ = two_shards(tmp_path)
+    out = str(tmp_path / "out.jsonl")
+    axes = tmp_path / "axes.jsonl"
+    write_log(axes, [2], "1/2", {})
+    text = axes.read_text().replace('"n": [1, 2, 3]', '"n": [1, 2]')
+    axes.write_text(text)
+    with pytest.raises(ConfigError, match=r"its sweep's parameters differ from .*a\.jsonl's"):
+        merge.merge([first, str(axes)], out)
+    overlap = write_log(tmp_path / "o.jsonl", [3], "1/2", {})
+    with pytest.raises(ConfigError) as error:
+        merge.merge([first, overlap], out)
+    assert str(error.value) == (
+        f'{overlap}: good at {{"n": 3}} is also in {first}: shards never overlap'
+    )
+    bare = tmp_path / "bare.jsonl"
+    log = results.JsonLinesLog(bare, header={"suite": "scale"})
+    log.close()
+    with pytest.raises(ConfigError, match="the header has no fingerprint: not a sweep log"):
+        merge.merge([str(bare), first], out)
+
+
+def test_the_output_is_guarded(tmp_path):
+    first, second = two_shards(tmp_path)
+    with pytest.raises(ConfigError, match="give at least two logs to merge"):
+        merge.merge([first], str(tmp_path / "out.jsonl"))
+    with pytest.raises(ConfigError, match="the output is one of the logs being merged"):
+        merge.merge([first, second], str(tmp_path / "." / "b.jsonl"))
+    taken = tmp_path / "taken.jsonl"
+    write_log(taken, [1], "0/1", {})
+    with pytest.raises(ConfigError, match="holds results already: give --force to replace it"):
+        merge.merge([first, second], str(taken))
+    assert merge.merge([first, second], str(taken), force=True) == (2, 3)
+    assert len(results.load_jsonl(taken)[1]) == 3
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text('{"kind": "header"}\n')  # a header alone holds no results: no --force
+    assert merge.merge([first, second], str(empty)) == (2, 3)
