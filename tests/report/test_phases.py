@@ -1,0 +1,93 @@
+"""Where the wall time went (--verbose): the sums, the GPU's share, the table (per result and
+summed per variant) and the summary line, exact, for results whose phases are made up here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpubench import phases as clock
+from gpubench.report import phases
+from gpubench.results import Result, Status
+from tests import snapshots
+
+
+def result(variant, n, point=None, own=None, samples=10, runs=2, mean_ms=1.5):
+    return Result(suite="s", variant=variant, point={"n": n}, status=Status.OK,
+                  summary={"samples": samples, "runs_per_sample": runs, "mean_ms": mean_ms},
+                  phases={"point": point or {}, "variant": own or {}})  # fmt: skip
+
+
+# Two points; each point's phases grow as its variants run: the last result holds them all.
+RESULTS = [
+    result("a", 1, {"compile": 0.5}, {"prepare": 0.001, "timing": 0.25}),
+    result("b", 1, {"compile": 0.5, "inputs": 2.0}, {"timing": 0.5, "check": 0.004}),
+    result("a", 2, {"inputs": 3.0, "reference": 1.25}, {"timing": 1.0}, samples=4, runs=None),
+    result("b", 2, {"inputs": 3.0, "reference": 1.25, "uploads": 0.0}, {}, mean_ms=None),
+]
+
+
+def test_timed_gpu_seconds_count_every_run_of_every_kept_sample():
+    assert phases.timed_gpu_seconds(RESULTS[0]) == pytest.approx(10 * 2 * 1.5e-3)
+    assert phases.timed_gpu_seconds(RESULTS[2]) == pytest.approx(4 * 1 * 1.5e-3)  # runs unknown
+    assert phases.timed_gpu_seconds(RESULTS[3]) == 0.0
+    assert phases.timed_gpu_seconds(Result(suite="s", variant="x", point={},
+                                           status=Status.CRASHED)) == 0.0  # fmt: skip
+
+
+def test_point_phases_count_once_per_point_and_variant_phases_once_per_result():
+    share = phases.share(RESULTS, wall_s=20.0)
+    assert share.point_s == {"compile": 0.5, "inputs": 5.0, "reference": 1.25, "uploads": 0.0}
+    assert share.variant_s == pytest.approx({"prepare": 0.001, "timing": 1.75, "check": 0.004})
+    assert share.timed_gpu_s == pytest.approx(0.03 + 0.03 + 0.006)
+    assert share.gpu_share == pytest.approx(0.066 / 20.0)
+    assert phases.share(RESULTS, wall_s=0.0).gpu_share == 0.0
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    (None, ""), (0.0, "0.0 ms"), (0.00999, "10.0 ms"), (0.01, "10 ms"), (0.9994, "999 ms"),
+    (0.99996, "1,000 ms"), (1.0, "1.00 s"), (1234.567, "1,234.57 s"),
+])  # fmt: skip
+def test_seconds_are_shown_in_the_unit_that_reads_best(seconds, text):
+    assert phases._seconds(seconds) == text
+
+
+def test_the_summary_line_names_the_four_biggest_host_phases():
+    line = phases.summary_line(phases.share(RESULTS, wall_s=20.0))
+    assert line == ("wall 20.00 s; the GPU spent 66 ms in timed runs (0.3%); most host time: "
+                    "inputs 5.00 s, timing 1.75 s, reference 1.25 s, compile 500 ms")  # fmt: skip
+
+
+def test_the_table_per_result_and_summed_per_variant(monkeypatch):
+    pinned = Path(__file__).parent / "tables"
+    snapshots.matches(pinned / "phases_per_result.txt",
+                      snapshots.table_text(phases.phases_table(RESULTS)))  # fmt: skip
+    monkeypatch.setattr(phases, "PER_RESULT_ROWS", 3)
+    snapshots.matches(pinned / "phases_per_variant.txt",
+                      snapshots.table_text(phases.phases_table(RESULTS)))  # fmt: skip
+
+
+def test_long_points_are_cut_at_forty_characters():
+    assert phases._point_label({"n": 1, "tile": 32}) == "n=1, tile=32"
+    long = {f"p{i}": 1000 + i for i in range(6)}  # 53 characters in full
+    assert phases._point_label(long) == "p0=1000, p1=1001, p2=1002, p3=1003, p4=…"
+    assert len(phases._point_label(long)) == 40
+    assert phases._point_label({"a": "x" * 38}) == "a=" + "x" * 38  # 40: kept whole
+
+
+def test_the_phase_clock_adds_spans_and_orders_known_phases_first():
+    timer = clock.PhaseClock()
+    timer.add("timing", 0.25)
+    timer.add("timing", 0.5)
+    timer.add("zzz", 1e-7)
+    with timer.phase("prepare"):
+        pass
+    assert timer.seconds["timing"] == 0.75 and timer.seconds["prepare"] >= 0.0
+    assert timer.snapshot()["zzz"] == 0.0 and timer.snapshot()["timing"] == 0.75
+    assert clock.total({"a": 1.0, "b": 0.5}) == 1.5
+    assert clock.ordered({"x": 1.0, "timing": 2.0, "prepare": 3.0}, clock.VARIANT_PHASES) == [
+        ("prepare", 3.0),
+        ("timing", 2.0),
+        ("x", 1.0),
+    ]
