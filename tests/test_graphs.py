@@ -233,3 +233,115 @@ def test_a_damaged_cache_entry_is_parsed_again(tmp_path, damage):
     assert again.vertices == 3 and again.src.tolist() == first.src.tolist()
     assert again.dst.tolist() == first.dst.tolist() and again.weight.tolist() == [5, 7]
     assert graphs.load(path).src.tolist() == first.src.tolist()  # the entry was rewritten
+
+
+# Every refusal of the three readers: (file name, content, the whole message after the path).
+BAD_GRAPH_FILES = [
+    ("g.gr", "p sp 3\n", "line 1: expected `p sp VERTICES ARCS`, got 'p sp 3'"),
+    ("g.gr", "p xx 3 1\n", "line 1: expected `p sp VERTICES ARCS`, got 'p xx 3 1'"),
+    ("g.gr", "p sp x 2\n", "line 1: the vertex and arc counts must be integers"),
+    ("g.gr", "c hi\na 1 2 3\n", "line 2: an arc before the `p sp` line"),
+    ("g.gr", "p sp 2 1\nx 1 2\n", "line 2: a line must start with c, p or a, got 'x 1 2'"),
+    ("g.gr", "c only a comment\n", "no `p sp VERTICES ARCS` line"),
+    ("g.gr", "p sp 2 0\n\nc\n", "no arcs (`a U V W` lines)"),
+    ("g.gr", "p sp 2 2\na 1 2 3\na 1 2\n",
+     "line 3: expected 3 numbers (arc U V W), got ' 1 2'"),
+    ("g.gr", "c x\n\np sp 2 1\n\na 1 q 3\n", "line 5: 'q' is not an integer"),
+    ("g.gr", "p sp 2 2\na 1 2 3\na 0 2 1\n", "line 3: vertex id 0 is out of range 1..2"),
+    ("g.gr", "p sp 2 2\na 1 2 3\na 2 3 1\n", "line 3: vertex id 3 is out of range 1..2"),
+    ("g.gr", "p sp 2 3\na 1 2 3\na 2 1 -4\na 2 1 -5\n", "line 3: negative weight -4"),
+    ("g.gr", "p sp 2 1\na 1 2 2147483648\n", "a weight does not fit in 32 bits"),
+    ("g.gr", "p sp 2 3\na 1 2 3\n", "the p line declares 3 arcs; the file has 1"),
+    ("g.mtx", "", "line 1: expected a %%MatrixMarket header"),
+    ("g.mtx", "% no header\n", "line 1: expected a %%MatrixMarket header"),
+    ("g.mtx", "%%MatrixMarket matrix array real general\n",
+     "line 1: only `matrix coordinate` files hold graphs"),
+    ("g.mtx", "%%MatrixMarket vector coordinate real general\n",
+     "line 1: only `matrix coordinate` files hold graphs"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate\n",
+     "line 1: only `matrix coordinate` files hold graphs"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n% c\n\n", "no size line"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n2 x 1\n",
+     "line 2: expected `ROWS COLS ENTRIES`"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n%c\n2 3 1\n",
+     "line 3: a graph's matrix is square, got 2×3"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n0 0 1\n",
+     "line 2: 0 vertices and 1 entries: a graph needs 1 to 2,147,483,647 vertices (the "
+     "kernels' int32 ids) and at least one edge"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 0\n",
+     "line 2: 2 vertices and 0 entries: a graph needs 1 to 2,147,483,647 vertices (the "
+     "kernels' int32 ids) and at least one edge"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n2147483648 2147483648 1\n1 1 1\n",
+     "line 2: 2147483648 vertices and 1 entries: a graph needs 1 to 2,147,483,647 vertices "
+     "(the kernels' int32 ids) and at least one edge"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 3\n",
+     "line 2 declares 2 entries; the file has 1"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 3\n1 3 4\n",
+     "line 4: vertex id out of range 1..2"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n0 2 3\n1 2 4\n",
+     "line 3: vertex id out of range 1..2"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 3\n2 1 -5\n",
+     "line 4: negative weight -5"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 4294967295\n",
+     "line 3: weight 4294967295 does not fit the kernels' int32 (at most 2,147,483,647)"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 1.5\n",
+     "line 3: weight 1.5 is not an integer (distances are computed exactly)"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate double general\n2 2 1\n1 2 1e12\n",
+     "line 3: weight 1e+12 does not fit the kernels' int32"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2\n",
+     "line 3: expected `ROW COL VALUE`"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 -2.0\n",
+     "line 3: negative weight -2"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2 3\n",
+     "line 3: expected 2 numbers (row column [value]), got '1 2 3'"),
+    ("g.txt", "# only comments\n\n", "no edges in the file"),
+    ("g.txt", "1 2\n3\n", "line 2: expected 2 numbers (source and target), got '3'"),
+    ("g.txt", "# c\n1 2\n3 4 5\n", "line 3: expected 2 numbers (source and target), got '3 4 5'"),
+    ("g.txt", "1 2\n5 -2\n", "edge 2: a negative vertex id"),
+    ("g.xyz", "1 2\n", "unknown graph format '.xyz': .txt (SNAP), .gr (DIMACS), .mtx (Matrix "
+     "Market), each optionally .gz"),
+    ("graph", "1 2\n", "unknown graph format '(none)': .txt (SNAP), .gr (DIMACS), .mtx (Matrix "
+     "Market), each optionally .gz"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "content", "message"), BAD_GRAPH_FILES)
+def test_each_bad_graph_file_is_one_line_naming_the_file_and_the_line(tmp_path, name, content,
+                                                                     message):  # fmt: skip
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(ConfigError) as error:
+        graphs.reader_for(path)(path)
+    assert str(error.value) == f"{path}: {message}"
+    assert error.value.source == str(path)
+
+
+@pytest.mark.parametrize(("name", "content", "vertices", "src", "dst", "weight"), [
+    # The largest weight the kernels' int32 holds is accepted.
+    ("g.gr", "c\np sp 2 2\na 1 2 2147483647\na 2 1 0\n", 2, [0, 1], [1, 0], [2147483647, 0]),
+    # Symmetric files stand for both directions; a self-loop once; real values that are
+    # integers become them.
+    ("g.mtx", "%%MatrixMarket matrix coordinate real symmetric\n% c\n3 3 2\n1 2 3.0\n3 3 1\n",
+     3, [0, 2, 1], [1, 2, 0], [3, 1, 3]),
+    ("g.mtx", "%%MatrixMarket matrix coordinate pattern skew-symmetric\n2 2 1\n2 1\n",
+     2, [1, 0], [0, 1], None),
+    ("g.mtx", "%%MatrixMarket MATRIX Coordinate Integer General\n2 2 1\n1 2 2147483647\n",
+     2, [0], [1], [2147483647]),
+    # SNAP ids with gaps are renumbered in increasing order; any whitespace separates.
+    ("g.txt", "# c\n0\t5\n5  9\n\n9 0\n", 3, [0, 1, 2], [1, 2, 0], None),
+    ("g.GR.gz", None, 2, [0], [1], [7]),
+])  # fmt: skip
+def test_the_readers_read_exactly(tmp_path, name, content, vertices, src, dst, weight):
+    path = tmp_path / name
+    if content is None:
+        path.write_bytes(gzip.compress(b"p sp 2 1\na 1 2 7\n"))
+    else:
+        path.write_text(content)
+    graph = graphs.reader_for(path)(path)
+    assert graph.vertices == vertices and graph.name == name
+    assert graph.src.dtype == np.int32 and graph.dst.dtype == np.int32
+    assert graph.src.tolist() == src and graph.dst.tolist() == dst
+    if weight is None:
+        assert graph.weight is None
+    else:
+        assert graph.weight.dtype == np.int32 and graph.weight.tolist() == weight
