@@ -345,3 +345,86 @@ def test_the_readers_read_exactly(tmp_path, name, content, vertices, src, dst, w
         assert graph.weight is None
     else:
         assert graph.weight.dtype == np.int32 and graph.weight.tolist() == weight
+
+
+def test_the_cache_entry_holds_the_graph_and_a_second_load_parses_nothing(tmp_path, monkeypatch):
+    import hashlib
+
+    weighted = write(tmp_path, "w.gr", "p sp 3 2\na 1 2 5\na 3 2 7\n")
+    plain = write(tmp_path, "p.txt", "4 8\n8 4\n")
+    for path in (weighted, plain):
+        graphs.load(path)
+    entries = sorted(p.name for p in (tmp_path / "cache").rglob("*.npz"))
+    digests = sorted(f"{hashlib.sha256(p.read_bytes()).hexdigest()}.npz" for p in (weighted, plain))
+    assert entries == digests  # one entry per content, no temporary file left
+    with np.load(
+        graphs.cache_dir() / f"{hashlib.sha256(weighted.read_bytes()).hexdigest()}.npz"
+    ) as data:
+        assert int(data["vertices"]) == 3 and bool(data["has_weight"])
+        assert data["src"].tolist() == [0, 2] and data["dst"].tolist() == [1, 1]
+        assert data["weight"].tolist() == [5, 7] and data["weight"].dtype == np.int32
+    with np.load(
+        graphs.cache_dir() / f"{hashlib.sha256(plain.read_bytes()).hexdigest()}.npz"
+    ) as data:
+        assert not bool(data["has_weight"]) and data["weight"].size == 0
+        assert data["src"].tolist() == [0, 1] and data["dst"].tolist() == [1, 0]
+
+    def parse(path):
+        raise AssertionError(f"{path} parsed again")
+
+    monkeypatch.setattr(graphs, "reader_for", lambda path: parse)
+    copy = tmp_path / "renamed.gr"
+    copy.write_bytes(weighted.read_bytes())
+    again = graphs.load(copy)  # same content, another name: from the cache, under its name
+    assert again.name == "renamed.gr" and again.vertices == 3 and again.weight.tolist() == [5, 7]
+    assert graphs.load(plain).weight is None and graphs.load(plain).vertices == 2
+
+
+def test_without_a_usable_cache_every_load_parses(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(blocker))
+    path = write(tmp_path, "g.gr", "p sp 2 1\na 1 2 3\n")
+    assert graphs.load(path).weight.tolist() == [3]
+    assert graphs.load(path).weight.tolist() == [3]
+
+
+@pytest.mark.parametrize("damage", ["no vertices", "too many vertices", "a 2-D array",
+                                    "sizes differ", "negative id", "weight of another type"])  # fmt: skip
+def test_each_inconsistent_cache_entry_is_ignored(tmp_path, damage):
+    path = write(tmp_path, "g.gr", "p sp 3 2\na 1 2 5\na 2 3 7\n")
+    graphs.load(path)
+    (entry,) = (tmp_path / "cache").rglob("*.npz")
+    arrays = {"vertices": 3, "src": np.array([0, 1], np.int32), "dst": np.array([1, 2], np.int32),
+              "weight": np.array([5, 7], np.int32), "has_weight": True}  # fmt: skip
+    changed = {"no vertices": {"vertices": 0}, "too many vertices": {"vertices": 2**31},
+               "a 2-D array": {"dst": np.array([[1, 2]], np.int32)},
+               "sizes differ": {"weight": np.array([5], np.int32)},
+               "negative id": {"dst": np.array([1, -1], np.int32)},
+               "weight of another type": {"weight": np.array([5, 7], np.int64)}}[damage]  # fmt: skip
+    np.savez(entry.with_suffix(""), **{**arrays, **changed, "src": np.array([2, 1], np.int32)})
+    graph = graphs.load(path)
+    assert graph.src.tolist() == [0, 1] and graph.weight.tolist() == [5, 7]
+
+
+def test_read_failures_and_the_size_limit_are_exact(tmp_path, monkeypatch):
+    broken = tmp_path / "b.txt.gz"
+    broken.write_bytes(gzip.compress(b"0 1\n" * 100)[:20])
+    with pytest.raises(ConfigError) as error:
+        graphs.read_snap(broken)
+    assert str(error.value) == (f"{broken}: cannot read the graph: Compressed file ended "
+                                "before the end-of-stream marker was reached")  # fmt: skip
+    with pytest.raises(ConfigError) as error:
+        graphs.read_snap(tmp_path)
+    assert str(error.value) == f"{tmp_path}: not a regular file"
+    with pytest.raises(ConfigError) as error:
+        graphs.load(tmp_path / "nope.gr")
+    assert str(error.value) == f"{tmp_path / 'nope.gr'}: graph file not found"
+    exact = write(tmp_path, "e.txt", "0 1\n1 2\n")  # 8 bytes
+    monkeypatch.setattr(graphs, "MAX_GRAPH_BYTES", 8)
+    assert graphs.read_snap(exact).vertices == 3  # at the limit: read
+    monkeypatch.setattr(graphs, "MAX_GRAPH_BYTES", 7)
+    with pytest.raises(ConfigError) as error:
+        graphs.read_snap(exact)
+    assert str(error.value) == (f"{exact}: more than 0 GiB (uncompressed): larger than any road "
+                                "graph gpubench is made for")  # fmt: skip
