@@ -30,3 +30,22 @@ def test_every_bundled_config_and_exit_code_is_listed():
 
 def test_pipes_in_text_do_not_break_the_tables():
     assert reference._cell("a|b\nc") == "a\\|b c"
+
+
+def test_the_pages_are_the_pinned_ones():
+    """Every character of the generated pages (tests/report/pages/; a change to a suite's
+    declarations shows up here as a diff: GPUBENCH_UPDATE_SNAPSHOTS=1 rewrites them)."""
+    from pathlib import Path
+
+    from tests import snapshots
+
+    pages = reference.pages()
+    assert sorted(pages) == ["configs.md", "exit-codes.md", "suites.md"]
+    for name, text in pages.items():
+        snapshots.matches(Path(__file__).parent / "pages" / name, text)
+
+
+def test_cells_escape_pipes_and_newlines_and_show_none_as_empty():
+    assert reference._cell(None) == ""
+    assert reference._cell("a|b\nc") == "a\\|b c"
+    assert reference._cell(0) == "0"
