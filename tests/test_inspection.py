@@ -149,3 +149,45 @@ def test_a_compile_failure_and_an_unknown_architecture_are_one_line(tmp_path):
     assert out.output.count("\n") == 1
     out = CliRunner().invoke(cli, ["inspect", "transpose", "--arch", "sm_999"])
     assert out.exit_code == 2 and "nvcc does not know the architecture 'sm_999'" in out.output
+
+
+@pytest.mark.parametrize(("opcode", "bits"), [
+    ("LDG.E.128", "128"), ("LDG.E.64.CONSTANT", "64"), ("LDS.U8", "8"), ("LDS.S16", "16"),
+    ("STG.E.U16", "16"), ("LDG.E", "32"), ("STS.128x", "32"), ("LDG.E.u8", "32"),
+])  # fmt: skip
+def test_sass_access_widths(opcode, bits):
+    assert inspection._width_sass(opcode) == bits
+
+
+def test_sass_functions_skip_what_comes_before_the_first_function():
+    sass = ("        /*0000*/   MOV R1, c[0x0][0x28] ;\n"
+            "        Function : kernel_a\n"
+            "        /*0000*/   LDG.E R2, [R2.64] ;\n"
+            "        .headerflags\n"
+            "        /*0010*/   EXIT ;\n"
+            "        Function : kernel_b\n"
+            "        /*0000*/   EXIT ;\n")  # fmt: skip
+    functions = inspection.sass_functions(sass)
+    assert list(functions) == ["kernel_a", "kernel_b"]
+    assert len(functions["kernel_a"]) == 2 and len(functions["kernel_b"]) == 1
+
+
+def test_compile_failures_name_the_first_error_and_the_options():
+    from gpubench.errors import EXIT_FAILED_POINTS, EXIT_USAGE, ConfigError, KernelCompileError
+
+    stderr = 't.cu(3): warning: x\n\nt.cu(4): error: identifier "y" is undefined\nlater\n'
+    failed = inspection.compile_failure(stderr, ["-DTILE=32", "-O3"], "sm_90")
+    assert isinstance(failed, KernelCompileError) and failed.exit_code == EXIT_FAILED_POINTS
+    assert str(failed) == ('nvcc failed (-DTILE=32 -O3): t.cu(4): error: identifier "y" is '
+                           "undefined")  # fmt: skip
+    assert failed.compiler_output == stderr
+    only_warning = inspection.compile_failure("  first line  \nsecond\n", [], "sm_90")
+    assert str(only_warning) == "nvcc failed (no options): first line"
+    assert str(inspection.compile_failure("", [], "sm_90")) == "nvcc failed (no options): "
+    for message in (
+        "nvcc fatal   : Value 'sm_1000' is not defined for option 'gpu-architecture'",
+        "nvcc fatal : Unsupported GPU Architecture 'x'",
+    ):
+        unknown = inspection.compile_failure(message, [], "sm_1000")
+        assert isinstance(unknown, ConfigError) and unknown.exit_code == EXIT_USAGE
+        assert str(unknown) == "--arch: nvcc does not know the architecture 'sm_1000'"
