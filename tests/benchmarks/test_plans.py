@@ -191,9 +191,13 @@ def _reference(bench: Any, variant: Any, point: dict, inputs: dict) -> str:
 
 
 def render(suite: str) -> str:
-    bench = registry.get(suite)
+    return render_points(registry.get(suite), POINTS[suite])
+
+
+def render_points(bench: Any, points: list[dict[str, Any]]) -> str:
+    suite = bench.name
     lines: list[str] = []
-    for values in POINTS[suite]:
+    for values in points:
         point = bench.resolve({**bench.defaults(), **values})
         for param in bench.params:  # the points are ones a sweep file could ask for
             if param.name in values:
@@ -228,6 +232,27 @@ def render(suite: str) -> str:
 @pytest.mark.parametrize("suite", sorted(POINTS))
 def test_the_suite_plan_is_the_pinned_one(suite):
     snapshots.matches(PLANS / f"{suite}.txt", render(suite))
+
+
+# The kernel files that ship (configs/examples/): their plans come from YAML through
+# kernel_suite (launch shapes, init expressions, references), pinned the same way.
+EXAMPLES: dict[str, list[dict[str, Any]]] = {
+    "saxpy": [dict(n=1000, block=128), dict(n=1, block=256), dict(n=4099, block=512)],
+    "histogram": [dict(n=1003, bins=16, block=256), dict(n=1, bins=4096, block=256)],
+    "stencil2d": [
+        dict(width=40, height=33, tile_x=32, tile_y=4),
+        dict(width=1, height=1, tile_x=32, tile_y=16),
+    ],
+}
+
+
+@pytest.mark.parametrize("example", sorted(EXAMPLES))
+def test_the_example_kernel_file_plan_is_the_pinned_one(example):
+    from gpubench.kernel_suite import load_benchmark
+
+    root = Path(__file__).parents[2]
+    bench = load_benchmark(str(root / "configs" / "examples" / f"{example}.yaml"))
+    snapshots.matches(PLANS / f"example_{example}.txt", render_points(bench, EXAMPLES[example]))
 
 
 def test_every_built_in_suite_has_pinned_points():
