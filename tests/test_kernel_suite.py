@@ -510,3 +510,44 @@ def test_an_infinite_scalar_is_refused(tmp_path):
 
     with pytest.raises(ConfigError, match=r"kernel\.args\.s: inf is not a finite number"):
         load(tmp_path, text)
+
+
+# Launch shapes that cannot be launched, per point: (grid, block, shared, the problem).
+LAUNCH_PROBLEMS = [
+    ("ceil_div(n, block)", "block", "0", None),
+    ("ceil_div(n, block)", "[32, 32, 1]", "0", None),  # 1024 threads: the most a block holds
+    ("ceil_div(n, block)", "[32, 32, 2]", "0",
+     "kernel.block: (32, 32, 2) is 2048 threads; a block holds at most 1024"),
+    ("ceil_div(n, block)", "[2, 1, 513]", "0",
+     "kernel.block: '513' is 513; each dimension must be an integer in [1, 64]"),
+    ("ceil_div(n, block)", "[1025]", "0",
+     "kernel.block: '1025' is 1025; each dimension must be an integer in [1, 1024]"),
+    ("[1, 65536]", "block", "0",
+     "kernel.grid: '65536' is 65536; each dimension must be an integer in [1, 65535]"),
+    ("n - n", "block", "0",
+     "kernel.grid: 'n - n' is 0; each dimension must be an integer in [1, 2147483647]"),
+    ("ceil_div(n, block)", "block", "2**31 - 1", None),
+    ("ceil_div(n, block)", "block", "2**31",
+     "kernel.shared: '2**31' is 2147483648, not a byte count"),
+    ("ceil_div(n, block)", "block", "-4", "kernel.shared: '-4' is -4, not a byte count"),
+    ("ceil_div(n, block)", "block", "n / 2", "kernel.shared: 'n / 2' is 500.0, not a byte count"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("grid", "block", "shared", "problem"), LAUNCH_PROBLEMS)
+def test_each_launch_shape_problem_is_the_point_s_one_line(tmp_path, grid, block, shared,
+                                                           problem):  # fmt: skip
+    text = (SCALE.replace("grid: ceil_div(n, block)", f"grid: {grid}")
+            .replace("block: block\n", f"block: {block}\n  shared: {shared}\n"))  # fmt: skip
+    if problem is not None:  # the sweep's first point (n=1000, block=128) is refused
+        with pytest.raises(ConfigError) as error:
+            load(tmp_path, text)
+        path = tmp_path / "k.yaml"
+        assert str(error.value) == f"{path}: params: {problem}, at the point n=1000, block=128"
+        return
+    _, bench = load(tmp_path, text)
+    point = {"n": 1000, "block": 128}
+    assert bench.validate_point(point) is None
+    inputs = bench.inputs(point, np.random.default_rng(0))
+    (launch,) = bench.case("good", point, FAKE_DEVICE, inputs).steps
+    assert launch.shared_bytes == int(eval(shared, {}))  # the test's own text
