@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gpubench import results
 from gpubench.pool import parse_devices
 
 REPO = Path(__file__).resolve().parents[1]
@@ -117,6 +118,43 @@ def test_points_are_handed_out_biggest_first():
     plan = Plan(bench, points, ("naive",), "naive", TimingPolicy())
     order = largest_first(plan, [(p, ["naive"]) for p in points])
     assert [p["size"] for p, _ in order] == [16384, 4096, 1024]
+
+
+def test_remaining_work_skips_what_is_logged_and_weighs_points_by_variants_left():
+    from gpubench import registry
+    from gpubench.pool import remaining_work
+    from gpubench.results import Result, Status
+    from gpubench.runner import Plan
+    from gpubench.timing import TimingPolicy
+
+    bench = registry.get("transpose")
+    points = [bench.resolve({**bench.defaults(), "size": s}) for s in (1024, 2048, 4096)]
+    plan = Plan(bench, points, ("naive", "padded", "copy"), "naive", TimingPolicy())
+    logged = [
+        Result(suite="transpose", variant=v, point=points[i], status=Status.OK)
+        for i, v in ((2, "naive"), (2, "padded"), (2, "copy"), (1, "naive"), (1, "copy"))
+    ]
+    done, todo = remaining_work(plan, logged)
+    assert sorted(done) == sorted((results.point_key(r.point), r.variant) for r in logged)
+    assert done[(results.point_key(points[1]), "copy")] is logged[4]
+    # 4096 is finished; 2048 has one variant left (4 MiB x 1), 1024 all three (1 MiB x 3).
+    assert [(p["size"], v) for p, v in todo] == [
+        (2048, ["padded"]),
+        (1024, ["naive", "padded", "copy"]),
+    ]
+
+
+def test_a_suite_that_cannot_size_its_points_keeps_the_sweep_order():
+    from types import SimpleNamespace
+
+    from gpubench.pool import largest_first
+
+    def refuse(point):
+        raise ValueError("no idea")
+
+    plan = SimpleNamespace(bench=SimpleNamespace(input_specs=refuse))
+    todo = [({"n": 3}, ["a"]), ({"n": 1}, ["a"]), ({"n": 2}, ["a", "b"])]
+    assert largest_first(plan, todo) == todo
 
 
 def test_a_pool_worker_killed_under_a_variant_is_run_once_more_and_logged_once(
