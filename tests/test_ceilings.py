@@ -213,3 +213,46 @@ def test_a_figure_that_is_no_finite_non_negative_number_is_a_damaged_record(tmp_
     (tmp_path / "bad.json").write_text(text)
     with pytest.raises(ConfigError, match="damaged ceilings record"):
         store.load_file(tmp_path / "bad.json")
+
+
+def test_a_theoretical_record_names_the_gpu_and_keeps_the_environment():
+    environment = {"gpu_uuid": "GPU-9", "device": H100, "host": "x"}
+    record = store.theoretical_only(environment)
+    assert record.gpu_uuid == "GPU-9" and record.gpu_name == H100["name"]
+    assert record.source == "theoretical" and record.measured == {}
+    assert record.environment == environment
+    assert record.theoretical == store.theoretical_from_device(H100)
+    bare = store.theoretical_only({})
+    assert bare.gpu_name == "unknown GPU" and bare.gpu_uuid is None
+
+
+def test_the_saved_file_is_the_record_one_key_per_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    record = store.CeilingsRecord(gpu_uuid="GPU-a/b c", gpu_name="G", measured={"fp32_gflops": 1.5},
+                                  theoretical={"fp32_gflops": None}, measured_at="today")  # fmt: skip
+    path = store.save(record)
+    assert path == tmp_path / "cache" / "ceilings" / "GPU-a_b_c.json"
+    assert path.read_text() == json.dumps(record.to_dict(), indent=1)
+    assert json.loads(path.read_text())["kind"] == "gpubench-ceilings"
+    assert [p.name for p in path.parent.iterdir()] == ["GPU-a_b_c.json"]  # no temporary left
+    assert store.is_record_file(path) and not store.is_record_file(tmp_path / "missing.json")
+    minimal = {"kind": "gpubench-ceilings", "gpu_name": "G", "measured": {}}
+    back = store.CeilingsRecord.from_dict(minimal, "m.json")
+    assert back.source == "measured" and back.measured_at == "" and back.theoretical == {}
+    assert back.environment == {} and back.clock_mhz == {} and back.clock_capped == []
+    assert back.gpu_uuid is None
+
+
+def test_saving_without_a_uuid_or_to_an_unwritable_place_is_one_line(tmp_path):
+    record = store.CeilingsRecord(gpu_uuid=None, gpu_name="G", measured={}, theoretical={})
+    with pytest.raises(ConfigError) as error:
+        store.save(record)
+    assert str(error.value) == "the GPU has no UUID here: give --json FILE to keep the ceilings"
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(ConfigError) as error:
+        store.save(record, blocker / "c.json")
+    assert str(error.value) == f"{blocker / 'c.json'}: cannot write the ceilings (File exists)"
+    with pytest.raises(ConfigError) as error:
+        store.CeilingsRecord.from_dict({"kind": "other"}, "x.json")
+    assert str(error.value) == "x.json: is not a ceilings record (made by gpubench ceilings)"
