@@ -179,8 +179,12 @@ def _reference(bench: Any, variant: Any, point: dict, inputs: dict) -> str:
         expected = bench.reference(variant.computes, point, inputs)
     except Exception as exc:
         return f"raises {type(exc).__name__}: {exc}"
+    return _digests(expected)
+
+
+def _digests(arrays: dict[str, Any]) -> str:
     parts = []
-    for name, array in sorted(expected.items()):
+    for name, array in sorted(arrays.items()):
         array = np.asarray(array)
         shown = array
         if np.issubdtype(array.dtype, np.floating):
@@ -220,8 +224,9 @@ def render_points(bench: Any, points: list[dict[str, Any]]) -> str:
         computed: dict[str, str] = {}
         for variant in bench.variants:
             lines.append(f"-- {variant.name} ({variant.kind}, computes {variant.computes})")
-            if variant.kind == "kernel":
-                lines += _case(bench.case(variant.name, point, H100, inputs), inputs)
+            lines += _case(bench.case(variant.name, point, H100, inputs), inputs)
+            if variant.kind == "host":
+                lines.append(f"  host run: {_digests(bench.host_run(variant.name, point, inputs))}")
         for variant in bench.variants:  # after the cases: some suites size them there
             if variant.computes not in computed:
                 computed[variant.computes] = _reference(bench, variant, point, inputs)
