@@ -104,9 +104,10 @@ def _errors(got: np.ndarray, expected: np.ndarray, tol: Tolerance, lo: int) -> _
     the same rule in CUDA)."""
     g = got[lo : lo + CHUNK].astype(np.float64)
     e = expected[lo : lo + CHUNK].astype(np.float64)
-    both_nan = np.isnan(g) & np.isnan(e)
-    diff = np.where(both_nan, 0.0, np.abs(g - e))
-    diff = np.where(np.isnan(diff), np.inf, diff)  # NaN against a number, or inf - inf
+    same = (g == e) | (np.isnan(g) & np.isnan(e))  # equal infinities too: no error
+    with np.errstate(invalid="ignore"):
+        diff = np.where(same, 0.0, np.abs(g - e))
+    diff = np.where(np.isnan(diff), np.inf, diff)  # NaN against a number
     if _integers(got, expected):
         # Two different integers differ by at least 1, even where float64 cannot tell them
         # apart (beyond 2^53).
@@ -115,9 +116,11 @@ def _errors(got: np.ndarray, expected: np.ndarray, tol: Tolerance, lo: int) -> _
         diff = np.where(differ, np.maximum(diff, 1.0), diff)
     scale = np.abs(e)
     scale = np.where(np.isnan(scale), 0.0, scale)
-    allowed = tol.rtol * scale
-    allowed += tol.atol
-    excess = diff - allowed
+    # An infinite reference allows no error: a relative tolerance of it would be infinite and
+    # accept any finite value, or the other infinity.
+    allowed = np.where(np.isinf(e), 0.0, tol.rtol * scale + tol.atol)
+    with np.errstate(invalid="ignore"):
+        excess = diff - allowed
     # inf within an infinite allowance: never the worst element (and NaN has no order).
     excess = np.where(np.isnan(excess), -np.inf, excess)
     largest = excess.max()
@@ -167,10 +170,12 @@ def element_error(got: Any, expected: Any, tol: Tolerance, integers: bool) -> tu
     """(|error|, allowed) of one element, by the rule of the whole check."""
     g, e = np.float64(got), np.float64(expected)
     with np.errstate(invalid="ignore"):
-        diff = 0.0 if (np.isnan(g) and np.isnan(e)) else float(abs(g - e))
+        diff = 0.0 if (g == e or (np.isnan(g) and np.isnan(e))) else float(abs(g - e))
     diff = np.inf if np.isnan(diff) else diff
     if integers and got != expected:
         diff = max(diff, 1.0)
+    if np.isinf(e):
+        return diff, 0.0
     scale = 0.0 if np.isnan(e) else float(abs(e))
     return diff, float(np.float64(tol.rtol) * np.float64(scale) + np.float64(tol.atol))
 

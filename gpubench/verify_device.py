@@ -60,7 +60,7 @@ __device__ __forceinline__ void element(G got, E expected, double rtol, double a
                                         bool& values_differ) {
     double g = (double)got, e = (double)expected;
     bool both_nan = isnan(g) && isnan(e);
-    diff = both_nan ? 0.0 : fabs(__dsub_rn(g, e));
+    diff = (g == e || both_nan) ? 0.0 : fabs(__dsub_rn(g, e));  // equal infinities: no error
     if (isnan(diff)) diff = INF;
     bool differ;
     if (INTEGERS) {
@@ -72,7 +72,8 @@ __device__ __forceinline__ void element(G got, E expected, double rtol, double a
     values_differ = differ;
     double scale = fabs(e);
     if (isnan(scale)) scale = 0.0;
-    double allowed = __dadd_rn(__dmul_rn(rtol, scale), atol);
+    // An infinite reference allows no error (a relative tolerance of it would accept anything).
+    double allowed = isinf(e) ? 0.0 : __dadd_rn(__dmul_rn(rtol, scale), atol);
     excess = __dsub_rn(diff, allowed);
     if (isnan(excess)) excess = -INF;
     rel = scale > 0 ? __ddiv_rn(diff, scale) : (diff > 0 ? INF : 0.0);

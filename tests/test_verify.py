@@ -219,3 +219,54 @@ def test_index_of_a_scalar_output_is_empty():
     from gpubench.verify import _index
 
     assert _index(0, ()) == [] and _index(7, (2, 4)) == [1, 3]
+
+
+INF, NAN = float("inf"), float("nan")
+# (got, expected, tolerance, passed, wrong, worst index, max |error|, max relative error,
+#  the message): every field of the verdict, at the rule's edges.
+VERDICTS = [
+    # An infinite reference allows no error: a finite value or the other infinity is wrong.
+    ([1.0, 2.0], [INF, 2.0], Tolerance(rtol=1e-6), False, 1, [0], INF, INF,
+     "x: 1 of 2 elements wrong; worst at [0]: got 1.0, expected inf (|error| inf > allowed 0)"),
+    ([-INF], [INF], Tolerance(rtol=0.5, atol=1.0), False, 1, [0], INF, INF,
+     "x: 1 of 1 elements wrong; worst at [0]: got -inf, expected inf (|error| inf > allowed 0)"),
+    ([INF, -INF, 0.0], [INF, -INF, 0.0], Tolerance(rtol=1e-6), True, 0, [0], 0.0, 0.0, ""),
+    ([INF], [1.0], Tolerance(rtol=1e-6), False, 1, [0], INF, INF,
+     "x: 1 of 1 elements wrong; worst at [0]: got inf, expected 1.0 (|error| inf > allowed 1e-06)"),
+    # NaN where the reference is NaN is right; rel of a zero reference: inf if off, 0 if not.
+    ([NAN, 1.0], [NAN, 1.0], Tolerance(rtol=1e-6), True, 0, [0], 0.0, 0.0, ""),
+    ([0.5, 0.0], [0.0, 0.0], Tolerance(atol=1.0), True, 0, [0], 0.5, INF, ""),
+    # The worst is the furthest past its allowance, not the largest error.
+    ([10.5, 1.3], [10.0, 1.0], Tolerance(rtol=0.1), False, 1, [1], 0.5, 0.3,
+     "x: 1 of 2 elements wrong; worst at [1]: got 1.2999999523162842, expected 1.0 "
+     "(|error| 0.3 > allowed 0.1)"),
+    # rtol and atol add up: 0.1 * 2 + 0.05 = 0.25 allowed, 0.25 is not past it.
+    ([2.25, 2.3], [2.0, 2.0], Tolerance(rtol=0.1, atol=0.05), False, 1, [1], 0.3, 0.15,
+     "x: 1 of 2 elements wrong; worst at [1]: got 2.299999952316284, expected 2.0 "
+     "(|error| 0.3 > allowed 0.25)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("got", "expected", "tol", "passed", "wrong", "index", "max_abs",
+                          "max_rel", "message"), VERDICTS)  # fmt: skip
+def test_each_verdict_field_at_the_rule_s_edges(got, expected, tol, passed, wrong, index,
+                                                max_abs, max_rel, message):  # fmt: skip
+    v = check_output("x", np.array(got, np.float32), np.array(expected), tol)
+    assert (v.passed, v.message or "") == (passed, message)
+    assert v.max_abs_error == pytest.approx(max_abs) and v.max_rel_error == pytest.approx(max_rel)
+    if not passed:
+        assert (v.wrong, v.worst_index) == (wrong, index)
+
+
+def test_element_error_is_the_rule_for_one_element():
+    from gpubench.verify import element_error
+
+    assert element_error(1.0, INF, Tolerance(rtol=1.0), False) == (INF, 0.0)
+    assert element_error(INF, INF, Tolerance(rtol=1.0), False) == (0.0, 0.0)
+    assert element_error(NAN, NAN, Tolerance(atol=2.0), False) == (0.0, 2.0)
+    assert element_error(NAN, 1.0, Tolerance(), False) == (INF, 0.0)
+    assert element_error(1.0, NAN, Tolerance(rtol=3.0, atol=0.5), False) == (INF, 0.5)
+    assert element_error(2.5, -2.0, Tolerance(rtol=0.25, atol=0.5), False) == (4.5, 1.0)
+    big = 2**62
+    assert element_error(big + 1, big, Tolerance(), True) == (1.0, 0.0)  # float64 sees 0
+    assert element_error(3, 3, Tolerance(), True) == (0.0, 0.0)

@@ -69,6 +69,16 @@ def _cases():
         "integers wrong last": (ints_wrong, ints.astype(np.int64), Tolerance()),
         "int64 past float64 precision": (big_wrong, big, Tolerance()),
         "infinities and NaN in the reference": (specials_got, specials, Tolerance(rtol=1e-6)),
+        "a finite value or the other infinity for an infinite reference": (
+            np.array([1.0, -np.inf, np.inf, 2.0], np.float32),
+            np.array([np.inf, np.inf, np.inf, 2.0]),
+            Tolerance(rtol=1e-6),
+        ),
+        "equal infinities": (
+            np.array([np.inf, -np.inf, 3.0], np.float32),
+            np.array([np.inf, -np.inf, 3.0]),
+            Tolerance(rtol=1e-6, atol=1.0),
+        ),
         "atol and rtol": (ref32 + np.float32(1e-4), ref, Tolerance(rtol=1e-5, atol=5e-5)),
         "empty": (np.zeros(0, np.float32), np.zeros(0), default32),
         "shape": (np.zeros((3, 2), np.float32), np.zeros((2, 3)), default32),
@@ -102,6 +112,10 @@ def test_known_verdicts_on_the_device(cp):
     assert (v.passed, v.worst_index) == (False, [5002])
     v = both(cp, *cases["int64 past float64 precision"])
     assert not v.passed
+    v = both(cp, *cases["a finite value or the other infinity for an infinite reference"])
+    assert (v.passed, v.wrong, v.worst_index) == (False, 2, [0])
+    v = both(cp, *cases["equal infinities"])
+    assert v.passed and v.max_abs_error == 0.0
 
 
 def test_a_large_output_is_checked_on_the_device(cp):
