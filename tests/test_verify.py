@@ -270,3 +270,20 @@ def test_element_error_is_the_rule_for_one_element():
     big = 2**62
     assert element_error(big + 1, big, Tolerance(), True) == (1.0, 0.0)  # float64 sees 0
     assert element_error(3, 3, Tolerance(), True) == (0.0, 0.0)
+
+
+def test_the_verdict_of_empty_and_unwritten_outputs_field_by_field():
+    empty = check_output("x", np.zeros((0, 3), np.float32), np.zeros((0, 3)), Tolerance())
+    assert (empty.passed, empty.max_abs_error, empty.max_rel_error) == (True, 0.0, 0.0)
+    got = np.array([[1.0, NAN], [NAN, 4.0]], np.float32)
+    v = check_output("x", got, np.array([[1.0, 2.0], [3.0, 4.0]]), Tolerance(rtol=1e-3))
+    assert (v.passed, v.unwritten, v.wrong, v.worst_index) == (False, 2, 2, [0, 1])
+    assert math.isnan(v.got) and v.expected == 2.0 and v.worst_output == "x"
+    assert v.max_abs_error == INF and v.max_rel_error == INF
+    assert v.message == "x: 2 of 4 elements not written (still NaN), first at [0, 1]"
+    # Integers have no poison: a wrong integer is wrong, whatever its bits.
+    ints = check_output("n", np.array([-1, 5], np.int32), np.array([7, 5]), Tolerance())
+    assert (
+        ints.message == "n: 1 of 2 elements wrong; worst at [0]: got -1, expected 7 "
+        "(|error| 8 > allowed 0)"
+    )
