@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -290,6 +292,46 @@ def test_a_variant_whose_buffers_do_not_fit_is_skipped_and_the_next_still_runs(m
     assert results["good"].status is Status.SKIPPED
     assert "device memory for this variant's buffers" in results["good"].reason
     assert backend.live_buffers == 0
+
+
+@pytest.mark.parametrize("flush", [True, False])
+def test_a_variant_fits_to_the_byte_its_buffers_and_the_l2_flush_need(monkeypatch, flush):
+    """The variant's device need: the inputs not on the device yet, its outputs and scratch,
+    plus the L2-sized flush buffer when samples flush L2, plus the device headroom; at the byte
+    it runs, one byte less it is skipped with both figures."""
+    from gpubench import memory
+    from tests import fakes
+
+    n = 3 * 2**20  # x and out of 12 MiB each
+    need = 4 * n + 4 * n + (fakes.FAKE_DEVICE.l2_bytes if flush else 0)
+    policy = dataclasses.replace(QUICK, flush_l2=flush)
+    bench = ScaleSuite()
+    points = [bench.resolve({**bench.defaults(), "n": n})]
+    for free, status in ((need + memory.DEVICE_HEADROOM_BYTES, Status.OK),
+                         (need + memory.DEVICE_HEADROOM_BYTES - 1, Status.SKIPPED)):  # fmt: skip
+        monkeypatch.setattr(fakes.FakeBackend, "free_device_bytes", free)
+        plan = Plan(bench, points, ("good",), "good", policy)
+        (result,) = Runner(FakeBackend()).run(plan)
+        assert result.status is status, (free, result.reason)
+    assert result.reason == (f"needs {memory.human(need)} of device memory for this variant's "
+                             f"buffers; {memory.human(free)} is free")  # fmt: skip
+
+
+def test_a_variant_fits_host_memory_to_the_byte_downloads_and_reference_included(monkeypatch):
+    """Host need of a variant: its outputs' downloads and the float64 reference (not made yet
+    for the first variant), within 90% of the available memory."""
+    from gpubench import memory
+
+    n = 3 * 2**20
+    need = 4 * n + 8 * n  # out downloaded (float32) + its float64 reference: 36 MiB
+    bench = ScaleSuite()
+    points = [bench.resolve({**bench.defaults(), "n": n})]
+    for available, status in ((40 * 2**20, Status.OK), (40 * 2**20 - 1, Status.SKIPPED)):
+        monkeypatch.setattr(memory, "host_available_bytes", lambda a=available: a)
+        (result,) = Runner(FakeBackend()).run(Plan(bench, points, ("good",), "good", QUICK))
+        assert result.status is status, (available, result.reason)
+    assert result.reason == (f"needs {memory.human(need)} of host memory for this variant's "
+                             f"buffers; {memory.human(40 * 2**20 - 1)} is available")  # fmt: skip
 
 
 def test_an_allocation_that_fails_anyway_is_a_clean_skip(monkeypatch):
