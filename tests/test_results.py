@@ -290,3 +290,52 @@ def test_a_results_file_past_the_limit_is_refused_before_it_is_read(tmp_path, mo
     monkeypatch.setattr(results, "MAX_RESULTS_BYTES", 115)  # exactly at the limit: read
     with pytest.raises(ConfigError, match="schema version None"):  # (and found wanting)
         results.load_json(path)
+
+
+@pytest.mark.parametrize(("content", "after", "cut"), [
+    (b"", b"", False),
+    (b"\n", b"\n", False),
+    (b'{"a": 1}\n', b'{"a": 1}\n', False),
+    (b'{"a": 1}\n{"b"', b'{"a": 1}\n', True),
+    (b"no newline at all", b"", True),
+    (b"\n" + b"y" * 10, b"\n", True),  # the newline is the first byte
+    (b"x\n" + b"y" * 70_000, b"x\n", True),  # a cut line longer than one 64 KiB block
+    (b"z" * 10 + b"\n" + b"y" * 65_536, b"z" * 10 + b"\n", True),  # the newline a block back
+    (b"a\nb\n" + b"y" * 65_535, b"a\nb\n", True),
+])  # fmt: skip
+def test_repair_tail_cuts_exactly_the_last_unfinished_line(tmp_path, content, after, cut):
+    from gpubench.results import repair_tail
+
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(content)
+    assert repair_tail(path) is cut
+    assert path.read_bytes() == after
+
+
+def test_the_csv_is_exact_columns_order_and_empty_cells(tmp_path):
+    ok = Result(
+        suite="t",
+        variant="fast",
+        point={"size": 64, "tile": 32},
+        status=Status.OK,
+        summary={
+            "median_ms": 0.5,
+            "min_ms": 0.4,
+            "mean_ms": 0.55,
+            "stdev_ms": 0.01,
+            "rel_noise": 0.02,
+            "samples": 10,
+        },
+        work={"bytes_moved": 8, "flops": 0, "elements": 2},
+        metrics={"zeta": 1.0, "speedup": 2.0, "gbps": 16.0, "time_ms": 0.5},
+    )
+    odd = Result(suite="t", variant="odd,one", point={"size": 1, "rows": 3},
+                 status=Status.INCORRECT, reason='wrong "here"')  # fmt: skip
+    path = save_csv(ResultSet(suite="t", environment={}, spec={}, results=[ok, odd]),
+                    tmp_path / "r.csv")  # fmt: skip
+    assert path.read_bytes().decode() == (
+        "size,tile,rows,suite,variant,status,reason,median_ms,min_ms,mean_ms,stdev_ms,"
+        "rel_noise,samples,bytes_moved,flops,elements,gbps,speedup,zeta\r\n"
+        "64,32,,t,fast,ok,,0.5,0.4,0.55,0.01,0.02,10,8,0,2,16.0,2.0,1.0\r\n"
+        '1,,3,t,"odd,one",incorrect,"wrong ""here""",,,,,,,,,,,,\r\n'
+    )
