@@ -36,3 +36,87 @@ def test_a_log_with_only_its_header_is_reused(tmp_path):
     log = tmp_path / "log.jsonl"
     log.write_text('{"kind": "header"}\n')
     assert outputs.plan(SPEC, outputs.OutputRequest(jsonl=str(log))).log == str(log)
+
+
+def test_command_line_paths_win_over_the_sweep_file_and_every_request_field_travels(tmp_path):
+    spec = spec_from_mapping({"suite": "transpose", "params": {"size": 64},
+                              "outputs": {"json": str(tmp_path / "f.json"),
+                                          "csv": str(tmp_path / "f.csv"),
+                                          "jsonl": str(tmp_path / "f.jsonl")}},
+                             source="test")  # fmt: skip
+    from_file = outputs.plan(spec, outputs.OutputRequest(default_log=str(tmp_path / "d.jsonl")))
+    assert (from_file.json, from_file.csv, from_file.log) == tuple(
+        str(tmp_path / f) for f in ("f.json", "f.csv", "f.jsonl")
+    )
+    assert from_file.files == [from_file.log, from_file.json, from_file.csv]
+    request = outputs.OutputRequest(json=str(tmp_path / "c.json"), csv=str(tmp_path / "c.csv"),
+                                    jsonl=str(tmp_path / "c.jsonl"), progress=True,
+                                    timeline="", markdown=str(tmp_path / "c.md"), verbose=True,
+                                    label="nightly", force=True)  # fmt: skip
+    plan = outputs.plan(spec, request)
+    assert (plan.json, plan.csv, plan.log, plan.markdown) == tuple(
+        str(tmp_path / f) for f in ("c.json", "c.csv", "c.jsonl", "c.md")
+    )
+    assert (plan.progress, plan.timeline, plan.verbose, plan.label, plan.force) == (
+        True,
+        "",
+        True,
+        "nightly",
+        True,
+    )
+    assert (plan.resume, plan.kept, plan.history) == (False, None, None)
+    assert outputs.plan(SPEC, outputs.OutputRequest()).log is None
+    assert outputs.plan(SPEC, outputs.OutputRequest(default_log="d.jsonl")).log == "d.jsonl"
+
+
+def test_resume_names_the_log_and_refuses_what_contradicts_it(tmp_path):
+    log = tmp_path / "r.jsonl"
+    log.write_text('{"kind": "header"}\n{"kind": "result"}\n')
+    plan = outputs.plan(
+        SPEC, outputs.OutputRequest(resume=str(log), jsonl=str(tmp_path / "." / "r.jsonl"))
+    )
+    assert (plan.log, plan.resume, plan.kept) == (str(log), True, None)  # appended, not moved
+    with pytest.raises(ConfigError) as error:
+        outputs.plan(SPEC, outputs.OutputRequest(resume=str(log), jsonl="other.jsonl"))
+    assert str(error.value) == (
+        f"command line: --jsonl: --resume appends to {log}; --jsonl "
+        "names another log (other.jsonl): give only one of them"
+    )
+    with pytest.raises(ConfigError) as error:
+        outputs.plan(SPEC, outputs.OutputRequest(resume=str(tmp_path / "none.jsonl")))
+    assert str(error.value) == f"{tmp_path / 'none.jsonl'}: no such results log to resume from"
+    with pytest.raises(ConfigError) as error:
+        outputs.plan(SPEC, outputs.OutputRequest(json=str(tmp_path / "a"), csv=str(tmp_path / "a")))
+    assert str(error.value) == "command line: two outputs name the same file"
+
+
+def test_a_dry_plan_moves_nothing_and_earlier_logs_are_numbered(tmp_path):
+    log = tmp_path / "r.jsonl"
+    for n in range(3):
+        log.write_text('{"kind": "header"}\n{"kind": "result"}\n')
+        dry = outputs.plan(SPEC, outputs.OutputRequest(jsonl=str(log), force=True), dry=True)
+        assert dry.kept is None and log.exists()
+        plan = outputs.plan(SPEC, outputs.OutputRequest(jsonl=str(log), force=True))
+        assert plan.kept == f"{log}.{n + 1}" and not log.exists()
+
+
+def test_unwritable_paths_are_one_line_naming_the_option(tmp_path):
+    (tmp_path / "file").write_text("")
+    cases = [(str(tmp_path), "--json", f"{tmp_path}: --json: is a directory; give a file name"),
+             (str(tmp_path / "file" / "x" / "r.csv"), "--csv",
+              f"{tmp_path / 'file' / 'x' / 'r.csv'}: --csv: {tmp_path / 'file'} is a file, not a "
+              "directory")]  # fmt: skip
+    for path, option, message in cases:
+        with pytest.raises(ConfigError) as error:
+            outputs.check_writable(path, option)
+        assert str(error.value) == message
+    fresh = tmp_path / "new" / "deeper" / "r.json"
+    outputs.check_writable(str(fresh), "--json")  # a folder to be made: fine, nothing made
+    assert not (tmp_path / "new").exists()
+    kept = tmp_path / "kept.json"
+    kept.write_text("old")
+    outputs.check_writable(str(kept), "--json")
+    assert kept.read_text() == "old"
+    made = tmp_path / "made.json"
+    outputs.check_writable(str(made), "--json")
+    assert not made.exists()  # tried, then removed
