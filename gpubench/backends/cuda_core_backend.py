@@ -513,6 +513,12 @@ def compile_cubin(source: str, options: list[str], include_dirs: list[str], arch
     """NVRTC → cubin for `arch` (sm_XY); KernelCompileError with NVRTC's log on failure.
     Needs no GPU: the CPU tests compile every kernel with it."""
     program_opts = program_options(options, include_dirs, arch)
+    # NVRTC's cubins go through the driver's compute cache (~/.nv/ComputeCache) where a
+    # driver is installed, and its key holds the source but not every option: on the H100
+    # (driver 580, NVRTC 13.0) a plain build of a source first compiled with --use_fast_math
+    # came back as the fast-math one, so intrinsics' sinf ran __sinf. The options, as a last
+    # comment line (line numbers in errors unchanged), make each build's source its own.
+    source = f"{source}\n// gpubench build: {' '.join(options) or 'no options'} for {arch}\n"
     try:
         program = Program(source, "c++", program_opts)
     except Exception as exc:  # an option NVRTC refuses
