@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -514,11 +515,12 @@ def compile_cubin(source: str, options: list[str], include_dirs: list[str], arch
     Needs no GPU: the CPU tests compile every kernel with it."""
     program_opts = program_options(options, include_dirs, arch)
     # NVRTC's cubins go through the driver's compute cache (~/.nv/ComputeCache) where a
-    # driver is installed, and its key holds the source but not every option: on the H100
-    # (driver 580, NVRTC 13.0) a plain build of a source first compiled with --use_fast_math
-    # came back as the fast-math one, so intrinsics' sinf ran __sinf. The options, as a last
-    # comment line (line numbers in errors unchanged), make each build's source its own.
-    source = f"{source}\n// gpubench build: {' '.join(options) or 'no options'} for {arch}\n"
+    # driver is installed, keyed by the compiled code but not by every option: on the H100
+    # (driver 580, NVRTC 13.0) a plain build of a source first built with --use_fast_math
+    # came back as the fast-math one (intrinsics' sinf ran __sinf); a comment changes
+    # nothing. A device variable named after the options makes each build's code its own.
+    digest = hashlib.sha256("\0".join([arch, *options]).encode()).hexdigest()[:16]
+    source = f'{source}\nextern "C" __device__ char gpubench_build_options[] = "{digest}";\n'
     try:
         program = Program(source, "c++", program_opts)
     except Exception as exc:  # an option NVRTC refuses

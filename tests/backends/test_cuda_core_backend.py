@@ -1,6 +1,7 @@
 """The cuda-core backend's compiles: two builds of one source that differ only in their
-options are two binaries (the driver's compute cache, keyed by source, once gave back the
-first for both: the backend makes each build's source its own)."""
+options are two binaries (the driver's compute cache, keyed by the compiled code, once gave
+back the first for both; the backend gives each build's code a variable named after its
+options)."""
 
 from __future__ import annotations
 
