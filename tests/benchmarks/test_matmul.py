@@ -308,3 +308,32 @@ def test_the_tuned_warp_tile_is_picked_by_the_larger_dimension():
     assert tuned_warp_tile(100, 1023) == TUNED_WARP_TILES[1024]  # the smallest
     assert tuned_warp_tile(16384, 3) == TUNED_WARP_TILES[4096]
     assert TUNED_WARP_TILES[1024] != TUNED_WARP_TILES[2048]
+
+
+def _shape(bm, bn, wm, wn, tm, tn, wniter):
+    return {"wbm": bm, "wbn": bn, "wm": wm, "wn": wn, "wtm": tm, "wtn": tn, "wniter": wniter}
+
+
+@pytest.mark.parametrize(("shape", "problem"), [
+    (_shape(32, 64, 64, 32, 4, 4, 2), "warps of 64 x 32 do not tile the 32 x 64 block"),
+    (_shape(64, 48, 64, 32, 4, 4, 2), "warps of 64 x 32 do not tile the 64 x 48 block"),
+    (_shape(256, 256, 32, 32, 4, 4, 2),
+     "256 x 256 blocks of 32 x 32 warps need 2048 threads (at most 1024)"),
+    (_shape(128, 256, 32, 32, 4, 4, 2), None),  # 1024 threads: the most a block holds
+    (_shape(64, 64, 64, 64, 8, 8, 4),
+     "a 64 x 64 warp tile is not a whole number of 4 x 8 x 8 passes"),
+    (_shape(64, 48, 64, 48, 1, 1, 32),
+     "a 64 x 48 warp tile is not a whole number of 32 x 1 x 1 passes"),  # 48 columns, 32 passes
+    (_shape(256, 128, 256, 16, 4, 8, 4),
+     "the 256 x 4 sub-tiles do not give each of a warp's 32 lanes one 4 x 8 micro-tile"),
+    (_shape(48, 64, 48, 64, 1, 1, 1),
+     "the 0 x 64 sub-tiles do not give each of a warp's 32 lanes one 1 x 1 micro-tile"),
+    (_shape(64, 64, 64, 64, 4, 4, 1), None),
+])  # fmt: skip
+def test_each_warp_shape_problem_is_its_exact_line(shape, problem):
+    from gpubench.benchmarks.matmul import warp_shape_problem
+
+    assert warp_shape_problem(shape) == problem
+    skip = case("warp_tiled", point(size=256, **shape)).skip
+    if problem:
+        assert skip == f"warp_tiled: {problem}"

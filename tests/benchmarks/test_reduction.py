@@ -126,3 +126,22 @@ def test_gpu_every_variant_is_exact_in_int32_at_large_n(gpu_backend, n):
            if not r.status.is_measured and not (r.variant == "cub" and r.status is Status.SKIPPED)]  # fmt: skip
     assert not bad
     assert all(r.verification.max_abs_error == 0 for r in results if r.status.is_measured)
+
+
+def test_cub_is_unavailable_without_cupy_and_asks_cupy_for_cub(monkeypatch):
+    import sys
+    import types
+
+    from gpubench import registry
+
+    bench = registry.get("reduction")
+    monkeypatch.delenv("CUPY_ACCELERATORS", raising=False)
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
+    assert bench.unavailable("cub") == "CuPy is not importable: no CUB reference"
+    assert bench.unavailable("warp_shuffle") is None and bench.unavailable("numpy") is None
+    import os
+
+    assert os.environ["CUPY_ACCELERATORS"] == "cub"
+    monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))
+    monkeypatch.setenv("CUPY_ACCELERATORS", "cutensor")  # the user's own choice stays
+    assert bench.unavailable("cub") is None and os.environ["CUPY_ACCELERATORS"] == "cutensor"
