@@ -342,3 +342,72 @@ def test_the_reference_takes_the_lightest_of_parallel_arcs_in_either_order(tmp_p
     path.write_text("p sp 2 2\n" + arcs)
     _, dist = reference(point(graph=str(path), source=0))
     assert dist.tolist() == [[0, 4]]
+
+
+def _inputs(vertices, src, dst, weight, sources, offsets=None):
+    from gpubench.graphs import Graph
+
+    graph = Graph(vertices, np.array(src, np.int32), np.array(dst, np.int32),
+                  np.array(weight, np.int32), "g")  # fmt: skip
+    out_offsets, out_neighbours, out_weights = graph.csr(graph.weight, by="source")
+    return {"out_offsets": out_offsets if offsets is None else offsets,
+            "out_neighbours": out_neighbours, "out_weights": out_weights,
+            "sources": np.array(sources, np.int32)}  # fmt: skip
+
+
+def _python_dijkstra(vertices, arcs, source):
+    import heapq
+
+    dist = [INF] * vertices
+    dist[source] = 0
+    queue = [(0, source)]
+    while queue:
+        d, u = heapq.heappop(queue)
+        if d > dist[u]:
+            continue
+        for a, b, w in arcs:
+            if a == u and d + w < dist[b]:
+                dist[b] = d + w
+                heapq.heappush(queue, (d + w, b))
+    return dist
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_reference_is_dijkstra_over_multigraphs_with_parallel_arcs(seed):
+    """Random multigraphs (parallel arcs in any order of weight, self-loops, zero weights,
+    unreachable vertices), several sources: the reference equals a plain Dijkstra."""
+    pytest.importorskip("scipy")
+    rng = np.random.default_rng(seed)
+    vertices = int(rng.integers(2, 40))
+    count = int(rng.integers(1, 120))
+    src = rng.integers(0, vertices, count)
+    dst = rng.integers(0, vertices, count)
+    weight = rng.integers(0, 20, count)
+    # Parallel copies, heavier and lighter, after the originals.
+    src = np.concatenate([src, src[: count // 2]])
+    dst = np.concatenate([dst, dst[: count // 2]])
+    weight = np.concatenate([weight, rng.integers(0, 20, count // 2)])
+    sources = rng.integers(0, vertices, 3)
+    inputs = _inputs(vertices, src, dst, weight, sources)
+    got = bench.reference("paths", bench.defaults(), inputs)["dist"]
+    arcs = list(zip(src.tolist(), dst.tolist(), weight.tolist(), strict=True))
+    assert got.dtype == np.int32
+    assert got.tolist() == [_python_dijkstra(vertices, arcs, int(s)) for s in sources]
+
+
+def test_the_reference_graph_is_made_again_for_new_weights_and_overflow_is_refused():
+    pytest.importorskip("scipy")
+    first = _inputs(3, [0, 1], [1, 2], [5, 7], [0])
+    assert bench.reference("paths", bench.defaults(), first)["dist"].tolist() == [[0, 5, 12]]
+    # The same offsets array, other weights: not the cached graph.
+    second = _inputs(3, [0, 1], [1, 2], [1, 1], [0], offsets=first["out_offsets"])
+    assert bench.reference("paths", bench.defaults(), second)["dist"].tolist() == [[0, 1, 2]]
+    # A distance plus the heaviest arc must stay below INF (the kernels add before comparing).
+    edge = INF // 2
+    fits = _inputs(3, [0, 1], [1, 2], [edge, INF - 1 - 2 * edge], [0])
+    assert bench.reference("paths", bench.defaults(), fits)["dist"].max() == INF - 1 - edge
+    over = _inputs(3, [0, 1], [1, 2], [edge, INF - 2 * edge], [0])
+    with pytest.raises(PointError, match="int32 distances would overflow"):
+        bench.reference("paths", bench.defaults(), over)
+    lonely = _inputs(3, [1], [2], [4], [0])  # nothing reached from the source but itself
+    assert bench.reference("paths", bench.defaults(), lonely)["dist"].tolist() == [[0, INF, INF]]
