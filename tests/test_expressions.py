@@ -244,3 +244,52 @@ def test_one_past_each_guard_is_refused(text, message):
     with pytest.raises(ExpressionError) as info:
         Expression.parse(text, env).evaluate(env)
     assert message in str(info.value)
+
+
+# Both ways a scalar expression is evaluated, the compiled function and the tree walker
+# (arrays, unhashable values), at the guards' edges: the same value or the same one line.
+BOTH_WAYS = [
+    ("2 ** e", {"e": 127}, 2**127),  # 128 bits: the largest integer allowed
+    ("2 ** e", {"e": 128}, "'2 ** e': an integer of 129 bits is too large"),
+    ("2 ** e", {"e": 257}, "'2 ** e': exponent 257 is too large"),  # refused before computing
+    ("2 ** e", {"e": -257}, "'2 ** e': exponent -257 is too large"),
+    ("2.0 ** e", {"e": -256}, 2.0**-256),
+    ("1 << s", {"s": 127}, 1 << 127),
+    ("1 << s", {"s": 128}, "'1 << s': an integer of 129 bits is too large"),
+    ("1 << s", {"s": 257}, "'1 << s': shift by 257 is too large"),
+    ("x >> s", {"x": 5, "s": 300}, 0),  # right shifts cannot grow
+    ("a + 1", {"a": True}, "'a + 1': arithmetic on True"),
+    ("1 - a", {"a": "text"}, "'1 - a': arithmetic on 'text'"),
+    ("-a", {"a": False}, "'-a': arithmetic on False"),
+    ("~a", {"a": "x"}, "'~a': arithmetic on 'x'"),
+    ("a * 2", {"a": None}, "'a * 2': a has no value here"),
+    ("max(2 ** 60, a) * 2 ** 60", {"a": 1}, 2**120),
+    ("max(a, 1) * 2 ** 127 * 2", {"a": 1},
+     "'max(a, 1) * 2 ** 127 * 2': an integer of 129 bits is too large"),
+    ("max(a, 2 ** 127) * 2", {"a": 1},
+     "'max(a, 2 ** 127) * 2': an integer of 129 bits is too large"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "env", "expected"), BOTH_WAYS)
+def test_compiled_and_walked_evaluations_agree_at_the_edges(text, env, expected):
+    expression = Expression.parse(text, env)
+    for evaluate in (expression.evaluate, expression._evaluate):
+        if isinstance(expected, str):
+            with pytest.raises(ExpressionError) as error:
+                evaluate(env)
+            assert str(error.value) == expected
+        else:
+            value = evaluate(env)
+            assert value == expected and type(value) is type(expected)
+
+
+def test_array_comparisons_chain_element_by_element():
+    x = np.array([1, 5, 3])
+    expression = Expression.parse("0 < x <= 3", ["x"], arrays=True)
+    assert expression.evaluate({"x": x}).tolist() == [True, False, True]
+    assert Expression.parse("x < 4 < 5", ["x"], arrays=True).evaluate({"x": x}).tolist() == [
+        True,
+        False,
+        True,
+    ]
