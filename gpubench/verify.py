@@ -92,8 +92,6 @@ def _integers(got: Any, expected: Any) -> bool:
 class _ChunkErrors:
     worst: int  # flat index of the chunk's first largest excess over the allowed error
     excess: float
-    diff: float
-    allowed: float
     bad: int
     max_abs: float
     max_rel: float
@@ -129,9 +127,8 @@ def _errors(got: np.ndarray, expected: np.ndarray, tol: Tolerance, lo: int) -> _
         rel = np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
     rel = np.where(np.isnan(rel), np.inf, rel)
     return _ChunkErrors(
-        worst=lo + i, excess=float(excess[i]), diff=float(diff[i]), allowed=float(allowed[i]),
-        bad=int(np.count_nonzero(excess > 0)), max_abs=float(diff.max()),
-        max_rel=float(rel.max()),
+        worst=lo + i, excess=float(excess[i]), bad=int(np.count_nonzero(excess > 0)),
+        max_abs=float(diff.max()), max_rel=float(rel.max()),
     )  # fmt: skip
 
 

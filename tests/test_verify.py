@@ -287,3 +287,22 @@ def test_the_verdict_of_empty_and_unwritten_outputs_field_by_field():
         ints.message == "n: 1 of 2 elements wrong; worst at [0]: got -1, expected 7 "
         "(|error| 8 > allowed 0)"
     )
+
+
+def test_integers_past_float64_precision_and_an_infinite_allowance():
+    big = np.array([2**62 + 1, 7], np.int64)  # float64 sees 2**62 + 1 as 2**62
+    v = check_output("n", big, np.array([2**62, 7], np.int64), Tolerance())
+    assert (v.passed, v.wrong, v.worst_index) == (False, 1, [0])
+    assert v.message == ("n: 1 of 2 elements wrong; worst at [0]: got 4611686018427387905, "
+                         "expected 4611686018427387904 (|error| 1 > allowed 0)")  # fmt: skip
+    anything = check_output("x", np.array([INF, 2.0], np.float32), np.array([1.0, 5.0]),
+                            Tolerance(atol=INF))  # fmt: skip
+    assert anything.passed and anything.wrong == 0
+
+
+def test_the_exact_fast_paths_report_no_error():
+    same = np.array([1.5, -2.0, 0.0], np.float32)
+    bits = check_output("x", same, same.copy(), Tolerance())  # the same bits
+    values = check_output("x", np.array([-0.0], np.float32), np.array([0.0]), Tolerance())
+    for v in (bits, values):
+        assert (v.passed, v.max_abs_error, v.max_rel_error) == (True, 0.0, 0.0)
