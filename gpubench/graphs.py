@@ -104,19 +104,21 @@ def _first_bad_line(lines: list[bytes], first_number: int, width: int | tuple[in
                                f"numbers ({what}), got {quote(line.decode(errors='replace'))}",
                                source=source)  # fmt: skip
         for token in tokens:
+            shown = quote(token.decode(errors="replace"))
             try:
-                int(token)
+                value = int(token)
             except ValueError:
-                return ConfigError(f"line {number}: {quote(token.decode(errors='replace'))} "
-                                   "is not an integer", source=source)  # fmt: skip
+                return ConfigError(f"line {number}: {shown} is not an integer", source=source)
+            if not -(2**63) <= value < 2**63:  # NumPy's int64 parser refuses it, rightly
+                return ConfigError(f"line {number}: {shown} does not fit in 64 bits",
+                                   source=source)  # fmt: skip
     return ConfigError(f"cannot read the {what} lines", source=source)
 
 
 def _numbers(lines: list[bytes], first: int, width: int | tuple[int, ...], source: str,
              what: str) -> np.ndarray:  # fmt: skip
-    """The lines' integers as an int64 array of `width` columns, vectorised."""
-    if not lines:
-        return np.zeros((0, width if isinstance(width, int) else width[0]), np.int64)
+    """The lines' integers as an int64 array of `width` columns, vectorised (the callers
+    hand it at least one line)."""
     try:
         flat = np.loadtxt(io.BytesIO(b"\n".join(lines)), dtype=np.int64, ndmin=2)
     except ValueError:
