@@ -305,6 +305,13 @@ BAD_GRAPH_FILES = [
      "line 3: negative weight -2"),
     ("g.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2 3\n",
      "line 3: expected 2 numbers (row column [value]), got '1 2 3'"),
+    ("g.txt", "0 1 5\n1 2 6\n", "line 1: expected 2 numbers (source and target), got '0 1 5'"),
+    ("g.txt", "  # an indented comment\n1 2\nx 3\n", "line 3: 'x' is not an integer"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 0\n2 1 -5\n",
+     "line 4: negative weight -5"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 2147483647\n"
+     "2 1 4294967295\n",
+     "line 4: weight 4294967295 does not fit the kernels' int32 (at most 2,147,483,647)"),
     ("g.txt", "# only comments\n\n", "no edges in the file"),
     ("g.txt", "1 2\n3\n", "line 2: expected 2 numbers (source and target), got '3'"),
     ("g.txt", "# c\n1 2\n3 4 5\n", "line 3: expected 2 numbers (source and target), got '3 4 5'"),
@@ -338,6 +345,9 @@ def test_each_bad_graph_file_is_one_line_naming_the_file_and_the_line(tmp_path, 
      2, [1, 0], [0, 1], None),
     ("g.mtx", "%%MatrixMarket MATRIX Coordinate Integer General\n2 2 1\n1 2 2147483647\n",
      2, [0], [1], [2147483647]),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer hermitian\n2 2 1\n2 1 0\n",
+     2, [1, 0], [0, 1], [0, 0]),  # zero weights are roads too
+
     # SNAP ids with gaps are renumbered in increasing order; any whitespace separates.
     ("g.txt", "# c\n0\t5\n5  9\n\n9 0\n", 3, [0, 1, 2], [1, 2, 0], None),
     ("g.GR.gz", None, 2, [0], [1], [7]),
@@ -439,3 +449,18 @@ def test_read_failures_and_the_size_limit_are_exact(tmp_path, monkeypatch):
         graphs.read_snap(exact)
     assert str(error.value) == (f"{exact}: more than 0 GiB (uncompressed): larger than any road "
                                 "graph gpubench is made for")  # fmt: skip
+
+
+def test_weight_kinds_and_the_road_like_generator_at_their_edges():
+    graph = graphs.road_like(1)
+    assert graph.vertices == 1 and graph.arcs == 0 and graph.name == "road-like grid (1 vertices)"
+    unit = graphs.road_like(9, keep=1.0).weights("unit")
+    assert unit.dtype == np.int32 and unit.tolist() == [1] * 24  # a full 3 x 3 grid, both ways
+    assert graphs.road_like(9, keep=1.0).weights("file").tolist() == [1] * 24  # no weights: unit
+    with pytest.raises(ValueError) as error:
+        graph.weights("heavy")
+    assert str(error.value) == "weights 'heavy' is not one of file, unit, uniform"
+    with pytest.raises(ValueError, match=r"^a graph has at least one vertex$"):
+        graphs.road_like(0)
+    ten = graphs.road_like(10, keep=1.0)  # 4 x 3 ids, the last two past the 10 vertices
+    assert ten.vertices == 10 and max(ten.src.max(), ten.dst.max()) == 9
