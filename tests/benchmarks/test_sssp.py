@@ -411,3 +411,44 @@ def test_the_reference_graph_is_made_again_for_new_weights_and_overflow_is_refus
         bench.reference("paths", bench.defaults(), over)
     lonely = _inputs(3, [1], [2], [4], [0])  # nothing reached from the source but itself
     assert bench.reference("paths", bench.defaults(), lonely)["dist"].tolist() == [[0, INF, INF]]
+
+
+def test_point_metrics_per_source_and_per_arc():
+    from gpubench.results import Result
+
+    def result(variant, status, median, **point):
+        p = bench.resolve({**bench.defaults(), "vertices": 100, "weights": "unit", **point})
+        return Result(suite="sssp", variant=variant, point=p, status=status,
+                      summary={"median_ms": median}, metrics={"relaxed": 452.0})  # fmt: skip
+
+    arcs = bench.graph(result("x", Status.OK, 1.0).point).arcs
+    results = [
+        result("edges", Status.INCORRECT, 2.0),  # not measured: no metrics, the rest go on
+        result("edges", Status.OK, 0.0),  # no time: nothing to divide by
+        result("pull", Status.OK, 2.0, source=0, sources=4),  # one given source
+        result("edges", Status.OK, 2.0, source=-1, sources=4),  # four random ones
+        result("dijkstra_cpu", Status.OK, 8.0, source=-1, sources=4),
+    ]
+    bench.point_metrics(results)
+    assert results[0].metrics == {"relaxed": 452.0} and results[1].metrics == {"relaxed": 452.0}
+    one, four, cpu = results[2].metrics, results[3].metrics, results[4].metrics
+    assert (
+        one["ms_per_source"] == 2.0 and four["ms_per_source"] == 0.5 and cpu["ms_per_source"] == 2.0
+    )
+    assert one["gteps"] == pytest.approx(arcs / 2e-3 / 1e9)
+    assert four["gteps"] == pytest.approx(arcs / 0.5e-3 / 1e9)
+    assert one["relaxed_per_edge"] == pytest.approx(452.0 / arcs)
+    assert four["relaxed_per_edge"] == pytest.approx(452.0 / (4 * arcs))
+    assert cpu["relaxed"] == 4 * arcs and cpu["relaxed_per_edge"] == 1.0
+
+
+def test_one_source_and_random_sources_do_not_mix():
+    p = bench.resolve({**bench.defaults(), "vertices": 100})
+    assert bench.validate_point({**p, "source": 0, "sources": 1}) is None
+    assert bench.validate_point({**p, "source": -1, "sources": 4}) is None
+    assert bench.validate_point({**p, "source": 0, "sources": 2}) == (
+        "source 0 and sources 2: give one source or a number of random sources"
+    )
+    assert bench.validate_point({**p, "source": 1, "sources": 3}) == (
+        "source 1 and sources 3: give one source or a number of random sources"
+    )
