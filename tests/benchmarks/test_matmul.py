@@ -337,3 +337,32 @@ def test_each_warp_shape_problem_is_its_exact_line(shape, problem):
     skip = case("warp_tiled", point(size=256, **shape)).skip
     if problem:
         assert skip == f"warp_tiled: {problem}"
+
+
+@pytest.mark.parametrize("params", [dict(block=16, micro=4, bm=128, bn=128, bk=16),
+                                    dict(block=32, micro=2, bm=64, bn=128, bk=8)])  # fmt: skip
+def test_the_shared_memory_model_is_what_ptxas_allocates(params):
+    """The Python model of each kernel's static shared memory (it decides which tile
+    parameters are skipped) against ptxas's own count for the same -D values."""
+    import shutil
+
+    from gpubench import api
+
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not on PATH")
+    found = api.inspect(bench, "matmul", {"size": 256, **params}, "sm_90", (), want_sass=False)
+    smem = {k.name: k.resources.shared_bytes for k in found.report.kernels}
+    p = point(size=256, **params)
+    for variant in ("register_tile", "blocked", "pipelined"):  # tiled stays far below 48 KB
+        assert smem[variant] == bench._shared_bytes(variant, p), variant
+
+
+def test_the_edges_of_the_point_checks():
+    assert bench.validate_point(point(bm=64, tm=8, bn=32, tn=8)) is None  # 8 x 4: one warp
+    assert bench.validate_point(point(bm=32, tm=8, bn=32, tn=8)) == (
+        "bm/tm x bn/tn = 16 threads: give each block at least one warp"
+    )
+    assert case("numpy", point(size=4096)).skip is None  # 4096^3 multiply-adds: timed
+    assert case("numpy", point(size=4096, m=4097, n=4096, k=4096)).skip == (
+        "the CPU reference is timed only up to 4096^3 multiply-adds"
+    )
