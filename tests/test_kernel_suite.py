@@ -551,3 +551,44 @@ def test_each_launch_shape_problem_is_the_point_s_one_line(tmp_path, grid, block
     inputs = bench.inputs(point, np.random.default_rng(0))
     (launch,) = bench.case("good", point, FAKE_DEVICE, inputs).steps
     assert launch.shared_bytes == int(eval(shared, {}))  # the test's own text
+
+
+@pytest.mark.parametrize(("work", "expected"), [
+    (None, (8000, 0, 0)),  # x read once, out written once: 4 bytes x 1000 each
+    ("{flops: 2 * n, elements: n}", (8000, 2000, 1000)),
+    ("{bytes: n / 2}", (500, 0, 0)),  # a float that is a whole number counts
+    ("{bytes: 0}", (0, 0, 0)),
+    ("{bytes: n / 3}", "kernel.work.bytes: 'n / 3' is 333.3333333333333, not a count >= 0"),
+    ("{flops: -1 * n}", "kernel.work.flops: '-1 * n' is -1000, not a count >= 0"),
+])  # fmt: skip
+def test_the_work_of_a_kernel_file_exactly(tmp_path, work, expected):
+    text = (
+        SCALE
+        if work is None
+        else SCALE.replace("  reference: 2 * x\n", f"  reference: 2 * x\n  work: {work}\n")
+    )
+    text = text.replace("n: [1000, 4097]", "n: [1000]")
+    if isinstance(expected, str):
+        with pytest.raises(ConfigError) as error:
+            load(tmp_path, text)
+        assert str(error.value).endswith(f"{expected}, at the point n=1000, block=128")
+        return
+    _, bench = load(tmp_path, text)
+    point = {"n": 1000, "block": 128}
+    work = bench.case("good", point, FAKE_DEVICE, bench.inputs(point, np.random.default_rng(0)))
+    got = work.work_for(None)
+    assert (got.bytes_moved, got.flops, got.elements) == expected
+    assert type(got.bytes_moved) is int
+
+
+def test_an_in_out_array_counts_twice_in_the_default_work(tmp_path):
+    text = (SCALE.replace("variants: [good, fast, skips_last, wrong]", "variants: [axpy_inplace]")
+            .replace("    - out: out float32[n]\n    - x: in float32[n]\n",
+                     "    - y: inout float32[n]\n    - x: in float32[n]\n    - a: float32 = 2.0\n")
+            .replace("reference: 2 * x", "reference: 2.0 * x + y")
+            .replace("n: [1000, 4097]", "n: [1000]"))  # fmt: skip
+    _, bench = load(tmp_path, text)
+    point = {"n": 1000, "block": 128}
+    inputs = bench.inputs(point, np.random.default_rng(0))
+    work = bench.case("axpy_inplace", point, FAKE_DEVICE, inputs).work_for(None)
+    assert work.bytes_moved == 2 * 4000 + 4000  # y read and written, x read
