@@ -592,3 +592,71 @@ def test_an_in_out_array_counts_twice_in_the_default_work(tmp_path):
     inputs = bench.inputs(point, np.random.default_rng(0))
     work = bench.case("axpy_inplace", point, FAKE_DEVICE, inputs).work_for(None)
     assert work.bytes_moved == 2 * 4000 + 4000  # y read and written, x read
+
+
+def _init(tmp_path, dtype, init):
+    """A kernel file whose one input x (dtype, 1000 elements) is filled by `init`: its values,
+    or the one line that refuses the point."""
+    text = SCALE.replace("x: in float32[n]", f"x: in {dtype}[n]").replace(
+        "n: [1000, 4097]", "n: [1000]"
+    )
+    if init is not None:
+        text = text.replace(
+            "  reference: 2 * x\n", f'  reference: 2 * x\n  init: {{x: "{init}"}}\n'
+        )
+    try:
+        _, bench = load(tmp_path, text)
+    except ConfigError as exc:
+        return str(exc).split("params: ", 1)[1].removesuffix(", at the point n=1000, block=128")
+    return bench.inputs({"n": 1000, "block": 128}, np.random.default_rng(3))["x"]
+
+
+BIG = 2**53
+
+
+@pytest.mark.parametrize(("dtype", "init", "low", "high"), [
+    ("float32", None, 1.0, 2.0),  # the default for floats: [1, 2)
+    ("float32", "uniform(5)", 0.0, 5.0),
+    ("float64", "uniform(-1, 1)", -1.0, 1.0),
+    ("float32", "integers(3)", 0, 2),
+    ("float64", f"integers(0, {BIG})", 0, BIG),  # up to what a float64 holds exactly
+    ("int8", None, 0, 99),  # the default for integers: [0, 100)
+    ("int8", "integers(-128, 128)", -128, 127),
+    ("uint8", "integers(250, 256)", 250, 255),
+    ("float32", "normal(5, 0)", 5.0, 5.0),  # no spread: every value the mean
+])  # fmt: skip
+def test_each_init_fills_its_range_in_the_array_s_type(tmp_path, dtype, init, low, high):
+    x = _init(tmp_path, dtype, init)
+    assert not isinstance(x, str), x
+    assert x.dtype == np.dtype(dtype) and x.shape == (1000,)
+    whole = np.issubdtype(x.dtype, np.integer) or (init or "").startswith("integers")
+    if whole and high - low < 200:  # [low, high] inclusive, and 1000 draws reach both ends
+        assert (x.min(), x.max()) == (low, high) and np.all(x == np.round(x))
+    elif whole:
+        assert low <= x.min() and x.max() <= high and np.all(x == np.round(x))
+    else:  # [low, high) for floats; a point where they meet
+        assert low <= x.min() and (x.max() < high or low == high == x.max())
+
+
+def test_normal_defaults_to_mean_0_and_deviation_1(tmp_path):
+    for init, mean in (("normal()", 0.0), ("normal(7)", 7.0)):
+        x = _init(tmp_path, "float64", init)
+        assert abs(x.mean() - mean) < 0.15 and 0.85 < x.std() < 1.15
+
+
+@pytest.mark.parametrize(("dtype", "init", "problem"), [
+    ("float32", "uniform(2, 2)", "kernel.init.x: uniform(2, 2) is an empty range"),
+    ("float32", "uniform(0)", "kernel.init.x: uniform(0.0, 0) is an empty range"),
+    ("float32", "normal(1, -1)", "kernel.init.x: normal(1, -1): a negative standard deviation"),
+    ("float32", "integers(0, 1.5)", "kernel.init.x: integers(0, 1.5) takes integers"),
+    ("float64", f"integers({-BIG - 1}, 0)",
+     f"kernel.init.x: integers({-BIG - 1}, 0) is empty or outside float64 [{-BIG}, {BIG})"),
+    ("float64", f"integers(0, {BIG + 1})",
+     f"kernel.init.x: integers(0, {BIG + 1}) is empty or outside float64 [{-BIG}, {BIG})"),
+    ("int8", "integers(-129, 0)",
+     "kernel.init.x: integers(-129, 0) is empty or outside int8 [-128, 128)"),
+    ("int8", "integers(5, 5)", "kernel.init.x: integers(5, 5) is empty or outside int8 [-128, 128)"),
+    ("float32", "uniform(1e400)", "kernel.init.x: uniform() argument inf is not a finite number"),
+])  # fmt: skip
+def test_each_impossible_init_is_the_point_s_one_line(tmp_path, dtype, init, problem):
+    assert _init(tmp_path, dtype, init) == problem
