@@ -339,3 +339,38 @@ def test_the_csv_is_exact_columns_order_and_empty_cells(tmp_path):
         "64,32,,t,fast,ok,,0.5,0.4,0.55,0.01,0.02,10,8,0,2,16.0,2.0,1.0\r\n"
         '1,,3,t,"odd,one",incorrect,"wrong ""here""",,,,,,,,,,,,\r\n'
     )
+
+
+def test_load_any_tells_a_log_from_a_json_file_by_its_first_line(tmp_path):
+    from gpubench.results import load_any
+
+    results = sample_set().results
+    log = JsonLinesLog(tmp_path / "r.jsonl", header={"suite": "transpose", "spec": {"a": 1},
+                                                     "environment": {"gpu_uuid": "G"},
+                                                     "pad": "x" * 5000})  # fmt: skip
+    for r in results:
+        log.write(r)
+    log.close()
+    padded = tmp_path / "padded.jsonl"  # blank lines before the header: still a log
+    padded.write_text("\n  \n" + (tmp_path / "r.jsonl").read_text())
+    for path in (tmp_path / "r.jsonl", padded):
+        loaded = load_any(path)
+        assert (loaded.suite, loaded.spec, loaded.environment) == ("transpose", {"a": 1},
+                                                                     {"gpu_uuid": "G"})  # fmt: skip
+        assert loaded.results == results
+    bare = JsonLinesLog(tmp_path / "bare.jsonl", header={})
+    bare.write(results[0])
+    bare.close()
+    loaded = load_any(tmp_path / "bare.jsonl")  # the suite from the first result; no mappings
+    assert (loaded.suite, loaded.spec, loaded.environment) == ("transpose", {}, {})
+    empty = JsonLinesLog(tmp_path / "empty.jsonl", header={})
+    empty.close()
+    assert (
+        load_any(tmp_path / "empty.jsonl").suite == ""
+        and load_any(tmp_path / "empty.jsonl").results == []
+    )
+    minified = tmp_path / "m.json"
+    minified.write_text(json.dumps(sample_set().to_dict()))  # one line, no header kind
+    assert load_any(minified).results == results
+    save_json(sample_set(), tmp_path / "p.json")
+    assert load_any(tmp_path / "p.json").results == results
