@@ -8,6 +8,8 @@ The expected text lives in tests/benchmarks/plans/SUITE.txt. A change to a launc
 configuration, a buffer size, a byte count or the input stream shows up here as a diff, on the
 CPU, before a GPU ever sees it. After a deliberate change: GPUBENCH_UPDATE_SNAPSHOTS=1 pytest
 tests/benchmarks/test_plans.py, then read the diff before committing it (tests/snapshots.py).
+The input digests follow NumPy's random streams, which NumPy may change between releases: a
+diff in the input lines alone after an upgrade is that, and is rewritten the same way.
 """
 
 from __future__ import annotations
