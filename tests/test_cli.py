@@ -301,8 +301,11 @@ def logged(path: Path) -> list[dict]:
 def wait_for_results(path: Path, count: int, timeout: float = 60) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if path.exists() and len(logged(path)) >= count:
-            return
+        try:
+            if len(logged(path)) >= count:
+                return
+        except FileNotFoundError:  # not yet, or the writability check's brief trial file
+            pass
         time.sleep(0.05)
     raise AssertionError(f"{path} never reached {count} results")
 
