@@ -374,3 +374,27 @@ def test_load_any_tells_a_log_from_a_json_file_by_its_first_line(tmp_path):
     assert load_any(minified).results == results
     save_json(sample_set(), tmp_path / "p.json")
     assert load_any(tmp_path / "p.json").results == results
+
+
+def test_each_damaged_results_object_is_one_line_naming_the_key(tmp_path):
+    good = sample_set().to_dict()
+
+    def refused(record):
+        with pytest.raises(ConfigError) as error:
+            ResultSet.from_dict(record, source="r.json")
+        return str(error.value)
+
+    assert refused([good]) == "r.json: expected a results object, got list"
+    assert refused({**good, "results": {}}) == "r.json: results: 'results' is missing or not a list"
+    assert (
+        refused({**good, "created": None}) == "r.json: created: 'created' is missing or not a str"
+    )
+    for key in ("device", "backend"):
+        bad = {**good, "environment": {**good["environment"], key: "text"}}
+        assert refused(bad) == f"r.json: environment.{key}: environment.{key} must be an object"
+    broken = {**good, "results": [good["results"][0], {"suite": "t"}]}
+    assert refused(broken).startswith("r.json: results[1]: ")
+    assert ResultSet.from_dict({**good, "compile_report": [1]}).compile_report == {}
+    assert ResultSet.from_dict({**good, "compile_report": None}).compile_report == {}
+    kept = ResultSet.from_dict({**good, "compile_report": {"compiled": 3}})
+    assert kept.compile_report == {"compiled": 3}

@@ -258,3 +258,12 @@ def test_the_time_budget_ends_sampling_at_exactly_max_time_once_min_samples_are_
     m = measure(host.sample, policy, host_clock=host.clock, clock_mhz=lambda: 500.0,
                 max_clock_mhz=2000.0)  # fmt: skip
     assert m.runs == 5 and m.clock_capped
+
+
+def test_host_time_of_one_run_is_the_clock_difference_in_ms():
+    from gpubench.timing import host_time_once_ms
+
+    ticks = iter([10.0, 10.25])
+    ran = []
+    assert host_time_once_ms(lambda: ran.append(1), host_clock=lambda: next(ticks)) == 250.0
+    assert ran == [1]
