@@ -33,7 +33,7 @@ def table_text(table) -> str:
     for column in table.columns:
         lines.append(f"column {column.header!r} justify={column.justify} no_wrap={column.no_wrap}"
                      f" min_width={column.min_width}")  # fmt: skip
-        lines += [f"  {cell!r}" for cell in column._cells]
+        lines += [f"  {cell!r}" for cell in column.cells]
     return "\n".join(lines) + "\n"
 
 
