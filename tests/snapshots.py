@@ -149,3 +149,12 @@ class SavedFigures:
 
     def __call__(self, figure, path, dpi=None, **kwargs) -> None:
         self.saved.append((str(path), figure_text(figure, dpi)))
+
+    @classmethod
+    def instead_of_savefig(cls, monkeypatch) -> SavedFigures:
+        """One in place of matplotlib's Figure.savefig for the test."""
+        from matplotlib.figure import Figure
+
+        saved = cls()
+        monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: saved(fig, path, **kw))
+        return saved

@@ -107,12 +107,9 @@ def test_the_drawings_are_the_pinned_ones(monkeypatch):
     lines: what is drawn, pinned (tests/report/figures/)."""
     from pathlib import Path
 
-    from matplotlib.figure import Figure
-
     from tests import snapshots
 
-    saved = snapshots.SavedFigures()
-    monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: saved(fig, path, **kw))
+    saved = snapshots.SavedFigures.instead_of_savefig(monkeypatch)
     plot.draw(plot.build(RESULTS, facet="tile"), "facets.png", "transpose: tiles")
     many = [result(f"v{i:02d}", size, tile, 10.0 * (i + 1) + size / 1024)
             for i in range(11) for size in (1024, 4096) for tile in (8, 16, 32, 64)]  # fmt: skip

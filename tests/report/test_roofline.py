@@ -93,12 +93,9 @@ def test_the_command_says_when_it_has_nothing_or_a_wrong_file(tmp_path, monkeypa
 
 
 def _drawn(monkeypatch, draw, *args) -> list[tuple[str, str]]:
-    from matplotlib.figure import Figure
-
     from tests import snapshots
 
-    saved = snapshots.SavedFigures()
-    monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: saved(fig, path, **kw))
+    saved = snapshots.SavedFigures.instead_of_savefig(monkeypatch)
     draw(*args)
     return saved.saved
 

@@ -48,10 +48,7 @@ def test_a_run_that_took_no_time_still_draws_and_none_without_spans():
 
 
 def test_the_picture_is_the_pinned_one_and_show_prints_then_draws(monkeypatch):
-    from matplotlib.figure import Figure
-
-    saved = snapshots.SavedFigures()
-    monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: saved(fig, path, **kw))
+    saved = snapshots.SavedFigures.instead_of_savefig(monkeypatch)
     console = Console(width=200, record=True, file=io.StringIO())
     results = [_result(), _result("serial", [_span("kernel", 0, 0.0, 2.0)]),
                _result("empty", [])]  # fmt: skip
