@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
-from gpubench import stages
+from gpubench import registry, stages
 from gpubench.benchmark import Work
+from gpubench.errors import KernelLaunchError, PointError
 from gpubench.results import Status
-from gpubench.timing import Measurement
+from gpubench.runner import Plan, Runner
+from gpubench.timing import Measurement, TimingPolicy
 from gpubench.verify import Verification
+from tests.fakes import FakeBackend, ScaleSuite
 
 DEVICE = SimpleNamespace(peak_bandwidth_gbps=2000.0, peak_fp32_gflops=50000.0)
 
@@ -51,3 +55,86 @@ def test_a_work_record_without_level_or_precision_counts_as_dram_and_fp32():
     metrics = outcome(bare)["metrics"]
     assert metrics["pct_peak_bw"] == pytest.approx(100.0)
     assert metrics["pct_peak_flops"] == pytest.approx(1000.0)
+
+
+def test_a_stop_carries_its_outcome_and_says_its_reason():
+    stop = stages.Stop({"status": Status.SKIPPED, "reason": "too big"})
+    assert str(stop) == "too big" and stop.outcome["status"] is Status.SKIPPED
+    assert str(stages.Stop({"status": Status.OK})) == ""
+
+
+def test_missing_bytes_counts_only_the_placements_not_yet_made_on_their_side():
+    inputs = {
+        "a": np.zeros(10, np.float32),
+        "b": np.zeros(3, np.float64),
+        "c": np.zeros(5, np.int8),
+    }
+    placements = stages.Placements(backend=None, inputs=inputs, clock=None)
+    wanted = {"a": "device", "b": "pinned", "c": "pageable"}
+    assert placements.missing_bytes(wanted) == (40, 29)
+    placements.made[("a", "device")] = (None, None)
+    placements.made[("b", "device")] = (None, None)  # made elsewhere: b is still wanted pinned
+    assert placements.missing_bytes(wanted) == (0, 29)
+    assert placements.missing_bytes({}) == (0, 0)
+
+
+QUICK = TimingPolicy(warmup=1, min_samples=3, max_samples=5, min_time_s=0, max_time_s=1)
+
+
+def host_variant(monkeypatch, host_run=None, reference=None):
+    """The reduction suite's NumPy variant at a small point, on the fake backend."""
+    bench = registry.get("reduction")
+    if host_run is not None:
+        monkeypatch.setattr(type(bench), "host_run", host_run)
+    if reference is not None:
+        monkeypatch.setattr(type(bench), "reference", reference)
+    point = bench.resolve({**bench.defaults(), "n": 1000, "dtype": "int32"})
+    (result,) = Runner(FakeBackend()).run(Plan(bench, [point], ("numpy",), "numpy", QUICK))
+    return result
+
+
+def test_a_host_variant_is_run_checked_timed_and_checked_again_each_in_its_phase(monkeypatch):
+    result = host_variant(monkeypatch)
+    assert result.status.is_measured and result.verification.passed
+    assert list(result.phases["variant"]) == ["checked_run", "check", "timing", "recheck"]
+    assert all(seconds >= 0 for seconds in result.phases["variant"].values())
+
+
+def test_a_host_variant_right_only_once_is_incorrect_after_timing(monkeypatch):
+    calls = []
+    right = type(registry.get("reduction")).host_run
+
+    def right_once(self, variant, point, inputs):
+        calls.append(variant)
+        outputs = right(self, variant, point, inputs)
+        return outputs if len(calls) == 1 else {k: v + 7 for k, v in outputs.items()}
+
+    result = host_variant(monkeypatch, host_run=right_once)
+    assert result.status is Status.INCORRECT and not result.verification.passed
+    assert result.reason.startswith("right on the checked run, wrong after timing: ")
+    assert (
+        result.reason.removeprefix("right on the checked run, wrong after timing: ")
+        == result.verification.message
+    )
+
+
+def test_a_host_variant_without_a_reference_is_incorrect_and_says_why(monkeypatch):
+    def no_reference(self, variant, point, inputs):
+        raise PointError("NumPy refuses this point")
+
+    result = host_variant(monkeypatch, reference=no_reference)
+    assert result.status is Status.INCORRECT and result.verification.passed is False
+    assert result.reason == "no reference to check against: NumPy refuses this point"
+    assert list(result.phases["variant"]) == ["checked_run"]
+
+
+def test_a_launch_the_kernel_attributes_refuse_fails_with_their_message(monkeypatch):
+    def refuse(module, launches, device):
+        raise KernelLaunchError("block of 2048 threads: at most 1024")
+
+    monkeypatch.setattr(stages, "kernel_attributes", refuse)
+    bench = ScaleSuite()
+    point = bench.resolve(bench.defaults())
+    (result,) = Runner(FakeBackend()).run(Plan(bench, [point], ("good",), "good", QUICK))
+    assert result.status is Status.LAUNCH_FAILED
+    assert result.reason == "block of 2048 threads: at most 1024"
