@@ -118,6 +118,7 @@ def _axes_text(ax) -> list[str]:
         x, y = line.get_data()
         out.append(f"  line {_label(line)} {line.get_linestyle()} {_color(line.get_color())}"
                    f" w={_num(line.get_linewidth())} marker={line.get_marker()} "
+                   f"ms={_num(line.get_markersize())} "
                    f"alpha={line.get_alpha()} x={_points(x)} y={_points(y)} n={len(x)}")  # fmt: skip
     for coll in ax.collections:
         paths = coll.get_paths()
@@ -135,7 +136,9 @@ def _axes_text(ax) -> list[str]:
                    f"{_color(text.get_color())}")  # fmt: skip
     legend = ax.get_legend()
     if legend:
+        anchor = legend._bbox_to_anchor
         out.append(f"  legend {[t.get_text() for t in legend.get_texts()]} loc={legend._loc} "
+                   f"anchor={_points(anchor.bounds) if anchor is not None else None} "
                    f"ncols={legend._ncols} size={_num(legend.get_texts()[0].get_fontsize())} "
                    f"alpha={legend.get_frame().get_alpha()}")  # fmt: skip
     return out

@@ -51,23 +51,41 @@ def test_facets_and_by_split_the_lines():
     assert chart.lines["padded"]["tile=32"][0] == (1024.0, pytest.approx(1000.0 / 35.0))
 
 
+CONSTANT = [result(v, 1024, 16, 5.0) for v in ("naive", "padded")]
+NO_GBPS = [Result("transpose", "naive", {"size": s}, Status.OK, summary={"median_ms": 1.0},
+                  metrics={"speedup": 1.0}) for s in (1, 2)]  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("results", "kwargs", "key", "message"),
     [
-        ({"x": "sise"}, "no parameter 'sise' in these results (did you mean 'size'?)"),
-        ({"y": "gflops"}, "no metric 'gflops'"),
-        ({"by": "colour"}, "no parameter 'colour'"),
+        (RESULTS, {"x": "sise"}, "--x", "--x: no parameter 'sise' in these results (did you mean "
+         "'size'?); parameters: size, tile"),
+        (RESULTS, {"y": "gflops"}, "--y", "--y: no metric 'gflops' in these results (did you mean 'gbps'?); "
+         "metrics: gbps, speedup, time_ms"),
+        (RESULTS, {"by": "colour"}, "--by", "--by: no parameter 'colour' in these results; "
+         "parameters: variant, size, tile"),
+        (RESULTS, {"facet": "colour"}, "--facet", "--facet: no parameter 'colour' in these "
+         "results; parameters: variant, size, tile"),
+        (CONSTANT, {}, "--x", "--x: no numeric parameter varies in these results: nothing to put "
+         "on the x axis"),
+        (NO_GBPS, {"y": "gbps"}, "--y", "--y: no metric 'gbps' in these results; metrics: "
+         "speedup, time_ms"),
+        ([result("a", 1, 1, 1.0, status=Status.CRASHED)], {}, None,
+         "no measured results to plot (every result failed or was skipped)"),
     ],
-)
-def test_unknown_names_are_one_line(kwargs, message):
-    with pytest.raises(ConfigError, match=None) as info:
-        plot.build(RESULTS, **kwargs)
-    assert message in str(info.value)
+)  # fmt: skip
+def test_each_refusal_is_its_one_exact_line_naming_the_option(results, kwargs, key, message):
+    with pytest.raises(ConfigError) as info:
+        plot.build(results, **kwargs)
+    assert str(info.value) == message and info.value.key == key
 
 
-def test_nothing_measured_is_refused():
-    with pytest.raises(ConfigError, match="no measured results"):
-        plot.build([result("a", 1, 1, 1.0, status=Status.CRASHED)])
+def test_a_metric_the_catalog_does_not_know_is_plotted_under_its_own_name():
+    results = [Result("s", "v", {"n": n}, Status.OK, summary={"median_ms": 1.0},
+                      metrics={"hits": float(n)}) for n in (1, 2)]  # fmt: skip
+    chart = plot.build(results, y="hits")
+    assert (chart.y.key, chart.y.header, chart.y.unit) == ("hits", "hits", "")
 
 
 def test_the_command_writes_a_png_beside_the_results_by_default(tmp_path):
