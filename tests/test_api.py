@@ -49,3 +49,105 @@ def test_roofline_groups_results_by_gpu_and_says_when_ceilings_are_theoretical(t
     (group,) = api.roofline([str(tmp_path / "r.json")])
     assert group.theoretical_only and len(group.placed) == 1
     assert group.placed[0].gbps == pytest.approx(1000.0)
+
+
+def _grid(**environment) -> ResultSet:
+    results = [Result("transpose", v, {"size": s, "tile": t, "rows": r}, Status.OK,
+                      summary={"median_ms": 1.0 + s + t + r})
+               for v in ("naive", "padded") for s in (1, 2) for t in (16, 32) for r in (4, 8)]  # fmt: skip
+    return ResultSet(suite="transpose", environment=environment, spec={}, results=results)
+
+
+def test_plot_draws_the_chart_it_built_under_a_title_of_suite_metric_axis_and_gpu(
+    tmp_path, monkeypatch
+):
+    from tests.snapshots import SavedFigures
+
+    saved = SavedFigures.instead_of_savefig(monkeypatch)
+    save_json(_grid(device={"name": "Fake GPU"}), tmp_path / "r.json")
+    save_json(_grid(), tmp_path / "bare.json")
+    chart = api.plot(str(tmp_path / "r.json"), str(tmp_path / "r.png"))
+    assert (chart.x, chart.y.key, chart.by, chart.facet) == ("size", "time_ms", "variant", None)
+    assert chart.best_over == ["tile", "rows"]
+    chart = api.plot(str(tmp_path / "bare.json"), str(tmp_path / "b.svg"), x="tile", y="time_ms",
+                     by="rows", facet="size")  # fmt: skip
+    assert (chart.x, chart.by, chart.facet, chart.best_over) == ("tile", "rows", "size", [])
+    titles = [text.splitlines()[0].split("suptitle=")[1] for _, text in saved.saved]
+    assert [path for path, _ in saved.saved] == [str(tmp_path / "r.png"), str(tmp_path / "b.svg")]
+    assert titles == [
+        "'transpose: median vs size · Fake GPU\\n(each line: the best over tile, rows)'",
+        "'transpose: median vs tile'",
+    ]
+
+
+def _sweep(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text)
+    return config.load(str(path))
+
+
+def test_a_dry_run_of_many_points_shows_both_ends_and_each_axis_range(tmp_path):
+    spec = _sweep(tmp_path, "many.yaml", "suite: transpose\nparams:\n  size: [32, 64, 96, 128, "
+                  "160, 192, 224, 256, 288, 320, 352]\n  tile: [16, 32]\n  block_rows: [4, 8, 16]\n"
+                  "  dtype: float32\n")  # fmt: skip
+    plan = api.dry_run(spec)
+    assert len(plan.points) == 66 > api.DRY_RUN_LISTED
+    assert [n for n, _ in plan.shown] == [1, 2, 3, 4, 5, 62, 63, 64, 65, 66]
+    assert [p for _, p in plan.shown] == [
+        plan.points[i] for i in (0, 1, 2, 3, 4, 61, 62, 63, 64, 65)
+    ]
+    axes = {name: (count, low, high) for name, count, low, high in plan.axes}
+    assert axes["size"] == axes["rows"] == axes["cols"] == (11, 32, 352)
+    assert axes["tile"] == (2, 16, 32)
+    assert axes["block_rows"] == (3, 4, 16) and axes["dtype"] == (1, "float32", "float32")
+    assert plan.varying == ["size", "rows", "cols", "tile", "block_rows"] and plan.fixed == {}
+    assert plan.builds == 2 * 3 * 1  # tile and block_rows compile in; size does not
+
+
+def test_a_dry_run_of_fifty_points_lists_them_all_with_the_fixed_values(tmp_path):
+    sizes = ", ".join(str(32 * (i + 1)) for i in range(25))
+    spec = _sweep(tmp_path, "fifty.yaml", f"suite: transpose\nparams:\n  size: [{sizes}]\n"
+                  "  tile: [16, 32]\n  block_rows: 8\n  dtype: float64\n")  # fmt: skip
+    plan = api.dry_run(spec)
+    assert len(plan.points) == api.DRY_RUN_LISTED == 50
+    assert [n for n, _ in plan.shown] == list(range(1, 51)) and plan.axes == []
+    assert plan.varying == ["size", "rows", "cols", "tile"]
+    assert plan.fixed == {"block_rows": 8, "dtype": "float64"}
+    one = api.dry_run(_sweep(tmp_path, "one.yaml", "suite: transpose\nparams:\n  size: 64\n"))
+    assert len(one.points) == 1 and one.varying == list(one.points[0])
+
+
+def test_roofline_takes_each_gpu_once_across_files_and_refuses_a_ceilings_record(
+    tmp_path, monkeypatch
+):
+    from gpubench import ceilings as store
+
+    monkeypatch.setattr(store, "load_for", lambda uuid: None)  # no stored ceilings here
+
+    def results_file(name: str, uuid: str, n: int, created: str) -> str:
+        env = {"gpu_uuid": uuid, "device": {"name": uuid, "peak_bandwidth_gbps": 1000.0,
+                                            "peak_fp32_gflops": 10000.0}}  # fmt: skip
+        result = Result(suite="s", variant="a", point={"n": n}, status=Status.OK,
+                        summary={"median_ms": 1.0},
+                        work={"bytes_moved": 10**9, "flops": 10**9, "elements": 0})  # fmt: skip
+        rs = ResultSet(suite="s", environment=env, spec={}, results=[result], created=created)
+        save_json(rs, tmp_path / name)
+        return str(tmp_path / name)
+
+    files = [results_file("a.json", "GPU-A", 1, "2026-01-01"),
+             results_file("b.json", "GPU-B", 2, "2026-02-02"),
+             results_file("c.json", "GPU-A", 3, "2026-03-03")]  # fmt: skip
+    groups = api.roofline(files)
+    assert [g.environment["gpu_uuid"] for g in groups] == ["GPU-A", "GPU-B"]
+    assert [g.created for g in groups] == ["2026-01-01", "2026-02-02"]
+    assert [len(g.placed) for g in groups] == [2, 1]
+    assert [g.theoretical_only for g in groups] == [True, True]
+    record = store.CeilingsRecord(gpu_uuid="GPU-A", gpu_name="G", measured={"fp32_gflops": 5000.0},
+                                  theoretical={})  # fmt: skip
+    ceilings_file = store.save(record, tmp_path / "ceil.json")
+    (chosen,) = api.roofline(files[:1], str(ceilings_file))
+    assert chosen.theoretical_only is False and chosen.record.measured == {"fp32_gflops": 5000.0}
+    with pytest.raises(ConfigError) as info:
+        api.roofline([files[0], str(ceilings_file)])
+    assert str(info.value) == (f"{ceilings_file}: is a ceilings record (gpubench ceilings "
+                               "--json): give it with --ceilings")  # fmt: skip
