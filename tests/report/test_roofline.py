@@ -131,3 +131,38 @@ def test_the_drawing_is_the_pinned_one(monkeypatch):
     pinned = Path(__file__).parent / "figures"
     snapshots.matches(pinned / "roofline.txt", text)
     snapshots.matches(pinned / "roofline_theoretical.txt", alone)
+
+
+def test_placement_at_the_edges_the_ridge_one_byte_one_flop_and_no_work():
+    record = store.CeilingsRecord(gpu_uuid="GPU-E", gpu_name="Edge GPU",
+                                  measured={"fp32_gflops": 4000.0, "dram_read_gbps": 1000.0},
+                                  theoretical={})  # fmt: skip
+    unmeasured = work_result("m", "first_crashed", 1, 1.0, 10**9, 10**9, status=Status.CRASHED)
+    no_work = Result(suite="m", variant="no_work", point={"n": 1}, status=Status.OK,
+                     summary={"median_ms": 1.0})  # fmt: skip
+    results = [
+        unmeasured,  # skipped, and the ones after it are still placed
+        work_result("m", "at_ridge", 1, 1.0, 1000, 4000),  # intensity 4 = 4000 / 1000
+        work_result("m", "one_byte", 1, 1e-6, 1, 0),
+        work_result("m", "one_flop", 1, 1e-6, 4, 1),
+        work_result("m", "untimed", 1, 0.0, 10**9, 10**9),
+        no_work,
+    ]
+    placed = {p.variant: p for p in roofline.place(results, record)}
+    assert list(placed) == ["at_ridge", "one_byte", "one_flop"]
+    ridge, byte, flop = placed["at_ridge"], placed["one_byte"], placed["one_flop"]
+    assert (ridge.intensity, ridge.attainable, ridge.bound) == (4.0, 4000.0, "compute")
+    assert {p.gpu for p in placed.values()} == {"Edge GPU"}
+    assert (byte.gflops, byte.intensity, byte.bound) == (None, None, "memory")
+    assert byte.gbps == pytest.approx(1.0) and byte.attainable == 1000.0
+    assert byte.fraction == pytest.approx(1.0 / 1000.0)
+    assert (flop.intensity, flop.bound, flop.measured_intensity) == (0.25, "memory", None)
+    assert flop.attainable == 250.0 and flop.gflops == pytest.approx(1.0)
+    no_dram = store.CeilingsRecord(gpu_uuid="GPU-E", gpu_name="E", measured={"fp32_gflops": 1.0},
+                                   theoretical={})  # fmt: skip
+    assert roofline.place(results, no_dram) == []
+    assert roofline.ridge_point(no_dram) is None and roofline.ridge_point(record) == 4.0
+    no_compute = store.CeilingsRecord(gpu_uuid="GPU-E", gpu_name="E",
+                                      measured={"dram_read_gbps": 1.0}, theoretical={})  # fmt: skip
+    assert roofline.ridge_point(no_compute) is None
+    assert [p.intensity for p in roofline.place(results[1:2], no_compute)] == [None]
