@@ -200,4 +200,6 @@ def profile_results(spec: dict[str, Any], results: Iterable[Any], kernel_variant
         try:
             result.metrics.update(profile_one(ncu, spec, result.point, result.variant, device))
         except (ProfileError, OSError) as exc:
-            err.print(f"--profile: {result.variant} at {result.point}: {exc}", highlight=False)
+            # ncu's own text may hold brackets: printed as it is, never read as rich markup.
+            err.print(f"--profile: {result.variant} at {result.point}: {exc}", markup=False,
+                      highlight=False)  # fmt: skip

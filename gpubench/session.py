@@ -113,7 +113,7 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
     backends.preflight(worker_spec.backend, local=not spread.scheduler)
     files = outputs.plan(spec, request)
     if files.kept:
-        err.print(f"the earlier log is kept as {files.kept}", highlight=False)
+        err.print(f"the earlier log is kept as {files.kept}", markup=False, highlight=False)
     runner = spread.runner(worker_spec.suite, worker_spec.backend)
     environment = runner.start()
     interrupted = False
@@ -166,7 +166,7 @@ def _note_retries(retried: list[dict[str, Any]], result_set: results.ResultSet, 
     for entry in retried:
         at = ", ".join(f"{k}={v}" for k, v in entry["point"].items())
         err.print(f"note: {entry['variant']} at {at} was run once more on a fresh worker: "
-                  f"{entry['reason']}", highlight=False)  # fmt: skip
+                  f"{entry['reason']}", markup=False, highlight=False)  # fmt: skip
 
 
 def _precompile(runner: SweepRunner, points: list[dict[str, Any]], err: Any) -> dict[str, Any]:
@@ -358,9 +358,9 @@ def _save_and_exit_code(err: Any, result_set: results.ResultSet, files: outputs.
 
         with History.open(files.history) as store:
             run_id = store.append(result_set, label=files.label, source="gpubench run")
-        err.print(f"history: run {run_id} in {files.history}", highlight=False)
+        err.print(f"history: run {run_id} in {files.history}", markup=False, highlight=False)
     if files.files:
-        err.print(f"results: {', '.join(files.files)}", highlight=False)
+        err.print(f"results: {', '.join(files.files)}", markup=False, highlight=False)
     if interrupted:
         err.print(f"interrupted: kept {len(result_set.results)} finished result(s)")
         return EXIT_INTERRUPTED

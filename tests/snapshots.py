@@ -27,14 +27,21 @@ def table_text(table) -> str:
     """A rich Table as what decides its look: title, every column's header, alignment, wrapping
     and cells, and the table's box and padding (not rich's drawing of it, which is rich's to
     change between releases)."""
-    lines = [f"title={table.title!r} title_justify={table.title_justify!r} "
+    lines = [f"title={_text(table.title)} title_justify={table.title_justify!r} "
              f"show_header={table.show_header} box={type(table.box).__name__ if table.box else None}"
              f" padding={table.padding}"]  # fmt: skip
     for column in table.columns:
-        lines.append(f"column {column.header!r} justify={column.justify} no_wrap={column.no_wrap}"
+        lines.append(f"column {_text(column.header)} justify={column.justify} no_wrap={column.no_wrap}"
                      f" min_width={column.min_width}")  # fmt: skip
-        lines += [f"  {cell!r}" for cell in column.cells]
+        lines += [f"  {_text(cell)}" for cell in column.cells]
     return "\n".join(lines) + "\n"
+
+
+def _text(value) -> str:
+    """A cell as its text: a rich Text as its markup (its style in brackets, if any)."""
+    from rich.text import Text
+
+    return repr(value.markup if isinstance(value, Text) else value)
 
 
 def _num(value) -> str:

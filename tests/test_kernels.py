@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import pytest
+
 from gpubench import registry
+from gpubench.errors import KernelCompileError
 from gpubench.kernels import CompileCache, define_options, kernels_dir, source_path
 from tests.fakes import FakeBackend, ScaleSuite
 
@@ -81,3 +84,83 @@ def test_every_field_of_the_cache_key_counts(tmp_path, monkeypatch):
     one = cache._job(bench, point)[0]
     source.write_text("// two")  # the kernel source
     assert cache._job(bench, point)[0] != one
+
+
+def test_included_text_follows_nested_includes_relative_to_each_file_eight_deep(tmp_path):
+    from gpubench.kernels import _included_text
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.cuh").write_text('// a\n#include "sub/b.cuh"\n#include "missing.cuh"\n')
+    (tmp_path / "sub" / "b.cuh").write_text('// b\n  #  include "c.cuh"\n')
+    (tmp_path / "sub" / "c.cuh").write_text("// c\n")
+    assert _included_text(tmp_path, "a.cuh") == (
+        '// a\n#include "sub/b.cuh"\n#include "missing.cuh"\n// b\n  #  include "c.cuh"\n// c\n'
+    )
+    assert _included_text(tmp_path, "missing.cuh") == ""
+    assert _included_text(tmp_path, "sub") == ""  # a directory is not a file
+    for level in range(11):  # l0 includes l1 includes ... l10
+        (tmp_path / f"l{level}.cuh").write_text(f'#include "l{level + 1}.cuh"\n// {level}\n')
+    text = _included_text(tmp_path, "l0.cuh")
+    assert [line for line in text.splitlines() if line.startswith("//")] == [
+        f"// {level}"
+        for level in range(9)  # depth 0 to 8: a cycle cannot recurse forever
+    ]
+
+
+class RecordingBackend(FakeBackend):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, list[str], list[str]]] = []
+        self.loaded: list[bytes] = []
+
+    def compile_binary(self, source, options, include_dirs):
+        self.calls.append((source, options, include_dirs))
+        return super().compile_binary(source, options, include_dirs)
+
+    def load(self, binary):
+        self.loaded.append(binary)
+        return super().load(binary)
+
+
+def test_the_compiler_gets_the_source_its_options_and_the_kernels_folder(tmp_path, monkeypatch):
+    bench = ScaleSuite()
+    monkeypatch.setattr(
+        ScaleSuite, "compiler_options", lambda self, point: [f"-DEXTRA={point['n']}"]
+    )
+    backend = RecordingBackend()
+    module = CompileCache(backend, directory=tmp_path / "new" / "cache").get(
+        bench, {**bench.defaults(), "n": 7}
+    )
+    assert module is not None and backend.loaded == [b"fake binary"]
+    ((source, options, include_dirs),) = backend.calls
+    assert source == source_path(bench).read_text()
+    assert options == ["-DBROKEN=0", "-DEXTRA=7"]
+    assert include_dirs == [str(source_path(bench).parent)]
+    again = RecordingBackend()
+    CompileCache(again, directory=tmp_path / "new" / "cache").get(
+        bench, {**bench.defaults(), "n": 7}
+    )
+    assert again.calls == [] and again.loaded == [b"fake binary"]  # read from the disk cache
+
+
+def test_precompile_counts_each_outcome_and_says_how_many_workers(tmp_path, monkeypatch):
+    bench = ScaleSuite()
+    monkeypatch.setattr(
+        ScaleSuite, "compiler_options", lambda self, point: [f"-DEXTRA={point['n']}"]
+    )
+    points = [{**bench.defaults(), "n": n, "broken": b} for n in (1, 2) for b in (0, 1)]
+    first = CompileCache(FakeBackend(), directory=tmp_path).precompile(bench, points, max_workers=3)
+    assert (first.configurations, first.compiled, first.cached, first.failed) == (4, 2, 0, 2)
+    assert first.workers == 3 and 0 <= first.seconds < 60
+    monkeypatch.setenv("GPUBENCH_COMPILE_WORKERS", "5")
+    cache = CompileCache(FakeBackend(), directory=tmp_path)
+    second = cache.precompile(bench, points)
+    assert (second.compiled, second.cached, second.failed, second.workers) == (0, 2, 2, 5)
+    with pytest.raises(KernelCompileError, match="nvcc failed"):
+        cache.get(bench, points[1])  # the failure is remembered: no second compile
+    assert cache.backend.compiles == [["-DBROKEN=1", "-DEXTRA=1"], ["-DBROKEN=1", "-DEXTRA=2"]]
+    monkeypatch.delenv("GPUBENCH_COMPILE_WORKERS")
+    import os
+
+    default = CompileCache(FakeBackend(), directory=tmp_path).precompile(bench, points)
+    assert default.workers == min(32, os.cpu_count() or 1)

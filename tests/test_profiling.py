@@ -148,3 +148,94 @@ def test_unit_names_in_every_spelling():
     assert [profiling.unit_scale(u) for u in ("byte", "B", "Kbyte", "KB", "MB", "Gbyte")] == [
         1, 1, 1e3, 1e3, 1e6, 1e9]  # fmt: skip
     assert [profiling.unit_scale(u) for u in ("sector", "request", "%", "inst", "")] == [1.0] * 5
+
+
+def test_the_ncu_command_is_pinned_word_for_word():
+    import sys
+
+    metrics = ",".join(profiling.SUMMED + profiling.WEIGHTED)
+    assert profiling.command("/opt/ncu", "p.yaml", "log.jsonl", 3) == [
+        "/opt/ncu", "--csv", "--print-units", "base", "--clock-control", "none",
+        "--target-processes", "all", "--metrics", metrics,
+        sys.executable, "-m", "gpubench", "sweep", "p.yaml", "--jsonl", "log.jsonl", "--force",
+        "--device", "3",
+    ]  # fmt: skip
+    assert "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum" in profiling.SUMMED
+
+
+def test_stores_conflicts_and_untimed_launches_in_the_summary():
+    stores = {
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": ("sector", "900"),
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": ("request", "100"),
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": ("", "30"),
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": ("", "12"),
+        "sm__warps_active.avg.pct_of_peak_sustained_active": ("%", "40"),
+    }
+    second = {**stores, "sm__warps_active.avg.pct_of_peak_sustained_active": ("%", "70")}
+    out = profiling.summarise(profiling.parse_csv(csv_text([stores, second])), runs=2)
+    assert out["st_sectors_per_request"] == 9.0 and out["bank_conflicts"] == 42.0
+    # No launch has a duration: the plain mean of the two, not a weighted one.
+    assert out["achieved_occupancy"] == pytest.approx(55.0)
+    assert out["ncu_ms"] == 0.0 and "branch_uniformity" not in out
+    with pytest.raises(profiling.ProfileError) as info:
+        profiling.summarise([])
+    assert str(info.value) == "ncu profiled no kernel launch"
+
+
+def test_rows_without_an_id_a_metric_or_a_number_are_skipped_and_the_rest_kept():
+    lines = [HEADER,
+             row(0, "copy", "smsp__inst_executed.sum", "inst", "n/a"),
+             row(0, "copy", "", "byte", "5"),
+             '"","1","python3","host","copy","1","7","(256, 1, 1)","(4, 1, 1)","0","9.0","s",'
+             '"dram__bytes_read.sum","byte","7"',
+             row(0, "copy", "dram__bytes_read.sum", "", "1,000"),
+             row(1, "other", "dram__bytes_read.sum", "Mbyte", "2"),
+             row(1, "other", "smsp__inst_executed.sum", "inst", "")]  # fmt: skip
+    launches = profiling.parse_csv("\n".join(lines))
+    assert [(launch.kernel, launch.values) for launch in launches] == [
+        ("copy", {"dram__bytes_read.sum": 1000.0}),
+        ("other", {"dram__bytes_read.sum": 2e6}),
+    ]
+    no_kernel = HEADER.replace('"Kernel Name",', "") + "\n" + (
+        '"0","1","python3","host","1","7","(256, 1, 1)","(4, 1, 1)","0","9.0","s",'
+        '"dram__bytes_read.sum","byte","7"')  # fmt: skip
+    assert [launch.kernel for launch in profiling.parse_csv(no_kernel)] == [""]
+
+
+def test_each_profiled_result_gets_its_own_counters_and_the_others_none(monkeypatch):
+    monkeypatch.setattr(profiling.shutil, "which", lambda name: f"/usr/bin/{name}")
+    calls = []
+
+    def profile_one(ncu, spec, point, variant, device):
+        calls.append((ncu, spec["suite"], point, variant, device))
+        return {"dram_bytes": float(point["size"])}
+
+    monkeypatch.setattr(profiling, "profile_one", profile_one)
+    launched = {"registers": 16}
+    results = [Result("transpose", "copy", {"size": 1}, Status.INCORRECT, kernel_attributes=launched),
+               Result("transpose", "memcpy", {"size": 2}, Status.OK),
+               Result("transpose", "host", {"size": 3}, Status.OK, kernel_attributes=launched),
+               Result("transpose", "naive", {"size": 4}, Status.OK, kernel_attributes=launched),
+               Result("transpose", "padded", {"size": 5}, Status.UNSTABLE, kernel_attributes=launched)]  # fmt: skip
+    err = Console(file=io.StringIO(), width=200)
+    profiling.profile_results({"suite": "transpose"}, results, {"copy", "memcpy", "naive", "padded"},
+                              2, err)  # fmt: skip
+    assert calls == [("/usr/bin/ncu", "transpose", {"size": 4}, "naive", 2),
+                     ("/usr/bin/ncu", "transpose", {"size": 5}, "padded", 2)]  # fmt: skip
+    assert [r.metrics for r in results] == [{}, {}, {}, {"dram_bytes": 4.0}, {"dram_bytes": 5.0}]
+    assert err.file.getvalue() == ""
+
+
+def test_a_failed_profile_line_names_the_variant_point_and_reason(monkeypatch):
+    monkeypatch.setattr(profiling.shutil, "which", lambda name: "/usr/bin/ncu")
+
+    def fail(*args, **kwargs):
+        raise profiling.ProfileError("ncu gave no counters (exit 1): [bold]no[/bold] permission")
+
+    monkeypatch.setattr(profiling, "profile_one", fail)
+    err = Console(file=io.StringIO(), width=300, force_terminal=True)
+    result = Result("transpose", "naive", {"size": 256}, Status.OK, kernel_attributes={"r": 1})
+    profiling.profile_results({"suite": "transpose"}, [result], {"naive"}, 0, err)
+    assert err.file.getvalue().splitlines() == [
+        "--profile: naive at {'size': 256}: ncu gave no counters (exit 1): [bold]no[/bold] "
+        "permission"]  # fmt: skip

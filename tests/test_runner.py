@@ -465,3 +465,63 @@ def test_a_cpu_reference_variant_that_is_wrong_is_incorrect(monkeypatch):
                         lambda self, v, p, inputs: {"out": np.array([7], np.int32)})  # fmt: skip
     (wrong,) = Runner(FakeBackend()).run(plan)
     assert wrong.status is Status.INCORRECT and "speedup" not in wrong.metrics
+
+
+def test_compiler_excerpt_keeps_the_error_lines_or_else_the_first_lines():
+    from gpubench.runner import _compiler_excerpt
+
+    output = (
+        "note: building\n\nkernel.cu(3): ERROR: bad\nwarning: unused\nkernel.cu(9): error: worse\n"
+    )
+    assert _compiler_excerpt(output) == "kernel.cu(3): ERROR: bad\nkernel.cu(9): error: worse"
+    assert _compiler_excerpt(output, limit=1) == "kernel.cu(3): ERROR: bad"
+    assert _compiler_excerpt("one\n\ntwo\nthree\n", limit=2) == "one\ntwo"
+    assert _compiler_excerpt("") == ""
+
+
+def test_every_result_of_a_point_names_its_suite_baseline_seed_and_phases():
+    results, _ = run(["good", "fast"], baseline="fast")
+    good, fast = results["good"], results["fast"]
+    assert (good.suite, good.baseline, good.reason) == ("scale", "fast", "")
+    assert good.seed == fast.seed and 0 <= good.seed < 2**63
+    assert set(good.phases) == {"point", "variant"}
+    assert set(good.phases["point"]) >= {"compile", "inputs"}
+    assert set(good.phases["variant"]) >= {"checked_run", "check", "timing", "recheck"}
+    failed, _ = run(["good", "fast"], point={"broken": 1})
+    assert {r.variant for r in failed.values()} == {"good", "fast"}
+    reason = failed["good"].reason
+    assert reason.endswith('\nkernel.cu(3): error: identifier "oops" is undefined')
+    assert list(failed["good"].phases) == ["point"] and "compile" in failed["good"].phases["point"]
+    assert (failed["fast"].suite, failed["fast"].baseline) == ("scale", "good")
+
+
+def test_inputs_the_host_cannot_make_skip_every_variant_with_the_reason(monkeypatch):
+    def no_memory(self, point, random):
+        raise MemoryError
+
+    monkeypatch.setattr(ScaleSuite, "inputs", no_memory)
+    results, _ = run(["good", "fast"])
+    assert [(r.status, r.reason) for r in results.values()] == [
+        (Status.SKIPPED, "the host ran out of memory making the inputs")] * 2  # fmt: skip
+
+
+def test_a_point_the_suite_refuses_while_running_is_a_failed_launch_with_the_reason(monkeypatch):
+    from gpubench.errors import PointError
+
+    def refuse(self, variant, point, device, inputs):
+        raise PointError("k must divide n")
+
+    monkeypatch.setattr(ScaleSuite, "case", refuse)
+    results, _ = run(["good"])
+    assert results["good"].status is Status.LAUNCH_FAILED
+    assert results["good"].reason == "the suite cannot run this point: k must divide n"
+
+
+def test_observers_see_the_variant_start_before_its_result(monkeypatch):
+    bench = ScaleSuite()
+    point = bench.resolve(bench.defaults())
+    events = []
+    plan = Plan(bench, [point], ("good", "fast"), "good", QUICK)
+    Runner(FakeBackend()).run_point(plan, point, ["good", "fast"], on_start=events.append,
+                                    on_result=lambda r: events.append(r.variant.upper()))  # fmt: skip
+    assert events == ["good", "GOOD", "fast", "FAST"]

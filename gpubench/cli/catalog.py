@@ -29,8 +29,10 @@ def list_suites(show_configs: bool) -> None:
         configs = [(path.stem, *config.describe(path)) for path in config.bundled_configs()]
         console.print(configs_table(configs))
         return
+    from rich.markup import escape
+
     for bench in registry.all_suites().values():
-        console.rule(f"[bold]{bench.name}[/]: {bench.description}")
+        console.rule(f"[bold]{escape(bench.name)}[/]: {escape(bench.description)}")
         for table in suite_tables(bench):
             console.print(table)
         console.print()

@@ -42,9 +42,9 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
     record = found.record
     if found.measured_earlier:
         err.print(f"{record.gpu_name}: ceilings measured earlier ({store.store_dir()}); "
-                  "--remeasure measures them again", highlight=False)  # fmt: skip
+                  "--remeasure measures them again", markup=False, highlight=False)  # fmt: skip
     if found.stored_in:
-        err.print(f"ceilings kept in {found.stored_in}", highlight=False)
+        err.print(f"ceilings kept in {found.stored_in}", markup=False, highlight=False)
     if json_path:
         store.save(record, json_path)
     table = ceilings_table(record)

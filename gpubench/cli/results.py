@@ -128,7 +128,8 @@ def roofline(results_paths: tuple[str, ...], output: str | None, ceilings_path: 
     for group in groups:
         if group.theoretical_only:
             err.print(f"note: no measured ceilings for {group.record.gpu_name}: the theoretical "
-                      "peaks stand in (run `gpubench ceilings` on it)", highlight=False)  # fmt: skip
+                      "peaks stand in (run `gpubench ceilings` on it)", markup=False,
+                      highlight=False)  # fmt: skip
         tables.append(roofline_table(group))
         console.print(tables[-1])
     if not any(group.placed for group in groups):
@@ -139,7 +140,7 @@ def roofline(results_paths: tuple[str, ...], output: str | None, ceilings_path: 
         placements = [p for group in groups for p in group.placed]
         rl.draw(placements, record, output, f"{record.gpu_name}: every measured kernel on the "
                 "roofline")  # fmt: skip
-        err.print(f"roofline: {output}", highlight=False)
+        err.print(f"roofline: {output}", markup=False, highlight=False)
     if markdown_path:
         from gpubench.report import markdown
         from gpubench.session import device_line

@@ -8,9 +8,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from rich.table import Table
-
 from gpubench.phases import POINT_PHASES, VARIANT_PHASES
+from gpubench.report.plain import PlainTable as Table
 from gpubench.results import Result, point_key
 
 # More results than this: one row per variant (summed over points) instead of per result.

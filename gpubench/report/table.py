@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.table import Table
 from rich.text import Text
 
 from gpubench.metrics import TIME, Metric, catalog
+from gpubench.report.plain import PlainTable as Table
 from gpubench.results import Result, Status
 
 STATUS_STYLE = {

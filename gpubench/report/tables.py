@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.table import Table
+from rich.text import Text
+
+from gpubench.report.plain import PlainTable as Table
 
 _RIGHT = {"justify": "right"}
 
@@ -133,7 +135,7 @@ def comparison_table(comparison: Any, base_label: str, new_label: str) -> Table:
             *(str(row.point.get(n)) for n in comparison.varying), row.variant, show(row.base),
             show(row.new), "" if row.change is None else f"{100 * row.change:+.1f}%",
             "" if row.noise is None else f"{100 * row.noise:.1f}%",
-            f"[{style}]{row.verdict}[/]",
+            Text(row.verdict, style=style),
         )  # fmt: skip
     return table
 

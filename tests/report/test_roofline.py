@@ -166,3 +166,17 @@ def test_placement_at_the_edges_the_ridge_one_byte_one_flop_and_no_work():
                                       measured={"dram_read_gbps": 1.0}, theoretical={})  # fmt: skip
     assert roofline.ridge_point(no_compute) is None
     assert [p.intensity for p in roofline.place(results[1:2], no_compute)] == [None]
+
+
+def test_paths_and_gpu_names_with_brackets_are_printed_as_they_are(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    environment = {**ENVIRONMENT, "gpu_uuid": "GPU-[/x]",
+                   "device": {**ENVIRONMENT["device"], "name": "GPU [/bold]"}}  # fmt: skip
+    results = [work_result("m", "slow", 1, 1.0, 10**9, 10**9)]
+    save_json(ResultSet(suite="m", environment=environment, spec={}, results=results),
+              tmp_path / "r.json")  # fmt: skip
+    svg = tmp_path / "[bold]roof.svg"
+    out = CliRunner().invoke(cli, ["roofline", str(tmp_path / "r.json"), "-o", str(svg)])
+    assert out.exit_code == 0, out.output
+    assert f"roofline: {svg}" in out.output and svg.exists()
+    assert "note: no measured ceilings for GPU [/bold]: the theoretical peaks" in out.output
