@@ -256,3 +256,55 @@ def test_saving_without_a_uuid_or_to_an_unwritable_place_is_one_line(tmp_path):
     with pytest.raises(ConfigError) as error:
         store.CeilingsRecord.from_dict({"kind": "other"}, "x.json")
     assert str(error.value) == "x.json: is not a ceilings record (made by gpubench ceilings)"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read the file: No such file or directory"),
+        (b"\xff\xfe", "not UTF-8 text"),
+        (b"not json", "not valid JSON: Expecting value: line 1 column 1 (char 0)"),
+        ("-1", "a damaged ceilings record (-1 is not a finite, non-negative number)"),
+        ('"fast"', "a damaged ceilings record ('fast' is not a number)"),
+        ("1e400", "a damaged ceilings record (inf is not a finite, non-negative number)"),
+    ],
+)  # fmt: skip
+def test_each_unreadable_record_is_its_exact_line(tmp_path, content, message):
+    path = tmp_path / "c.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        text = json.dumps(store.from_results(MEASURED, ENVIRONMENT).to_dict())
+        path.write_text(text.replace('"measured": {', f'"measured": {{"x_gflops": {content}, ', 1))
+    with pytest.raises(ConfigError) as info:
+        store.load_file(path)
+    assert str(info.value) == f"{path}: {message}" and info.value.source == str(path)
+
+
+def test_a_zero_figure_is_kept_and_a_record_without_source_was_measured(tmp_path):
+    record = store.from_results(MEASURED, ENVIRONMENT).to_dict()
+    assert (record["kind"], record["version"]) == (store.RECORD_KIND, store.RECORD_VERSION)
+    record["measured"]["fp32_gflops"] = 0
+    del record["source"]
+    (tmp_path / "z.json").write_text(json.dumps(record))
+    again = store.load_file(tmp_path / "z.json")
+    assert again.measured["fp32_gflops"] == 0.0 and again.source == "measured"
+
+
+def test_a_record_is_known_by_its_kind_within_its_first_200_characters(tmp_path):
+    marker = f'"kind": "{store.RECORD_KIND}"'
+    (tmp_path / "edge.json").write_text(" " * (200 - len(marker)) + marker + "}")
+    (tmp_path / "late.json").write_text(" " * (201 - len(marker)) + marker + "}")
+    (tmp_path / "latin1.json").write_bytes(b"\xff" + marker.encode())
+    assert store.is_record_file(tmp_path / "edge.json") is True
+    assert store.is_record_file(tmp_path / "late.json") is False
+    assert store.is_record_file(tmp_path / "latin1.json") is False
+    assert store.is_record_file(tmp_path / "absent.json") is False
+
+
+def test_a_stored_record_is_named_after_the_first_100_safe_characters_of_its_uuid(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path))
+    name = store._file_for("GPU-a_b/c d" + "x" * 200).name
+    assert name == "GPU-a_b_c_d" + "x" * 89 + ".json"

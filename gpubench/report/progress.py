@@ -15,7 +15,7 @@ class ProgressObserver:
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            TextColumn("{task.fields[last]}"),
+            TextColumn("{task.fields[last]}", markup=False),  # a variant name as it is
             console=console,
             transient=True,
         )
