@@ -266,6 +266,7 @@ def _announce(err: Any, environment: dict[str, Any], points: list[dict[str, Any]
         f"{len(spec.variants)} variant(s)"
         + (on if len(devices) > 1 else "")
         + (f" · resuming: {already} result(s) already in {files.log}" if already else ""),
+        markup=False,
         highlight=False,
     )
 

@@ -762,3 +762,17 @@ def test_a_usage_error_is_exit_2_before_the_machine_is_looked_at(tmp_path, monke
     out = CliRunner().invoke(cli, ["run", "transpose", "--json", str(tmp_path / "f" / "x.json"),
                                    "--csv", str(tmp_path / "f" / "x.json")])  # fmt: skip
     assert out.exit_code == 2 and "the same file" in out.output, out.output
+
+
+def test_a_dry_run_shows_a_file_name_with_brackets_as_it_is(tmp_path):
+    (tmp_path / "[bold]x").mkdir()
+    graph = tmp_path / "[bold]x" / "g [red].gr"
+    graph.write_text("p sp 3 2\na 1 2 5\na 2 3 7\n")
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(
+        f"suite: sssp\nvariants: [edges]\nparams:\n  graph: '{graph}'\n  sources: [1, 2]\n"
+    )
+    out = CliRunner().invoke(cli, ["sweep", str(sweep), "--dry-run"])
+    assert out.exit_code == 0, out.output
+    assert f"at every point: graph={graph}, vertices=None" in " ".join(out.output.split("\n"))
+    assert "graph g [red].gr: 3 vertices, 2 arcs (mean out-degree 0.67), with weights" in out.output

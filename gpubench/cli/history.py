@@ -59,7 +59,7 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
         ids = [store.append(s, label=label, version=version, source=path) for path, s in sets]
     shown = f"run {ids[0]}" if len(ids) == 1 else f"runs {ids[0]} to {ids[-1]}"
     err_console().print(f"imported {len(ids)} run(s) into {store_path}: {shown}",
-                        highlight=False)  # fmt: skip
+                        markup=False, highlight=False)  # fmt: skip
 
 
 @history.command("export")
@@ -77,7 +77,7 @@ def export_run(store_path: str, run_id: int, json_path: str) -> None:
     with History.open(store_path, create=False) as store:
         result_set = store.result_set(run_id)
     results.save_json(result_set, json_path)
-    err_console().print(f"run {run_id}: {json_path}", highlight=False)
+    err_console().print(f"run {run_id}: {json_path}", markup=False, highlight=False)
 
 
 @history.command("delete")
@@ -93,7 +93,9 @@ def delete_runs(store_path: str, run_ids: tuple[int, ...]) -> None:
     if deleted != len(set(run_ids)):
         raise ConfigError(f"deleted {deleted} of {len(set(run_ids))} run(s): the others are not "
                           "in the store", source=store_path)  # fmt: skip
-    err_console().print(f"deleted {deleted} run(s) from {store_path}", highlight=False)
+    err_console().print(
+        f"deleted {deleted} run(s) from {store_path}", markup=False, highlight=False
+    )
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -123,4 +125,4 @@ def report(store_path: str, out_dir: str, threshold: float) -> None:
 
             raise ConfigError(f"cannot write the report ({exc.strerror})", source=out_dir) from None
     err_console().print(f"report: {len(pages)} page(s) in {out_dir}/ (open {out_dir}/index.html)",
-                        highlight=False)  # fmt: skip
+                        markup=False, highlight=False)  # fmt: skip

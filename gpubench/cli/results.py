@@ -85,7 +85,9 @@ def merge(logs: tuple[str, ...], output: str, force: bool) -> None:
     from gpubench.merge import merge as merge_logs
 
     count, total = merge_logs(list(logs), output, force)
-    err_console().print(f"merged {total} result(s) of {count} logs into {output}", highlight=False)
+    err_console().print(
+        f"merged {total} result(s) of {count} logs into {output}", markup=False, highlight=False
+    )
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -185,4 +187,4 @@ def plot(results_path: str, x: str | None, y: str | None, by: str, facet: str | 
     chart = api.plot(results_path, target, x, y, by, facet)
     err_console().print(f"plot: {target} ({chart.y.header} vs {chart.x}"
                     f"{', log x' if chart.log_x else ''}{', log y' if chart.log_y else ''})",
-                    highlight=False)  # fmt: skip
+                    markup=False, highlight=False)  # fmt: skip

@@ -160,7 +160,7 @@ def inspect_command(bench: Benchmark, suite_ref: str) -> click.Command:
             return
         console.print(inspection_table(bench, arch, found))
         if found.report.note:
-            err_console().print(f"note: {found.report.note}", highlight=False)
+            err_console().print(f"note: {found.report.note}", markup=False, highlight=False)
 
     command.__doc__ = (
         f"Registers, spills, shared memory and the instruction mix of {bench.name}'s kernels, "

@@ -84,13 +84,14 @@ def print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
         console.print(table)
     if plan.fixed and plan.varying != list(plan.points[0]):
         console.print("at every point: " + ", ".join(f"{n}={v}" for n, v in plan.fixed.items()),
-                      highlight=False)  # fmt: skip
+                      markup=False, highlight=False)  # fmt: skip
     for note in plan.notes:
-        console.print(note, highlight=False)
+        console.print(note, markup=False, highlight=False)
     total = len(plan.points) * len(spec.variants)
     console.print(
         f"{len(plan.points):,} point(s) × {len(spec.variants)} variant(s) "
         f"({', '.join(spec.variants)}; baseline {spec.baseline}) = "
         f"{total:,} measurement(s), {plan.builds:,} distinct compile(s)",
+        markup=False,
         highlight=False,
     )

@@ -78,4 +78,4 @@ def show(results: list[Result], console: Any, path: str | None) -> None:
             console.print(chart, highlight=False, markup=False)
     if path:
         draw_png(results, path)
-        console.print(f"timeline: {path}", highlight=False)
+        console.print(f"timeline: {path}", markup=False, highlight=False)

@@ -62,3 +62,24 @@ def test_the_picture_is_the_pinned_one_and_show_prints_then_draws(monkeypatch):
     saved.saved.clear()
     timeline.show(results, console, None)
     assert saved.saved == []
+
+
+def test_a_picture_of_kernels_only_has_a_legend_of_kernels_only(monkeypatch):
+    saved = snapshots.SavedFigures.instead_of_savefig(monkeypatch)
+    timeline.draw_png([_result("serial", [_span("kernel", 0, 0.0, 2.0)])], "k.png")
+    ((path, drawn),) = saved.saved
+    assert path == "k.png" and "figure legend ['kernel'] ['#ff7f0eff'] loc=1" in drawn
+
+
+def test_show_prints_the_chart_and_the_path_as_plain_text_on_a_colour_terminal(monkeypatch):
+    saved = snapshots.SavedFigures.instead_of_savefig(monkeypatch)
+    out = io.StringIO()
+    console = Console(width=200, file=out, force_terminal=True, color_system="standard")
+    result = _result("[bold]v", [_span("kernel", 0, 0.0, 2.0)])
+    timeline.show([result], console, "[red]t 1.png")
+    assert out.getvalue().splitlines() == [
+        "[bold]v: 2.00 ms  (█ kernel)",
+        "  timing stream |" + "█" * 100 + "|",
+        "timeline: [red]t 1.png",
+    ]
+    assert [path for path, _ in saved.saved] == ["[red]t 1.png"]
