@@ -45,3 +45,15 @@ def test_compare_prints_variants_and_parameters_with_brackets(tmp_path):
     out = CliRunner().invoke(cli, ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")])
     assert out.exit_code == 0, out.output
     assert "[/x]" in out.output and "[bold]n" in out.output
+
+
+def test_every_option_reaches_rich():
+    table = PlainTable("a", title="t", title_justify="left", show_header=False)
+    assert (table.title_justify, table.show_header) == ("left", False)
+    table.add_column()
+    table.add_column("c", "total", justify="right")
+    table.add_row("1", "2", "3", style="bold", end_section=True)
+    headers = [column.header for column in table.columns]
+    assert [getattr(h, "plain", h) for h in headers] == ["a", "", "c"]
+    assert table.columns[2].footer == "total" and table.columns[2].justify == "right"
+    assert table.rows[0].style == "bold" and table.rows[0].end_section is True
