@@ -525,3 +525,30 @@ def test_observers_see_the_variant_start_before_its_result(monkeypatch):
     Runner(FakeBackend()).run_point(plan, point, ["good", "fast"], on_start=events.append,
                                     on_result=lambda r: events.append(r.variant.upper()))  # fmt: skip
     assert events == ["good", "GOOD", "fast", "FAST"]
+
+
+def test_a_device_variant_records_each_of_its_phases_in_order():
+    results, _ = run(["good"])
+    assert list(results["good"].phases["point"]) == ["compile", "inputs", "uploads", "reference"]
+    assert list(results["good"].phases["variant"]) == [
+        "prepare", "checked_run", "check", "downloads", "timing", "recheck"]  # fmt: skip
+
+
+def test_a_variant_the_suite_cannot_run_here_or_at_this_point_is_skipped_with_its_reason(
+    monkeypatch,
+):
+    import dataclasses as dc
+
+    monkeypatch.setattr(ScaleSuite, "unavailable",
+                        lambda self, v: "needs cuBLAS" if v == "fast" else None)  # fmt: skip
+    original = ScaleSuite.case
+
+    def skipping(self, variant, point, device, inputs):
+        case = original(self, variant, point, device, inputs)
+        return dc.replace(case, skip="n too small") if variant == "good" else case
+
+    monkeypatch.setattr(ScaleSuite, "case", skipping)
+    results, _ = run(["good", "fast", "wrong"])
+    assert [(v, r.status, r.reason) for v, r in results.items()][:2] == [
+        ("good", Status.SKIPPED, "n too small"), ("fast", Status.SKIPPED, "needs cuBLAS")]  # fmt: skip
+    assert results["wrong"].status is Status.INCORRECT
