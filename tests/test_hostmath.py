@@ -122,3 +122,35 @@ def test_scale_shift_in_place(pooled, scale, shift, expected):
     values = np.arange(5, dtype=np.float64)
     returned = hostmath.scale_shift(values, scale, shift)
     assert returned is values and values.tolist() == expected
+
+
+@pytest.mark.parametrize(("size", "workers", "pooled_calls"),
+                         [(15, 2, 0), (16, 2, 1), (16, 1, 0), (64, 4, 1)])  # fmt: skip
+def test_the_pool_runs_from_the_threshold_on_with_two_workers_or_more(monkeypatch, size, workers,
+                                                                      pooled_calls):  # fmt: skip
+    """Each operation takes the pool exactly when it has PARALLEL_FROM elements or more and
+    more than one worker (the one-call form gives the same values; this pins the choice)."""
+    monkeypatch.setattr(hostmath, "PARALLEL_FROM", 16)
+    monkeypatch.setattr(hostmath, "TILE", 2)
+    monkeypatch.setattr(hostmath, "workers", lambda: workers)
+    calls = []
+    each = hostmath._each
+    monkeypatch.setattr(
+        hostmath, "_each", lambda f, starts: (calls.append(starts), each(f, starts))
+    )
+    matrix = np.arange(size, dtype=np.float64).reshape(size // 4 if size % 4 == 0 else 1, -1)
+    assert np.array_equal(hostmath.transpose(matrix), matrix.T)
+    out = np.empty_like(matrix)
+    assert np.array_equal(hostmath.elementwise(np.negative, [matrix], out), -matrix)
+    assert hostmath.total(matrix, np.float64) == matrix.sum()
+    assert len(calls) == 3 * pooled_calls
+    if pooled_calls:
+        assert calls[0] == range(0, matrix.shape[0], 2)  # a band of TILE rows per task
+
+
+def test_a_float32_total_accumulates_in_the_dtype_asked_for(pooled):
+    values = np.full(100_001, 0.1, np.float32)
+    exact = 100_001 * float(np.float32(0.1))
+    assert hostmath.total(values, np.float64) == pytest.approx(exact, rel=1e-12)
+    assert isinstance(hostmath.total(values, np.float64), float)
+    assert hostmath.total(np.full(5, 7, np.int8), np.int64) == 35  # no int8 wrap-around
