@@ -321,6 +321,7 @@ class Case:
             if isinstance(step, Repeat):
                 spec = own.get(step.flag)
                 if (spec is None or spec.location != "device" or spec.nbytes != 4
+                        or np.dtype(spec.dtype).itemsize != 4
                         or not np.issubdtype(spec.dtype, np.integer)):  # fmt: skip
                     found.append(f"Repeat flag {step.flag!r} must be a declared one-element "
                                  "32-bit integer device buffer")  # fmt: skip
