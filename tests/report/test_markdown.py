@@ -42,3 +42,28 @@ def test_compare_writes_its_table_and_verdict_as_markdown(tmp_path):
     text = md.read_text()
     assert text.startswith("### gpubench compare: 1 regression(s)\n\nFake GPU")
     assert "| a | 1.000 ms | 1.500 ms | +50.0% | 1.0% | slower |" in text
+
+
+def test_markup_strings_lose_their_tags_and_unbalanced_ones_stay_as_written():
+    table = Table()
+    table.add_column("[bold]v[/]")
+    table.add_row("[red]slower[/]")
+    table.add_row("[/x] stays")
+    assert markdown.table(table) == "| v |\n| --- |\n| slower |\n| [/x] stays |\n"
+
+
+def test_a_document_is_heading_device_tables_and_notes_with_one_final_newline(tmp_path):
+    one = Table(title="first")
+    one.add_column("a")
+    one.add_row("1")
+    two = Table()
+    two.add_column("b")
+    text = markdown.document("sweep", "on Fake GPU", [one, two], ["note one", "note two"])
+    assert text == (
+        "### sweep\n\non Fake GPU\n\n**first**\n\n| a |\n| --- |\n| 1 |\n\n\n| b |\n| --- |\n\n\n"
+        "note one  \nnote two\n"
+    )
+    assert markdown.document("h", "d", []) == "### h\n\nd\n"
+    markdown.write(str(tmp_path / "s.md"), "é\n")
+    assert (tmp_path / "s.md").read_bytes() == "é\n".encode()
+    assert [p.name for p in tmp_path.iterdir()] == ["s.md"]
