@@ -143,7 +143,7 @@ def mix(instructions: list[str], kind: str) -> Counter[str]:
     return counts
 
 
-_PTX_ENTRY = re.compile(r"^\s*\.(?:visible\s+)?\.entry\s+(\w+)\s*\(")
+_PTX_ENTRY = re.compile(r"^\s*(?:\.visible\s+)?\.entry\s+(\w+)\s*\(")
 
 
 def ptx_functions(ptx: str) -> dict[str, list[str]]:

@@ -191,3 +191,39 @@ def test_compile_failures_name_the_first_error_and_the_options():
         unknown = inspection.compile_failure(message, [], "sm_1000")
         assert isinstance(unknown, ConfigError) and unknown.exit_code == EXIT_USAGE
         assert str(unknown) == "--arch: nvcc does not know the architecture 'sm_1000'"
+
+
+@pytest.mark.parametrize(
+    ("installed", "expected"),
+    [
+        ({"cuobjdump", "nvdisasm"}, ("cuobjdump", ["cuobjdump", "-sass"])),
+        ({"nvdisasm"}, ("nvdisasm", ["nvdisasm", "-c", "-g"])),
+        (set(), None),
+    ],
+)
+def test_the_disassembler_is_cuobjdump_else_nvdisasm(monkeypatch, installed, expected):
+    from gpubench import inspection
+
+    monkeypatch.setattr(inspection.shutil, "which",
+                        lambda name: f"/bin/{name}" if name in installed else None)  # fmt: skip
+    assert inspection.disassembler() == expected
+
+
+def test_annotated_ptx_shows_each_kernel_asked_for_with_its_source_lines(tmp_path):
+    from gpubench import inspection
+
+    source = tmp_path / "k.cu"
+    source.write_bytes(b"first line\n  second \xff line\nthird\n")
+    ptx = "\n".join([
+        ".version 8.0", ".visible .entry a(", "\t.loc 1 1 5", "\t.loc 1 3 1", "\t.loc 1 0 1",
+        "\t.loc 1 4 1", "\tret;", ".entry b(", "\t.loc 1 2 1", "\tret;",
+    ])  # fmt: skip
+    assert inspection.annotate_ptx(ptx, source).splitlines() == [
+        ".version 8.0", ".visible .entry a(",
+        "        // k.cu:1: first line", "        // k.cu:3: third", "        // k.cu:0: ",
+        "        // k.cu:4: ", "\tret;", ".entry b(", "        // k.cu:2: second \ufffd line", "\tret;",
+    ]  # fmt: skip
+    assert inspection.annotate_ptx(ptx, source, {"b"}).splitlines() == [
+        ".entry b(", "        // k.cu:2: second \ufffd line", "\tret;"]  # fmt: skip
+    assert inspection.annotate_ptx(ptx, tmp_path / "gone.cu", {"b"}).splitlines() == [
+        ".entry b(", "        // gone.cu:2: ", "\tret;"]  # fmt: skip
