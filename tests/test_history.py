@@ -266,3 +266,42 @@ def test_a_run_id_outside_sqlites_range_is_a_usage_error(tmp_path, run_id):
         result = invoke("history", *args, "--store", str(store))
         assert result.exit_code == 2 and "is not in the range" in result.output
         assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("status", "dirty"), [(" M gpubench/x.py", True), ("", False), (None, None)]
+)  # fmt: skip
+def test_the_code_version_asks_git_for_the_commit_and_tracked_changes(monkeypatch, status, dirty):
+    import subprocess
+
+    from gpubench import __version__, history
+
+    calls = []
+
+    def fake_git(args, **kwargs):
+        calls.append((args, kwargs))
+        if args[1] == "rev-parse":
+            return subprocess.CompletedProcess(args, 0, stdout="abc123\n", stderr="")
+        if status is None:
+            return subprocess.CompletedProcess(args, 128, stdout="", stderr="fatal")
+        return subprocess.CompletedProcess(args, 0, stdout=status + "\n", stderr="")
+
+    monkeypatch.setattr(history.subprocess, "run", fake_git)
+    version = code_version("/somewhere")
+    assert (version.commit, version.dirty, version.gpubench) == ("abc123", dirty, __version__)
+    assert [args for args, _ in calls] == [
+        ["git", "rev-parse", "HEAD"], ["git", "status", "--porcelain", "--untracked-files=no"]]  # fmt: skip
+    assert calls[0][1] == {"cwd": "/somewhere", "capture_output": True, "text": True,
+                           "timeout": 10}  # fmt: skip
+
+
+def test_a_git_that_hangs_or_is_missing_gives_no_commit(monkeypatch):
+    import subprocess
+
+    from gpubench import history
+
+    def hangs(args, **kwargs):
+        raise subprocess.TimeoutExpired(args, 10)
+
+    monkeypatch.setattr(history.subprocess, "run", hangs)
+    assert code_version().commit is None and code_version().dirty is None
