@@ -137,7 +137,7 @@ class DaskRunner:
             from distributed import Client
         except ImportError:
             raise EnvironmentProblem(
-                "--scheduler needs Dask distributed: pip install '.[cluster]'"
+                "--scheduler needs Dask distributed: pip install 'gpubench[cluster]'"
             ) from None
         try:
             self.client = Client(self.address, timeout=CONNECT_TIMEOUT_S)

@@ -100,7 +100,7 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
         except ImportError:
             raise EnvironmentProblem(
                 "--timeline FILE draws with matplotlib, which is not installed: "
-                "pip install '.[plot]' (or --timeline without FILE for the text chart)"
+                "pip install 'gpubench[plot]' (or --timeline without FILE for the text chart)"
             ) from None
     kept = None
     if log and not request.resume and holds_results(log):

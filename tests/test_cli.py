@@ -776,3 +776,54 @@ def test_a_dry_run_shows_a_file_name_with_brackets_as_it_is(tmp_path):
     assert out.exit_code == 0, out.output
     assert f"at every point: graph={graph}, vertices=None" in " ".join(out.output.split("\n"))
     assert "graph g [red].gr: 3 vertices, 2 arcs (mean out-degree 0.67), with weights" in out.output
+
+
+def test_the_exit_code_help_is_every_code_wrapped_at_72_under_its_meaning():
+    from gpubench.cli.common import exit_codes_help
+
+    assert exit_codes_help() == (
+        "\n\b\nExit codes:\n"
+        "  0    every point ran and verified (skipped shapes, unstable timings and\n"
+        "       unverified results of a kernel file without a reference included)\n"
+        "  2    usage or config error, or a --resume log that does not match (nothing\n"
+        "       was run)\n"
+        "  3    finished, but some points failed: incorrect, compile_failed,\n"
+        "       launch_failed, crashed, timeout (compare: something got slower, or a\n"
+        "       result of the base has no partner in the new file)\n"
+        "  4    environment error: no PyCUDA, no GPU or driver, nvcc missing or too old\n"
+        "  130  interrupted (Ctrl-C or SIGTERM); finished results are kept\n"
+    )
+
+
+def test_an_option_that_draws_without_matplotlib_says_how_to_get_it(monkeypatch):
+    import builtins
+
+    from gpubench.cli.common import need_matplotlib
+    from gpubench.errors import EnvironmentProblem
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    with pytest.raises(EnvironmentProblem) as info:
+        need_matplotlib("--timeline FILE")
+    assert str(info.value) == ("--timeline FILE draws with matplotlib, which is not installed: "
+                               "pip install 'gpubench[plot]'")  # fmt: skip
+
+
+def test_the_dry_run_prints_the_shard_its_fixed_values_notes_and_the_count(tmp_path):
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("suite: transpose\nvariants: [naive, padded]\nparams:\n"
+                     "  size: [32, 64, 96, 128, 160]\n  tile: 16\n  block_rows: 4\n")  # fmt: skip
+    out = CliRunner().invoke(cli, ["sweep", str(sweep), "--dry-run", "--shard", "1/2"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert "at every point: tile=16, block_rows=4, dtype=float32" in lines
+    assert lines[-1] == ("2 point(s) × 2 variant(s) (naive, padded; baseline naive) = "
+                         "4 measurement(s), 1 distinct compile(s)")  # fmt: skip
+    rows = [line for line in lines if line.startswith("│")]
+    assert [row.split("│")[2].strip() for row in rows] == ["64", "128"]  # points 2 and 4 of 5

@@ -207,4 +207,4 @@ def need_matplotlib(option: str) -> None:
         from gpubench.errors import EnvironmentProblem
 
         raise EnvironmentProblem(f"{option} draws with matplotlib, which is not installed: "
-                                 "pip install '.[plot]'") from None  # fmt: skip
+                                 "pip install 'gpubench[plot]'") from None  # fmt: skip

@@ -246,7 +246,7 @@ def _copy_plotly(out: Path) -> None:
         import plotly
     except ImportError:
         raise EnvironmentProblem(
-            "the report draws with Plotly, which is not installed: pip install '.[report]'"
+            "the report draws with Plotly, which is not installed: pip install 'gpubench[report]'"
         ) from None
     source = Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
     if not source.is_file():
