@@ -50,3 +50,22 @@ def test_gpu_fewer_fma_iterations_than_declared_fail_the_check(gpu_backend, monk
         Plan(bench, [point], ("fp32_fma", "fp16_fma"), "fp32_fma", CHECK)
     )
     assert [r.status for r in results] == [Status.INCORRECT, Status.INCORRECT]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"dram_bytes": 1 << 20, "l2_bytes": 1 << 20}, None),
+        ({"dram_bytes": 1 << 20, "l2_bytes": (1 << 20) + 16},
+         "l2_bytes is larger than dram_bytes (the L2 kernel reads a prefix of it)"),
+        ({"dram_bytes": (1 << 20) + 8}, f"dram_bytes={(1 << 20) + 8} is not a multiple of 16 "
+         "(the kernels move uint4)"),
+        ({"l2_bytes": 1000}, "l2_bytes=1000 is not a multiple of 16 (the kernels move uint4)"),
+        ({"shared_iterations": 6}, "shared_iterations must be a multiple of 4"),
+        ({"shared_iterations": 8}, None),
+    ],
+)  # fmt: skip
+def test_each_point_the_ceilings_cannot_run_is_named_exactly(change, problem):
+    bench = registry.get("ceilings")
+    point = {**bench.defaults(), "dram_bytes": 1 << 24, "l2_bytes": 1 << 20, **change}
+    assert bench.validate_point(point) == problem
