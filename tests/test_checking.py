@@ -72,3 +72,45 @@ def test_device_outputs_are_checked_on_the_device_against_one_upload(gpu_backend
         assert checker.device_bytes() == 0
     finally:
         gpu_backend.free(buffer)
+
+
+class FakeCupy:
+    """Enough of CuPy for the import check: a runtime that counts devices, or fails to."""
+
+    def __init__(self, devices: int | None) -> None:
+        def count() -> int:
+            if devices is None:
+                raise RuntimeError("no CUDA runtime")
+            return devices
+
+        runtime = type("Runtime", (), {"getDeviceCount": staticmethod(count)})
+        self.cuda = type("Cuda", (), {"runtime": runtime})
+
+
+@pytest.mark.parametrize(
+    ("setting", "devices", "found"),
+    [("", 1, True), ("device", 1, True), ("host", 1, False), ("HOST", 1, False),
+     ("", None, False)],
+)  # fmt: skip
+def test_cupy_is_used_where_it_imports_and_counts_a_device_unless_check_is_host(
+    monkeypatch, setting, devices, found
+):
+    import sys
+
+    fake = FakeCupy(devices)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(checking, "_cupy", None)
+    monkeypatch.setenv("GPUBENCH_CHECK", setting)
+    assert checking.cupy_module() is (fake if found else None)
+    monkeypatch.setitem(sys.modules, "cupy", FakeCupy(1))  # imported once: the first answer stays
+    assert checking.cupy_module() is (fake if found else None)
+
+
+def test_without_the_variable_cupy_is_tried(monkeypatch):
+    import sys
+
+    fake = FakeCupy(2)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(checking, "_cupy", None)
+    monkeypatch.delenv("GPUBENCH_CHECK", raising=False)
+    assert checking.cupy_module() is fake
