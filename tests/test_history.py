@@ -305,3 +305,31 @@ def test_a_git_that_hangs_or_is_missing_gives_no_commit(monkeypatch):
 
     monkeypatch.setattr(history.subprocess, "run", hangs)
     assert code_version().commit is None and code_version().dirty is None
+
+
+def test_every_field_of_a_listed_run_and_filters_that_combine(tmp_path):
+    with History.open(tmp_path / "deep" / "new" / "h.sqlite") as store:
+        first = store.append(result_set(), label="nightly", source="a.json",
+                             version=CodeVersion("ab" * 20, False, "0.9.1"))  # fmt: skip
+        second = store.append(result_set("scale", (3.0,), "2026-11-19T03:00:00+00:00", "H100"),
+                              label="nightly", version=CodeVersion(None, None, "0.9.2"))  # fmt: skip
+        runs = store.runs()
+        assert [r.id for r in runs] == [second, first]  # oldest first
+        assert runs[1].to_dict() == {
+            "id": first, "created": "2026-11-20T03:00:00+00:00", "suite": "scale",
+            "label": "nightly", "commit": "ab" * 20, "dirty": False, "gpubench_version": "0.9.1",
+            "gpu_name": "Fake GPU", "gpu_uuid": "GPU-Fake GPU", "backend": "fake",
+            "source": "a.json", "results": 2}  # fmt: skip
+        assert (runs[0].commit, runs[0].dirty, runs[0].results) == (None, None, 1)
+        assert [r.id for r in store.runs(suite="scale", label="nightly", gpu="H100")] == [second]
+        assert [r.id for r in store.runs(label="nightly", commit="abab")] == [first]
+        assert store.runs(suite="scale", gpu="GPU-H100", commit="ab") == []
+
+
+@pytest.mark.parametrize("case", ["directory", "missing"])
+def test_a_store_that_cannot_be_opened_names_itself(tmp_path, case):
+    path = tmp_path if case == "directory" else tmp_path / "none.sqlite"
+    with pytest.raises(ConfigError) as info:
+        History.open(path, create=False) if case == "missing" else History.open(path)
+    message = "is not a file" if case == "directory" else "no such history store"
+    assert str(info.value) == f"{path}: {message}" and info.value.source == str(path)
