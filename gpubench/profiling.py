@@ -35,6 +35,7 @@ from gpubench.metrics import (
     OCCUPANCY,
     STORE_SECTORS,
 )
+from gpubench.report.plain import say
 
 PROFILED_RUNS = 3
 TIMEOUT_S = 600
@@ -201,5 +202,4 @@ def profile_results(spec: dict[str, Any], results: Iterable[Any], kernel_variant
             result.metrics.update(profile_one(ncu, spec, result.point, result.variant, device))
         except (ProfileError, OSError) as exc:
             # ncu's own text may hold brackets: printed as it is, never read as rich markup.
-            err.print(f"--profile: {result.variant} at {result.point}: {exc}", markup=False,
-                      highlight=False)  # fmt: skip
+            say(err, f"--profile: {result.variant} at {result.point}: {exc}")  # fmt: skip

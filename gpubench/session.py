@@ -18,6 +18,7 @@ from gpubench import backends, kernels, outputs, registry, results
 from gpubench.benchmark import Benchmark
 from gpubench.config import SweepSpec
 from gpubench.errors import EXIT_FAILED_POINTS, EXIT_INTERRUPTED, EXIT_OK, ConfigError
+from gpubench.report.plain import say
 from gpubench.report.progress import ProgressObserver
 from gpubench.report.table import results_table
 from gpubench.results import point_key
@@ -113,7 +114,7 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
     backends.preflight(worker_spec.backend, local=not spread.scheduler)
     files = outputs.plan(spec, request)
     if files.kept:
-        err.print(f"the earlier log is kept as {files.kept}", markup=False, highlight=False)
+        say(err, f"the earlier log is kept as {files.kept}")
     runner = spread.runner(worker_spec.suite, worker_spec.backend)
     environment = runner.start()
     interrupted = False
@@ -165,8 +166,8 @@ def _note_retries(retried: list[dict[str, Any]], result_set: results.ResultSet, 
     result_set.environment["worker_retries"] = retried
     for entry in retried:
         at = ", ".join(f"{k}={v}" for k, v in entry["point"].items())
-        err.print(f"note: {entry['variant']} at {at} was run once more on a fresh worker: "
-                  f"{entry['reason']}", markup=False, highlight=False)  # fmt: skip
+        say(err, f"note: {entry['variant']} at {at} was run once more on a fresh worker: "
+                  f"{entry['reason']}")  # fmt: skip
 
 
 def _precompile(runner: SweepRunner, points: list[dict[str, Any]], err: Any) -> dict[str, Any]:
@@ -260,14 +261,13 @@ def _announce(err: Any, environment: dict[str, Any], points: list[dict[str, Any]
     devices = environment.get("devices") or []
     names = sorted({str(d.get("name")) for d in devices})
     on = f" · on {len(devices)} GPUs" + (f" of {len(names)} models" if len(names) > 1 else "")
-    err.print(
+    say(
+        err,
         f"{dev['name']} ({dev['arch']}, {dev['sm_count']} SMs, peak DRAM "
         f"{f'{peak:,.0f} GB/s' if peak else 'unknown'}) · {len(points)} point(s) × "
         f"{len(spec.variants)} variant(s)"
         + (on if len(devices) > 1 else "")
         + (f" · resuming: {already} result(s) already in {files.log}" if already else ""),
-        markup=False,
-        highlight=False,
     )
 
 
@@ -359,9 +359,9 @@ def _save_and_exit_code(err: Any, result_set: results.ResultSet, files: outputs.
 
         with History.open(files.history) as store:
             run_id = store.append(result_set, label=files.label, source="gpubench run")
-        err.print(f"history: run {run_id} in {files.history}", markup=False, highlight=False)
+        say(err, f"history: run {run_id} in {files.history}")
     if files.files:
-        err.print(f"results: {', '.join(files.files)}", markup=False, highlight=False)
+        say(err, f"results: {', '.join(files.files)}")
     if interrupted:
         err.print(f"interrupted: kept {len(result_set.results)} finished result(s)")
         return EXIT_INTERRUPTED

@@ -29,6 +29,7 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
     from gpubench import api, session
     from gpubench import ceilings as store
     from gpubench.outputs import check_writable
+    from gpubench.report.plain import say
     from gpubench.report.tables import ceilings_table
 
     for path, option in ((json_path, "--json"), (markdown_path, "--markdown")):
@@ -41,10 +42,10 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
         ctx.exit(found)
     record = found.record
     if found.measured_earlier:
-        err.print(f"{record.gpu_name}: ceilings measured earlier ({store.store_dir()}); "
-                  "--remeasure measures them again", markup=False, highlight=False)  # fmt: skip
+        say(err, f"{record.gpu_name}: ceilings measured earlier ({store.store_dir()}); "
+                  "--remeasure measures them again")  # fmt: skip
     if found.stored_in:
-        err.print(f"ceilings kept in {found.stored_in}", markup=False, highlight=False)
+        say(err, f"ceilings kept in {found.stored_in}")
     if json_path:
         store.save(record, json_path)
     table = ceilings_table(record)

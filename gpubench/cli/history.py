@@ -52,14 +52,14 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
     """Store results files (JSON or JSON-lines, as gpubench writes them) as runs."""
     from gpubench import results
     from gpubench.history import History, code_version
+    from gpubench.report.plain import say
 
     sets = [(path, results.load_any(path)) for path in files]  # every file read before writing
     version = code_version()
     with History.open(store_path) as store:
         ids = [store.append(s, label=label, version=version, source=path) for path, s in sets]
     shown = f"run {ids[0]}" if len(ids) == 1 else f"runs {ids[0]} to {ids[-1]}"
-    err_console().print(f"imported {len(ids)} run(s) into {store_path}: {shown}",
-                        markup=False, highlight=False)  # fmt: skip
+    say(err_console(), f"imported {len(ids)} run(s) into {store_path}: {shown}")  # fmt: skip
 
 
 @history.command("export")
@@ -72,12 +72,13 @@ def export_run(store_path: str, run_id: int, json_path: str) -> None:
     from gpubench import results
     from gpubench.history import History
     from gpubench.outputs import check_writable
+    from gpubench.report.plain import say
 
     check_writable(json_path, "--json")
     with History.open(store_path, create=False) as store:
         result_set = store.result_set(run_id)
     results.save_json(result_set, json_path)
-    err_console().print(f"run {run_id}: {json_path}", markup=False, highlight=False)
+    say(err_console(), f"run {run_id}: {json_path}")
 
 
 @history.command("delete")
@@ -87,15 +88,14 @@ def delete_runs(store_path: str, run_ids: tuple[int, ...]) -> None:
     """Remove runs from the store."""
     from gpubench.errors import ConfigError
     from gpubench.history import History
+    from gpubench.report.plain import say
 
     with History.open(store_path, create=False) as store:
         deleted = store.delete(list(run_ids))
     if deleted != len(set(run_ids)):
         raise ConfigError(f"deleted {deleted} of {len(set(run_ids))} run(s): the others are not "
                           "in the store", source=store_path)  # fmt: skip
-    err_console().print(
-        f"deleted {deleted} run(s) from {store_path}", markup=False, highlight=False
-    )
+    say(err_console(), f"deleted {deleted} run(s) from {store_path}")
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -116,6 +116,7 @@ def report(store_path: str, out_dir: str, threshold: float) -> None:
     """
     from gpubench.history import History
     from gpubench.report import web
+    from gpubench.report.plain import say
 
     with History.open(store_path, create=False) as store:
         try:
@@ -124,5 +125,4 @@ def report(store_path: str, out_dir: str, threshold: float) -> None:
             from gpubench.errors import ConfigError
 
             raise ConfigError(f"cannot write the report ({exc.strerror})", source=out_dir) from None
-    err_console().print(f"report: {len(pages)} page(s) in {out_dir}/ (open {out_dir}/index.html)",
-                        markup=False, highlight=False)  # fmt: skip
+    say(err_console(), f"report: {len(pages)} page(s) in {out_dir}/ (open {out_dir}/index.html)")  # fmt: skip

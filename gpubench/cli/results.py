@@ -83,11 +83,10 @@ def merge(logs: tuple[str, ...], output: str, force: bool) -> None:
       gpubench merge results/transpose.shard-*-of-4.jsonl -o results/transpose.jsonl
     """
     from gpubench.merge import merge as merge_logs
+    from gpubench.report.plain import say
 
     count, total = merge_logs(list(logs), output, force)
-    err_console().print(
-        f"merged {total} result(s) of {count} logs into {output}", markup=False, highlight=False
-    )
+    say(err_console(), f"merged {total} result(s) of {count} logs into {output}")
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -114,6 +113,7 @@ def roofline(results_paths: tuple[str, ...], output: str | None, ceilings_path: 
     from gpubench.errors import ConfigError
     from gpubench.outputs import check_writable
     from gpubench.report import roofline as rl
+    from gpubench.report.plain import say
     from gpubench.report.tables import roofline_table
 
     for path, option in ((output, "--output"), (markdown_path, "--markdown")):
@@ -129,9 +129,8 @@ def roofline(results_paths: tuple[str, ...], output: str | None, ceilings_path: 
     tables = []
     for group in groups:
         if group.theoretical_only:
-            err.print(f"note: no measured ceilings for {group.record.gpu_name}: the theoretical "
-                      "peaks stand in (run `gpubench ceilings` on it)", markup=False,
-                      highlight=False)  # fmt: skip
+            say(err, f"note: no measured ceilings for {group.record.gpu_name}: the theoretical "
+                      "peaks stand in (run `gpubench ceilings` on it)")  # fmt: skip
         tables.append(roofline_table(group))
         console.print(tables[-1])
     if not any(group.placed for group in groups):
@@ -142,7 +141,7 @@ def roofline(results_paths: tuple[str, ...], output: str | None, ceilings_path: 
         placements = [p for group in groups for p in group.placed]
         rl.draw(placements, record, output, f"{record.gpu_name}: every measured kernel on the "
                 "roofline")  # fmt: skip
-        err.print(f"roofline: {output}", markup=False, highlight=False)
+        say(err, f"roofline: {output}")
     if markdown_path:
         from gpubench.report import markdown
         from gpubench.session import device_line
@@ -178,6 +177,7 @@ def plot(results_path: str, x: str | None, y: str | None, by: str, facet: str | 
     from gpubench import api
     from gpubench.errors import ConfigError
     from gpubench.outputs import check_writable
+    from gpubench.report.plain import say
 
     target = output or str(Path(results_path).with_suffix(".png"))
     if Path(target).suffix.lower() not in (".png", ".svg", ".pdf"):
@@ -185,6 +185,5 @@ def plot(results_path: str, x: str | None, y: str | None, by: str, facet: str | 
     check_writable(target, "--output")
     need_matplotlib("plot")
     chart = api.plot(results_path, target, x, y, by, facet)
-    err_console().print(f"plot: {target} ({chart.y.header} vs {chart.x}"
-                    f"{', log x' if chart.log_x else ''}{', log y' if chart.log_y else ''})",
-                    markup=False, highlight=False)  # fmt: skip
+    say(err_console(), f"plot: {target} ({chart.y.header} vs {chart.x}"
+                    f"{', log x' if chart.log_x else ''}{', log y' if chart.log_y else ''})")  # fmt: skip

@@ -43,6 +43,7 @@ def run_command(bench: Benchmark, suite_ref: str) -> click.Command:
                 device: int, profile: bool, devices: str | None, verbose: bool,
                 history_path: str | None, label: str, timeline_path: str | None, force: bool,
                 **values: Any) -> None:  # fmt: skip
+
         from gpubench import config
 
         timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
@@ -140,6 +141,7 @@ def inspect_command(bench: Benchmark, suite_ref: str) -> click.Command:
                 **values: Any) -> None:  # fmt: skip
         from gpubench import api, inspection
         from gpubench.errors import EnvironmentProblem
+        from gpubench.report.plain import say
         from gpubench.report.tables import inspection_table
 
         found = api.inspect(bench, suite_ref, values, arch, kernels, want_sass=not show_ptx)
@@ -150,17 +152,15 @@ def inspect_command(bench: Benchmark, suite_ref: str) -> click.Command:
             functions = inspection.sass_functions(found.report.sass)
             for kernel in found.shown:
                 console.rule(f"{kernel.name} · SASS · {arch}")
-                console.print("\n".join(functions.get(kernel.name, [])), highlight=False,
-                              markup=False)  # fmt: skip
+                say(console, "\n".join(functions.get(kernel.name, [])))  # fmt: skip
             return
         if show_ptx:
             chosen = set(kernels) if kernels else None
-            console.print(inspection.annotate_ptx(found.report.ptx, found.source, chosen),
-                          highlight=False, markup=False)  # fmt: skip
+            say(console, inspection.annotate_ptx(found.report.ptx, found.source, chosen))  # fmt: skip
             return
         console.print(inspection_table(bench, arch, found))
         if found.report.note:
-            err_console().print(f"note: {found.report.note}", markup=False, highlight=False)
+            say(err_console(), f"note: {found.report.note}")
 
     command.__doc__ = (
         f"Registers, spills, shared memory and the instruction mix of {bench.name}'s kernels, "

@@ -76,6 +76,7 @@ def print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
     """The dry run: the points (or, for a large sweep, its axes and both ends), the
     parameters fixed at every point, the suite's notes and the count of distinct compiles."""
     from gpubench import api
+    from gpubench.report.plain import say
     from gpubench.report.tables import dry_run_tables
 
     plan = api.dry_run(spec, shard)
@@ -83,15 +84,13 @@ def print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
     for table in dry_run_tables(plan, spec.source):
         console.print(table)
     if plan.fixed and plan.varying != list(plan.points[0]):
-        console.print("at every point: " + ", ".join(f"{n}={v}" for n, v in plan.fixed.items()),
-                      markup=False, highlight=False)  # fmt: skip
+        say(console, "at every point: " + ", ".join(f"{n}={v}" for n, v in plan.fixed.items()))  # fmt: skip
     for note in plan.notes:
-        console.print(note, markup=False, highlight=False)
+        say(console, note)
     total = len(plan.points) * len(spec.variants)
-    console.print(
+    say(
+        console,
         f"{len(plan.points):,} point(s) × {len(spec.variants)} variant(s) "
         f"({', '.join(spec.variants)}; baseline {spec.baseline}) = "
         f"{total:,} measurement(s), {plan.builds:,} distinct compile(s)",
-        markup=False,
-        highlight=False,
     )

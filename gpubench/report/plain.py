@@ -30,3 +30,9 @@ class PlainTable(Table):
 
     def add_row(self, *cells: Any, **kwargs: Any) -> None:
         super().add_row(*(plain(c) for c in cells), **kwargs)
+
+
+def say(console: Any, text: str) -> None:
+    """One line of gpubench's own words around names and paths from files, printed as it is:
+    no markup read in it, no numbers or paths coloured."""
+    console.print(text, markup=False, highlight=False)

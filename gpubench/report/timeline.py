@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpubench.errors import EnvironmentProblem
+from gpubench.report.plain import say
 from gpubench.results import Result
 
 SYMBOL = {"H2D": "▶", "kernel": "█", "D2H": "◀", "D2D": "=", "library": "▒", "repeat": "↻"}
@@ -75,7 +76,7 @@ def show(results: list[Result], console: Any, path: str | None) -> None:
     for result in results:
         chart = text_chart(result)
         if chart:
-            console.print(chart, highlight=False, markup=False)
+            say(console, chart)
     if path:
         draw_png(results, path)
-        console.print(f"timeline: {path}", markup=False, highlight=False)
+        say(console, f"timeline: {path}")
