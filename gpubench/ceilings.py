@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -196,7 +197,17 @@ def load_for(uuid: str | None) -> CeilingsRecord | None:
 def load_file(path: str | Path) -> CeilingsRecord:
     """A ceilings record, or a results file of the ceilings suite (JSON or JSON lines)."""
     source = str(path)
+    from gpubench.results import MAX_RESULTS_BYTES
+
     try:
+        # Never opened unless a regular file of bounded size: a FIFO would block the open,
+        # /dev/zero never end the read.
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError("not a regular file: a ceilings record is a JSON file", source=source)
+        if info.st_size > MAX_RESULTS_BYTES:
+            raise ConfigError(f"{info.st_size:,} bytes: a ceilings record or results file is at "
+                              f"most {MAX_RESULTS_BYTES >> 30} GiB", source=source)  # fmt: skip
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read the file: {exc.strerror}", source=source) from None
@@ -220,6 +231,8 @@ def load_file(path: str | Path) -> CeilingsRecord:
 def is_record_file(path: str | Path) -> bool:
     """True for a file that holds a ceilings record (cheap: reads its start)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open
+            return False
         with open(path, encoding="utf-8") as handle:
             start = handle.read(200)
     except (OSError, UnicodeDecodeError):

@@ -308,3 +308,25 @@ def test_a_stored_record_is_named_after_the_first_100_safe_characters_of_its_uui
     monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path))
     name = store._file_for("GPU-a_b/c d" + "x" * 200).name
     assert name == "GPU-a_b_c_d" + "x" * 89 + ".json"
+
+
+def test_a_fifo_or_a_device_is_refused_without_being_opened(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero"):
+        assert store.is_record_file(path) is False
+        with pytest.raises(ConfigError) as info:
+            store.load_file(path)
+        assert str(info.value) == f"{path}: not a regular file: a ceilings record is a JSON file"
+
+
+def test_a_record_file_past_the_size_limit_is_refused_before_it_is_read(tmp_path):
+    big = tmp_path / "big.json"
+    with open(big, "wb") as handle:
+        handle.truncate((1 << 30) + 1)  # sparse: no disk used
+    with pytest.raises(ConfigError) as info:
+        store.load_file(big)
+    assert str(info.value) == (f"{big}: 1,073,741,825 bytes: a ceilings record or results file "
+                               "is at most 1 GiB")  # fmt: skip
