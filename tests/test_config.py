@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from gpubench import config
+from gpubench import config, registry
 from gpubench.errors import ConfigError
+from gpubench.timing import TimingPolicy
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -107,7 +109,7 @@ def test_shipped_configs_are_valid(name):
         ("suite: transpose\nparams: {size: []}\n", "params.size", "empty list"),
         ("suite: transpose\nparams: {size: yes}\n", "params.size", "expected an integer, got True"),
         ("suite: transpose\nparams: {dtype: no}\n", "params.dtype", "quote the value"),
-        ("suite: transpose\nparams: {size: {a: 1}}\n", "params.size", "expected a int"),
+        ("suite: transpose\nparams: {size: {a: 1}}\n", "params.size", "expected an integer"),
         (
             "suite: transpose\ntiming: {min_samples: 2.5}\n",
             "timing.min_samples",
@@ -385,3 +387,213 @@ def test_a_bad_history_key_is_one_config_error(tmp_path, text, message):
     path.write_text("suite: transpose\nparams: {size: 64}\n" + text)
     with pytest.raises(ConfigError, match=message):
         config.load(path)
+
+
+# -- each refusal's whole line, from the parsed document (what YAML gives) -------------------
+SWEEP = {"suite": "transpose", "params": {"size": [64, 128]}}
+TRANSPOSE_VARIANTS = "copy, naive, coalesced, padded, diagonal, vectorized"
+TIMING_KEYS = ("warmup, min_samples, max_samples, min_time_s, target_noise, max_time_s, mode, "
+               "hot_sample_ms, flush_l2, throttle_threshold, time_limit_s")  # fmt: skip
+
+
+def sweep_with(**keys):
+    return {**copy.deepcopy(SWEEP), **keys}
+
+
+REFUSED = [
+    ([1, 2], "expected a mapping at the top level, got list"),
+    ("text", "expected a mapping at the top level, got str"),
+    (
+        sweep_with(paramz=1),
+        "paramz: unknown key 'paramz' (did you mean 'params'?); allowed: "
+        "suite, kernel, description, variants, baseline, params, zip, constraints, timing, "
+        "outputs, history",
+    ),
+    (
+        sweep_with(timing={"warmup": 1, "warmpu": 2}),
+        f"timing.warmpu: unknown key 'warmpu' (did you mean 'warmup'?); allowed: {TIMING_KEYS}",
+    ),
+    ({"params": {}}, "suite: missing required key 'suite' (or `kernel:` for your own kernel)"),
+    (
+        sweep_with(kernel={"source": "k.cu"}),
+        "kernel: a file has either `suite:` (a sweep of a "
+        "suite) or `kernel:` (your own kernel), not both",
+    ),
+    (sweep_with(variants=[]), "variants: empty list: name at least one variant"),
+    (
+        sweep_with(variants=["padded", "nope"]),
+        f"variants[1]: unknown variant 'nope'; variants of transpose: {TRANSPOSE_VARIANTS}",
+    ),
+    (
+        sweep_with(variants="padde"),
+        "variants[0]: unknown variant 'padde' (did you mean "
+        f"'padded'?); variants of transpose: {TRANSPOSE_VARIANTS}",
+    ),
+    (
+        sweep_with(variants=["padded", "padded"]),
+        "variants: a variant is listed twice: ['padded', 'padded']",
+    ),
+    (sweep_with(baseline="nope"), "baseline: unknown variant 'nope'"),
+    (sweep_with(baseline="padde"), "baseline: unknown variant 'padde' (did you mean 'padded'?)"),
+    (sweep_with(params=5), "params: expected a mapping, got 5"),
+    (
+        sweep_with(params={"siz": [1]}),
+        "params.siz: unknown parameter 'siz' for suite "
+        "'transpose' (did you mean 'size'?); parameters: size, rows, cols, tile, block_rows, dtype",
+    ),
+    (sweep_with(params={"size": []}), "params.size: empty list: give at least one value"),
+    (sweep_with(params={"size": [[1]]}), "params.size[0]: expected an integer, got [1]"),
+    (sweep_with(params={"size": {"a": 1}}), "params.size: expected an integer, got {'a': 1}"),
+    (sweep_with(params={"dtype": [["x"]]}), "params.dtype[0]: expected text, got ['x']"),
+    (sweep_with(params={"size": [64, "x"]}), "params.size[1]: expected an integer, got 'x'"),
+    (sweep_with(params={"size": "x"}), "params.size: expected an integer, got 'x'"),
+    (sweep_with(params={"tile": [7]}), "params.tile[0]: 7 is not allowed (allowed: 16, 32, 64)"),
+    (sweep_with(params={"size": [0]}), "params.size[0]: 0 is below the minimum 1"),
+    (
+        sweep_with(params={"size": 64}, zip=[{"rows": [64], "cols": [32]}]),
+        "params.size: size=64 "
+        "would be ignored where rows=64, cols=32 (the suite derives size from them there): set "
+        "either size or the parameters it stands for",
+    ),
+    (sweep_with(zip=5), "zip: expected a list of groups"),
+    (sweep_with(zip=[5]), "zip[0]: expected a mapping of parameter lists, got 5"),
+    (sweep_with(zip=[{"tile": [32]}, {}]), "zip[1]: expected a mapping of parameter lists, got {}"),
+    (
+        sweep_with(zip=[{"size": [1]}]),
+        "zip[0].size: parameter 'size' is set twice (params or another zip group)",
+    ),
+    (sweep_with(params={}, zip=[{"size": 3}]), "zip[0].size: expected a list, got 3"),
+    (
+        sweep_with(params={}, zip=[{"rows": [64, 128], "cols": [64]}]),
+        "zip[0]: lists of one zip group must have the same length, got lengths [1, 2]",
+    ),
+    (
+        sweep_with(params={}, zip=[{"rows": [64]}, {"rows": [64]}]),
+        "zip[1].rows: parameter 'rows' is set twice (params or another zip group)",
+    ),
+    (
+        sweep_with(params={}, zip=[{"rows": [64], "tile": [7]}]),
+        "zip[0].tile[0]: 7 is not allowed (allowed: 16, 32, 64)",
+    ),
+    (sweep_with(constraints=5), "constraints: expected a list of conditions"),
+    (
+        sweep_with(constraints=["size > 1", "size >"]),
+        "constraints[1]: cannot parse condition 'size >'",
+    ),
+    (
+        sweep_with(constraints=["nope > 1"]),
+        "constraints[0]: unknown parameter 'nope' in condition 'nope > 1'",
+    ),
+    (
+        sweep_with(constraints=["size > 1000"]),
+        "constraints: the sweep is empty: the constraints rule out every combination of params",
+    ),
+    (sweep_with(outputs=5), "outputs: expected a mapping, got 5"),
+    (
+        sweep_with(outputs={"jsn": "a"}),
+        "outputs.jsn: unknown key 'jsn' (did you mean 'json'?); allowed: json, csv, jsonl, history",
+    ),
+    (sweep_with(outputs={"json": 5}), "outputs.json: expected a file path, got 5"),
+    (sweep_with(outputs={"csv": ""}), "outputs.csv: expected a file path, got ''"),
+    (sweep_with(history=5), "history: expected a file path or true, got 5"),
+    (sweep_with(history=""), "history: expected a file path or true, got ''"),
+    (
+        sweep_with(outputs={"history": "a.sqlite"}, history="b.sqlite"),
+        "history: outputs.history names a.sqlite: give the store once",
+    ),
+    (sweep_with(description=5), "description: expected text, got 5"),
+    (sweep_with(timing=5), "timing: expected a mapping, got 5"),
+    (sweep_with(timing={"hot": 1}), f"timing.hot: unknown key 'hot'; allowed: {TIMING_KEYS}"),
+    (sweep_with(timing={"warmup": 1.5}), "timing.warmup: expected an integer, got 1.5"),
+    (sweep_with(timing={"warmup": True}), "timing.warmup: expected an integer, got True"),
+    (sweep_with(timing={"mode": 5}), "timing.mode: expected text, got 5"),
+    (sweep_with(timing={"flush_l2": "yes"}), "timing.flush_l2: expected true or false, got 'yes'"),
+    (sweep_with(timing={"min_time_s": "x"}), "timing.min_time_s: expected a number, got 'x'"),
+    (sweep_with(timing={"min_time_s": True}), "timing.min_time_s: expected a number, got True"),
+    (
+        sweep_with(timing={"min_time_s": float("inf")}),
+        "timing.min_time_s: expected a finite number, got inf",
+    ),
+    (sweep_with(timing={"warmup": -1}), "timing.warmup: must be 0 or more (got -1)"),
+    (
+        sweep_with(timing={"max_samples": 1, "min_samples": 5}),
+        "timing.max_samples: must be at least min_samples (got 1)",
+    ),
+    (
+        sweep_with(suite="transpos"),
+        "suite: unknown suite 'transpos' (did you mean "
+        "'transpose'?); known suites: access, banks, ceilings, divergence, intrinsics, matmul, "
+        "reduction, sssp, streams, transfer, transpose, unroll",
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "message"), REFUSED)
+def test_each_sweep_refusal_is_its_whole_line(data, message):
+    with pytest.raises(ConfigError) as info:
+        config.spec_from_mapping(data, "s.yaml")
+    assert str(info.value) == f"s.yaml: {message}"
+    assert info.value.source == "s.yaml"
+
+
+def test_each_key_of_a_sweep_document_lands_in_its_place(tmp_path):
+    (tmp_path / "s.yaml").write_text("")
+    spec = config.spec_from_mapping(sweep_with(
+        variants="padded", baseline="copy", params={"tile": [16, 32]},
+        zip=[{"rows": [64, 96], "cols": [32, 48]}], constraints=["tile <= cols"],
+        timing={"warmup": 0, "min_time_s": "1e-3", "flush_l2": False}, description="what\nmore",
+        outputs={"json": "a.json", "csv": "a.csv", "jsonl": "a.jsonl"}, history=True,
+    ), str(tmp_path / "s.yaml"))  # fmt: skip
+    assert (spec.suite, spec.suite_ref, spec.source) == ("transpose", "transpose",
+                                                         str(tmp_path / "s.yaml"))  # fmt: skip
+    assert (spec.variants, spec.baseline) == (("padded",), "copy")
+    assert spec.axes == {"tile": [16, 32]}
+    assert spec.zipped == [{"rows": [64, 96], "cols": [32, 48]}]
+    assert [c.text for c in spec.constraints] == ["tile <= cols"]
+    assert (spec.timing.warmup, spec.timing.min_time_s, spec.timing.flush_l2) == (0, 0.001, False)
+    assert spec.timing.max_samples == TimingPolicy().max_samples
+    assert spec.description == "what\nmore"
+    assert spec.outputs == config.Outputs(json="a.json", csv="a.csv", jsonl="a.jsonl",
+                                          history=history_default())  # fmt: skip
+    assert len(spec.points(registry.get("transpose"))) == 4
+    assert spec.to_dict()["constraints"] == ["tile <= cols"] and spec.to_dict()["zip"] == (
+        spec.zipped)  # fmt: skip
+
+
+def history_default():
+    from gpubench.history import DEFAULT_PATH
+
+    return DEFAULT_PATH
+
+
+@pytest.mark.parametrize(("history", "expected"), [
+    (None, None), (False, None), ("h.sqlite", "h.sqlite"),
+])  # fmt: skip
+def test_history_at_the_top_level(history, expected):
+    assert config.spec_from_mapping(sweep_with(history=history), "s.yaml").outputs.history == (
+        expected)  # fmt: skip
+
+
+def test_the_same_history_twice_is_accepted():
+    spec = config.spec_from_mapping(
+        sweep_with(outputs={"history": "h.sqlite", "json": "a.json"}, history="h.sqlite"), "s.yaml"
+    )
+    assert (spec.outputs.history, spec.outputs.json) == ("h.sqlite", "a.json")
+
+
+def test_every_variant_when_none_are_named_and_the_suite_s_baseline():
+    spec = config.spec_from_mapping(copy.deepcopy(SWEEP), "s.yaml")
+    assert spec.variants == tuple(TRANSPOSE_VARIANTS.split(", ")) and spec.baseline == "naive"
+    assert spec.description == "" and spec.outputs == config.Outputs()
+
+
+@pytest.mark.parametrize("suffix", [".py", ".yaml", ".yml"])
+def test_a_suite_file_is_found_beside_the_sweep_file_first(tmp_path, monkeypatch, suffix):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / f"s{suffix}").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert config._suite_ref(f"s{suffix}", str(tmp_path / "sub" / "sweep.yaml")) == str(
+        tmp_path / "sub" / f"s{suffix}")  # fmt: skip
+    assert config._suite_ref(f"t{suffix}", str(tmp_path / "sub" / "sweep.yaml")) == str(
+        tmp_path / f"t{suffix}")  # fmt: skip
+    assert config._suite_ref("transpose.PY", "x/sweep.yaml") == "transpose.PY"
