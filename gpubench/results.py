@@ -442,7 +442,7 @@ def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Resul
     text = _read_text(path)
     lines = text.splitlines()
     cut_short = bool(text) and not text.endswith("\n")
-    header: dict[str, Any] = {}
+    header: dict[str, Any] | None = None  # a header of no fields but its kind is a header
     results: dict[tuple[str, str], Result] = {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -456,7 +456,7 @@ def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Resul
         if not isinstance(record, dict):
             raise ConfigError(f"line {number}: expected an object", source=str(path))
         kind = record.pop("kind", None)
-        if kind == "header" and not header:
+        if kind == "header" and header is None:
             for key, expected in (("suite", str), ("environment", dict), ("spec", dict),
                                   ("fingerprint", dict)):  # fmt: skip
                 if key in record and not isinstance(record[key], expected):
@@ -465,7 +465,7 @@ def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Resul
                                       source=str(path))  # fmt: skip
             header = record
             continue
-        if not header:
+        if header is None:
             raise ConfigError("no header line: not a gpubench results log", source=str(path))
         try:
             if kind == "result":
@@ -480,11 +480,13 @@ def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Resul
                 key = (point_key(record["point"]), record["variant"])
                 if key in results:
                     results[key].metrics.update(metrics)
+            elif kind == "header":
+                raise ValueError("a second header line (one log holds one run)")
             else:
                 raise ValueError(f"unknown kind of line {quote(kind)}")
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"line {number}: {exc}", source=str(path)) from None
-    if not header:
+    if header is None:
         raise ConfigError("no header line: not a gpubench results log", source=str(path))
     return header, list(results.values())
 

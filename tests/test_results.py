@@ -18,6 +18,7 @@ from gpubench.results import (
     load_any,
     load_json,
     load_jsonl,
+    point_key,
     save_csv,
     save_json,
 )  # fmt: skip
@@ -398,3 +399,153 @@ def test_each_damaged_results_object_is_one_line_naming_the_key(tmp_path):
     assert ResultSet.from_dict({**good, "compile_report": None}).compile_report == {}
     kept = ResultSet.from_dict({**good, "compile_report": {"compiled": 3}})
     assert kept.compile_report == {"compiled": 3}
+
+
+# -- each problem of a result record, and of a log line, as its exact words ------------------
+PROBLEMS = [
+    ("x", "expected an object, got str"),
+    ({**GOOD, "zeta": 1, "alpha": 2}, "unknown field 'alpha'"),
+    *[({k: v for k, v in GOOD.items() if k != key}, f"missing field {key!r}")
+      for key in ("suite", "variant", "point", "status")],
+    ({**GOOD, "suite": 1}, "suite and variant must be text"),
+    ({**GOOD, "variant": None}, "suite and variant must be text"),
+    ({**GOOD, "point": [1]}, "point must be an object"),
+    ({**GOOD, "status": 3}, "unknown status 3"),
+    ({**GOOD, "status": "great"}, "unknown status 'great'"),
+    *[({**GOOD, key: [1]}, f"{key} must be an object or null")
+      for key in ("summary", "work", "verification", "device")],
+    ({**GOOD, "metrics": None}, "metrics must be an object"),
+    ({**GOOD, "kernel_attributes": [1]}, "kernel_attributes must be an object"),
+    ({**GOOD, "timeline": {}}, "timeline must be a list"),
+    ({**GOOD, "phases": []}, "phases must be an object of objects of numbers"),
+    ({**GOOD, "phases": {"a": 1}}, "phases must be an object of objects of numbers"),
+    ({**GOOD, "phases": {"a": {"x": "1"}}}, "phases must be an object of objects of numbers"),
+    ({**GOOD, "metrics": {"a": True}}, "metrics must be numbers or null"),
+    ({**GOOD, "summary": {"median_ms": 1.0, "x": "y"}}, "summary values must be numbers, "
+     "true/false or null"),
+    ({**GOOD, "work": {"flops": -1}}, "work values must be non-negative numbers"),
+    ({**GOOD, "verification": {"passed": True, "nope": 1}}, "verification has unknown or "
+     "missing fields"),
+    ({**GOOD, "verification": {"max_abs_error": 0.0}}, "verification has unknown or missing "
+     "fields"),
+    ({**GOOD, "summary": None}, "a measured result needs a positive median_ms, got None"),
+    ({**GOOD, "status": "unstable", "summary": {"median_ms": -1}}, "a measured result needs a "
+     "positive median_ms, got -1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("record", "problem"), PROBLEMS)
+def test_each_problem_of_a_result_record_in_its_words(record, problem):
+    with pytest.raises(ValueError) as info:
+        Result.from_dict(record)
+    assert str(info.value) == problem
+
+
+@pytest.mark.parametrize("record", [
+    {**GOOD, "status": "skipped", "summary": None, "work": {"level": "dram", "precision": "fp32"}},
+    {**GOOD, "metrics": {"gbps": None, "x": 1}, "phases": {"check": {"host_s": 0.5}}},
+    {**GOOD, "verification": {"passed": False}, "timeline": [], "kernel_attributes": {}},
+    {**GOOD, "summary": {"median_ms": 1.0, "throttled": True, "rel_noise": None}},
+])  # fmt: skip
+def test_records_at_the_edge_of_each_rule_are_accepted(record):
+    result = Result.from_dict(record)
+    assert result.status == Status(record["status"]) and result.point == {"n": 1}
+    if record.get("verification"):
+        assert result.verification.passed is False
+
+
+HEADER = json.dumps({"kind": "header", "schema_version": 1, "suite": "s"})
+
+
+def log_of(tmp_path, *lines, end="\n"):
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + end)
+    return path
+
+
+@pytest.mark.parametrize(("lines", "end", "message"), [
+    (["{"], "\n", "line 1 is not JSON"),
+    ([HEADER, "{", json.dumps({"kind": "result", **GOOD})], "\n", "line 2 is not JSON"),
+    ([HEADER, json.dumps({"kind": "result", **GOOD}), "{"], "\n", "line 3 is not JSON"),
+    ([HEADER, "[1]"], "\n", "line 2: expected an object"),
+    ([json.dumps({"kind": "header", "suite": 5})], "\n", "line 1: header field 'suite' must be "
+     "text"),
+    ([json.dumps({"kind": "header", "spec": []})], "\n", "line 1: header field 'spec' must be an "
+     "object"),
+    ([json.dumps({"kind": "header", "fingerprint": "x"})], "\n", "line 1: header field "
+     "'fingerprint' must be an object"),
+    ([json.dumps({"kind": "result", **GOOD})], "\n", "no header line: not a gpubench results "
+     "log"),
+    ([], "", "no header line: not a gpubench results log"),
+    (["", "  "], "\n", "no header line: not a gpubench results log"),
+    ([HEADER, json.dumps({"kind": "nope"})], "\n", "line 2: unknown kind of line 'nope'"),
+    ([HEADER, HEADER], "\n", "line 2: a second header line (one log holds one run)"),
+    ([HEADER, json.dumps({**GOOD})], "\n", "line 2: unknown kind of line None"),
+    ([HEADER, json.dumps({"kind": "result", **GOOD, "status": "x"})], "\n", "line 2: unknown "
+     "status 'x'"),
+    ([HEADER, json.dumps({"kind": "metrics", "point": {}, "variant": "a"})], "\n", "line 2: "
+     "'metrics'"),
+    ([HEADER, json.dumps({"kind": "metrics", "point": [], "variant": "a", "metrics": {}})], "\n",
+     "line 2: a metrics line needs a point and metrics objects"),
+    ([HEADER, json.dumps({"kind": "metrics", "point": {}, "variant": "a", "metrics": []})], "\n",
+     "line 2: a metrics line needs a point and metrics objects"),
+    ([HEADER, json.dumps({"kind": "metrics", "point": {}, "variant": "a",
+                          "metrics": {"x": "1"}})], "\n", "line 2: metrics must be numbers or "
+     "null"),
+    ([HEADER, json.dumps({"kind": "metrics", "point": {}, "metrics": {}})], "\n", "line 2: "
+     "'variant'"),
+])  # fmt: skip
+def test_each_problem_of_a_log_is_its_whole_line(tmp_path, lines, end, message):
+    path = log_of(tmp_path, *lines, end=end)
+    with pytest.raises(ConfigError) as info:
+        load_jsonl(path)
+    assert str(info.value) == f"{path}: {message}"
+
+
+def test_metrics_lines_add_to_their_result_and_later_results_replace_earlier(tmp_path):
+    first = {"kind": "result", **GOOD, "metrics": {"a": 1}}
+    other = {"kind": "result", **GOOD, "variant": "b", "metrics": {}}
+    again = {"kind": "result", **GOOD, "summary": {"median_ms": 2.0}, "metrics": {"a": 5}}
+    lines = [HEADER, json.dumps(first), json.dumps(other),
+             json.dumps({"kind": "metrics", "point": {"n": 1}, "variant": "a",
+                         "metrics": {"speedup": 2.0, "gone": None}}),
+             json.dumps({"kind": "metrics", "point": {"n": 2}, "variant": "a",
+                         "metrics": {"orphan": 1}}),
+             json.dumps(again),
+             json.dumps({"kind": "metrics", "point": {"n": 1}, "variant": "a",
+                         "metrics": {"b": 3}})]  # fmt: skip
+    header, results = load_jsonl(log_of(tmp_path, *lines))
+    assert header == {"schema_version": 1, "suite": "s"}
+    assert [(r.variant, r.median_ms, r.metrics) for r in results] == [
+        ("a", 2.0, {"a": 5, "b": 3}), ("b", 1.0, {})]  # fmt: skip
+
+
+def test_only_the_last_line_without_its_newline_is_forgiven(tmp_path):
+    good = json.dumps({"kind": "result", **GOOD})
+    _, results = load_jsonl(log_of(tmp_path, HEADER, good, good[:20], end=""))
+    assert len(results) == 1
+    path = log_of(tmp_path, HEADER, good[:20], good, end="")
+    with pytest.raises(ConfigError) as info:
+        load_jsonl(path)
+    assert str(info.value) == f"{path}: line 2 is not JSON"
+    path = log_of(tmp_path, HEADER, good[:20])
+    with pytest.raises(ConfigError) as info:  # ends with a newline: not cut by a kill
+        load_jsonl(path)
+    assert str(info.value) == f"{path}: line 2 is not JSON"
+
+
+def test_load_any_reads_a_log_s_header_into_the_set(tmp_path):
+    header = {"kind": "header", "schema_version": 1, "suite": "s", "environment": {"gpu": "x"},
+              "spec": {"source": "a.yaml"}}  # fmt: skip
+    loaded = load_any(log_of(tmp_path, json.dumps(header), json.dumps({"kind": "result", **GOOD})))
+    assert (loaded.suite, loaded.environment, loaded.spec) == ("s", {"gpu": "x"},
+                                                               {"source": "a.yaml"})  # fmt: skip
+    bare = load_any(log_of(tmp_path, '{"kind": "header"}', json.dumps({"kind": "result", **GOOD})))
+    assert (bare.suite, bare.environment, bare.spec) == ("s", {}, {})
+    empty = load_any(log_of(tmp_path, '{"kind": "header"}'))
+    assert (empty.suite, empty.results) == ("", [])
+
+
+def test_a_point_s_key_is_its_sorted_json():
+    assert point_key({"b": 1, "a": "x"}) == '{"a": "x", "b": 1}'
+    assert point_key({"p": Status.OK}) == '{"p": "ok"}'
