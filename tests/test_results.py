@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 
 import pytest
 
@@ -549,3 +550,75 @@ def test_load_any_reads_a_log_s_header_into_the_set(tmp_path):
 def test_a_point_s_key_is_its_sorted_json():
     assert point_key({"b": 1, "a": "x"}) == '{"a": "x", "b": 1}'
     assert point_key({"p": Status.OK}) == '{"p": "ok"}'
+
+
+def test_the_reading_limits_in_their_words(tmp_path, monkeypatch):
+    from gpubench import results
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError) as info:
+        load_json(fifo)
+    assert str(info.value) == (f"{fifo}: not a regular file: a results file is a JSON or "
+                               "JSON-lines file")  # fmt: skip
+    with pytest.raises(ConfigError) as info:
+        load_json(tmp_path / "none.json")
+    assert str(info.value) == f"{tmp_path / 'none.json'}: cannot read results: No such file or " \
+        "directory"  # fmt: skip
+    big = tmp_path / "big.json"
+    with big.open("wb") as handle:
+        handle.truncate((3 << 30) + 5)  # a sparse file: its size without the disk space
+    with pytest.raises(ConfigError) as info:
+        load_json(big)
+    assert str(info.value) == f"{big}: 3,221,225,477 bytes: a results file is at most 1 GiB"
+    big.unlink()
+    # A file that grows between the size check and the read is cut at the limit, not read on.
+    grown = tmp_path / "grown.json"
+    grown.write_bytes(b"x" * 11)
+    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", (1 << 30) + 10)
+    monkeypatch.setattr(results.os, "stat", lambda path: os.stat_result((0o100644, *[0] * 9)))
+    opened = []
+    real_open = open
+
+    class Reader:
+        def __init__(self, path):
+            self.handle = real_open(path, "rb")
+
+        def read(self, size):
+            opened.append(size)
+            return b"x" * min(size, (1 << 30) + 11)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+    monkeypatch.setattr(results, "_open_results", Reader)
+    with pytest.raises(ConfigError) as info:
+        load_json(grown)
+    assert str(info.value) == f"{grown}: more than 1 GiB: a results file is at most 1 GiB"
+    assert opened == [(1 << 30) + 11]
+
+
+def test_save_json_writes_indented_json_through_a_temporary_file(tmp_path):
+    target = tmp_path / "new" / "dir" / "r.json"
+    rs = sample_set()
+    rs.compile_report = {"compiled": 2}
+    assert save_json(rs, target) == target
+    text = target.read_text()
+    assert text == json.dumps(rs.to_dict(), indent=2, default=str, allow_nan=False) + "\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["r.json"]
+    loaded = load_json(target)
+    assert loaded.compile_report == {"compiled": 2} and loaded.to_dict()["schema_version"] == 1
+    rs.results[0].point["when"] = Status.OK  # not JSON: written as its text
+    save_json(rs, target)
+    assert load_json(target).results[0].point["when"] == "ok"
+
+
+def test_a_results_object_s_problem_names_its_file_and_key():
+    good = sample_set().to_dict()
+    with pytest.raises(ConfigError) as info:
+        ResultSet.from_dict({**good, "results": [{**good["results"][0], "status": "x"}]},
+                            source="r.json")  # fmt: skip
+    assert str(info.value) == "r.json: results[0]: unknown status 'x'"
