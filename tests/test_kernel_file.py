@@ -292,6 +292,11 @@ REFUSED = [
         f"a scalar is `TYPE = expression`; types: {TYPE_LIST}",
     ),
     (
+        data_with(args=[{"out": "in unsigned int"}]),
+        "kernel.args[0].out: cannot read 'in unsigned int': an array needs its dimensions: "
+        f"`in unsigned int[n]`; types: {TYPE_LIST}",
+    ),
+    (
         data_with(args=[{"out": "xyz[3]"}]),
         "kernel.args[0].out: cannot read 'xyz[3]': an array "
         f"is `in|out|inout TYPE[dims]`; types: {TYPE_LIST}",
@@ -563,6 +568,8 @@ def test_each_accepted_form_of_each_key(tmp_path):
     ({"init": {"x": "integers(5)"}}, lambda kf: [e.evaluate({}) for e in kf.init["x"].args] == [5]),
     ({"init": {"x": "full(3)"}}, lambda kf: kf.init["x"].function == "full"),
     ({"init": {"x": "arange()"}}, lambda kf: kf.init["x"].args == ()),
+    ({"args": [{"out": "out float32[1, 1, 1, 1, 1, 1, 1, n]"}], "reference": None},
+     lambda kf: len(kf.args[0].dims) == 8),
 ])  # fmt: skip
 def test_the_other_accepted_forms(tmp_path, changes, check):
     assert check(parse(tmp_path, data_with(**changes)))
