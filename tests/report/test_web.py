@@ -1,0 +1,159 @@
+"""The history report's pages, pinned without a browser: each table, the data every chart draws
+(series, regressions, metrics, roofline), the environment of each run, and the index; and
+the helpers at their edges. The browser test (test_web_browser.py) checks what is drawn.
+Expected text: tests/report/pages/web_*.html (GPUBENCH_UPDATE_SNAPSHOTS=1 rewrites them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpubench.history import CodeVersion, History
+from gpubench.report import web
+from gpubench.results import Result, ResultSet, Status
+from tests import snapshots
+
+PINNED = Path(__file__).parent / "pages"
+ENVIRONMENT = {
+    "device": {"name": "Fake GPU", "peak_bandwidth_gbps": 2000.0, "peak_fp32_gflops": 60000.0},
+    "gpu_uuid": "GPU-1", "backend": {"name": "fake"}, "driver_version": "580.1",
+    "cuda_driver_api_version": 13000, "sm_clock_mhz_at_start": 1980,
+}  # fmt: skip
+
+
+def run_of(day: int, medians: dict[str, float], *, noise=0.01, incorrect=(), suite="scale"):
+    results = []
+    for variant, median in medians.items():
+        for n in (10, 20):
+            status = Status.INCORRECT if (variant, n) in incorrect else Status.OK
+            results.append(Result(
+                suite, variant, {"n": n, "tile": 32, "opt": None}, status,
+                summary={"median_ms": median * n / 10, "rel_noise": noise},
+                metrics={"gbps": 100.0 * n / median},
+                work={"flops": 2e9 * n, "bytes_moved": 4e8 * n}))  # fmt: skip
+    return ResultSet(suite=suite, environment=ENVIRONMENT, spec={"suite": suite},
+                     results=results, created=f"2026-11-2{day}T03:00:00+00:00")  # fmt: skip
+
+
+@pytest.fixture()
+def store(tmp_path):
+    with History.open(tmp_path / "h.sqlite") as history:
+        history.append(run_of(0, {"a": 1.0, "b": 2.0}), label="nightly",
+                       version=CodeVersion("ab" * 20, False, "0.1.0"))  # fmt: skip
+        history.append(run_of(1, {"a": 1.01, "b": 2.0}, incorrect={("b", 20)}),
+                       version=CodeVersion("cd" * 20, True, "0.1.0"))  # fmt: skip
+        history.append(run_of(2, {"a": 1.5, "b": 1.0}, noise=0.001),
+                       version=CodeVersion(None, None, "0.2.0"))  # fmt: skip
+        history.append(run_of(3, {"x": 1.0}, suite="other we/ird"),
+                       version=CodeVersion(None, None, "0.2.0"))  # fmt: skip
+        yield history
+
+
+def pinned(name: str, text: str) -> None:
+    snapshots.matches(PINNED / name, text.replace("><", ">\n<"))
+
+
+def test_the_report_pages_pinned(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(web, "_copy_plotly", lambda out: None)
+    pages = web.write_report(store, str(tmp_path / "site"), threshold=0.02)
+    assert [p.name for p in pages] == ["index.html", "other_we_ird.html", "scale.html"]
+    pinned("web_index.html", pages[0].read_text())
+    pinned("web_scale.html", pages[2].read_text())
+    pinned("web_other.html", pages[1].read_text())
+
+
+def test_the_data_a_suite_page_draws(store):
+    data, changes = web.suite_data(store, "scale", store.runs(suite="scale"), threshold=0.02)
+    assert [r["commit"] for r in data["runs"]] == ["abababab" + "ab", "cdcdcdcdcd+", ""]
+    assert sorted(changes) == [('{"n": 10, "opt": null, "tile": 32}', "a", "slower",
+                                pytest.approx(1.5 / 1.01 - 1)),
+                               ('{"n": 10, "opt": null, "tile": 32}', "b", "faster", -0.5),
+                               ('{"n": 20, "opt": null, "tile": 32}', "a", "slower",
+                                pytest.approx(1.5 / 1.01 - 1))]  # fmt: skip
+    labels = [p["label"] for p in data["points"]]
+    assert labels == ["n=10", "n=20"]
+    b20 = data["points"][1]["series"][1]
+    assert (b20["variant"], b20["runs"], b20["median"]) == ("b", [1, 3], [4.0, 2.0])
+    assert b20["metrics"] == {"gbps": [1000.0, 2000.0]}
+    assert data["points"][0]["regressions"] == {"runs": [3], "median": [1.5], "variant": ["a"]}
+    assert data["metrics"] == [{"key": "gbps", "label": "GB/s"}]
+    roof = data["roofline"]
+    assert (roof["bandwidth"], roof["peak_gflops"], roof["ridge"]) == (2000.0, 60000.0, 30.0)
+    assert roof["x"] == [5.0] * 4 and roof["text"][0] == "a · n=10, tile=32"
+    assert roof["y"][0] == pytest.approx(2e10 / 1.5e-3 / 1e9)
+    assert (roof["xmin"], roof["xmax"]) == (1.25, 120.0)
+
+
+@pytest.mark.parametrize(("points", "varying"), [
+    (['{"n": 1, "t": 2}', '{"n": 2, "t": 2}'], {"n"}),
+    (['{"n": 1}', '{"n": 1, "t": null}'], set()),
+    (['{"n": 1}', '{"t": 3}'], {"n", "t"}),
+    (['{"n": 1}', "[1]"], None),
+    (['{"n": 1}', "not json"], None),
+    ([], set()),
+])  # fmt: skip
+def test_the_parameters_that_vary(points, varying):
+    assert web._varying(points) == varying
+
+
+@pytest.mark.parametrize(("metrics", "numbers"), [
+    (None, {}), ("", {}), ("not json", {}), ("[1]", {}),
+    ('{"a": 1, "b": 2.5, "c": true, "d": "x", "e": null, "f": 1e999}', {"a": 1, "b": 2.5}),
+])  # fmt: skip
+def test_only_finite_numbers_are_drawn(metrics, numbers):
+    assert web._numbers(metrics) == numbers
+
+
+@pytest.mark.parametrize(("key", "entry"), [
+    ("gbps", {"key": "gbps", "label": "GB/s"}),
+    ("speedup", {"key": "speedup", "label": "speedup (x)"}),
+    ("iterations", {"key": "iterations", "label": "iters"}),
+    ("mine", {"key": "mine", "label": "mine"}),
+])  # fmt: skip
+def test_a_metric_s_label(key, entry):
+    assert web._metric_entry(key) == entry
+
+
+@pytest.mark.parametrize(("point", "only", "label"), [
+    ('{"n": 1, "t": null, "s": "x"}', None, "n=1, s=x"),
+    ('{"n": 1, "s": "x"}', {"s"}, "s=x"),
+    ('{"n": 1}', set(), ""),
+    ("[1, 2]", None, "[1, 2]"),
+    ("not json", None, "not json"),
+])  # fmt: skip
+def test_a_point_s_label(point, only, label):
+    assert web._point_label(point, only) == label
+
+
+@pytest.mark.parametrize(("name", "slug"), [
+    ("scale", "scale"), ("a b/c.d", "a_b_c_d"), ("x-y_z", "x-y_z"), ("", "suite"),
+])  # fmt: skip
+def test_a_suite_s_page_name(name, slug):
+    assert web._slug(name) == slug
+
+
+def test_no_roofline_without_work_or_peaks():
+    run = run_of(0, {"a": 1.0})
+    assert web._roofline(run) is not None
+    bare = ResultSet(suite="s", environment={}, spec={}, results=run.results)
+    assert web._roofline(bare) is None
+    run.results[0].status = Status.INCORRECT
+    for r in run.results[1:]:
+        r.work = {"flops": 1e9}
+    assert web._roofline(run) is None
+
+
+def test_a_report_needs_plotly(tmp_path, monkeypatch):
+    import sys
+
+    from gpubench.errors import EnvironmentProblem
+
+    monkeypatch.setitem(sys.modules, "plotly", None)
+    with History.open(tmp_path / "h.sqlite") as history, pytest.raises(EnvironmentProblem) as info:
+        web.write_report(history, str(tmp_path / "site"), threshold=0.02)
+    assert str(info.value) == ("the report draws with Plotly, which is not installed: pip "
+                               "install 'gpubench[report]'")  # fmt: skip
+    assert json.dumps(web._table(["a<b"], [["<i>x</i>"]], "c")) == json.dumps(
+        "<table class='c'><tr><th>a&lt;b</th></tr><tr><td><i>x</i></td></tr></table>")  # fmt: skip
