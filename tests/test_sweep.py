@@ -127,3 +127,40 @@ def test_a_chained_comparison_means_every_link_holds(a, b, c, expected):
     )
     assert Constraint.parse("a < b <= c", ["a", "b", "c"]).holds(
         {"a": a, "b": b, "c": c}) is (a < b <= c)  # fmt: skip
+
+
+# -- a suite that derives nothing: distinct axes skip the duplicate check, the rest keep it --
+def test_without_derived_parameters_duplicates_are_still_dropped_where_they_can_occur():
+    bench = registry.get("reduction")
+    assert [p["n"] for p in expand(bench, {"n": [64, 128]})] == [64, 128]
+    assert [p["n"] for p in expand(bench, {"n": [64, 64, 128]})] == [64, 128]
+    zipped = [{"n": [64, 64], "block_size": [128, 128]}]
+    assert [(p["n"], p["block_size"]) for p in expand(bench, {}, zipped)] == [(64, 128)]
+    both = expand(bench, {"dtype": ["float32"]}, [{"n": [8, 8]}])
+    assert [(p["n"], p["dtype"]) for p in both] == [(8, "float32")]
+
+
+def test_zipped_lists_of_different_lengths_are_refused_by_expand_itself():
+    with pytest.raises(ValueError):
+        expand(registry.get("reduction"), {}, [{"n": [64, 128], "block_size": [128]}])
+
+
+def test_a_condition_that_fails_at_a_point_names_the_point():
+    from gpubench.sweep import ConstraintError
+
+    rule = Constraint.parse("n // (block_size - 128) > 0", ["n", "block_size", "dtype"])
+    with pytest.raises(ConstraintError) as info:
+        expand(registry.get("reduction"), {"n": [1], "block_size": [128]}, constraints=[rule])
+    assert str(info.value).endswith(", at the point n=1, block_size=128, dtype='float32'")
+
+
+def test_a_dropped_value_names_what_the_suite_derives_it_from():
+    from gpubench.sweep import DroppedValue
+
+    with pytest.raises(DroppedValue) as info:
+        expand(registry.get("transpose"), {"size": [64], "tile": [32]},
+               [{"rows": [8], "cols": [16]}])  # fmt: skip
+    assert info.value.name == "size"
+    assert str(info.value) == ("size=64 would be ignored where rows=8, cols=16, tile=32 (the suite derives "
+                               "size from them there): set either size or the parameters it "
+                               "stands for")  # fmt: skip

@@ -1,0 +1,75 @@
+"""Reading YAML: duplicate keys and non-scalar keys refused with their line, alias expansion
+capped at an exact count, and every PyYAML failure one line naming the file."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from gpubench import yamlfile
+from gpubench.errors import ConfigError
+from gpubench.yamlfile import parse_yaml, read_document
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("a: 1\nb: 2\na: 3\n", "a: duplicate key 'a' (line 3)"),
+    ("x:\n  - 1\n  - {y: 1, y: 2}\n", "y: duplicate key 'y' (line 3)"),
+    ("x:\n  - 1\n  - {? [1, 2] : 3}\n", "a key must be text or a number, not a sequence (line 3)"),
+    ("{{a: 1}: 2}", "a key must be text or a number, not a mapping (line 1)"),
+    ("a: [1\n", "not valid YAML: while parsing a flow sequence in \"<unicode string>\", line 1, "
+     "column 4: a: [1 ^ expected ',' or ']', but got '<stream end>' in \"<unicode string>\", "
+     "line 2, column 1: ^"),
+    ("a: !!float x\n", "cannot read a value: could not convert string to float: 'x'"),
+    ("a: 2001-02-30\n", "cannot read a value: day is out of range for month"),
+    ("[" * 2000, "not valid YAML: nested too deeply"),
+])  # fmt: skip
+def test_each_problem_is_one_line_naming_the_file(text, message):
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, "f.yaml")
+    assert str(info.value) == f"f.yaml: {message}"
+    assert info.value.source == "f.yaml"
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "---\n"])
+def test_an_empty_document_is_none(text):
+    assert parse_yaml(text, "f.yaml") is None
+
+
+def test_aliases_expand_and_the_cap_counts_every_node_exactly(monkeypatch):
+    text = "a: &x [1, 2]\nb: *x\n"  # mapping, 2 keys, the list (3 nodes) twice: 9 nodes
+    assert parse_yaml(text, "f.yaml") == {"a": [1, 2], "b": [1, 2]}
+    monkeypatch.setattr(yamlfile, "MAX_EXPANDED_NODES", 9)
+    assert parse_yaml(text, "f.yaml") == {"a": [1, 2], "b": [1, 2]}
+    monkeypatch.setattr(yamlfile, "MAX_EXPANDED_NODES", 8)
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, "f.yaml")
+    assert str(info.value) == ("f.yaml: the document expands to more than 8 values through "
+                               "anchors and aliases: a sweep file has no need for that many")  # fmt: skip
+
+
+def test_a_billion_laughs_is_refused_before_it_is_built():
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    with pytest.raises(ConfigError, match="expands to more than 100,000 values"):
+        parse_yaml("\n".join(lines) + "\n", "f.yaml")
+
+
+def test_read_document_refuses_what_is_not_a_small_regular_utf8_file(tmp_path, monkeypatch):
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    cases = {fifo: "not a regular file", tmp_path / "none.yaml": "cannot read the file: No such "
+             "file or directory"}  # fmt: skip
+    bad = tmp_path / "latin1.yaml"
+    bad.write_bytes(b"a: caf\xe9\n")
+    cases[bad] = "not UTF-8 text (byte 6)"
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"#" * (yamlfile.MAX_FILE_BYTES + 1))
+    cases[big] = "more than 1 MiB: a sweep or kernel file is at most 1 MiB"
+    for path, message in cases.items():
+        with pytest.raises(ConfigError) as info:
+            read_document(path)
+        assert str(info.value) == f"{path}: {message}"
+    exact = tmp_path / "exact.yaml"
+    exact.write_bytes(b"a: 1\n" + b"#" * (yamlfile.MAX_FILE_BYTES - 5))
+    assert read_document(exact) == {"a": 1}
