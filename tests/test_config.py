@@ -597,3 +597,35 @@ def test_a_suite_file_is_found_beside_the_sweep_file_first(tmp_path, monkeypatch
     assert config._suite_ref(f"t{suffix}", str(tmp_path / "sub" / "sweep.yaml")) == str(
         tmp_path / f"t{suffix}")  # fmt: skip
     assert config._suite_ref("transpose.PY", "x/sweep.yaml") == "transpose.PY"
+
+
+def test_find_names_every_bundled_sweep_when_nothing_matches(tmp_path):
+    known = ", ".join(p.stem for p in config.bundled_configs())
+    with pytest.raises(ConfigError) as info:
+        config.find("nope")
+    assert (
+        str(info.value)
+        == f"nope: no such file, and no bundled sweep of that name (bundled: {known})"
+    )
+    assert info.value.source == "nope"
+    with pytest.raises(ConfigError) as info:
+        config.find("smok")
+    assert str(info.value).startswith("smok: no such file, and no bundled sweep of that name "
+                                      "(did you mean 'smoke'?) (bundled: ")  # fmt: skip
+
+
+def test_an_empty_sweep_file_is_one_line(tmp_path):
+    path = tmp_path / "empty.yaml"
+    path.write_text("# nothing\n")
+    with pytest.raises(ConfigError) as info:
+        config.load(path)
+    assert str(info.value) == f"{path}: the file is empty"
+
+
+def test_a_condition_that_cannot_be_evaluated_names_the_point():
+    with pytest.raises(ConfigError) as info:
+        config.spec_from_mapping(sweep_with(params={"size": [64], "tile": [32]},
+                                            constraints=["size // (tile - 32) > 0"]), "s.yaml")  # fmt: skip
+    assert str(info.value).startswith("s.yaml: constraints: ")
+    assert str(info.value).endswith(", at the point size=64, rows=64, cols=64, tile=32, "
+                                    "block_rows=8, dtype='float32'")  # fmt: skip

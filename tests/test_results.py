@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -304,6 +305,8 @@ def test_a_results_file_past_the_limit_is_refused_before_it_is_read(tmp_path, mo
     (b"x\n" + b"y" * 70_000, b"x\n", True),  # a cut line longer than one 64 KiB block
     (b"z" * 10 + b"\n" + b"y" * 65_536, b"z" * 10 + b"\n", True),  # the newline a block back
     (b"a\nb\n" + b"y" * 65_535, b"a\nb\n", True),
+    (b"a\nb\ncc", b"a\nb\n", True),  # the last newline of the block, not the first
+    (b"\n" + b"y" * 65_536, b"\n", True),  # the newline alone in a block of its own
 ])  # fmt: skip
 def test_repair_tail_cuts_exactly_the_last_unfinished_line(tmp_path, content, after, cut):
     from gpubench.results import repair_tail
@@ -536,10 +539,10 @@ def test_only_the_last_line_without_its_newline_is_forgiven(tmp_path):
 
 
 def test_load_any_reads_a_log_s_header_into_the_set(tmp_path):
-    header = {"kind": "header", "schema_version": 1, "suite": "s", "environment": {"gpu": "x"},
+    header = {"kind": "header", "schema_version": 1, "suite": "hs", "environment": {"gpu": "x"},
               "spec": {"source": "a.yaml"}}  # fmt: skip
     loaded = load_any(log_of(tmp_path, json.dumps(header), json.dumps({"kind": "result", **GOOD})))
-    assert (loaded.suite, loaded.environment, loaded.spec) == ("s", {"gpu": "x"},
+    assert (loaded.suite, loaded.environment, loaded.spec) == ("hs", {"gpu": "x"},
                                                                {"source": "a.yaml"})  # fmt: skip
     bare = load_any(log_of(tmp_path, '{"kind": "header"}', json.dumps({"kind": "result", **GOOD})))
     assert (bare.suite, bare.environment, bare.spec) == ("s", {}, {})
@@ -549,7 +552,7 @@ def test_load_any_reads_a_log_s_header_into_the_set(tmp_path):
 
 def test_a_point_s_key_is_its_sorted_json():
     assert point_key({"b": 1, "a": "x"}) == '{"a": "x", "b": 1}'
-    assert point_key({"p": Status.OK}) == '{"p": "ok"}'
+    assert point_key({"p": Path("a/b")}) == '{"p": "a/b"}'
 
 
 def test_the_reading_limits_in_their_words(tmp_path, monkeypatch):
@@ -611,9 +614,15 @@ def test_save_json_writes_indented_json_through_a_temporary_file(tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == ["r.json"]
     loaded = load_json(target)
     assert loaded.compile_report == {"compiled": 2} and loaded.to_dict()["schema_version"] == 1
-    rs.results[0].point["when"] = Status.OK  # not JSON: written as its text
-    save_json(rs, target)
-    assert load_json(target).results[0].point["when"] == "ok"
+    rs.results[0].point["where"] = Path("a/b")  # not JSON: written as its text
+    renamed = []
+    real_replace = Path.replace
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "replace", lambda self, to: renamed.append(self.name) or
+                      real_replace(self, to))  # fmt: skip
+        save_json(rs, target)
+    assert renamed == ["r.json.tmp"]
+    assert load_json(target).results[0].point["where"] == "a/b"
 
 
 def test_a_results_object_s_problem_names_its_file_and_key():
@@ -622,3 +631,26 @@ def test_a_results_object_s_problem_names_its_file_and_key():
         ResultSet.from_dict({**good, "results": [{**good["results"][0], "status": "x"}]},
                             source="r.json")  # fmt: skip
     assert str(info.value) == "r.json: results[0]: unknown status 'x'"
+
+
+def test_a_json_file_that_mentions_kind_or_header_is_still_json(tmp_path):
+    rs = sample_set()
+    rs.results[0].point["kind"] = "header"
+    save_json(rs, tmp_path / "pretty.json")  # "kind": "header" on a line of its own
+    assert load_any(tmp_path / "pretty.json").results[0].point["kind"] == "header"
+    minified = tmp_path / "min.json"
+    rs.results[0].point = {"x": "header"}
+    minified.write_text(json.dumps(rs.to_dict()))
+    assert load_any(minified).results[0].point == {"x": "header"}
+
+
+def test_a_log_s_header_line_and_a_deeply_nested_file(tmp_path):
+    log = JsonLinesLog(tmp_path / "r.jsonl", header={"suite": "s"})
+    log.close()
+    assert (tmp_path / "r.jsonl").read_text() == (
+        '{"kind": "header", "schema_version": 1, "suite": "s"}\n')  # fmt: skip
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    with pytest.raises(ConfigError) as info:
+        load_json(deep)
+    assert str(info.value) == f"{deep}: not valid JSON: nested too deeply"
