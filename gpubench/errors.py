@@ -63,6 +63,7 @@ class ConfigError(GpubenchError):
     def __init__(self, message: str, *, source: str | None = None, key: str | None = None):
         self.source = source
         self.key = key
+        self.message = message  # without the file and key, for re-raising with a file
         where = ": ".join(_cut(part, 200) for part in (source, key) if part)
         super().__init__(_cut(f"{where}: {message}" if where else message, MAX_MESSAGE))
 

@@ -77,8 +77,7 @@ def parse_yaml(text: str, source: str) -> Any:
     except ConfigError as exc:
         if exc.source:
             raise
-        raise ConfigError(str(exc).split(": ", 1)[-1] if exc.key else str(exc), source=source,
-                          key=exc.key) from None  # fmt: skip
+        raise ConfigError(exc.message, source=source, key=exc.key) from None
     except yaml.YAMLError as exc:
         # PyYAML's message spans lines (a caret under the place): one line of it here.
         raise ConfigError(f"not valid YAML: {' '.join(str(exc).split())[:300]}",

@@ -366,6 +366,37 @@ REFUSED = [
     ),
     (data_with(init={"z": "ones()"}), "kernel.init.z: 'z' is not an array argument"),
     (
+        data_with(init={"xx": "ones()"}),
+        "kernel.init.xx: 'xx' is not an array argument (did you mean 'x'?)",
+    ),
+    (
+        data_with(init={"x": "normal(0, 1, 2)"}),
+        "kernel.init.x: normal() takes 0 to 2 positional arguments, got 'normal(0, 1, 2)'",
+    ),
+    (
+        data_with(init={"x": "zeros(1)"}),
+        "kernel.init.x: zeros() takes 0 to 0 positional arguments, got 'zeros(1)'",
+    ),
+    (
+        data_with(init={"x": "arange(1)"}),
+        "kernel.init.x: arange() takes 0 to 0 positional arguments, got 'arange(1)'",
+    ),
+    (data_with(block=None), "kernel.block: missing: an expression over the parameters"),
+    (data_with(block={"good": 1}), "kernel.block: no value for fast: add a `default:`"),
+    (
+        data_with(reference="variant:x:good"),
+        "kernel.reference: 'x:good' is not one of the variants (did you mean 'good'?)",
+    ),
+    (
+        data_with(args=TWO_OUTPUTS, reference={"z": "n"}),
+        "kernel.reference.z: 'z' is not an `out` or `inout` array (outputs: out, o2)",
+    ),
+    (data_with(args=TWO_OUTPUTS, reference={}), "kernel.reference: no reference for out, o2"),
+    (
+        data_with(args=TWO_OUTPUTS, reference={"out": "y", "o2": "n"}),
+        "kernel.reference.out: unknown name 'y' in 'y' (known: block, n, o2, out)",
+    ),
+    (
         data_with(init={"out": "zeros()"}),
         "kernel.init.out: 'out' is not an `in` or `inout` "
         "array (an `out` array starts poisoned, so an element never written fails)",
@@ -523,15 +554,15 @@ def test_the_base_file_parses_into_exactly_its_parts(tmp_path):
 def test_each_accepted_form_of_each_key(tmp_path):
     kf = parse(tmp_path, data_with(
         {"description": "first line\nsecond line", "params": {"n": 7, "block": [128]}},
-        name="my-kernel.v2", variants={"good": "what it shows", "fast": None},
+        name="My-Kernel.v2", variants={"good": "what it shows", "fast": None},
         args=[{"out": "  out   float32  [n, 2 * n]"}, {"x": "inout float64[n]"}, {"n": "uint32"},
               {"a": "float = n / 2"}],
         grid={"default": "ceil_div(n, block), 2", "fast": [3]}, block="block, 1, 1",
         shared={"fast": "4 * block"}, defines={"block": "MY_BLOCK"}, options="-O3 -lineinfo",
-        init={"x": "uniform(-1, n)"}, reference={"out": "x", "x": "x + 1"},
+        init={"x": "uniform(-1, n)"}, reference={"out": "x[::-1] * a", "x": "x + 1"},
         work={"bytes": "8 * n", "flops": "n"}, tolerance={"rtol": 1e-3},
     ))  # fmt: skip
-    assert (kf.name, kf.description) == ("my-kernel.v2", "first line")
+    assert (kf.name, kf.description) == ("My-Kernel.v2", "first line")
     assert [(v.name, v.help) for v in kf.variants] == [("good", "what it shows"), ("fast", "")]
     assert [(p.name, p.default) for p in kf.params] == [("n", 7), ("block", 128)]
     out, x, n, a = kf.args
@@ -547,6 +578,9 @@ def test_each_accepted_form_of_each_key(tmp_path):
     assert kf.init["x"].function == "uniform" and kf.init["x"].text == "uniform(-1, n)"
     assert [e.evaluate(point) for e in kf.init["x"].args] == [-1, 1000]
     assert sorted(kf.reference_expressions) == ["out", "x"]
+    arrays = {"x": np.array([1.0, 2.0]), "a": 3.0, "n": 2, "out": np.zeros(2)}
+    assert kf.reference_expressions["out"].evaluate(arrays).tolist() == [6.0, 3.0]
+    assert kf.reference_expressions["x"].evaluate(arrays).tolist() == [2.0, 3.0]
     assert {k: e.evaluate(point) for k, e in kf.work.items()} == {"bytes": 8000, "flops": 1000}
     assert kf.tolerance == Tolerance(rtol=1e-3, atol=0.0)
 

@@ -23,6 +23,12 @@ from gpubench.yamlfile import parse_yaml, read_document
     ("a: !!float x\n", "cannot read a value: could not convert string to float: 'x'"),
     ("a: 2001-02-30\n", "cannot read a value: day is out of range for month"),
     ("[" * 2000, "not valid YAML: nested too deeply"),
+    ("my key: 1\nmy key: 2\n", "my key: duplicate key 'my key' (line 2)"),
+    ('"a: b": 1\n"a: b": 2\n', "a: b: duplicate key 'a: b' (line 2)"),  # was "a: b: b: ..."
+    ("a: !!float " + "x" * 300 + "\n", "cannot read a value: "
+     + ("could not convert string to float: '" + "x" * 300)[:200]),
+    ("a: !!" + "x" * 400 + " 1\n", "not valid YAML: "
+     + ("could not determine a constructor for the tag 'tag:yaml.org,2002:" + "x" * 400)[:300]),
 ])  # fmt: skip
 def test_each_problem_is_one_line_naming_the_file(text, message):
     with pytest.raises(ConfigError) as info:
@@ -73,3 +79,22 @@ def test_read_document_refuses_what_is_not_a_small_regular_utf8_file(tmp_path, m
     exact = tmp_path / "exact.yaml"
     exact.write_bytes(b"a: 1\n" + b"#" * (yamlfile.MAX_FILE_BYTES - 5))
     assert read_document(exact) == {"a": 1}
+
+
+def test_read_document_reads_at_most_one_byte_past_the_limit(tmp_path, monkeypatch):
+    sizes = []
+    real_open = open
+
+    def counting_open(path, mode):
+        handle = real_open(path, mode)
+        read = handle.read
+        handle_read = lambda size=-1: sizes.append(size) or read(size)  # noqa: E731
+        return type("Counted", (), {"read": staticmethod(handle_read),
+                                    "__enter__": lambda self: self,
+                                    "__exit__": lambda self, *e: handle.close()})()  # fmt: skip
+
+    monkeypatch.setattr(yamlfile, "open", counting_open, raising=False)
+    path = tmp_path / "s.yaml"
+    path.write_text("a: 1\n")
+    assert read_document(path) == {"a": 1}
+    assert sizes == [yamlfile.MAX_FILE_BYTES + 1]
