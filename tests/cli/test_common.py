@@ -146,3 +146,47 @@ def test_the_exit_codes_epilog_lists_every_code():
     for code in EXIT_CODE_MEANINGS:
         assert any(line.startswith(f"  {code:<4} ") for line in lines)
     assert all(len(line) <= 80 for line in lines)
+
+
+def test_the_shared_options_help_pinned():
+    """Every shared option's help, type and default as `gpubench run --help` shows them
+    (tests/cli/shared_help.txt; GPUBENCH_UPDATE_SNAPSHOTS=1 rewrites it)."""
+    from pathlib import Path
+
+    from tests import snapshots
+
+    @click.command()
+    @common.timing_options
+    @common.output_options
+    def command(**kwargs):
+        pass
+
+    text = CliRunner().invoke(command, ["--help"], terminal_width=100).output
+    snapshots.matches(Path(__file__).parent / "shared_help.txt", text)
+
+
+def test_the_consoles_write_to_their_streams_at_pipe_width_when_not_a_terminal():
+    err, out = common.err_console(), common.out_console()
+    assert (err.stderr, err.width, err.is_terminal) == (True, common.PIPE_WIDTH, False)
+    assert (out.stderr, out.width, out.is_terminal) == (False, common.PIPE_WIDTH, False)
+
+
+def test_execute_hands_the_session_both_consoles(monkeypatch):
+    from gpubench import session
+
+    seen = {}
+    monkeypatch.setattr(session, "execute", lambda *args, **kwargs: seen.update(
+        args=args, **kwargs) or 3)  # fmt: skip
+    assert common.execute("spec", "request", 2, spread="spread") == 3
+    assert seen["args"] == ("spec", "request", 2) and seen["spread"] == "spread"
+    assert (seen["console"].stderr, seen["err"].stderr) == (False, True)
+
+
+def test_backend_names_the_option_it_came_from(monkeypatch):
+    from gpubench import backends
+
+    chosen = []
+    monkeypatch.setattr(backends, "choose", lambda name, source: chosen.append((name, source)))
+    _received(common.output_options, "--backend", "cuda-core")
+    _received(common.output_options, "--backend", "")
+    assert chosen == [("cuda-core", "--backend")]
