@@ -120,3 +120,72 @@ def test_unwritable_paths_are_one_line_naming_the_option(tmp_path):
     made = tmp_path / "made.json"
     outputs.check_writable(str(made), "--json")
     assert not made.exists()  # tried, then removed
+
+
+SWEEP_DOC = {"suite": "transpose", "params": {"size": [64]}}
+
+
+@pytest.mark.parametrize("option", ["--jsonl", "--json", "--csv", "--timeline", "--markdown",
+                                    "--history"])  # fmt: skip
+def test_each_output_option_is_checked_under_its_own_name(tmp_path, option):
+    field = {"--jsonl": "jsonl", "--json": "json", "--csv": "csv", "--timeline": "timeline",
+             "--markdown": "markdown", "--history": "history"}[option]  # fmt: skip
+    request = outputs.OutputRequest(**{field: str(tmp_path)})
+    with pytest.raises(ConfigError) as error:
+        outputs.plan(spec_from_mapping(SWEEP_DOC, "s.yaml"), request)
+    assert str(error.value) == f"{tmp_path}: {option}: is a directory; give a file name"
+
+
+def test_the_failures_of_trying_to_write_in_their_words(tmp_path, monkeypatch):
+    long = tmp_path / ("a" * 300 + ".json")
+    with pytest.raises(ConfigError) as error:
+        outputs.check_writable(str(long), "--json")
+    assert str(error.value) == f"{str(long)[:199]}…: --json: cannot write here (File name too long)"
+    monkeypatch.setattr(outputs.os, "access", lambda path, mode: False)
+    with pytest.raises(ConfigError) as error:
+        outputs.check_writable(str(tmp_path / "r.json"), "--csv")
+    assert str(error.value) == (f"{tmp_path / 'r.json'}: --csv: cannot write here ({tmp_path} is "
+                                "read-only for you)")  # fmt: skip
+    existing = tmp_path / "there.json"
+    existing.write_text("")
+    # An existing file is asked about itself, not its folder.
+    monkeypatch.setattr(outputs.os, "access", lambda path, mode: path == existing)
+    outputs.check_writable(str(existing), "--json")
+
+
+def test_an_output_named_twice_and_the_history_store_in_the_plan(tmp_path):
+    spec = spec_from_mapping(SWEEP_DOC, "s.yaml")
+    same = str(tmp_path / "r.out")
+    with pytest.raises(ConfigError) as error:
+        outputs.plan(spec, outputs.OutputRequest(json=same, history=same))
+    assert str(error.value) == "command line: two outputs name the same file"
+    store = tmp_path / "h.sqlite"
+    dry = outputs.plan(spec, outputs.OutputRequest(history=str(store)), dry=True)
+    assert dry.history == str(store) and not store.exists()  # a dry plan creates nothing
+    real = outputs.plan(spec, outputs.OutputRequest(history=str(store), label="x"))
+    assert (real.history, real.label) == (str(store), "x") and store.exists()
+
+
+def test_a_timeline_file_needs_matplotlib_and_a_text_timeline_does_not(tmp_path, monkeypatch):
+    import sys
+
+    from gpubench.errors import EnvironmentProblem
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    spec = spec_from_mapping(SWEEP_DOC, "s.yaml")
+    assert outputs.plan(spec, outputs.OutputRequest(timeline="")).timeline == ""
+    with pytest.raises(EnvironmentProblem) as error:
+        outputs.plan(spec, outputs.OutputRequest(timeline=str(tmp_path / "t.png")))
+    assert str(error.value) == ("--timeline FILE draws with matplotlib, which is not installed: "
+                                "pip install 'gpubench[plot]' (or --timeline without FILE for "
+                                "the text chart)")  # fmt: skip
+
+
+def test_a_log_that_holds_results_is_refused_in_its_words(tmp_path):
+    log = tmp_path / "r.jsonl"
+    log.write_text('{"kind": "header"}\n{"kind": "result"}\n')
+    with pytest.raises(ConfigError) as error:
+        outputs.plan(spec_from_mapping(SWEEP_DOC, "s.yaml"), outputs.OutputRequest(jsonl=str(log)))
+    assert str(error.value) == (f"{log}: holds results of an earlier run: continue it with "
+                                "--resume, or give --force to start a new log (the old one is "
+                                "kept beside it)")  # fmt: skip
