@@ -1,0 +1,104 @@
+"""Choosing a backend (gpubench/backends/__init__.py) without a GPU: what the preflight says
+is missing for each backend, in its words, and how a backend named by the user is found."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from gpubench import backends
+from gpubench.errors import ConfigError, EnvironmentProblem
+
+
+def test_installed_tells_an_import_that_would_work_from_one_that_would_not(monkeypatch):
+    assert backends.installed("json") and not backends.installed("no_such_module_here")
+    monkeypatch.setitem(sys.modules, "blocked_module", None)
+    assert not backends.installed("blocked_module")
+    monkeypatch.setitem(sys.modules, "loaded_module", sys)
+    assert backends.installed("loaded_module")
+    assert not backends.installed(".relative")
+
+
+def test_selected_prefers_the_environment_then_pycuda_then_cuda_core(monkeypatch, capsys):
+    monkeypatch.setenv("GPUBENCH_BACKEND", "mine:Backend")
+    assert backends.selected() == "mine:Backend"
+    monkeypatch.delenv("GPUBENCH_BACKEND")
+    monkeypatch.setattr(backends, "installed", lambda m: m == "pycuda")
+    assert backends.selected() == "pycuda"
+    monkeypatch.setattr(backends, "installed", lambda m: False)
+    assert backends.selected() == "pycuda"
+    monkeypatch.setattr(backends, "installed", lambda m: m == "cuda.core")
+    monkeypatch.setattr(backends, "_announced", False)
+    assert backends.selected() == "cuda-core" and backends.selected() == "cuda-core"
+    assert capsys.readouterr().err == ("note: PyCUDA is not installed; using the cuda-core "
+                                       "backend (cuda.core, NVRTC)\n")  # fmt: skip
+
+
+def test_the_cuda_core_preflight(monkeypatch):
+    monkeypatch.setattr(backends, "installed", lambda m: False)
+    with pytest.raises(EnvironmentProblem) as info:
+        backends.preflight("cuda-core")
+    assert str(info.value) == ("cuda.core is not installed: pip install 'gpubench[cuda-core]' "
+                               "(wheels only, no CUDA toolkit), or pip install cuda-core "
+                               "cuda-bindings nvidia-cuda-nvrtc")  # fmt: skip
+    backends.preflight("cuda-core", local=False)  # the cluster's machines need it, not this one
+    monkeypatch.setattr(backends, "installed", lambda m: m == "cuda.core")
+    backends.preflight("cuda-core")
+
+
+def test_the_pycuda_preflight(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pycuda", None)
+    with pytest.raises(EnvironmentProblem) as info:
+        backends.preflight("pycuda")
+    assert str(info.value) == (
+        "PyCUDA is not installed (import of pycuda halted; None in sys.modules): on a machine "
+        "with an NVIDIA GPU and driver, install pycuda and nvidia-ml-py (pip install pycuda "
+        "nvidia-ml-py; in a gpubench checkout: pip install '.[cuda]'), or, without a CUDA "
+        "toolkit, the cuda-core backend: pip install 'gpubench[cuda-core]' and --backend "
+        "cuda-core")  # fmt: skip
+    backends.preflight("pycuda", local=False)
+    monkeypatch.setitem(sys.modules, "pycuda", sys)  # "installed"
+    monkeypatch.setattr(backends.shutil, "which", lambda name: None if name == "nvcc" else "/x")
+    with pytest.raises(EnvironmentProblem) as info:
+        backends.preflight("pycuda")
+    assert str(info.value) == (
+        "nvcc not found on PATH: PyCUDA compiles kernels with it; install the CUDA toolkit "
+        "matching your driver and add its bin/ folder to PATH, or use --backend cuda-core "
+        "(NVRTC from wheels, no toolkit)")  # fmt: skip
+    monkeypatch.setattr(backends.shutil, "which", lambda name: "/usr/bin/" + name)
+    backends.preflight("pycuda")
+
+
+class NotQuite:
+    def describe(self):
+        pass
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("nope", "unknown backend 'nope': use one of pycuda, cuda-core, or package.module:Class"),
+    ("no_such_pkg:Backend", "cannot import backend 'no_such_pkg:Backend': No module named "
+     "'no_such_pkg'"),
+    ("json:Nope", "json has no Nope"),
+    (":X", "cannot import backend ':X': Empty module name"),
+    ("json:dumps", "'json:dumps' is not a backend (not a class): name a class that implements "
+     "gpubench.backends.base.Backend"),
+    (f"{__name__}:NotQuite", f"'{__name__}:NotQuite' is not a backend (it lacks "),
+])  # fmt: skip
+def test_a_backend_named_by_the_user_is_found_or_refused_in_one_line(name, message, monkeypatch):
+    monkeypatch.setattr(backends, "_source", "--backend")
+    with pytest.raises(ConfigError) as info:
+        backends.preflight(name)
+    assert str(info.value).startswith(f"--backend: {message}")
+    if "lacks" not in message:
+        assert str(info.value) == f"--backend: {message}"
+
+
+def test_a_built_in_backend_that_cannot_load_is_an_environment_problem(monkeypatch):
+    monkeypatch.setitem(backends.BUILT_IN, "pycuda", "no_such_pkg.mod:Backend")
+    with pytest.raises(EnvironmentProblem) as info:
+        backends._factory("pycuda")
+    assert str(info.value) == ("the pycuda backend could not load (No module named "
+                               "'no_such_pkg'): check the NVIDIA driver (nvidia-smi) and that "
+                               "the backend's packages are installed")  # fmt: skip
+    assert backends._factory("tests.fakes:FakeBackend").__name__ == "FakeBackend"
