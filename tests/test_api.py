@@ -151,3 +151,63 @@ def test_roofline_takes_each_gpu_once_across_files_and_refuses_a_ceilings_record
         api.roofline([files[0], str(ceilings_file)])
     assert str(info.value) == (f"{ceilings_file}: is a ceilings record (gpubench ceilings "
                                "--json): give it with --ceilings")  # fmt: skip
+
+
+@pytest.mark.parametrize(("items", "parsed"), [
+    ([], {}), (["transpose=0.1", "matmul=0"], {"transpose": 0.1, "matmul": 0.0}),
+    (["a=0.5", "a=0.25"], {"a": 0.25}),
+])  # fmt: skip
+def test_suite_thresholds_parsed(items, parsed):
+    assert api.parse_suite_thresholds(items) == parsed
+
+
+@pytest.mark.parametrize("item", ["transpose", "=0.1", "t=x", "t=-0.1", "t=inf", "t=nan",
+                                  "t=0.1=0.2", "t=1e999"])  # fmt: skip
+def test_each_bad_suite_threshold_is_one_line(item):
+    with pytest.raises(ConfigError) as info:
+        api.parse_suite_thresholds(["ok=0.1", item])
+    assert str(info.value) == (f"--suite-threshold: expected SUITE=FRACTION such as "
+                               f"transpose=0.10, got {item!r}")  # fmt: skip
+
+
+def test_compare_s_refusals_in_their_words(tmp_path):
+    save_json(_set(1.0), tmp_path / "a.json")
+    a = str(tmp_path / "a.json")
+    for threshold in (float("nan"), float("inf"), -0.01):
+        with pytest.raises(ConfigError) as info:
+            api.compare(a, a, threshold=threshold)
+        assert str(info.value) == f"--threshold: expected a finite number >= 0, got {threshold!r}"
+    assert api.compare(a, a, threshold=0.0).compared == 1
+    with pytest.raises(ConfigError) as info:
+        api.compare(a, a, metric="gbsp")
+    from gpubench import metrics
+
+    known = ", ".join(sorted(m.key for m in metrics.CATALOG))
+    assert str(info.value) == (f"--metric: unknown metric 'gbsp' (did you mean 'gbps'?); known: "
+                               f"{known}")  # fmt: skip
+    other = _set(1.0)
+    for r in other.results:
+        r.suite = "t"
+    save_json(other, tmp_path / "t.json")
+    with pytest.raises(ConfigError) as info:
+        api.compare(a, str(tmp_path / "t.json"))
+    assert str(info.value) == (f"compare: nothing to compare: no result of {a} has a partner in "
+                               f"{tmp_path / 't.json'} (suites s against t)")  # fmt: skip
+
+
+def test_compare_by_a_metric_only_the_files_carry_and_with_a_suite_threshold(tmp_path):
+    base, new = _set(1.0, 1.0), _set(1.0, 1.0)
+    for r, value in zip(base.results + new.results, (10.0, 10.0, 10.0, 5.0), strict=True):
+        r.metrics = {"my_rate": value}
+    save_json(base, tmp_path / "a.json")
+    save_json(new, tmp_path / "b.json")
+    found = api.compare(str(tmp_path / "a.json"), str(tmp_path / "b.json"), metric="my_rate")
+    assert (found.metric.key, found.metric.header, found.metric.unit) == ("my_rate", "my_rate", "")
+    assert [r.verdict for r in found.rows] == ["same", "worse"]  # higher is better: 10 -> 5
+    assert found.varying == ["n"]
+    loose = api.compare(str(tmp_path / "a.json"), str(tmp_path / "b.json"), metric="my_rate",
+                        suite_thresholds={"s": 0.6})  # fmt: skip
+    assert [r.verdict for r in loose.rows] == ["same", "same"]
+    single = _set(1.0)
+    save_json(single, tmp_path / "one.json")
+    assert api.compare(str(tmp_path / "one.json"), str(tmp_path / "one.json")).varying == []
