@@ -42,3 +42,47 @@ def test_a_define_with_an_empty_value_keeps_the_equals_sign():
 def test_an_option_nvrtc_cannot_take_is_refused_by_name(options, message):
     with pytest.raises(KernelCompileError, match=message):
         parse(options, [])
+
+
+@pytest.mark.parametrize(("options", "fields"), [
+    (["--ptxas-options", "-v", "-Xptxas=-O1"], {"ptxas_options": ["-v", "-O1"]}),
+    (["-Xptxas=-a,-b"], {"ptxas_options": ["-a", "-b"]}),
+    (["--maxrregcount=32"], {"max_register_count": 32}),
+    (["--std=c++20"], {"std": "c++20"}),
+    (["-std=c++17=x"], {"std": "c++17=x"}),
+    (["-ftz=false", "prec-div=true", "--prec-sqrt=false"],
+     {"ftz": False, "prec_div": True, "prec_sqrt": False}),
+    (["-G", "--device-debug", "--restrict", "--extra-device-vectorization",
+      "--generate-line-info", "-use_fast_math"],
+     {"debug": True, "restrict": True, "extra_device_vectorization": True, "lineinfo": True,
+      "use_fast_math": True}),
+    (["-O0", "-O1", "-O2"], {}),
+])  # fmt: skip
+def test_each_option_s_field(options, fields):
+    assert parse(options, ["inc"]) == {"define_macro": [], "include_path": ["inc"], **fields}
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["-D"], "nvcc option '-D' has no NVRTC equivalent (the cuda-core backend compiles with "
+     "NVRTC): drop it or use --backend pycuda"),
+    (["-I"], "nvcc option '-I' has no NVRTC equivalent (the cuda-core backend compiles with "
+     "NVRTC): drop it or use --backend pycuda"),
+    (["--maxrregcount=-1"], "'--maxrregcount=-1': expected a whole number"),
+    (["--fmad=1"], "'--fmad=1': expected true or false"),
+    (["--ptxas-options"], "--ptxas-options needs a value"),
+])  # fmt: skip
+def test_each_refusal_in_its_words(options, message):
+    with pytest.raises(KernelCompileError) as info:
+        parse(options, [])
+    assert str(info.value) == message
+
+
+def test_program_options_carries_the_fields_and_the_architecture():
+    pytest.importorskip("cuda.core")
+    from gpubench.backends.nvrtc_options import program_options
+
+    options = program_options(["-DTILE=32", "-lineinfo"], ["inc"], "sm_90")
+    assert (options.arch, options.define_macro, options.include_path, options.lineinfo) == (
+        "sm_90", [("TILE", "32")], ["inc"], True)  # fmt: skip
+    bare = program_options([], [], "sm_80")
+    assert (bare.arch, bare.define_macro, bare.include_path) == ("sm_80", None, None)
