@@ -64,6 +64,10 @@ def define_options(defines: dict[str, str]) -> list[str]:
     return [f"-D{name}={value}" for name, value in sorted(defines.items())]
 
 
+# More nvcc processes than this is a typo, not a machine (the report would print it).
+MAX_COMPILE_WORKERS = 1024
+
+
 def compile_workers() -> int | None:
     """GPUBENCH_COMPILE_WORKERS as a number of parallel nvcc processes (None: not set)."""
     raw = os.environ.get("GPUBENCH_COMPILE_WORKERS")
@@ -73,9 +77,10 @@ def compile_workers() -> int | None:
         value = int(raw)
     except ValueError:
         value = 0
-    if value < 1:
+    if not 1 <= value <= MAX_COMPILE_WORKERS:
         raise ConfigError(
-            f"expected a whole number of nvcc processes >= 1, got {raw[:40]!r}",
+            f"expected a whole number of nvcc processes from 1 to {MAX_COMPILE_WORKERS}, got "
+            f"{raw[:40]!r}",
             source="GPUBENCH_COMPILE_WORKERS",
         )
     return value

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from gpubench import registry
@@ -164,3 +166,76 @@ def test_precompile_counts_each_outcome_and_says_how_many_workers(tmp_path, monk
 
     default = CompileCache(FakeBackend(), directory=tmp_path).precompile(bench, points)
     assert default.workers == min(32, os.cpu_count() or 1)
+
+
+def test_the_cache_root_from_the_environment(monkeypatch, tmp_path):
+    from gpubench import kernels
+
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "mine"))
+    assert kernels.cache_root() == tmp_path / "mine"
+    monkeypatch.delenv("GPUBENCH_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert kernels.cache_root() == tmp_path / "xdg" / "gpubench"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert kernels.cache_root() == tmp_path / "home" / ".cache" / "gpubench"
+    assert kernels.cache_dir() == kernels.cache_root() / f"binaries-v{kernels.CACHE_VERSION}"
+
+
+@pytest.mark.parametrize(("raw", "workers"), [(None, None), ("", None), ("  ", None), ("1", 1),
+                                              (" 4 ", 4), ("1024", 1024)])  # fmt: skip
+def test_compile_workers_from_the_environment(monkeypatch, raw, workers):
+    from gpubench import kernels
+
+    if raw is None:
+        monkeypatch.delenv("GPUBENCH_COMPILE_WORKERS", raising=False)
+    else:
+        monkeypatch.setenv("GPUBENCH_COMPILE_WORKERS", raw)
+    assert kernels.compile_workers() == workers
+
+
+@pytest.mark.parametrize("raw", ["0", "-2", "x", "1.5", "1025", "9" * 60])
+def test_a_bad_number_of_compile_workers_is_one_line(monkeypatch, raw):
+    from gpubench import kernels
+    from gpubench.errors import ConfigError
+
+    monkeypatch.setenv("GPUBENCH_COMPILE_WORKERS", raw)
+    with pytest.raises(ConfigError) as info:
+        kernels.compile_workers()
+    assert str(info.value) == ("GPUBENCH_COMPILE_WORKERS: expected a whole number of nvcc "
+                               f"processes from 1 to 1024, got {raw[:40]!r}")  # fmt: skip
+
+
+def test_the_compile_cache_is_made_and_an_unwritable_one_is_one_line(monkeypatch, tmp_path):
+    from gpubench import kernels
+    from gpubench.errors import ConfigError
+
+    monkeypatch.delenv("GPUBENCH_COMPILE_WORKERS", raising=False)
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "a" / "b"))
+    kernels.check_settings()
+    assert list(kernels.cache_dir().iterdir()) == []  # made, the probe gone
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "file"))
+    with pytest.raises(ConfigError) as info:
+        kernels.check_settings()
+    assert str(info.value) == (f"GPUBENCH_CACHE_DIR: the compile cache {kernels.cache_dir()} is "
+                               "not writable (Not a directory): set GPUBENCH_CACHE_DIR to a "
+                               "directory you can write")  # fmt: skip
+
+
+def test_the_source_digest_follows_the_source_and_what_it_includes(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from gpubench import kernels
+
+    (tmp_path / "k.cu").write_text('#include "a.cuh"\n// k\n')
+    (tmp_path / "a.cuh").write_text('#include "b.cuh"\n// a\n')
+    (tmp_path / "b.cuh").write_text("// b\n")
+    monkeypatch.setattr(kernels, "source_path", lambda bench: tmp_path / "k.cu")
+    bench = SimpleNamespace(has_kernels=True)
+    expected = hashlib.sha256(b'#include "a.cuh"\n// k\n' b'#include "b.cuh"\n// a\n' b"// b\n"
+).hexdigest()  # fmt: skip
+    assert kernels.source_digest(bench) == expected
+    (tmp_path / "b.cuh").write_text("// b changed\n")
+    assert kernels.source_digest(bench) != expected
+    assert kernels.source_digest(SimpleNamespace(has_kernels=False)) == ""
