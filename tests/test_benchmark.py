@@ -163,3 +163,40 @@ def test_a_tolerance_per_output_falls_back_to_the_dtype_default():
     assert case.tolerance_for(F32, output="out") == exact
     assert case.tolerance_for(F32, output="other") == Tolerance.default_for(F32)
     assert case.tolerance_for(F32) == Tolerance(rtol=0.5)  # no name: the "" entry
+
+
+@pytest.mark.parametrize(("param", "value", "message"), [
+    (Param("b", bool, False, ""), "yes", "expected true or false, got 'yes'"),
+    (Param("b", bool, False, ""), None, "expected true or false, got None"),
+    (Param("f", float, 1.0, ""), True, "expected a number, got True"),
+    (Param("f", float, 1.0, ""), [1], "expected a number, got [1]"),
+    (Param("f", float, 1.0, ""), "x", "expected a number, got 'x'"),
+    (Param("f", float, 1.0, ""), "inf", "expected a finite number, got 'inf'"),
+    (Param("s", str, "a", ""), True, "expected text, got the boolean True (YAML reads "
+     "yes/no/on/off as booleans: quote the value)"),
+    (Param("s", str, "a", ""), [1], "expected text, got [1]"),
+    (Param("n", int, 4, "", minimum=2), 1, "1 is below the minimum 2"),
+    (Param("n", int, 4, "", maximum=8), 9, "9 is above the maximum 8"),
+    (Param("n", int, 4, "", maximum=8, maximum_reason="an unsigned int"), 9,
+     "9 is above the maximum 8 (an unsigned int)"),
+])  # fmt: skip
+def test_each_refused_value_in_its_words(param, value, message):
+    with pytest.raises(ValueError) as info:
+        param.coerce(value)
+    assert str(info.value) == message
+
+
+def test_none_is_a_value_only_where_the_default_is_none():
+    assert Param("rows", int, None, "", derived_from="size").coerce(None) is None
+    with pytest.raises(ValueError):
+        Param("rows", int, 4, "").coerce(None)
+    assert Param("f", float, 1.0, "").coerce("1e-3") == 0.001
+    assert Param("s", str, "a", "").coerce(7) == "7"
+
+
+def test_an_unknown_parameter_is_a_key_error_naming_it():
+    from tests.fakes import ScaleSuite
+
+    with pytest.raises(KeyError) as info:
+        ScaleSuite().param("nope")
+    assert info.value.args == ("nope",)
