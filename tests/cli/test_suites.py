@@ -1,0 +1,49 @@
+"""`gpubench run SUITE` and `gpubench inspect SUITE`: each suite's command and help, made from
+its declarations, and how a name that is not a suite is answered (no GPU, in-process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpubench import registry
+from gpubench.cli import cli
+from tests import snapshots
+
+PINNED = Path(__file__).parent
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, list(args), terminal_width=100)
+
+
+@pytest.mark.parametrize("command", ["run", "inspect"])
+def test_a_suite_s_help_pinned(command):
+    result = invoke(command, "transpose", "--help")
+    assert result.exit_code == 0
+    snapshots.matches(PINNED / f"{command}_transpose_help.txt", result.output)
+
+
+SUITES = ", ".join(registry.suite_names())
+
+
+@pytest.mark.parametrize("command", ["run", "inspect"])
+def test_an_unknown_suite_is_a_usage_error_naming_the_suites(command):
+    result = invoke(command, "transpos")
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1] == (f"Error: unknown suite 'transpos' (did you mean "
+                                              f"'transpose'?); suites: {SUITES}")  # fmt: skip
+    assert result.output.splitlines()[0] == f"Usage: cli {command} [OPTIONS] COMMAND [ARGS]..."
+
+
+@pytest.mark.parametrize("name", ["mine.py", "mine.yaml", "mine.yml"])
+def test_a_file_name_is_taken_as_a_suite_or_kernel_file(name):
+    result = invoke("run", name)
+    assert (result.exit_code, result.output) == (2, f"error: suite file '{name}' not found\n")
+
+
+def test_an_option_before_the_suite_is_clicks_own_error():
+    result = invoke("run", "-h")
+    assert result.exit_code == 2 and result.output.splitlines()[-1] == "Error: No such option '-h'."
