@@ -120,3 +120,27 @@ def test_one_model_one_point_and_no_results():
 ])  # fmt: skip
 def test_time_formats_at_their_boundaries(ms, text):
     assert format_time(ms) == text
+
+
+def test_a_note_that_starts_with_a_letter_x_and_a_gpu_that_did_not_say_its_name():
+    def r(variant, device, reason, **summary):
+        return Result(suite="s", variant=variant, point={"n": 1}, status=Status.OK, reason=reason,
+                      device=device, summary={"median_ms": 1.0, "rel_noise": 0.0, **summary})  # fmt: skip
+
+    table = results_table([
+        r("a", {"name": "A100"}, "X-ray", clock_capped=True),
+        r("b", {"index": 2}, "Xeon host", discarded=4),
+    ])  # fmt: skip
+    columns = {str(c.header): [str(cell) for cell in c.cells] for c in table.columns}
+    assert columns["gpu"] == ["?: A100", "2: ?"]
+    assert columns["note"] == ["X-ray; clock capped", "Xeon host; 4 throttled samples discarded"]
+
+
+def test_a_suite_s_own_metric_gets_its_column():
+    from gpubench.metrics import Metric
+
+    result = Result(suite="s", variant="a", point={"n": 1}, status=Status.OK,
+                    summary={"median_ms": 1.0, "rel_noise": 0.0}, metrics={"mine": 2.5})  # fmt: skip
+    table = results_table([result], extra_metrics=(Metric("mine", "my rate", "u/s", "{:.2f}"),))
+    columns = {str(c.header): [str(cell) for cell in c.cells] for c in table.columns}
+    assert columns["my rate"] == ["2.50"]
