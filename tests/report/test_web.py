@@ -157,3 +157,80 @@ def test_a_report_needs_plotly(tmp_path, monkeypatch):
                                "install 'gpubench[report]'")  # fmt: skip
     assert json.dumps(web._table(["a<b"], [["<i>x</i>"]], "c")) == json.dumps(
         "<table class='c'><tr><th>a&lt;b</th></tr><tr><td><i>x</i></td></tr></table>")  # fmt: skip
+
+
+def edge_run(day, results, suite="edge", environment=ENVIRONMENT):
+    made = []
+    for variant, status, median, noise, extra in results:
+        summary = None if median is None else {"median_ms": median, "rel_noise": noise}
+        made.append(Result(suite, variant, {"n": 1}, status, summary=summary, **extra))
+    return ResultSet(suite=suite, environment=environment, spec={"suite": suite}, results=made,
+                     created=f"2026-11-2{day}T04:00:00+00:00")  # fmt: skip
+
+
+OK, UNSTABLE, SKIPPED = Status.OK, Status.UNSTABLE, Status.SKIPPED
+BOUND = {"work": {"flops": 1e11, "bytes_moved": 1e9}}  # 100 flop/byte: right of the ridge
+
+
+@pytest.fixture()
+def edge_store(tmp_path):
+    with History.open(tmp_path / "edge.sqlite") as history:
+        for day, results in enumerate([
+            [("c", OK, 1.0, None, {"metrics": {"gbps": 1.0, "speedup": 2.0}}),
+             ("u", UNSTABLE, 2.0, 0.3, {}), ("w", OK, 1.0, 0.0, {"work": {"bytes_moved": 100}})],
+            [("c", OK, 2.0, 0.01, {"metrics": {"gbps": 1.0}}), ("u", UNSTABLE, 2.4, 0.3, {})],
+            [("c", OK, 3.0, 0.01, {}), ("u", UNSTABLE, 2.4, 0.3, {}), ("s", SKIPPED, None, None, {}),
+             ("k", OK, 1.0, 0.01, BOUND)],
+        ]):  # fmt: skip
+            history.append(edge_run(4 + day, results), version=CodeVersion(None, None, None))
+        for day, median in enumerate([1.0, 0.5]):
+            history.append(edge_run(7 + day, [("v", OK, median, 0.01, {})], suite="second"),
+                           version=CodeVersion(None, None, "0.3.0"))  # fmt: skip
+        yield history
+
+
+def test_the_edges_of_the_report_pinned(edge_store, tmp_path, monkeypatch):
+    monkeypatch.setattr(web, "_copy_plotly", lambda out: None)
+    index, edge, second = web.write_report(edge_store, str(tmp_path / "site"), threshold=0.02)
+    pinned("web_edge_index.html", index.read_text())
+    pinned("web_edge.html", edge.read_text())
+    pinned("web_edge_second.html", second.read_text())
+
+
+def test_the_edges_of_the_chart_data(edge_store):
+    runs = edge_store.runs(suite="edge")
+    data, changes = web.suite_data(edge_store, "edge", runs, threshold=0.02)
+    assert [(v, verdict, round(c, 3)) for _, v, verdict, c in changes] == [("c", "slower", 0.5)]
+    (point,) = data["points"]
+    assert point["label"] == "every run at one point"
+    series = {s["variant"]: s for s in point["series"]}
+    assert series["c"]["noise"] == [None, 0.01, 0.01]
+    assert series["c"]["metrics"] == {"gbps": [1.0, 1.0, None], "speedup": [2.0, None, None]}
+    assert series["u"]["runs"] == [r.id for r in runs]  # unstable results are drawn
+    assert point["regressions"]["variant"] == ["c", "c"]
+    assert data["metrics"] == [{"key": "gbps", "label": "GB/s"},
+                               {"key": "speedup", "label": "speedup (x)"}]  # fmt: skip
+    roof = data["roofline"]
+    assert (roof["x"], roof["text"]) == ([100.0], ["k · n=1"])
+    assert (roof["xmin"], roof["xmax"]) == (7.5, 400.0)
+    assert web._latest_table(None) == ""
+    page = web._index_page([("edge", runs, [])])
+    assert "<p>Nothing got slower or faster.</p>" in page and "<td>0</td><td>0</td>" in page
+
+
+def test_plotly_s_script_is_copied_beside_the_pages(tmp_path, monkeypatch):
+    import sys
+    from types import SimpleNamespace
+
+    from gpubench.errors import EnvironmentProblem
+
+    package = tmp_path / "plotly"
+    (package / "package_data").mkdir(parents=True)
+    monkeypatch.setitem(sys.modules, "plotly", SimpleNamespace(__file__=str(package / "x.py")))
+    (tmp_path / "out").mkdir()
+    with pytest.raises(EnvironmentProblem) as info:
+        web._copy_plotly(tmp_path / "out")
+    assert str(info.value) == f"this Plotly has no {web.PLOTLY_JS}: pip install -U plotly"
+    (package / "package_data" / web.PLOTLY_JS).write_text("// plotly")
+    web._copy_plotly(tmp_path / "out")
+    assert (tmp_path / "out" / web.PLOTLY_JS).read_text() == "// plotly"
