@@ -138,3 +138,34 @@ def test_a_launch_the_kernel_attributes_refuse_fails_with_their_message(monkeypa
     (result,) = Runner(FakeBackend()).run(Plan(bench, [point], ("good",), "good", QUICK))
     assert result.status is Status.LAUNCH_FAILED
     assert result.reason == "block of 2048 threads: at most 1024"
+
+
+def test_why_a_variant_is_not_checked_in_its_words():
+    def bench(reference_variant=None, has_reference=True):
+        return SimpleNamespace(reference_variant=reference_variant,
+                               has_reference=lambda: has_reference,
+                               variant=lambda name: SimpleNamespace(computes="out"))  # fmt: skip
+
+    empty, full = SimpleNamespace(has=lambda c: False), SimpleNamespace(has=lambda c: c == "out")
+    assert stages.unverified_reason(bench("ref"), "ref", full) == (
+        "the reference: the other variants are checked against its outputs")  # fmt: skip
+    assert stages.unverified_reason(bench("ref"), "a", empty) == (
+        "not checked: the reference variant 'ref' produced no outputs at this point")  # fmt: skip
+    assert stages.unverified_reason(bench("ref"), "a", full) is None
+    assert stages.unverified_reason(bench(None, False), "a", empty) == (
+        "no reference: the outputs were not checked")  # fmt: skip
+    assert stages.unverified_reason(bench(None, True), "a", empty) is None
+
+
+def test_each_output_s_tolerance_follows_the_type_it_was_made_in_and_the_record():
+    seen = []
+
+    def tolerance_for(dtype, record, name):
+        seen.append((dtype, record, name))
+        return name
+
+    case = SimpleNamespace(tolerance_for=tolerance_for)
+    record = object()
+    got = stages.tolerances(case, {"a": None, "b": None}, {"a": np.float16}, record)
+    assert got == {"a": "a", "b": "b"}
+    assert seen == [(np.dtype(np.float16), record, "a"), (np.dtype(np.float64), record, "b")]
