@@ -333,3 +333,39 @@ def test_a_store_that_cannot_be_opened_names_itself(tmp_path, case):
         History.open(path, create=False) if case == "missing" else History.open(path)
     message = "is not a file" if case == "directory" else "no such history store"
     assert str(info.value) == f"{path}: {message}" and info.value.source == str(path)
+
+
+def test_opening_a_store_that_cannot_be_one_names_it(tmp_path):
+    (tmp_path / "file").write_text("")
+    for path, message in [
+        (tmp_path / "file" / "h.sqlite", "cannot create the history store's folder (File exists)"),
+        (tmp_path / "none.sqlite", "no such history store"),
+    ]:  # fmt: skip
+        with pytest.raises(ConfigError) as info:
+            History.open(path, create=path.name != "none.sqlite")
+        assert str(info.value) == f"{path}: {message}"
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not sqlite at all" * 100)
+    with pytest.raises(ConfigError) as info:
+        History.open(junk)
+    assert str(info.value) == f"{junk}: not a gpubench history store (file is not a database)"
+
+
+def test_a_run_s_values_that_are_not_json_or_not_objects_are_stored_as_text_or_left_out(tmp_path):
+    rs = result_set()
+    rs.environment = {"device": "H100", "backend": ["x"], "where": Path("/a/b")}
+    rs.spec = {"source": Path("s.yaml")}
+    with History.open(tmp_path / "h.sqlite") as store:
+        run_id = store.append(rs, version=CodeVersion(None, None, "0.1.0"))
+        (run,) = store.runs()
+        assert (str(store.path), run.id, run.source) == (str(tmp_path / "h.sqlite"), run_id, "")
+        assert (run.gpu_name, run.backend) == (None, None)
+        assert json.loads(store.environment(run_id))["where"] == "/a/b"
+        with pytest.raises(ConfigError) as info:  # read back, the run is one line, no traceback
+            store.result_set(run_id)
+        assert str(info.value) == (f"{tmp_path / 'h.sqlite'} run {run_id}: environment.device: "
+                                   "environment.device must be an object")  # fmt: skip
+        rs.environment = {"device": {"name": "G"}, "where": Path("/a/b")}
+        again = store.append(rs, version=CodeVersion(None, None, "0.1.0"), source="s.yaml")
+        assert store.result_set(again).spec == {"source": "s.yaml"}
+        assert store.runs()[-1].source == "s.yaml"
