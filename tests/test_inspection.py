@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -227,3 +228,85 @@ def test_annotated_ptx_shows_each_kernel_asked_for_with_its_source_lines(tmp_pat
         ".entry b(", "        // k.cu:2: second \ufffd line", "\tret;"]  # fmt: skip
     assert inspection.annotate_ptx(ptx, tmp_path / "gone.cu", {"b"}).splitlines() == [
         ".entry b(", "        // gone.cu:2: ", "\tret;"]  # fmt: skip
+
+
+def test_inspect_runs_exactly_these_commands_and_reads_what_they_leave(tmp_path, monkeypatch):
+    """nvcc for the cubin (with ptxas's report), nvcc for the PTX, the disassembler on the
+    cubin; each failure of the last two leaves its listing empty (no GPU, no nvcc needed)."""
+    import subprocess
+
+    ran = []
+    ptxas = "ptxas info    : Compiling entry function 'k' for 'sm_90'\n" \
+            "ptxas info    : Used 12 registers, used 0 barriers\n"  # fmt: skip
+
+    def fake_run(command, what):
+        ran.append((command, what))
+        if "-ptx" in command:
+            out = command[command.index("-o") + 1]
+            Path(out).write_text(".visible .entry k()\n{\nld.global.f32 %f1, [%rd1];\nret;\n}\n")
+            return subprocess.CompletedProcess(command, ptx_code, "", "")
+        if "-cubin" in command:
+            return subprocess.CompletedProcess(command, 0, "", ptxas)
+        return subprocess.CompletedProcess(command, sass_code, "        Function : k\n"
+                                           "        /*0000*/  LDG.E R0, [R2.64] ;\n", "")  # fmt: skip
+
+    monkeypatch.setattr(inspection, "_run", fake_run)
+    monkeypatch.setattr(inspection, "disassembler", lambda: ("cuobjdump", ["cuobjdump", "-sass"]))
+    source = tmp_path / "k.cu"
+    ptx_code = sass_code = 0
+    report = inspection.inspect(source, ["-DX=1"], ["inc"], "sm_90")
+    (cubin_cmd, w1), (ptx_cmd, w2), (sass_cmd, w3) = ran
+    cubin = cubin_cmd[cubin_cmd.index("-o") + 1]
+    assert cubin_cmd == ["nvcc", "-cubin", "-Xptxas", "-v", "-o", cubin, "-arch=sm_90",
+                         "-lineinfo", "-Iinc", "-DX=1", str(source)]  # fmt: skip
+    assert Path(cubin).name == "k.cubin"
+    ptx_out = ptx_cmd[ptx_cmd.index("-o") + 1]
+    assert ptx_cmd == ["nvcc", "-ptx", "-o", ptx_out, "-arch=sm_90", "-lineinfo", "-Iinc",
+                       "-DX=1", str(source)]  # fmt: skip
+    assert Path(ptx_out).name == "k.ptx" and sass_cmd == ["cuobjdump", "-sass", cubin]
+    assert (w1, w2, w3) == ("inspect", "inspect", "--sass")
+    assert (report.listing_kind, report.note, [k.name for k in report.kernels]) == (
+        "sass",
+        "",
+        ["k"],
+    )
+    assert report.kernels[0].resources.registers == 12 and report.ptx.startswith(".visible")
+    ran.clear()
+    ptx_code = sass_code = 1  # both listings fail: empty, and the mix is the PTX's (none)
+    failed = inspection.inspect(source, [], [], "sm_80")
+    assert (failed.ptx, failed.sass, failed.listing_kind) == ("", "", "ptx")
+    ran.clear()
+    ptx_code = 0
+    no_sass = inspection.inspect(source, [], [], "sm_80", want_sass=False)
+    assert len(ran) == 2 and (no_sass.listing_kind, no_sass.note) == ("ptx", "")
+    monkeypatch.setattr(inspection, "disassembler", lambda: None)
+    noted = inspection.inspect(source, [], [], "sm_80")
+    assert noted.note == ("cuobjdump and nvdisasm not found (CUDA toolkit, or pip install "
+                          "nvidia-cuda-cuobjdump): the instruction mix is counted in the PTX")  # fmt: skip
+
+
+def test_a_tool_that_is_missing_or_hangs_is_one_line(monkeypatch):
+    import subprocess
+
+    from gpubench.errors import EnvironmentProblem
+
+    with pytest.raises(EnvironmentProblem) as info:
+        inspection._run(["no-such-tool-here", "x"], "inspect")
+    assert str(info.value) == "no-such-tool-here not found: inspect needs the CUDA toolkit on PATH"
+
+    def hang(*args, **kwargs):
+        assert kwargs["timeout"] == 600
+        raise subprocess.TimeoutExpired("nvcc", 600)
+
+    monkeypatch.setattr(inspection.subprocess, "run", hang)
+    with pytest.raises(EnvironmentProblem) as info:
+        inspection._run(["nvcc"], "inspect")
+    assert str(info.value) == "nvcc took more than 10 minutes"
+
+
+def test_an_architecture_that_is_not_one_is_refused_before_anything_runs():
+    from gpubench.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        inspection.inspect(Path("k.cu"), [], [], "90")
+    assert str(info.value) == "--arch: expected an architecture such as sm_90, got '90'"
