@@ -660,3 +660,75 @@ def test_normal_defaults_to_mean_0_and_deviation_1(tmp_path):
 ])  # fmt: skip
 def test_each_impossible_init_is_the_point_s_one_line(tmp_path, dtype, init, problem):
     assert _init(tmp_path, dtype, init) == problem
+
+
+@pytest.mark.parametrize(("value", "dtype", "expected"), [
+    (3, "int32", np.int32(3)), (3.0, "uint8", np.uint8(3)), (255, "uint8", np.uint8(255)),
+    (1, "bool", np.True_), (0.0, "bool", np.False_), (2.5, "float32", np.float32(2.5)),
+    (7, "float64", np.float64(7.0)), (-128, "int8", np.int8(-128)),
+])  # fmt: skip
+def test_a_scalar_becomes_its_c_type(value, dtype, expected):
+    converted = kernel_suite._as_c_type(value, np.dtype(dtype), "kernel.args[1].a")
+    assert converted == expected and converted.dtype == np.dtype(dtype)
+
+
+@pytest.mark.parametrize(("value", "dtype", "message"), [
+    (True, "int32", "k: True is not a number"),
+    ("3", "int32", "k: '3' is not a number"),
+    (float("inf"), "float32", "k: inf is not a finite number"),
+    (2.5, "int32", "k: 2.5 is not an integer (int32)"),
+    (256, "uint8", "k: 256 does not fit in uint8 [0, 255]"),
+    (-129, "int8", "k: -129 does not fit in int8 [-128, 127]"),
+    (1e39, "float32", "k: 1e+39 overflows float32"),
+])  # fmt: skip
+def test_a_scalar_that_is_not_its_c_type_is_the_point_s_one_line(value, dtype, message):
+    from gpubench.errors import PointError
+
+    with pytest.raises(PointError) as info:
+        kernel_suite._as_c_type(value, np.dtype(dtype), "k")
+    assert str(info.value) == message
+
+
+def _out(dtype: str):
+    from gpubench.kernel_file import Array
+
+    return Array("out", "out", np.dtype(dtype), ())
+
+
+@pytest.mark.parametrize(("value", "shape", "dtype", "expected"), [
+    (2, (3,), "float32", np.array([2.0, 2.0, 2.0])),
+    ([1, 2, 3, 4], (2, 2), "int32", np.array([[1, 2], [3, 4]])),
+    ([[1, 2]], (3, 2), "float32", np.array([[1.0, 2.0]] * 3)),
+    (np.array([True, False]), (2,), "bool", np.array([1, 0])),
+    (np.array([1.0, 2.0]), (2,), "int32", np.array([1, 2])),
+    (np.array([2**63]), (1,), "uint64", np.array([2**63], dtype=np.uint64)),
+])  # fmt: skip
+def test_a_reference_is_conformed_to_its_output(value, shape, dtype, expected):
+    result = kernel_suite._conform(value, shape, _out(dtype))
+    wanted = np.float64 if dtype.startswith("float") else (np.uint64 if dtype == "uint64" else
+                                                           np.int64)  # fmt: skip
+    assert result.dtype == wanted and result.flags["C_CONTIGUOUS"]
+    assert np.array_equal(result, expected)
+
+
+@pytest.mark.parametrize(("value", "shape", "dtype", "message"), [
+    ("text", (2,), "float32", "kernel.reference.out: the reference is <U4, not numbers"),
+    ([1, "a"], (2,), "float32", "kernel.reference.out: the reference is <U21, not numbers"),
+    (np.array([1, None], dtype=object), (2,), "float32", "kernel.reference.out: the reference "
+     "is object, not numbers"),
+    ([1, 2, 3], (2,), "float32", "kernel.reference.out: the reference has shape (3,); the "
+     "output is float32[2]"),
+    (np.array([[1, 2], [3, 4]]), (4,), "int32", "kernel.reference.out: the reference has shape "
+     "(2, 2); the output is int32[4]"),
+    (np.array([1.5]), (1,), "int32", "kernel.reference.out: the reference has fractions; out is "
+     "int32"),
+    (np.array([np.inf]), (1,), "int32", "kernel.reference.out: the reference has fractions; out "
+     "is int32"),
+])  # fmt: skip
+def test_a_reference_that_cannot_be_the_output_is_the_point_s_one_line(value, shape, dtype,
+                                                                      message):  # fmt: skip
+    from gpubench.errors import PointError
+
+    with pytest.raises(PointError) as info:
+        kernel_suite._conform(value, shape, _out(dtype))
+    assert str(info.value) == message
