@@ -732,3 +732,34 @@ def test_a_reference_that_cannot_be_the_output_is_the_point_s_one_line(value, sh
     with pytest.raises(PointError) as info:
         kernel_suite._conform(value, shape, _out(dtype))
     assert str(info.value) == message
+
+
+def test_each_variant_launches_with_its_own_block_and_shared_memory(tmp_path):
+    text = SCALE.replace("block: block\n", "block: {default: block, fast: [16, 2, 1]}\n"
+                         "  shared: {fast: 4 * block, default: 0}\n")  # fmt: skip
+    _, bench = load(tmp_path, text)
+    point = {"n": 1000, "block": 128}
+    inputs = bench.inputs(point, np.random.default_rng(0))
+    (good,) = bench.case("good", point, FAKE_DEVICE, inputs).steps
+    (fast,) = bench.case("fast", point, FAKE_DEVICE, inputs).steps
+    assert (good.block, good.shared_bytes) == ((128, 1, 1), 0)
+    assert (fast.block, fast.shared_bytes) == ((16, 2, 1), 512)
+
+
+@pytest.mark.parametrize(("block", "problem"), [
+    ("[4, 16, 16]", "kernel.block: (4, 16, 16) is 1024 threads"),
+    ("[1, 32, 33]", "kernel.block: (1, 32, 33) is 1056 threads; a block holds at most 1024"),
+    ("[33, 1, 32]", "kernel.block: (33, 1, 32) is 1056 threads; a block holds at most 1024"),
+])  # fmt: skip
+def test_the_thread_count_is_the_product_of_all_three_dimensions(tmp_path, block, problem):
+    text = SCALE.replace("block: block\n", f"block: {block}\n")
+    if "at most" not in problem:
+        _, bench = load(tmp_path, text)
+        assert bench.validate_point({"n": 1000, "block": 128}) is None
+        return
+    with pytest.raises(ConfigError) as error:
+        load(tmp_path, text)
+    assert (
+        str(error.value)
+        == f"{tmp_path / 'k.yaml'}: params: {problem}, at the point n=1000, block=128"
+    )
