@@ -197,17 +197,12 @@ def load_for(uuid: str | None) -> CeilingsRecord | None:
 def load_file(path: str | Path) -> CeilingsRecord:
     """A ceilings record, or a results file of the ceilings suite (JSON or JSON lines)."""
     source = str(path)
-    from gpubench.results import MAX_RESULTS_BYTES
+    from gpubench.results import check_readable
 
     try:
-        # Never opened unless a regular file of bounded size: a FIFO would block the open,
-        # /dev/zero never end the read.
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError("not a regular file: a ceilings record is a JSON file", source=source)
-        if info.st_size > MAX_RESULTS_BYTES:
-            raise ConfigError(f"{info.st_size:,} bytes: a ceilings record or results file is at "
-                              f"most {MAX_RESULTS_BYTES >> 30} GiB", source=source)  # fmt: skip
+        check_readable(
+            path, "a ceilings record is a JSON file", "a ceilings record or results file"
+        )
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read the file: {exc.strerror}", source=source) from None

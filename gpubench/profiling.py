@@ -202,4 +202,4 @@ def profile_results(spec: dict[str, Any], results: Iterable[Any], kernel_variant
             result.metrics.update(profile_one(ncu, spec, result.point, result.variant, device))
         except (ProfileError, OSError) as exc:
             # ncu's own text may hold brackets: printed as it is, never read as rich markup.
-            say(err, f"--profile: {result.variant} at {result.point}: {exc}")  # fmt: skip
+            say(err, f"--profile: {result.variant} at {result.point}: {exc}")

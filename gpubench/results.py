@@ -292,17 +292,22 @@ def _refuse_constant(name: str) -> None:
 MAX_RESULTS_BYTES = 1 << 30
 
 
+def check_readable(path: str | os.PathLike[str], what: str, kind: str) -> None:
+    """Refuse, before it is opened, anything but a regular file of at most MAX_RESULTS_BYTES
+    (a FIFO would block the open, /dev/zero never end the read); OSError passes through.
+    `what` says what the file should be, `kind` names it in the size limit."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"not a regular file: {what}", source=str(path))
+    if info.st_size > MAX_RESULTS_BYTES:
+        raise ConfigError(f"{info.st_size:,} bytes: {kind} is at most {MAX_RESULTS_BYTES >> 30} "
+                          "GiB", source=str(path))  # fmt: skip
+
+
 def _open_results(path: str | os.PathLike[str]) -> Any:
-    """The file opened for reading in binary, once it is known to be a regular file of at most
-    MAX_RESULTS_BYTES (a FIFO would block the open, /dev/zero never end the read)."""
+    """The file opened for reading in binary, once check_readable has passed it."""
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError("not a regular file: a results file is a JSON or JSON-lines file",
-                              source=str(path))  # fmt: skip
-        if info.st_size > MAX_RESULTS_BYTES:
-            raise ConfigError(f"{info.st_size:,} bytes: a results file is at most "
-                              f"{MAX_RESULTS_BYTES >> 30} GiB", source=str(path))  # fmt: skip
+        check_readable(path, "a results file is a JSON or JSON-lines file", "a results file")
         return open(path, "rb")  # the caller closes it
     except OSError as exc:
         raise ConfigError(f"cannot read results: {exc.strerror}", source=str(path)) from None

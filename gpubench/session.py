@@ -166,8 +166,11 @@ def _note_retries(retried: list[dict[str, Any]], result_set: results.ResultSet, 
     result_set.environment["worker_retries"] = retried
     for entry in retried:
         at = ", ".join(f"{k}={v}" for k, v in entry["point"].items())
-        say(err, f"note: {entry['variant']} at {at} was run once more on a fresh worker: "
-                  f"{entry['reason']}")  # fmt: skip
+        say(
+            err,
+            f"note: {entry['variant']} at {at} was run once more on a fresh worker: "
+            f"{entry['reason']}",
+        )
 
 
 def _precompile(runner: SweepRunner, points: list[dict[str, Any]], err: Any) -> dict[str, Any]:

@@ -42,8 +42,11 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
         ctx.exit(found)
     record = found.record
     if found.measured_earlier:
-        say(err, f"{record.gpu_name}: ceilings measured earlier ({store.store_dir()}); "
-                  "--remeasure measures them again")  # fmt: skip
+        say(
+            err,
+            f"{record.gpu_name}: ceilings measured earlier ({store.store_dir()}); "
+            "--remeasure measures them again",
+        )
     if found.stored_in:
         say(err, f"ceilings kept in {found.stored_in}")
     if json_path:

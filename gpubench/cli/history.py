@@ -59,7 +59,7 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
     with History.open(store_path) as store:
         ids = [store.append(s, label=label, version=version, source=path) for path, s in sets]
     shown = f"run {ids[0]}" if len(ids) == 1 else f"runs {ids[0]} to {ids[-1]}"
-    say(err_console(), f"imported {len(ids)} run(s) into {store_path}: {shown}")  # fmt: skip
+    say(err_console(), f"imported {len(ids)} run(s) into {store_path}: {shown}")
 
 
 @history.command("export")
@@ -125,4 +125,4 @@ def report(store_path: str, out_dir: str, threshold: float) -> None:
             from gpubench.errors import ConfigError
 
             raise ConfigError(f"cannot write the report ({exc.strerror})", source=out_dir) from None
-    say(err_console(), f"report: {len(pages)} page(s) in {out_dir}/ (open {out_dir}/index.html)")  # fmt: skip
+    say(err_console(), f"report: {len(pages)} page(s) in {out_dir}/ (open {out_dir}/index.html)")

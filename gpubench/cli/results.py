@@ -129,8 +129,11 @@ def roofline(results_paths: tuple[str, ...], output: str | None, ceilings_path: 
     tables = []
     for group in groups:
         if group.theoretical_only:
-            say(err, f"note: no measured ceilings for {group.record.gpu_name}: the theoretical "
-                      "peaks stand in (run `gpubench ceilings` on it)")  # fmt: skip
+            say(
+                err,
+                f"note: no measured ceilings for {group.record.gpu_name}: the theoretical "
+                "peaks stand in (run `gpubench ceilings` on it)",
+            )
         tables.append(roofline_table(group))
         console.print(tables[-1])
     if not any(group.placed for group in groups):
@@ -185,5 +188,8 @@ def plot(results_path: str, x: str | None, y: str | None, by: str, facet: str | 
     check_writable(target, "--output")
     need_matplotlib("plot")
     chart = api.plot(results_path, target, x, y, by, facet)
-    say(err_console(), f"plot: {target} ({chart.y.header} vs {chart.x}"
-                    f"{', log x' if chart.log_x else ''}{', log y' if chart.log_y else ''})")  # fmt: skip
+    say(
+        err_console(),
+        f"plot: {target} ({chart.y.header} vs {chart.x}"
+        f"{', log x' if chart.log_x else ''}{', log y' if chart.log_y else ''})",
+    )

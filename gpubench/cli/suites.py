@@ -43,7 +43,6 @@ def run_command(bench: Benchmark, suite_ref: str) -> click.Command:
                 device: int, profile: bool, devices: str | None, verbose: bool,
                 history_path: str | None, label: str, timeline_path: str | None, force: bool,
                 **values: Any) -> None:  # fmt: skip
-
         from gpubench import config
 
         timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
@@ -152,11 +151,11 @@ def inspect_command(bench: Benchmark, suite_ref: str) -> click.Command:
             functions = inspection.sass_functions(found.report.sass)
             for kernel in found.shown:
                 console.rule(f"{kernel.name} · SASS · {arch}")
-                say(console, "\n".join(functions.get(kernel.name, [])))  # fmt: skip
+                say(console, "\n".join(functions.get(kernel.name, [])))
             return
         if show_ptx:
             chosen = set(kernels) if kernels else None
-            say(console, inspection.annotate_ptx(found.report.ptx, found.source, chosen))  # fmt: skip
+            say(console, inspection.annotate_ptx(found.report.ptx, found.source, chosen))
             return
         console.print(inspection_table(bench, arch, found))
         if found.report.note:

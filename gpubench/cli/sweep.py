@@ -84,7 +84,7 @@ def print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
     for table in dry_run_tables(plan, spec.source):
         console.print(table)
     if plan.fixed and plan.varying != list(plan.points[0]):
-        say(console, "at every point: " + ", ".join(f"{n}={v}" for n, v in plan.fixed.items()))  # fmt: skip
+        say(console, "at every point: " + ", ".join(f"{n}={v}" for n, v in plan.fixed.items()))
     for note in plan.notes:
         say(console, note)
     total = len(plan.points) * len(spec.variants)
