@@ -51,8 +51,20 @@ def store(tmp_path):
         yield history
 
 
+# Every page carries the same style and (with charts) the same script: pinned once, in
+# web_shared.txt, and marked where each page holds them.
+SHARED = {"/* the style in web_shared.txt */": web._STYLE,
+          "/* the charts' script in web_shared.txt */": web._CHARTS_JS}  # fmt: skip
+
+
 def pinned(name: str, text: str) -> None:
+    for mark, part in SHARED.items():
+        text = text.replace(part, mark)
     snapshots.matches(PINNED / name, text.replace("><", ">\n<"))
+
+
+def test_the_style_and_script_every_page_shares_pinned_once():
+    snapshots.matches(PINNED / "web_shared.txt", web._STYLE + "\n" + web._CHARTS_JS)
 
 
 def test_the_report_pages_pinned(store, tmp_path, monkeypatch):
