@@ -118,6 +118,13 @@ __device__ __forceinline__ void push(int* list, unsigned* count, int v) {
 // Entries of each of near_far_local's two block-local lists (32 KiB of shared memory).
 #define LOCAL_CAPACITY 4096
 
+// The worklist solvers read a vertex's first SLOTS out-edges from fixed-width slots,
+// (neighbour, weight) pairs at slots[2u], slots[2u + 1] (neighbour -1: empty), found without
+// reading an offset first; most road junctions have at most four roads. Further edges are in
+// a CSR of their own (extra_offsets), relaxed EDGE_BATCH at a time.
+#define SLOTS 4
+#define EDGE_BATCH 4
+
 // Clears the dedup stamps and lists the source as the first step's only vertex.
 extern "C" __global__ void init_worklist(int* near_stamp, int* far_stamp, unsigned n,
                                          const int* sources, int which, int* near0,
@@ -150,8 +157,9 @@ extern "C" __global__ void init_worklist(int* near_stamp, int* far_stamp, unsign
 // is never written in that step and the slot it zeroes is neither read nor written in it:
 // every block takes the same decisions from the same numbers.
 extern "C" __global__ void __launch_bounds__(1024, 1)
-worklist_sssp(const long long* __restrict__ offsets, const int* __restrict__ neighbours,
-              const int* __restrict__ weights, int* dist, int* near0, int* near1, int* far0,
+worklist_sssp(const int4* __restrict__ slots, const long long* __restrict__ extra_offsets,
+              const int* __restrict__ extra_neighbours, const int* __restrict__ extra_weights,
+              int* dist, int* near0, int* near1, int* far0,
               int* far1, int* near_stamp, int* far_stamp, unsigned* counts, unsigned* barrier,
               int delta, int local_rounds, unsigned long long* stats) {
     // near_far_local's block-local worklists (ping-pong) and their counts.
@@ -184,31 +192,65 @@ worklist_sssp(const long long* __restrict__ offsets, const int* __restrict__ nei
             const int threshold = threshold_wide > INF ? INF : (int)threshold_wide;
             // Relaxes u's out-edges; an improved vertex below the threshold goes to this
             // block's next local list when `local` (and it has room), else to the next step's.
+            // What follows one edge's atomicMin: an improved vertex below the threshold goes
+            // to this block's next local list when `local` (and it has room), else to the next
+            // step's list; one above it to the far pile.
+            auto improved = [&](int v, int candidate, int before, bool local, int* list_to,
+                                unsigned* count_to) {
+                ++relaxed;
+                if (candidate >= before) return;
+                if (candidate < threshold) {
+                    if (local) {
+                        // No dedup stamp: a vertex listed twice is relaxed twice, cheaper
+                        // than one more global round trip per improvement.
+                        const unsigned slot = atomicAdd(count_to, 1u);
+                        if (slot < LOCAL_CAPACITY) {
+                            list_to[slot] = v;
+                            return;
+                        }
+                    }
+                    if (atomicExch(&near_stamp[v], next_stamp) != next_stamp)
+                        push(near_next, near_next_count, v);
+                } else if (atomicExch(&far_stamp[v], (int)phase) != (int)phase) {
+                    push(far_list, far_list_count, v);
+                }
+            };
+            // Relaxes u's out-edges. A hop is a chain of round trips to memory, so each
+            // link is one group of accesses in flight together: u's distance, its slots and
+            // where its further edges start; then the slots' atomics. Straight to the atomic:
+            // the GPU is latency-bound here, not busy, and a load first would add a round trip
+            // to every improving edge.
             auto relax = [&](int u, bool local, int* list_to, unsigned* count_to) {
                 const int du = __ldcg(&dist[u]);
-                const long long end = offsets[u + 1];
-                for (long long e = offsets[u]; e < end; ++e) {
-                    const int v = neighbours[e];
-                    const int candidate = du + weights[e];
-                    ++relaxed;
-                    // Straight to the atomic: the GPU is latency-bound here, not busy, and a
-                    // load first would add a round trip to every improving edge.
-                    if (candidate >= atomicMin(&dist[v], candidate)) continue;
-                    if (candidate < threshold) {
-                        if (local) {
-                            // No dedup stamp: a vertex listed twice is relaxed twice, cheaper
-                            // than one more global round trip per improvement.
-                            const unsigned slot = atomicAdd(count_to, 1u);
-                            if (slot < LOCAL_CAPACITY) {
-                                list_to[slot] = v;
-                                continue;
-                            }
+                const int4 slot01 = slots[2 * u], slot23 = slots[2 * u + 1];
+                const long long first = extra_offsets[u], end = extra_offsets[u + 1];
+                const int v[SLOTS] = {slot01.x, slot01.z, slot23.x, slot23.z};
+                const int candidate[SLOTS] = {du + slot01.y, du + slot01.w, du + slot23.y,
+                                              du + slot23.w};
+                int before[SLOTS];
+#pragma unroll
+                for (int k = 0; k < SLOTS; ++k)
+                    if (v[k] >= 0) before[k] = atomicMin(&dist[v[k]], candidate[k]);
+#pragma unroll
+                for (int k = 0; k < SLOTS; ++k)
+                    if (v[k] >= 0) improved(v[k], candidate[k], before[k], local, list_to, count_to);
+                // A junction with more roads than slots: the rest a batch at a time (their
+                // loads, then their atomics), one more round trip per batch.
+                for (long long e0 = first; e0 < end; e0 += EDGE_BATCH) {
+                    int w[EDGE_BATCH], c[EDGE_BATCH], b[EDGE_BATCH];
+#pragma unroll
+                    for (int k = 0; k < EDGE_BATCH; ++k) {
+                        if (e0 + k < end) {
+                            w[k] = extra_neighbours[e0 + k];
+                            c[k] = du + extra_weights[e0 + k];
                         }
-                        if (atomicExch(&near_stamp[v], next_stamp) != next_stamp)
-                            push(near_next, near_next_count, v);
-                    } else if (atomicExch(&far_stamp[v], (int)phase) != (int)phase) {
-                        push(far_list, far_list_count, v);
                     }
+#pragma unroll
+                    for (int k = 0; k < EDGE_BATCH; ++k)
+                        if (e0 + k < end) b[k] = atomicMin(&dist[w[k]], c[k]);
+#pragma unroll
+                    for (int k = 0; k < EDGE_BATCH; ++k)
+                        if (e0 + k < end) improved(w[k], c[k], b[k], local, list_to, count_to);
                 }
             };
             unsigned cur = 0;  // local_count[0] and [1] are zero here

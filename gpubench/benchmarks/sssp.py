@@ -55,6 +55,30 @@ PER_SOURCE = Metric("ms_per_source", "ms/source", "ms", "{:,.3f}", higher_is_bet
 
 EDGE_SWEEPS = ("edges", "edges_atomic")
 WORKLISTS = ("frontier", "near_far", "near_far_local")
+# Out-edges per vertex in the worklist kernels' fixed-width slots (SLOTS in sssp.cu).
+SLOTS = 4
+
+
+def adjacency_slots(
+    offsets: np.ndarray, neighbours: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The worklist kernels' adjacency: each vertex's first SLOTS out-edges as (neighbour,
+    weight) pairs in a row of its own (neighbour -1 where it has fewer), found from the
+    vertex id alone; the edges past SLOTS in a CSR of their own (offsets, neighbours,
+    weights). A hop then waits on one load round trip instead of two (offsets, then edges).
+    """
+    vertices = offsets.size - 1
+    degree = np.diff(offsets)
+    owner = np.repeat(np.arange(vertices), degree)
+    rank = np.arange(int(offsets[-1])) - np.repeat(offsets[:-1], degree)
+    in_slot = rank < SLOTS
+    slots = np.zeros((vertices, SLOTS, 2), np.int32)
+    slots[:, :, 0] = -1
+    slots[owner[in_slot], rank[in_slot], 0] = neighbours[in_slot]
+    slots[owner[in_slot], rank[in_slot], 1] = weights[in_slot]
+    extra_offsets = np.zeros(vertices + 1, np.int64)
+    np.cumsum(np.maximum(degree - SLOTS, 0), out=extra_offsets[1:])
+    return slots.reshape(-1), extra_offsets, neighbours[~in_slot], weights[~in_slot]
 
 
 @lru_cache(maxsize=2)
@@ -179,6 +203,9 @@ class ShortestPaths(Benchmark):
             values = np.ascontiguousarray(values, dtype=np.int32)
             return values if values.size else np.zeros(1, np.int32)
 
+        slots, extra_offsets, extra_neighbours, extra_weights = adjacency_slots(
+            out_offsets, out_neighbours, out_weights
+        )
         return {
             "coo_src": edge_array(graph.src[order]),
             "coo_dst": edge_array(graph.dst[order]),
@@ -189,6 +216,10 @@ class ShortestPaths(Benchmark):
             "in_offsets": in_offsets,
             "in_sources": edge_array(in_sources),
             "in_weights": edge_array(in_weights),
+            "slots": slots if slots.size else np.full(2 * SLOTS, -1, np.int32),
+            "extra_offsets": extra_offsets,
+            "extra_neighbours": edge_array(extra_neighbours),
+            "extra_weights": edge_array(extra_weights),
             "sources": sources,
         }
 
@@ -244,8 +275,9 @@ class ShortestPaths(Benchmark):
                 delta = INF if variant == "frontier" else self.delta(point, inputs)
                 local_rounds = point["local_rounds"] if variant == "near_far_local" else 0
                 steps.append(Launch("worklist_sssp", (device.sm_count, 1, 1),
-                             (PERSISTENT_THREADS, 1, 1), (BufferRef("out_offsets"),
-                             BufferRef("out_neighbours"), BufferRef("out_weights"), dist,
+                             (PERSISTENT_THREADS, 1, 1), (BufferRef("slots"),
+                             BufferRef("extra_offsets"), BufferRef("extra_neighbours"),
+                             BufferRef("extra_weights"), dist,
                              BufferRef("near0"), BufferRef("near1"), BufferRef("far0"),
                              BufferRef("far1"), BufferRef("near_stamp"), BufferRef("far_stamp"),
                              BufferRef("counts"), BufferRef("barrier"), np.int32(delta),

@@ -202,6 +202,24 @@ def run_all(gpu_backend, points, variants=bench.variant_names):
     return results
 
 
+def test_adjacency_slots_fill_four_slots_then_an_overflow_csr():
+    offsets = np.array([0, 0, 6, 7, 11])
+    neighbours = np.array([1, 2, 0, 1, 2, 0, 5, 3, 2, 1, 0], np.int32)
+    weights = np.arange(1, 12, dtype=np.int32)
+    slots, extra_offsets, extra_neighbours, extra_weights = sssp.adjacency_slots(
+        offsets, neighbours, weights
+    )
+    assert slots.dtype == np.int32 and extra_offsets.dtype == np.int64
+    assert slots.reshape(4, 4, 2).tolist() == [
+        [[-1, 0], [-1, 0], [-1, 0], [-1, 0]],  # no out-edges: every slot empty
+        [[1, 1], [2, 2], [0, 3], [1, 4]],  # six: four in slots, two past them
+        [[5, 7], [-1, 0], [-1, 0], [-1, 0]],
+        [[3, 8], [2, 9], [1, 10], [0, 11]],  # exactly four: nothing past the slots
+    ]
+    assert extra_offsets.tolist() == [0, 0, 2, 2, 2]
+    assert extra_neighbours.tolist() == [2, 0] and extra_weights.tolist() == [5, 6]
+
+
 @pytest.mark.gpu
 def test_gpu_every_variant_finds_the_hand_worked_distances(gpu_backend, dimacs):
     results = run_all(gpu_backend, [point(graph=dimacs, source=0),
@@ -263,6 +281,23 @@ def test_gpu_a_block_list_that_overflows_spills_to_the_global_list(gpu_backend, 
     run_all(gpu_backend, [point(graph=str(path), source=0, delta=d, local_rounds=r)
                           for d in (1, 10**9) for r in (1, 8)],
             ("frontier", "near_far", "near_far_local"))  # fmt: skip
+
+
+@pytest.mark.gpu
+def test_gpu_junctions_with_more_roads_than_slots(gpu_backend, tmp_path):
+    """Out-degrees 0 to 12 around the worklist kernels' four slots: vertex i has an arc to
+    each of the next i % 13 vertices (cyclically), so the slots are empty, partly filled,
+    full, and full with 1 to 8 edges in the overflow CSR, in every variant."""
+    vertices = 53
+    arcs = [(u, (u + j) % vertices, 1 + (u * 7 + j * 3) % 11)
+            for u in range(vertices) for j in range(1, u % 13 + 1)]  # fmt: skip
+    text = f"p sp {vertices} {len(arcs)}\n" + "".join(
+        f"a {u + 1} {v + 1} {w}\n" for u, v, w in arcs
+    )
+    path = tmp_path / "junctions.gr"
+    path.write_text(text)
+    run_all(gpu_backend, [point(graph=str(path), source=s, delta=d, local_rounds=r)
+                          for s in (0, 12, 25) for d in (1, 10**9) for r in (1, 8)])  # fmt: skip
 
 
 # -- the command line ----------------------------------------------------------------------------
