@@ -175,6 +175,7 @@ class FakeBound:
     buffers: dict[str, FakeBuffer]
     record: RunRecord = field(default_factory=RunRecord)
     runs: int = 0
+    released: bool = False
 
     @property
     def first_kernel(self) -> str | None:
@@ -244,6 +245,7 @@ class FakeBackend:
         self.live_buffers = 0
         self.context_broken = False
         self.restores = 0
+        self._live: set[int] = set()
 
     def environment(self) -> Environment:
         env = host_environment()
@@ -280,38 +282,58 @@ class FakeBackend:
         return self.free_device_bytes, 2**30
 
     # -- buffers --------------------------------------------------------------------------
+    # As strict as a driver: every call gets a live buffer of its own and the spec it was made
+    # for, and new memory holds garbage (as device memory does), so a buffer the runner
+    # forgets to fill, zero or poison shows.
+    def _check(self, buffer: FakeBuffer, spec: BufferSpec | None = None) -> None:
+        assert isinstance(buffer, FakeBuffer) and id(buffer) in self._live, buffer
+        if spec is not None:
+            assert isinstance(spec, BufferSpec) and spec.location == buffer.location, spec
+            assert spec.nbytes <= buffer.data.size, (spec.nbytes, buffer.data.size)
+
     def alloc(self, spec: BufferSpec) -> FakeBuffer:
+        assert isinstance(spec, BufferSpec), spec
         if spec.location == "device" and spec.nbytes > self.free_device_bytes:
             raise OutOfMemory(f"cannot allocate {spec.nbytes} bytes of device memory")
         self.live_buffers += 1
-        return FakeBuffer(spec.location, np.zeros(max(spec.nbytes, 4), dtype=np.uint8))
+        buffer = FakeBuffer(spec.location, np.full(max(spec.nbytes, 4), 0xA5, dtype=np.uint8))
+        self._live.add(id(buffer))
+        return buffer
 
     def write(self, buffer: FakeBuffer, spec: BufferSpec, host: np.ndarray) -> None:
+        self._check(buffer, spec)
         flat = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
         buffer.data[: flat.nbytes] = flat
 
     def read(self, buffer: FakeBuffer, spec: BufferSpec) -> np.ndarray:
+        self._check(buffer, spec)
         return buffer.data[: spec.nbytes].view(spec.dtype).reshape(spec.shape).copy()
 
     def restore(self, dst: FakeBuffer, src: FakeBuffer, spec: BufferSpec) -> None:
-        assert dst.location == src.location
+        self._check(dst, spec)
+        self._check(src, spec)
         self.restores += 1
         dst.data[: spec.nbytes] = src.data[: spec.nbytes]
 
     def poison(self, buffer: FakeBuffer, spec: BufferSpec) -> None:
+        self._check(buffer, spec)
         buffer.data[:] = 0xFF
 
     def zero(self, buffer: FakeBuffer, spec: BufferSpec) -> None:
+        self._check(buffer, spec)
         buffer.data[:] = 0
 
     def device_pointer(self, buffer: FakeBuffer) -> int | None:
         return None  # NumPy memory: the host check
 
     def free(self, buffer: FakeBuffer) -> None:
+        self._check(buffer)  # a live buffer, freed once
+        self._live.discard(id(buffer))
         self.live_buffers -= 1
 
     # -- runs -----------------------------------------------------------------------------
     def launch_problem(self, module: FakeModule, launches: list[Launch]) -> str | None:
+        assert isinstance(module, FakeModule), module
         for launch in launches:
             if launch.threads_per_block > 1024:
                 return (
@@ -324,9 +346,15 @@ class FakeBackend:
 
     def bind(self, module: FakeModule | None, steps: list[Any], buffers: dict[str, FakeBuffer],
              specs: dict[str, BufferSpec]) -> FakeBound:  # fmt: skip
+        if any(isinstance(step, (Launch, Repeat)) for step in steps):
+            assert isinstance(module, FakeModule), module
+        assert specs.keys() == buffers.keys(), (specs.keys(), buffers.keys())
+        for name, buffer in buffers.items():
+            self._check(buffer, specs[name])
         return FakeBound(list(steps), dict(buffers))
 
     def run_checked(self, bound: FakeBound) -> RunRecord:
+        assert isinstance(bound, FakeBound) and not bound.released, bound
         try:
             bound.enqueue()
         except KernelLaunchError:
@@ -336,6 +364,8 @@ class FakeBackend:
         return bound.record
 
     def time_once_ms(self, bound: FakeBound, flush_l2: bool) -> float:
+        assert isinstance(bound, FakeBound) and not bound.released, bound
+        assert isinstance(flush_l2, bool), flush_l2
         kernel = bound.first_kernel
         self.timed.append(kernel or "copy")
         bound.enqueue()
@@ -345,6 +375,7 @@ class FakeBackend:
         return per_launch * max(1, bound.record.iterations)
 
     def time_hot_ms(self, bound: FakeBound, runs: int) -> float:
+        assert isinstance(runs, int) and runs >= 1, runs
         total = sum(self.time_once_ms(bound, flush_l2=False) for _ in range(min(runs, 3)))
         return total / min(runs, 3)
 
@@ -362,7 +393,8 @@ class FakeBackend:
         return spans
 
     def release(self, bound: FakeBound) -> None:
-        pass
+        assert isinstance(bound, FakeBound) and not bound.released, bound  # released once
+        bound.released = True
 
 
 class ScaleSuite(Benchmark):
