@@ -190,8 +190,6 @@ worklist_sssp(const int4* __restrict__ slots, const long long* __restrict__ extr
             unsigned* far_list_count = &counts[3 + phase % 3];
             const long long threshold_wide = (long long)(phase + 1) * delta;
             const int threshold = threshold_wide > INF ? INF : (int)threshold_wide;
-            // Relaxes u's out-edges; an improved vertex below the threshold goes to this
-            // block's next local list when `local` (and it has room), else to the next step's.
             // What follows one edge's atomicMin: an improved vertex below the threshold goes
             // to this block's next local list when `local` (and it has room), else to the next
             // step's list; one above it to the far pile.
@@ -237,20 +235,20 @@ worklist_sssp(const int4* __restrict__ slots, const long long* __restrict__ extr
                 // A junction with more roads than slots: the rest a batch at a time (their
                 // loads, then their atomics), one more round trip per batch.
                 for (long long e0 = first; e0 < end; e0 += EDGE_BATCH) {
-                    int w[EDGE_BATCH], c[EDGE_BATCH], b[EDGE_BATCH];
+                    int to[EDGE_BATCH], offer[EDGE_BATCH], had[EDGE_BATCH];
 #pragma unroll
                     for (int k = 0; k < EDGE_BATCH; ++k) {
                         if (e0 + k < end) {
-                            w[k] = extra_neighbours[e0 + k];
-                            c[k] = du + extra_weights[e0 + k];
+                            to[k] = extra_neighbours[e0 + k];
+                            offer[k] = du + extra_weights[e0 + k];
                         }
                     }
 #pragma unroll
                     for (int k = 0; k < EDGE_BATCH; ++k)
-                        if (e0 + k < end) b[k] = atomicMin(&dist[w[k]], c[k]);
+                        if (e0 + k < end) had[k] = atomicMin(&dist[to[k]], offer[k]);
 #pragma unroll
                     for (int k = 0; k < EDGE_BATCH; ++k)
-                        if (e0 + k < end) improved(w[k], c[k], b[k], local, list_to, count_to);
+                        if (e0 + k < end) improved(to[k], offer[k], had[k], local, list_to, count_to);
                 }
             };
             unsigned cur = 0;  // local_count[0] and [1] are zero here
