@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -225,12 +224,13 @@ def load_file(path: str | Path) -> CeilingsRecord:
 
 def is_record_file(path: str | Path) -> bool:
     """True for a file that holds a ceilings record (cheap: reads its start)."""
+    from gpubench.results import check_readable
+
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open
-            return False
+        check_readable(path, "a ceilings record is a JSON file", "a ceilings record")
         with open(path, encoding="utf-8") as handle:
             start = handle.read(200)
-    except (OSError, UnicodeDecodeError):
+    except (ConfigError, OSError, UnicodeDecodeError):
         return False
     return f'"kind": "{RECORD_KIND}"' in start
 

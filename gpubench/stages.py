@@ -24,7 +24,14 @@ from gpubench.errors import KernelLaunchError, PointError
 from gpubench.phases import PhaseClock
 from gpubench.results import Status, Verification
 from gpubench.stats import summarize
-from gpubench.steps import RunRecord, has_repeat, kernel_launches
+from gpubench.steps import (
+    LibraryCall,
+    RunRecord,
+    flatten,
+    has_repeat,
+    kernel_launches,
+    referenced_buffers,
+)
 
 Outcome = dict[str, Any]
 
@@ -180,8 +187,12 @@ class VariantRun:
         case = self.case
         assert case is not None
         inout = {n: s for n, s in case.outputs.items() if s.init == "input"}
+        # Only the inputs its steps use (a library call is handed every buffer): a point's
+        # inputs may serve other variants, or the host alone (sssp's CSR for SciPy).
+        used = referenced_buffers(case.steps)
+        every = any(isinstance(step, LibraryCall) for step in flatten(case.steps))
         wanted = {name: case.input_locations.get(name, "device") for name in self.state.inputs
-                  if name not in inout}  # fmt: skip
+                  if name not in inout and (every or name in used)}  # fmt: skip
         return wanted, {name: spec.location for name, spec in inout.items()}
 
     def does_not_fit(self) -> str | None:

@@ -285,11 +285,13 @@ class FakeBackend:
     # As strict as a driver: every call gets a live buffer of its own and the spec it was made
     # for, and new memory holds garbage (as device memory does), so a buffer the runner
     # forgets to fill, zero or poison shows.
-    def _check(self, buffer: FakeBuffer, spec: Any = "no spec") -> None:
+    def _check_live(self, buffer: FakeBuffer) -> None:
         assert isinstance(buffer, FakeBuffer) and id(buffer) in self._live, buffer
-        if spec != "no spec":
-            assert isinstance(spec, BufferSpec) and spec.location == buffer.location, spec
-            assert spec.nbytes <= buffer.data.size, (spec.nbytes, buffer.data.size)
+
+    def _check(self, buffer: FakeBuffer, spec: BufferSpec) -> None:
+        self._check_live(buffer)
+        assert isinstance(spec, BufferSpec) and spec.location == buffer.location, spec
+        assert spec.nbytes <= buffer.data.size, (spec.nbytes, buffer.data.size)
 
     def alloc(self, spec: BufferSpec) -> FakeBuffer:
         assert isinstance(spec, BufferSpec), spec
@@ -327,7 +329,7 @@ class FakeBackend:
         return None  # NumPy memory: the host check
 
     def free(self, buffer: FakeBuffer) -> None:
-        self._check(buffer)  # a live buffer, freed once
+        self._check_live(buffer)  # freed once
         self._live.discard(id(buffer))
         self.live_buffers -= 1
 

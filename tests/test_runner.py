@@ -552,3 +552,33 @@ def test_a_variant_the_suite_cannot_run_here_or_at_this_point_is_skipped_with_it
     assert [(v, r.status, r.reason) for v, r in results.items()][:2] == [
         ("good", Status.SKIPPED, "n too small"), ("fast", Status.SKIPPED, "needs cuBLAS")]  # fmt: skip
     assert results["wrong"].status is Status.INCORRECT
+
+
+def _allocations_with_a_host_only_input(monkeypatch, steps=None):
+    """The scale suite with a second input no kernel reads; the shapes of what was allocated."""
+    original_inputs, original_case = ScaleSuite.inputs, ScaleSuite.case
+    monkeypatch.setattr(ScaleSuite, "inputs", lambda self, point, rng: {
+        **original_inputs(self, point, rng), "host_only": np.arange(7, dtype=np.int16)})  # fmt: skip
+    if steps is not None:
+        monkeypatch.setattr(ScaleSuite, "case", lambda self, *a: dataclasses.replace(
+            original_case(self, *a), steps=steps(original_case(self, *a).steps)))  # fmt: skip
+    made = []
+    original_alloc = FakeBackend.alloc
+    monkeypatch.setattr(FakeBackend, "alloc",
+                        lambda self, spec: made.append(spec.dtype) or original_alloc(self, spec))  # fmt: skip
+    results, _ = run(["good"])
+    assert results["good"].status is Status.OK
+    return made
+
+
+def test_an_input_no_step_of_the_variant_uses_is_not_uploaded(monkeypatch):
+    made = _allocations_with_a_host_only_input(monkeypatch)
+    assert np.dtype(np.int16) not in made and np.dtype(np.float32) in made
+
+
+def test_a_library_call_is_handed_every_input(monkeypatch):
+    from gpubench.steps import LibraryCall
+
+    library = LibraryCall("lib", lambda pointers, stream: None)
+    made = _allocations_with_a_host_only_input(monkeypatch, lambda steps: [*steps, library])
+    assert np.dtype(np.int16) in made
