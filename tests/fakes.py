@@ -110,6 +110,15 @@ def _scale_writes_once(out: np.ndarray, x: np.ndarray, n: int, counter: np.ndarr
     count[0] += 1
 
 
+def _scale_crash_when_timed(out: np.ndarray, x: np.ndarray, n: int, counter: np.ndarray) -> None:
+    """Right on its checked run, then an illegal address on the first timed run."""
+    count = counter.view(np.uint32)
+    count[0] += 1
+    if count[0] > 1:
+        _scale_crash(out, x, n)
+    _scale_good(out, x, n)
+
+
 def _axpy_inplace(y: np.ndarray, x: np.ndarray, a: float, n: int) -> None:
     f32(y)[:n] = np.float32(a) * f32(x)[:n] + f32(y)[:n]
 
@@ -142,6 +151,7 @@ KERNELS: dict[str, tuple[Any, float]] = {
     "huge_block": (_scale_good, 1.0),
     "first_launch_only": (_scale_first_launch_only, 1.0),
     "writes_once": (_scale_writes_once, 1.0),
+    "crash_when_timed": (_scale_crash_when_timed, 1.0),
     "axpy_inplace": (_axpy_inplace, 1.0),
     "count_down": (_count_down, 0.25),
     "reversed_through_shared": (_reversed_through_shared, 1.0),
@@ -329,6 +339,7 @@ class FakeBackend:
         return None  # NumPy memory: the host check
 
     def free(self, buffer: FakeBuffer) -> None:
+        assert not self.context_broken, "a free in a dead context fails (a driver error)"
         self._check_live(buffer)  # freed once
         self._live.discard(id(buffer))
         self.live_buffers -= 1
@@ -355,14 +366,18 @@ class FakeBackend:
             self._check(buffer, specs[name])
         return FakeBound(list(steps), dict(buffers))
 
-    def run_checked(self, bound: FakeBound) -> RunRecord:
-        assert isinstance(bound, FakeBound) and not bound.released, bound
+    def _enqueue(self, bound: FakeBound) -> None:
+        assert not self.context_broken, "a run in a dead context"
         try:
             bound.enqueue()
-        except KernelLaunchError:
-            if bound.first_kernel == "crash":
-                self.context_broken = True  # a sticky error, like an illegal address
+        except KernelLaunchError as exc:
+            if "illegal memory access" in str(exc):
+                self.context_broken = True  # a sticky error: the context is gone
             raise
+
+    def run_checked(self, bound: FakeBound) -> RunRecord:
+        assert isinstance(bound, FakeBound) and not bound.released, bound
+        self._enqueue(bound)
         return bound.record
 
     def time_once_ms(self, bound: FakeBound, flush_l2: bool) -> float:
@@ -370,7 +385,7 @@ class FakeBackend:
         assert isinstance(flush_l2, bool), flush_l2
         kernel = bound.first_kernel
         self.timed.append(kernel or "copy")
-        bound.enqueue()
+        self._enqueue(bound)
         if kernel == "slow":
             time.sleep(0.02)  # gives a signal or a kill -9 time to land mid-sweep
         per_launch = KERNELS[kernel][1] if kernel else 1.0
@@ -395,6 +410,7 @@ class FakeBackend:
         return spans
 
     def release(self, bound: FakeBound) -> None:
+        assert not self.context_broken, "a release in a dead context fails (a driver error)"
         assert isinstance(bound, FakeBound) and not bound.released, bound  # released once
         bound.released = True
 
@@ -428,7 +444,7 @@ class ScaleSuite(Benchmark):
         block = (2048 if variant == "huge_block" else 256, 1, 1)
         args: tuple[Any, ...] = (BufferRef("out"), BufferRef("x"), np.int32(n))
         scratch = {}
-        if variant in ("first_launch_only", "writes_once"):
+        if variant in ("first_launch_only", "writes_once", "crash_when_timed"):
             args += (BufferRef("counter"),)
             scratch["counter"] = BufferSpec((1,), np.dtype(np.uint32), init="zero")
         return Case(

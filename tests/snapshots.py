@@ -108,12 +108,25 @@ def figure_text(figure, dpi=None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _cell(ax) -> str:
+    """Where the axes sit in their grid (not the pixels tight_layout computes from fonts)."""
+    spec = ax.get_subplotspec()
+    if spec is None:
+        return "cell=None"
+    grid = spec.get_gridspec()
+    return (
+        f"cell=rows {spec.rowspan.start}-{spec.rowspan.stop} cols {spec.colspan.start}-"
+        f"{spec.colspan.stop} of {grid.nrows}x{grid.ncols} widths={grid.get_width_ratios()}"
+    )
+
+
 def _axes_text(ax) -> list[str]:
     titles = {loc: ax.get_title(loc) for loc in ("left", "center", "right") if ax.get_title(loc)}
     title = {"left": ax._left_title, "right": ax._right_title}.get(next(iter(titles), ""), ax.title)
     out = [f"axes on={ax.axison} title={titles} size={_num(title.get_fontsize())} "
            f"x={ax.get_xlabel()!r} ({ax.get_xscale()}) y={ax.get_ylabel()!r} ({ax.get_yscale()})"
-           f" xlim={_points(ax.get_xlim())} ylim={_points(ax.get_ylim())}"]  # fmt: skip
+           f" xlim={_points(ax.get_xlim())} ylim={_points(ax.get_ylim())}"
+           f" {_cell(ax)}"]  # fmt: skip
     for axis, name in ((ax.xaxis, "x"), (ax.yaxis, "y")):
         scale = axis._scale
         grid = axis.get_gridlines()

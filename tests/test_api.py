@@ -211,3 +211,218 @@ def test_compare_by_a_metric_only_the_files_carry_and_with_a_suite_threshold(tmp
     single = _set(1.0)
     save_json(single, tmp_path / "one.json")
     assert api.compare(str(tmp_path / "one.json"), str(tmp_path / "one.json")).varying == []
+
+
+# -- ceilings: the stored record, or a run of the suite (session stood in for) ---------------------
+class _Session:
+    """Stands in for gpubench.session: probe_environment and execute, recorded."""
+
+    def __init__(self, code: int, uuid: str | None = "GPU-test-1", write: bool = True):
+        self.code, self.uuid, self.write, self.calls = code, uuid, write, []
+
+    def probe_environment(self, suite, device):
+        self.calls.append(("probe", suite, device))
+        return {"gpu_uuid": self.uuid}
+
+    def execute(self, spec, request, device, console, err):
+        from tests.test_ceilings import ENVIRONMENT, MEASURED
+
+        self.calls.append(("execute", spec.suite, spec.source, request.json, device, console, err))
+        if self.write:
+            environment = {**ENVIRONMENT, "gpu_uuid": self.uuid}
+            save_json(ResultSet(suite="ceilings", environment=environment, spec={},
+                                results=MEASURED, created="2026-11-24T10:00:00"), request.json)  # fmt: skip
+        return self.code
+
+
+@pytest.fixture
+def stand_in_session(tmp_path, monkeypatch):
+    from gpubench import session
+
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+
+    def install(fake: _Session) -> _Session:
+        monkeypatch.setattr(session, "probe_environment", fake.probe_environment)
+        monkeypatch.setattr(session, "execute", fake.execute)
+        return fake
+
+    return install
+
+
+def test_ceilings_measures_stores_and_then_reads_the_stored_record(stand_in_session, tmp_path):
+    from gpubench import ceilings as store
+
+    fake = stand_in_session(_Session(code=3))
+    outcome = api.ceilings(2, remeasure=False, console="OUT", err="ERR")
+    assert [c[0] for c in fake.calls] == ["probe", "execute"]
+    assert fake.calls[0] == ("probe", "ceilings", 2)
+    _, suite, source, json_path, device, console, err = fake.calls[1]
+    assert (suite, source, device, console, err) == (
+        "ceilings",
+        "gpubench ceilings",
+        2,
+        "OUT",
+        "ERR",
+    )
+    assert json_path.endswith("ceilings.json")
+    stored = tmp_path / "cache" / "ceilings" / "GPU-test-1.json"
+    assert outcome.exit_code == 3 and outcome.measured_earlier is False
+    assert outcome.stored_in == str(stored) and stored.is_file()
+    assert outcome.record.measured["dram_read_gbps"] == 3100.0
+    assert (
+        outcome.record.gpu_uuid == "GPU-test-1"
+        and outcome.record.measured_at == "2026-11-24T10:00:00"
+    )
+    assert store.load_for("GPU-test-1").measured == outcome.record.measured
+
+    fake.calls.clear()
+    again = api.ceilings(2, remeasure=False, console="OUT", err="ERR")
+    assert [c[0] for c in fake.calls] == ["probe"]  # read back, not measured
+    assert again.measured_earlier is True and again.exit_code == 0 and again.stored_in is None
+    assert again.record.measured == outcome.record.measured
+
+    fake.calls.clear()
+    fresh = api.ceilings(0, remeasure=True, console="OUT", err="ERR")
+    assert [c[0] for c in fake.calls] == ["execute"]  # --remeasure does not even look
+    assert fresh.measured_earlier is False and fresh.stored_in == str(stored)
+
+
+def test_ceilings_without_a_results_file_or_interrupted_returns_the_exit_code(stand_in_session):
+    from gpubench.errors import EXIT_INTERRUPTED
+
+    stand_in_session(_Session(code=4, write=False))
+    assert api.ceilings(0, remeasure=False, console=None, err=None) == 4
+    stand_in_session(_Session(code=EXIT_INTERRUPTED, write=True))
+    assert api.ceilings(0, remeasure=False, console=None, err=None) == EXIT_INTERRUPTED
+
+
+def test_ceilings_of_a_gpu_without_a_uuid_are_not_stored(stand_in_session, tmp_path):
+    stand_in_session(_Session(code=0, uuid=None))
+    outcome = api.ceilings(0, remeasure=False, console=None, err=None)
+    assert outcome.stored_in is None and outcome.exit_code == 0
+    assert outcome.record.measured["fp32_gflops"] == 65000.0
+    assert not (tmp_path / "cache" / "ceilings").exists()
+
+
+# -- compare, dry run, plot and inspect: the remaining branches ------------------------------------
+def test_compare_names_none_for_a_side_without_results_and_joins_several_suites(tmp_path):
+    empty = ResultSet(suite="s", environment={}, spec={}, results=[])
+    two = _set(1.0)
+    extra = Result(suite="u", variant="a", point={"n": 0}, status=Status.OK,
+                   summary={"median_ms": 1.0, "rel_noise": 0.01})  # fmt: skip
+    two.results.append(extra)
+    save_json(empty, tmp_path / "e.json")
+    save_json(two, tmp_path / "two.json")
+    with pytest.raises(ConfigError) as info:
+        api.compare(str(tmp_path / "e.json"), str(tmp_path / "two.json"))
+    assert str(info.value).endswith("(suites none against s, u)")
+    with pytest.raises(ConfigError) as info:
+        api.compare(str(tmp_path / "two.json"), str(tmp_path / "e.json"))
+    assert str(info.value).endswith("(suites s, u against none)")
+
+
+def test_a_dry_run_of_a_sweep_listed_from_high_to_low_gives_each_axis_its_range(tmp_path):
+    sizes = ", ".join(str(32 * (60 - i)) for i in range(60))  # descending
+    spec = _sweep(tmp_path, "down.yaml", f"suite: transpose\nparams:\n  size: [{sizes}]\n")
+    plan = api.dry_run(spec)
+    axes = {name: (count, low, high) for name, count, low, high in plan.axes}
+    assert axes["size"] == (60, 32, 1920)
+
+
+def test_a_dry_run_of_one_shard_plans_its_points_only(tmp_path):
+    spec = _sweep(tmp_path, "s.yaml", "suite: transpose\nparams:\n  size: [32, 64, 96, 128, 160]\n")
+    plan = api.dry_run(spec, shard=(1, 2))
+    assert [p["size"] for p in plan.points] == [64, 128]
+    with pytest.raises(ConfigError) as info:
+        api.dry_run(spec, shard=(7, 8))
+    assert (
+        str(info.value)
+        == f"{tmp_path / 's.yaml'}: --shard: shard 7/8 has no points (the sweep has 5)"
+    )
+
+
+def test_a_dry_run_of_a_kernel_file_reports_its_first_problem_with_the_file(tmp_path):
+    from tests.test_kernel_suite import SCALE, write
+
+    path = write(tmp_path, SCALE.replace("[good, fast, skips_last, wrong]", "[good, absent, gone]"))
+    with pytest.raises(ConfigError) as info:
+        api.dry_run(config.load(path))
+    assert str(info.value) == (f"{path}: kernel.variants: 'absent' does not appear in k.cu (an extern \"C\" "
+                               "__global__ function of that name)")  # fmt: skip
+    (tmp_path / "good").mkdir()  # another path: a kernel file's suite is cached by its path
+    good = api.dry_run(config.load(write(tmp_path / "good", SCALE)))
+    assert len(good.points) == 4 and good.builds == 2  # block compiles in, n does not
+
+
+def test_a_suite_without_kernels_has_no_builds():
+    plan = api.dry_run(config.spec_from_mapping({"suite": "transfer"}, "t.yaml"))
+    assert plan.builds == 0 and plan.points
+
+
+def test_plot_titles_several_suites_and_passes_every_choice_to_the_chart(tmp_path, monkeypatch):
+    from gpubench.report import plot as plotting
+    from tests.snapshots import SavedFigures
+
+    saved = SavedFigures.instead_of_savefig(monkeypatch)
+    grid = _grid(device={"model": "no name"})
+    for r in grid.results[:8]:
+        r.suite = "copy"
+    save_json(grid, tmp_path / "r.json")
+    built = []
+    real_build = plotting.build
+    monkeypatch.setattr(plotting, "build", lambda *a: built.append(a[1:]) or real_build(*a))
+    api.plot(str(tmp_path / "r.json"), str(tmp_path / "r.png"), x="tile", y="time_ms", by="variant")
+    assert built == [("tile", "time_ms", "variant", None)]
+    (title,) = [text.splitlines()[0].split("suptitle=")[1] for _, text in saved.saved]
+    assert title.startswith("'copy, transpose: median vs tile\\n")
+
+
+def test_inspect_compiles_the_suite_s_source_with_its_options_and_filters_the_kernels(
+    monkeypatch,
+):
+    from types import SimpleNamespace
+
+    from gpubench import inspection, registry
+
+    calls = []
+
+    def compiled(source, options, include_dirs, arch, want_sass=True):
+        calls.append((source.name, options, include_dirs, arch, want_sass))
+        kernels = [SimpleNamespace(name=n) for n in ("exp_standard", "exp_intrinsic", "sin_fast")]
+        return SimpleNamespace(kernels=kernels)
+
+    monkeypatch.setattr(inspection, "inspect", compiled)
+    bench = registry.get("intrinsics")
+    found = api.inspect(bench, "intrinsics", {"fast_math": True, "n": None}, "sm_90",
+                        ("sin_fast", "exp_standard"), want_sass=False)  # fmt: skip
+    source = found.source
+    assert calls == [("intrinsics.cu", ["--use_fast_math"], [str(source.parent)], "sm_90", False)]
+    assert [k.name for k in found.shown] == ["exp_standard", "sin_fast"]  # the source's order
+    assert found.point["fast_math"] is True and found.point["n"] == bench.defaults()["n"]
+    every = api.inspect(bench, "intrinsics", {}, "sm_80", (), want_sass=True)
+    assert calls[-1][1:] == ([], [str(source.parent)], "sm_80", True)
+    assert [k.name for k in every.shown] == ["exp_standard", "exp_intrinsic", "sin_fast"]
+    with pytest.raises(ConfigError) as info:
+        api.inspect(bench, "intrinsics", {}, "sm_90", ("exp_standrd",), want_sass=False)
+    assert str(info.value) == ("--variant: no kernel 'exp_standrd' in intrinsics.cu (did you mean "
+                               "'exp_standard'?); kernels: exp_standard, exp_intrinsic, sin_fast")  # fmt: skip
+    with pytest.raises(ConfigError) as info:
+        api.inspect(bench, "intrinsics", {"n": 0}, "sm_90", (), want_sass=False)
+    assert str(info.value).startswith("command line: params")
+
+
+def test_a_dry_run_axis_of_values_that_do_not_order_spans_the_first_and_last_point():
+    from types import SimpleNamespace
+
+    from gpubench import registry
+
+    base = config.spec_from_mapping({"suite": "transpose"}, "t.yaml").points(
+        registry.get("transpose")
+    )[0]
+    labels = [None, *range(1, 58), None, 7]  # None beside numbers: min() cannot order them
+    points = [{**base, "label": label} for label in labels]
+    spec = SimpleNamespace(suite_ref="transpose", suite="transpose", source="t.yaml",
+                           points=lambda bench: points)  # fmt: skip
+    plan = api.dry_run(spec)
+    axes = {name: (count, low, high) for name, count, low, high in plan.axes}
+    assert axes["label"] == (58, None, 7) and axes["size"] == (1, base["size"], base["size"])

@@ -369,3 +369,44 @@ def test_a_run_s_values_that_are_not_json_or_not_objects_are_stored_as_text_or_l
         again = store.append(rs, version=CodeVersion(None, None, "0.1.0"), source="s.yaml")
         assert store.result_set(again).spec == {"source": "s.yaml"}
         assert store.runs()[-1].source == "s.yaml"
+
+
+def test_a_stored_run_reads_back_exactly_and_its_series_carries_noise_and_metrics(tmp_path):
+    rs = result_set(medians=(1.5,))
+    rs.results[0].metrics = {"gbps": 12.5}
+    bare = Result("scale", "v9", {"n": 7}, Status.SKIPPED)  # no summary: no noise
+    rs.results.append(bare)
+    with History.open(tmp_path / "h.sqlite") as store:
+        run_id = store.append(rs, version=CodeVersion(None, None, "0.1.0"))
+        back = store.result_set(run_id)
+        assert (back.suite, back.created) == ("scale", "2026-11-20T03:00:00+00:00")
+        assert back.spec == {"suite": "scale"}
+        assert store.series("scale") == [
+            (run_id, "v0", '{"n": 10}', "ok", 1.5, 0.01, '{"gbps":12.5}'),
+            (run_id, "v9", '{"n": 7}', "skipped", None, None, "{}"),
+        ]
+        assert json.loads(store.environment(run_id)) == rs.environment
+        assert store.environment(run_id + 1) == "{}"  # no such run: an empty record
+        (run,) = store.runs()
+        assert run.to_dict() == {
+            "id": run_id, "created": "2026-11-20T03:00:00+00:00", "suite": "scale", "label": "",
+            "commit": None, "dirty": None, "gpubench_version": "0.1.0", "gpu_name": "Fake GPU",
+            "gpu_uuid": "GPU-Fake GPU", "backend": "fake", "source": "", "results": 2,
+        }  # fmt: skip
+        with pytest.raises(ConfigError) as info:
+            store.result_set(run_id + 1)
+        assert str(info.value) == f"{tmp_path / 'h.sqlite'}: no run {run_id + 1} in the store"
+
+
+def test_a_store_of_another_schema_is_refused_with_its_path(tmp_path):
+    path = tmp_path / "h.sqlite"
+    History.open(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(ConfigError) as info:
+        History.open(path)
+    from gpubench.history import SCHEMA_VERSION
+
+    assert str(info.value) == f"{path}: history schema 99 is not this gpubench's ({SCHEMA_VERSION})"

@@ -582,3 +582,33 @@ def test_a_library_call_is_handed_every_input(monkeypatch):
     library = LibraryCall("lib", lambda pointers, stream: None)
     made = _allocations_with_a_host_only_input(monkeypatch, lambda steps: [*steps, library])
     assert np.dtype(np.int16) in made
+
+
+def test_a_crash_while_timing_says_so_and_frees_nothing_in_the_dead_context():
+    """The fake driver refuses a free or release after the crash, as a real one fails them."""
+    from gpubench.benchmark import Variant
+
+    class CrashesWhenTimed(ScaleSuite):
+        variants = (*ScaleSuite.variants, Variant("crash_when_timed", "", computes="double"))
+
+    results, backend = run_suite(CrashesWhenTimed(), ["crash_when_timed", "good"])
+    r = results["crash_when_timed"]
+    assert r.status is Status.CRASHED and "good" not in results
+    assert r.reason == ("while timing: LaunchError: cuStreamSynchronize failed: an illegal "
+                        "memory access was encountered")  # fmt: skip
+    assert backend.context_broken and backend.timed == ["crash_when_timed"]
+    first, _ = run(["crash"])
+    assert first["crash"].reason == ("LaunchError: cuStreamSynchronize failed: an illegal memory "
+                                     "access was encountered")  # fmt: skip
+
+
+def test_hot_mode_refuses_a_run_to_convergence_in_its_words():
+    from dataclasses import replace
+
+    from tests.fakes import CountDownSuite
+
+    results, _ = run_suite(CountDownSuite(), ["converges"], policy=replace(QUICK, mode="hot"))
+    assert results["converges"].reason == (
+        "hot mode repeats whole runs back to back, and a run that iterates to convergence "
+        "starts from the previous run's answer: use cold mode"
+    )

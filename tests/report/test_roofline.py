@@ -180,3 +180,34 @@ def test_paths_and_gpu_names_with_brackets_are_printed_as_they_are(tmp_path, mon
     assert out.exit_code == 0, out.output
     assert f"roofline: {svg}" in out.output and svg.exists()
     assert "note: no measured ceilings for GPU [/bold]: the theoretical peaks" in out.output
+
+
+def test_the_drawing_at_its_limits_is_the_pinned_one(monkeypatch):
+    """Twelve variants (a legend in two columns), intensities below 1/16 FLOP/B and a ridge
+    below 16 (the axis clamps at 1/64 and 64), bandwidths below 1 GB/s and best-of-two in
+    each order, sorted by suite then bandwidth; a record said to be measured that holds no
+    measurement (its roofs are the theoretical ones); and one without a compute roof."""
+    from pathlib import Path
+
+    from tests import snapshots
+
+    placed = [_placement("s", f"v{i:02d}", 1.0 + i, 0.004 * (i + 1)) for i in range(12)]
+    placed += [
+        _placement("b", "x", None, None, gbps=500.0),
+        _placement("a", "y", None, None, gbps=900.0),
+        _placement("a", "y", None, None, gbps=300.0),  # the best of two comes first
+        _placement("a", "z", None, None, gbps=0.5),  # below 1 GB/s
+        _placement("a", "z", None, None, gbps=0.25),
+    ]
+    low_ridge = store.CeilingsRecord(gpu_uuid=None, gpu_name="GPU", measured={},
+                                     theoretical={"fp32_gflops": 1000.0,
+                                                  "dram_read_gbps": 100.0})  # fmt: skip
+    ((_, wide),) = _drawn(monkeypatch, roofline.draw, placed, low_ridge, "w.png", "Wide")
+    no_compute = store.CeilingsRecord(gpu_uuid=None, gpu_name="GPU", measured={},
+                                      theoretical={"dram_read_gbps": 100.0},
+                                      source="theoretical")  # fmt: skip
+    high = [_placement("s", "v", 100.0, 6.0)]
+    ((_, bare),) = _drawn(monkeypatch, roofline.draw, high, no_compute, "n.png", "No compute")
+    pinned = Path(__file__).parent / "figures"
+    snapshots.matches(pinned / "roofline_wide.txt", wide)
+    snapshots.matches(pinned / "roofline_no_compute.txt", bare)
