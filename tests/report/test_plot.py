@@ -148,3 +148,67 @@ def test_the_default_x_is_not_the_parameter_that_splits_panels_or_lines():
     assert plot.build(results, facet="tile").x == "size"
     assert plot.build(results, by="tile").x == "size"
     assert plot.build(results, x="tile", by="tile").x == "tile"  # asked for: kept
+
+
+def _grid(count: int) -> list[Result]:
+    return [Result("s", "v", {"n": n, "k": k}, Status.OK, summary={"median_ms": 1.0 + n})
+            for n in (1, 2) for k in range(count)]  # fmt: skip
+
+
+def test_the_panel_and_line_limits_hold_at_the_limit_and_refuse_one_past_it():
+    assert len(plot.build(_grid(plot.MAX_PANELS), "n", "time_ms", "variant", "k").lines) == 36
+    with pytest.raises(ConfigError) as info:
+        plot.build(_grid(plot.MAX_PANELS + 1), "n", "time_ms", "variant", "k")
+    assert (str(info.value), info.value.key) == (
+        "--facet: k makes 37 panels, more than 36 one picture can show: facet by a parameter "
+        "with fewer values", "--facet")  # fmt: skip
+    assert len(plot.build(_grid(plot.MAX_LINES), "n", "time_ms", "k").lines[None]) == 40
+    with pytest.raises(ConfigError) as info:
+        plot.build(_grid(plot.MAX_LINES + 1), "n", "time_ms", "k")
+    assert (str(info.value), info.value.key) == (
+        "--by: k makes 41 lines in one panel, more than 40 one legend can tell apart: split by "
+        "a parameter with fewer values, or --facet by this one", "--by")  # fmt: skip
+
+
+def test_results_without_a_number_for_x_or_a_value_for_y_are_left_out_and_the_rest_drawn():
+    def at(n, ms=None, gbps=None):
+        return Result("s", "v", {"n": n}, Status.OK, summary={"median_ms": ms},
+                      metrics={} if gbps is None else {"gbps": gbps})  # fmt: skip
+
+    results = [at(1, 1.0), at(2, 2.0, 5.0), at(True, 3.0, 6.0), at("4", 4.0, 7.0), at(8, 8.0, 9.0)]
+    chart = plot.build(results, "n", "gbps")
+    assert chart.lines == {None: {"v": [(2.0, 5.0), (8.0, 9.0)]}}
+    with pytest.raises(ConfigError) as info:
+        plot.build(results[:1] + results[2:4], "n", "gbps")
+    assert (str(info.value), info.value.key) == ("--y: no result has both n and gbps", "--y")
+
+
+@pytest.mark.parametrize(
+    ("xs", "ys", "log_x", "log_y"),
+    [
+        ((1, 10), (1.0, 10.0), True, True),  # a ratio of exactly 10: log
+        ((1, 9), (1.0, 9.99), False, False),
+        ((0.5, 5), (0.5, 5.0), True, True),  # below 1, still a ratio of 10
+        ((0, 100), (0.0, 100.0), False, False),  # zero: never log (no division either)
+        ((1, 2), (0.001, 10.0), False, True),  # a ratio of 10^4 whose product is 0.01
+    ],
+)  # fmt: skip
+def test_an_axis_is_logarithmic_from_a_ratio_of_ten_between_positive_ends(xs, ys, log_x, log_y):
+    results = [Result("s", "v", {"n": x}, Status.OK, summary={"median_ms": 1.0},
+                      metrics={"hits": y}) for x, y in zip(xs, ys, strict=True)]  # fmt: skip
+    chart = plot.build(results, "n", "hits")
+    assert (chart.log_x, chart.log_y) == (log_x, log_y)
+
+
+def test_forty_lines_eight_and_nine_are_drawn_as_pinned(monkeypatch):
+    """Ten colours, then the same ten dashed, dotted and dash-dotted with another marker
+    (no two of the 40 lines alike); a legend of more than eight lines moves outside."""
+    from pathlib import Path
+
+    from tests import snapshots
+
+    saved = snapshots.SavedFigures.instead_of_savefig(monkeypatch)
+    for count in (40, 8, 9):
+        plot.draw(plot.build(_grid(count), "n", "time_ms", "k"), f"l{count}.png", f"{count}")
+    text = "".join(drawn for _, drawn in saved.saved)
+    snapshots.matches(Path(__file__).parent / "figures" / "plot_lines.txt", text)
