@@ -164,7 +164,8 @@ def ptx_functions(ptx: str) -> dict[str, list[str]]:
         if text == "}" and depth <= 0:
             current = None
             continue
-        if not text or text.startswith((".", "//", "{", "}", "$")) or text.endswith(":"):
+        # ")" closes the parameter list of `.entry name(`: a line of its own, no instruction.
+        if not text or text.startswith((".", "//", "{", "}", "$", ")")) or text.endswith(":"):
             continue
         current.append(text.rstrip(";"))
     return out

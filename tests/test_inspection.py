@@ -271,6 +271,9 @@ def test_inspect_runs_exactly_these_commands_and_reads_what_they_leave(tmp_path,
         ["k"],
     )
     assert report.kernels[0].resources.registers == 12 and report.ptx.startswith(".visible")
+    assert (report.arch, report.source) == ("sm_90", source)
+    assert report.sass.splitlines()[1].strip() == "/*0000*/  LDG.E R0, [R2.64] ;"
+    assert report.kernels[0].mix == {"total": 1, "LDG": 1, "LDG.32": 1}
     ran.clear()
     ptx_code = sass_code = 1  # both listings fail: empty, and the mix is the PTX's (none)
     failed = inspection.inspect(source, [], [], "sm_80")
@@ -310,3 +313,74 @@ def test_an_architecture_that_is_not_one_is_refused_before_anything_runs():
     with pytest.raises(ConfigError) as info:
         inspection.inspect(Path("k.cu"), [], [], "90")
     assert str(info.value) == "--arch: expected an architecture such as sm_90, got '90'"
+
+
+PTX_TWO_KERNELS = """.version 8.0
+.target sm_90
+.visible .entry first(
+\t.param .u64 first_param_0
+)
+{
+\t.reg .b32 \t%r<4>;
+\tld.param.u64 \t%rd1, [first_param_0];
+\t{
+\t.reg .pred %p;
+\tsetp.eq.s32 \t%p, %r1, 0;
+\t}
+$L__BB0_1:
+\t@%p1 bra \t$L__BB0_1;
+\tst.global.v4.f32 \t[%rd1], {%f1, %f2, %f3, %f4};
+\tret;
+}
+.entry second()
+{
+\tld.global.u8 \t%rs1, [%rd2];
+\tret;
+}
+\tnot.in.any;
+"""
+
+
+def test_ptx_functions_follow_nested_braces_and_leave_out_the_parameter_list_s_end():
+    assert inspection.ptx_functions(PTX_TWO_KERNELS) == {
+        "first": ["ld.param.u64 \t%rd1, [first_param_0]", "setp.eq.s32 \t%p, %r1, 0",
+                  "@%p1 bra \t$L__BB0_1", "st.global.v4.f32 \t[%rd1], {%f1, %f2, %f3, %f4}",
+                  "ret"],
+        "second": ["ld.global.u8 \t%rs1, [%rd2]", "ret"],
+    }  # fmt: skip
+
+
+def test_the_mix_counts_every_repeat_and_a_bare_guard_is_no_instruction():
+    sass = ["@P0 LDG.E.128 R4, [R2.64]", "@!P1 LDG.E.128 R8, [R2.64+0x10]", "LDG.E R1, [R2]",
+            "@P0", "", "FFMA R1, R2, R3, R4", "FFMA R1, R2, R3, R4", "STG.E.U8 [R2], R1",
+            "LDS.U16 R1, [R3]", "STS.S16 [R1], R2"]  # fmt: skip
+    assert inspection.mix(sass, "sass") == {
+        "total": 8, "predicated": 3, "LDG": 3, "LDG.128": 2, "LDG.32": 1, "FFMA": 2, "STG": 1,
+        "STG.8": 1, "LDS": 1, "LDS.16": 1, "STS": 1, "STS.16": 1,
+    }  # fmt: skip
+    ptx = ["ld.global.v2.u64 %rd1, [%rd2]", "ld.global %r1, [%rd2]", "ld.shared.v4.b16 %rs, [%r]"]
+    assert inspection.mix(ptx, "ptx") == {
+        "total": 3, "LDG": 2, "LDG.128": 1, "LDG.32": 1, "LDS": 1, "LDS.64": 1,
+    }  # fmt: skip
+
+
+def test_a_kernel_ptxas_reports_without_a_listing_and_one_listed_without_a_report_both_show(
+    tmp_path, monkeypatch
+):
+    import subprocess
+
+    ptxas = "ptxas info    : Compiling entry function 'only_ptxas' for 'sm_90'\n" \
+            "ptxas info    : Used 8 registers, used 0 barriers\n"  # fmt: skip
+
+    def fake_run(command, what):
+        if "-ptx" in command:
+            out = command[command.index("-o") + 1]
+            Path(out).write_text(".visible .entry only_listed()\n{\nret;\n}\n")
+        return subprocess.CompletedProcess(command, 0, "", ptxas if "-cubin" in command else "")
+
+    monkeypatch.setattr(inspection, "_run", fake_run)
+    report = inspection.inspect(tmp_path / "k.cu", [], [], "sm_90", want_sass=False)
+    assert [k.name for k in report.kernels] == ["only_listed", "only_ptxas"]
+    listed, reported = report.kernels
+    assert listed.resources == inspection.Resources() and listed.mix == {"total": 1}
+    assert reported.resources.registers == 8 and reported.mix == {}

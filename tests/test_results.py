@@ -654,3 +654,18 @@ def test_a_log_s_header_line_and_a_deeply_nested_file(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_json(deep)
     assert str(info.value) == f"{deep}: not valid JSON: nested too deeply"
+
+
+def test_a_constant_json_does_not_allow_and_a_schema_from_elsewhere_name_the_file(tmp_path):
+    from gpubench.results import load_json
+
+    path = tmp_path / "r.json"
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        path.write_text('{"schema_version": 1, "x": %s}' % constant)
+        with pytest.raises(ConfigError) as info:
+            load_json(path)
+        assert str(info.value) == f"{path}: not valid JSON: {constant} is not a number JSON allows"
+    path.write_text('{"schema_version": 7}')
+    with pytest.raises(ConfigError) as info:
+        load_json(path)
+    assert str(info.value) == f"{path}: results schema version 7 is not supported (expected 1)"
