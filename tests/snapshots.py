@@ -152,7 +152,8 @@ def _axes_text(ax) -> list[str]:
                    f"h={_num(patch.get_height())} {_color(patch.get_facecolor())}")  # fmt: skip
     for text in ax.texts:
         out.append(f"  text {text.get_text()!r} at {_points(getattr(text, 'xy', text.get_position()))}"
-                   f" offset={_points(text.get_position())} size={_num(text.get_fontsize())} "
+                   f" offset={_points(text.get_position())} in {getattr(text, 'anncoords', None)}"
+                   f" size={_num(text.get_fontsize())} "
                    f"{_color(text.get_color())}")  # fmt: skip
     legend = ax.get_legend()
     if legend:

@@ -191,7 +191,8 @@ def test_the_drawing_at_its_limits_is_the_pinned_one(monkeypatch):
 
     from tests import snapshots
 
-    placed = [_placement("s", f"v{i:02d}", 1.0 + i, 0.004 * (i + 1)) for i in range(12)]
+    placed = [_placement("s", f"v{i:02d}", 1.0 + i, 0.004 * (i + 1)) for i in range(11)]
+    placed.append(_placement("t", "m", 12.0, 0.048, measured=0.03))  # not the first colour
     placed += [
         _placement("b", "x", None, None, gbps=500.0),
         _placement("a", "y", None, None, gbps=900.0),
