@@ -661,7 +661,7 @@ def test_a_constant_json_does_not_allow_and_a_schema_from_elsewhere_name_the_fil
 
     path = tmp_path / "r.json"
     for constant in ("NaN", "Infinity", "-Infinity"):
-        path.write_text('{"schema_version": 1, "x": %s}' % constant)
+        path.write_text(f'{{"schema_version": 1, "x": {constant}}}')
         with pytest.raises(ConfigError) as info:
             load_json(path)
         assert str(info.value) == f"{path}: not valid JSON: {constant} is not a number JSON allows"

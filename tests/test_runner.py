@@ -612,3 +612,74 @@ def test_hot_mode_refuses_a_run_to_convergence_in_its_words():
         "hot mode repeats whole runs back to back, and a run that iterates to convergence "
         "starts from the previous run's answer: use cold mode"
     )
+
+
+def test_a_declaration_with_two_mistakes_names_both_in_one_line(monkeypatch):
+    from gpubench.benchmark import Case
+    from tests import fakes
+
+    original = fakes.ScaleSuite.case
+
+    def renamed(self, variant, point, device, inputs):
+        case = original(self, variant, point, device, inputs)
+        return Case(steps=case.steps, outputs={"x": case.outputs["out"]}, work=case.work)
+
+    monkeypatch.setattr(fakes.ScaleSuite, "case", renamed)
+    results, _ = run(["good"])
+    assert results["good"].reason == (
+        "the suite declares 'good' wrongly: output 'x' has the name of an input: declare it "
+        "init='input' (an in-out buffer) or rename it; a step uses buffer 'out', which is "
+        "neither an input nor declared"
+    )
+
+
+def test_the_case_is_planned_for_this_device():
+    from tests.fakes import FAKE_DEVICE
+
+    seen = []
+
+    class Recording(ScaleSuite):
+        def case(self, variant, point, device, inputs):
+            seen.append(device)
+            return super().case(variant, point, device, inputs)
+
+    run_suite(Recording(), ["good"])
+    assert seen == [FAKE_DEVICE]
+
+
+def test_a_device_variant_that_is_the_reference_downloads_its_outputs_for_the_others():
+    class ReferenceIsGood(ScaleSuite):
+        reference_variant = "good"
+
+        def reference(self, computes, point, inputs):
+            raise AssertionError("the reference variant's outputs are the reference")
+
+    results, _ = run_suite(ReferenceIsGood(), ["good", "fast", "wrong"])
+    assert list(results["good"].phases["variant"]) == [
+        "prepare", "checked_run", "downloads", "timing", "recheck"]  # fmt: skip
+    assert results["fast"].status is Status.OK and results["fast"].verification.passed
+    assert results["wrong"].status is Status.INCORRECT
+
+
+def test_an_upload_that_fails_frees_its_buffer_and_skips_cleanly(monkeypatch):
+    from gpubench.errors import OutOfMemory
+    from tests import fakes
+
+    def refuse(self, buffer, spec, host):
+        raise OutOfMemory("cannot stage 4000 bytes through pinned memory")
+
+    monkeypatch.setattr(fakes.FakeBackend, "write", refuse)
+    results, backend = run(["good"])
+    assert results["good"].status is Status.SKIPPED
+    assert results["good"].reason == "out of memory: cannot stage 4000 bytes through pinned memory"
+    assert backend.live_buffers == 0
+
+
+def test_a_suite_without_kernels_runs_its_copies_without_a_module():
+    from gpubench import registry
+
+    bench = registry.get("transfer")
+    point = bench.resolve({**bench.defaults(), "bytes": 4096})
+    variants = tuple(v.name for v in bench.variants)
+    results = Runner(FakeBackend()).run(Plan(bench, [point], variants, variants[0], QUICK))
+    assert [r.status for r in results] == [Status.OK] * len(variants)

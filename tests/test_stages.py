@@ -169,3 +169,89 @@ def test_each_output_s_tolerance_follows_the_type_it_was_made_in_and_the_record(
     got = stages.tolerances(case, {"a": None, "b": None}, {"a": np.float16}, record)
     assert got == {"a": "a", "b": "b"}
     assert seen == [(np.dtype(np.float16), record, "a"), (np.dtype(np.float64), record, "b")]
+
+
+def test_a_variant_s_output_becomes_a_float64_reference_only_where_it_is_floating():
+    floats = stages.as_reference(np.array([1.5, 2.5], dtype=np.float32))
+    assert floats.dtype == np.float64 and floats.tolist() == [1.5, 2.5]
+    ints = stages.as_reference(np.array([3, 4], dtype=np.int32))
+    assert ints.dtype == np.int32 and ints.tolist() == [3, 4]
+
+
+def test_kernel_attributes_once_per_kernel_with_static_and_dynamic_shared_memory():
+    from gpubench.backends.base import KernelAttributes
+    from gpubench.steps import Launch
+    from tests.fakes import FAKE_DEVICE
+
+    compiled = {"a": KernelAttributes(64, 8192, 0, 1024), "b": KernelAttributes(128, 0, 16, 1024)}
+    module = SimpleNamespace(attributes=lambda kernel: compiled[kernel])
+    launches = [Launch("a", (1, 1, 1), (128, 1, 1), (), shared_bytes=12288),
+                Launch("a", (2, 1, 1), (128, 1, 1), (), shared_bytes=12288),
+                Launch("b", (1, 1, 1), (256, 1, 1), ())]  # fmt: skip
+    found = stages.kernel_attributes(module, launches, FAKE_DEVICE)
+    # a: 20 KiB of shared memory (+1 KiB reserved) fits 4 blocks of 4 warps in 96 KiB: 16/64.
+    # b: 128 registers x 8 warps leaves room for 2 blocks of 8 warps: 16/64.
+    assert found == {
+        "a": {"registers_per_thread": 64, "static_shared_bytes": 8192, "local_bytes_per_thread": 0,
+              "max_threads_per_block": 1024, "threads_per_block": 128, "occupancy": 0.25,
+              "occupancy_limited_by": "shared memory"},
+        "b": {"registers_per_thread": 128, "static_shared_bytes": 0, "local_bytes_per_thread": 16,
+              "max_threads_per_block": 1024, "threads_per_block": 256, "occupancy": 0.25,
+              "occupancy_limited_by": "registers"},
+    }  # fmt: skip
+    with pytest.raises(KernelLaunchError) as info:
+        stages.kernel_attributes(None, launches, FAKE_DEVICE)
+    assert str(info.value) == "kernel 'a': the suite compiles no kernels"
+    assert stages.kernel_attributes(None, [], FAKE_DEVICE) == {}
+
+
+def test_a_host_variant_runs_its_own_variant_at_the_point_and_is_checked_against_its_computes(
+    monkeypatch,
+):
+    bench = registry.get("reduction")
+    cls = type(bench)
+    runs, references = [], []
+    real_run, real_reference = cls.host_run, cls.reference
+
+    def host_run(self, variant, point, inputs):
+        runs.append((variant, point["n"], tuple(sorted(inputs))))
+        return real_run(self, variant, point, inputs)
+
+    def reference(self, computes, point, inputs):
+        references.append((computes, point["n"]))
+        return real_reference(self, computes, point, inputs)
+
+    result = host_variant(monkeypatch, host_run=host_run, reference=reference)
+    assert result.status.is_measured and result.kernel_attributes == {}
+    assert runs and set(runs) == {("numpy", 1000, ("in",))}
+    computes = next(v.computes for v in bench.variants if v.name == "numpy")
+    assert set(references) == {(computes, 1000)}
+    assert result.metrics.get("cgma") is None  # no arithmetic intensity claimed for NumPy
+
+
+class _HotBackend:
+    """Records the runs of each hot-mode call; a clock of 900 MHz against a 1000 MHz device."""
+
+    def __init__(self):
+        self.calls, self.device = [], SimpleNamespace(sm_clock_mhz=1000.0)
+
+    def sm_clock_mhz(self):
+        return 900.0
+
+    def time_hot_ms(self, bound, runs):
+        self.calls.append(runs)
+        return 0.001 * runs
+
+
+def test_hot_mode_calibrates_on_three_single_runs_then_samples_with_the_clock_read():
+    from dataclasses import replace
+
+    backend = _HotBackend()
+    plan = SimpleNamespace(policy=replace(QUICK, mode="hot"), flush_l2=False)
+    before = []
+    measurement = stages.measure(backend, plan, object(), lambda: before.append(1))
+    assert backend.calls[:3] == [1, 1, 1] and len(set(backend.calls[3:])) == 1
+    runs = backend.calls[3]
+    assert runs > 1 and measurement.runs_per_sample == runs
+    assert len(before) == len(backend.calls)  # the in-out restore before every call
+    assert measurement.clock_mhz == 900.0
