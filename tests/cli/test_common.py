@@ -190,3 +190,39 @@ def test_backend_names_the_option_it_came_from(monkeypatch):
     _received(common.output_options, "--backend", "cuda-core")
     _received(common.output_options, "--backend", "")
     assert chosen == [("cuda-core", "--backend")]
+
+
+class _Terminal:
+    """A stream that says it is a terminal."""
+
+    def __init__(self) -> None:
+        self.written: list[str] = []
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.written.append(text)
+        return len(text)
+
+    def flush(self) -> None: ...
+
+
+@pytest.mark.parametrize("make", [common.err_console, common.out_console])
+def test_a_console_on_a_pipe_is_wide_and_on_a_terminal_fits_the_terminal(make, monkeypatch):
+    import sys
+
+    for variable in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("COLUMNS", "77")
+    stream = "stderr" if make is common.err_console else "stdout"
+    other = "stdout" if stream == "stderr" else "stderr"
+    monkeypatch.setattr(sys, stream, _Terminal())
+    monkeypatch.setattr(sys, other, _Terminal())
+    terminal = make()
+    assert terminal.is_terminal and terminal.width == 77 and terminal.file is getattr(sys, stream)
+    monkeypatch.setattr(sys, stream, open(__file__))  # not a terminal: a file
+    piped = make()
+    assert not piped.is_terminal and piped.width == common.PIPE_WIDTH
+    assert piped.file is getattr(sys, stream)
+    getattr(sys, stream).close()
