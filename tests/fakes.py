@@ -136,6 +136,18 @@ def _reversed_through_shared(out: np.ndarray, x: np.ndarray, n: int) -> None:
     f32(out)[:n] = 2.0 * f32(x)[:n][::-1]
 
 
+def _count_down_restless(
+    values: np.ndarray, changed: np.ndarray, n: int, launches: np.ndarray
+) -> None:
+    """Counts down right, but from its 21st launch on always says it changed something: the
+    checked run converges, the runs after it never do (their answer is still right)."""
+    count = launches.view(np.uint32)
+    count[0] += 1
+    _count_down(values, changed, n)
+    if count[0] > 20:
+        changed.view(np.int32)[0] = 1
+
+
 def _count_down_never_done(values: np.ndarray, changed: np.ndarray, n: int) -> None:
     changed.view(np.int32)[0] = 1
 
@@ -156,6 +168,7 @@ KERNELS: dict[str, tuple[Any, float]] = {
     "count_down": (_count_down, 0.25),
     "reversed_through_shared": (_reversed_through_shared, 1.0),
     "count_down_never_done": (_count_down_never_done, 0.25),
+    "count_down_restless": (_count_down_restless, 0.25),
 }
 # Variants that only make sense behind a worker process (they hang or kill the process).
 DANGEROUS = {"hang": (_scale_hang, 1.0), "die": (_scale_die, 1.0), "slow": (_scale_good, 1.0),
@@ -520,7 +533,8 @@ class CountDownSuite(Benchmark):
     params = (Param("n", int, 50, "elements", minimum=1), Param("top", int, 7, "largest value"),
               Param("max_iterations", int, 100, "iteration cap"))  # fmt: skip
     variants = (Variant("converges", "counts down", "zeros"),
-                Variant("never_done", "always says it changed something", "zeros"))  # fmt: skip
+                Variant("never_done", "always says it changed something", "zeros"),
+                Variant("restless", "converges once, never after", "zeros"))  # fmt: skip
 
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
         values = rng.integers(0, point["top"], size=point["n"], dtype=np.int32)
@@ -529,13 +543,18 @@ class CountDownSuite(Benchmark):
 
     def case(self, variant: str, point: Point, device: Any, inputs: dict[str, np.ndarray]) -> Case:
         n = point["n"]
-        kernel = "count_down" if variant == "converges" else "count_down_never_done"
-        body = (Launch(kernel, (1, 1, 1), (64, 1, 1),
-                       (BufferRef("values"), BufferRef("changed"), np.int32(n))),)  # fmt: skip
+        kernel = {"converges": "count_down", "never_done": "count_down_never_done",
+                  "restless": "count_down_restless"}[variant]  # fmt: skip
+        args = (BufferRef("values"), BufferRef("changed"), np.int32(n))
+        scratch = {"changed": BufferSpec((1,), np.dtype(np.int32))}
+        if variant == "restless":
+            args += (BufferRef("launches"),)
+            scratch["launches"] = BufferSpec((1,), np.dtype(np.uint32), init="zero")
+        body = (Launch(kernel, (1, 1, 1), (64, 1, 1), args),)
         return Case(
             steps=[Repeat(body, flag="changed", max_iterations=point["max_iterations"])],
             outputs={"values": BufferSpec.like(inputs["values"], init="input")},
-            scratch={"changed": BufferSpec((1,), np.dtype(np.int32))},
+            scratch=scratch,
             # Data-aware work: every iteration reads and writes every value.
             work=lambda record: Work(
                 bytes_moved=8 * n * record.iterations, elements=n * record.iterations

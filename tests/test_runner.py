@@ -683,3 +683,16 @@ def test_a_suite_without_kernels_runs_its_copies_without_a_module():
     variants = tuple(v.name for v in bench.variants)
     results = Runner(FakeBackend()).run(Plan(bench, [point], variants, variants[0], QUICK))
     assert [r.status for r in results] == [Status.OK] * len(variants)
+
+
+def test_a_run_that_converges_when_checked_but_not_after_timing_is_incorrect_and_says_why():
+    from tests.fakes import CountDownSuite
+
+    results, _ = run_suite(CountDownSuite(), ["restless"], point={"max_iterations": 30})
+    r = results["restless"]
+    assert r.status is Status.INCORRECT and r.verification.passed  # right, but not converged
+    runs = r.reason.removeprefix("right on the checked run, wrong on a run after ").split()[0]
+    assert (
+        r.reason
+        == f"right on the checked run, wrong on a run after {runs} timed runs: did not converge"
+    )

@@ -221,8 +221,8 @@ def test_a_console_on_a_pipe_is_wide_and_on_a_terminal_fits_the_terminal(make, m
     monkeypatch.setattr(sys, other, _Terminal())
     terminal = make()
     assert terminal.is_terminal and terminal.width == 77 and terminal.file is getattr(sys, stream)
-    monkeypatch.setattr(sys, stream, open(__file__))  # not a terminal: a file
-    piped = make()
-    assert not piped.is_terminal and piped.width == common.PIPE_WIDTH
-    assert piped.file is getattr(sys, stream)
-    getattr(sys, stream).close()
+    with open(__file__) as plain:  # not a terminal: a file
+        monkeypatch.setattr(sys, stream, plain)
+        piped = make()
+        assert not piped.is_terminal and piped.width == common.PIPE_WIDTH
+        assert piped.file is plain
