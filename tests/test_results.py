@@ -669,3 +669,15 @@ def test_a_constant_json_does_not_allow_and_a_schema_from_elsewhere_name_the_fil
     with pytest.raises(ConfigError) as info:
         load_json(path)
     assert str(info.value) == f"{path}: results schema version 7 is not supported (expected 1)"
+
+
+def test_a_log_writes_values_json_has_no_form_for_as_text(tmp_path):
+    from gpubench.results import JsonLinesLog
+
+    log = JsonLinesLog(tmp_path / "r.jsonl", header={"source": Path("sweeps/a.yaml")})
+    log.finished(Result("s", "v", {"n": 1}, Status.OK, summary={"median_ms": float("nan")},
+                        metrics={"where": Path("out")}))  # fmt: skip
+    log.close()
+    header, record = (json.loads(line) for line in (tmp_path / "r.jsonl").open())
+    assert header["source"] == "sweeps/a.yaml" and record["metrics"] == {"where": "out"}
+    assert record["summary"]["median_ms"] is None
