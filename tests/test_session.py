@@ -102,6 +102,7 @@ class InProcess:
         self.backend, self.observers, self.restarts = FakeBackend(), [], 2
         self.retried, self.interrupt_after = list(retried), interrupt_after
         self.calls: list[tuple] = []
+        self.timelines: list[bool] = []
 
     def start(self):
         self.calls.append(("start",))
@@ -117,6 +118,7 @@ class InProcess:
         from gpubench.runner import Notifier, Runner
 
         done = {(point_key(r.point), r.variant): r for r in previous}
+        self.timelines.append(plan.timeline)
         notify = Notifier(self.observers, plan, done)
         notify.started(sum((point_key(p), v) not in done for p in plan.points
                            for v in plan.variants))  # fmt: skip
@@ -233,3 +235,156 @@ def test_execute_of_one_shard_stamps_it_and_verbose_shows_the_phases(tmp_path, m
         last.startswith("wall ") and " ms in timed runs (" in last and "; most host time: " in last
     )
     assert out.count("scale · n=10, broken=0, tag=a, scale=1.0") == 1  # the phases table only
+
+
+# -- the pieces of a session, each exactly ---------------------------------------------------------
+@pytest.mark.parametrize(("spread", "kind", "fields"), [
+    (session.Spread(device=3), "IsolatedRunner", ("s", 3, "b")),
+    (session.Spread(device=3, devices=[2]), "IsolatedRunner", ("s", 2, "b")),
+    (session.Spread(devices=[0, 1]), "DevicePool", ("s", [0, 1], "b")),
+    (session.Spread(devices="all"), "DevicePool", ("s", "all", "b")),
+    (session.Spread(scheduler="tcp://h:1"), "DaskRunner", ("tcp://h:1", "s", "b")),
+])  # fmt: skip
+def test_each_spread_makes_its_runner_for_the_suite_device_and_backend(spread, kind, fields):
+    runner = spread.runner("s", "b")
+    assert type(runner).__name__ == kind
+    if kind == "IsolatedRunner":
+        spec = runner.spec
+        assert (spec.suite, spec.device_index, spec.backend) == fields
+    elif kind == "DevicePool":
+        assert (runner.suite, runner.requested, runner.backend) == fields
+    else:
+        assert (runner.address, runner.suite, runner.backend) == fields
+
+
+def test_the_device_line_names_what_it_knows_and_marks_what_it_does_not():
+    full = {"device": {"name": "H100", "arch": "sm_90", "sm_count": 132},
+            "driver_version": "580.1", "cuda_driver_api_version": "13.0",
+            "gpubench_version": "0.1.0"}  # fmt: skip
+    assert session.device_line(full, "2026-11-24T10:00:00+00:00") == (
+        "H100 (sm_90, 132 SMs) · driver 580.1 · CUDA 13.0 · gpubench 0.1.0 · 2026-11-24"
+    )
+    assert session.device_line({}) == "unknown GPU (?, ? SMs)"
+
+
+def _announced(environment, already=0):
+    import io
+
+    from rich.console import Console
+
+    err = io.StringIO()
+    spec = config.spec_from_mapping({"suite": "transpose", "params": {"size": [64, 96]},
+                                     "variants": ["copy", "naive", "padded"]}, "s.yaml")  # fmt: skip
+    files = outputs.OutputPlan(None, None, "r.jsonl" if already else None, bool(already), False,
+                               False, None)  # fmt: skip
+    session._announce(Console(file=err, width=300), environment, [{}, {}], spec, files, already)
+    return err.getvalue().rstrip("\n")
+
+
+def test_the_announcement_names_the_gpus_their_models_and_a_resumption():
+    dev = {"name": "G", "arch": "sm_90", "sm_count": 4}
+    assert _announced({"device": {**dev, "peak_bandwidth_gbps": 3352.3}}) == (
+        "G (sm_90, 4 SMs, peak DRAM 3,352 GB/s) · 2 point(s) × 3 variant(s)"
+    )
+    two = [{"name": "G"}, {"name": "G"}]
+    assert _announced({"device": dev, "devices": two}) == (
+        "G (sm_90, 4 SMs, peak DRAM unknown) · 2 point(s) × 3 variant(s) · on 2 GPUs"
+    )
+    mixed = [{"name": "G"}, {"name": "H"}, {"name": "G"}]
+    assert _announced({"device": dev, "devices": mixed}, already=5) == (
+        "G (sm_90, 4 SMs, peak DRAM unknown) · 2 point(s) × 3 variant(s) · on 3 GPUs of 2 "
+        "models · resuming: 5 result(s) already in r.jsonl"
+    )
+    assert _announced({"device": dev, "devices": two[:1]}).endswith("3 variant(s)")
+
+
+def test_probe_environment_starts_a_worker_on_the_device_and_closes_it(monkeypatch):
+    made = []
+
+    class Probe:
+        def __init__(self, spec):
+            made.append(spec)
+            self.closed = False
+
+        def start(self):
+            return {"gpu_uuid": "GPU-7"}
+
+        def close(self):
+            made.append("closed")
+
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    monkeypatch.setattr(session, "IsolatedRunner", Probe)
+    assert session.probe_environment("transpose", 5) == {"gpu_uuid": "GPU-7"}
+    spec, closed = made
+    assert (spec.suite, spec.device_index, spec.backend) == (
+        "transpose",
+        5,
+        "tests.fakes:FakeBackend",
+    )
+    assert closed == "closed"
+
+
+def test_execute_stores_history_writes_markdown_and_profiles_when_asked(tmp_path, monkeypatch):
+    from gpubench import profiling
+    from gpubench.history import History
+    from gpubench.report import timeline
+
+    profiled, shown = [], []
+    monkeypatch.setattr(profiling, "profile_results",
+                        lambda *args: profiled.append(args))  # fmt: skip
+    monkeypatch.setattr(timeline, "show", lambda *args: shown.append(args))
+    runner = InProcess()
+    seen = []
+    monkeypatch.setattr(session.Spread, "runner",
+                        lambda self, suite, backend: seen.append((self.device, suite, backend))
+                        or runner)  # fmt: skip
+    import io
+
+    from rich.console import Console
+
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(SWEEP)
+    spec = config.load(tmp_path / "s.yaml")
+    err = io.StringIO()
+    request = outputs.OutputRequest(history=str(tmp_path / "h.sqlite"), label="nightly",
+                                     markdown=str(tmp_path / "m.md"), profile=True,
+                                     timeline="")  # fmt: skip
+    code = session.execute(spec, request, 4, Console(file=io.StringIO()),
+                           Console(file=err, width=300), session.Spread(devices=[6]))  # fmt: skip
+    assert code == 3 and seen == [(0, SCALE_FILE, "tests.fakes:FakeBackend")]
+    assert f"history: run 1 in {tmp_path / 'h.sqlite'}" in err.getvalue().splitlines()
+    with History.open(tmp_path / "h.sqlite") as store:
+        (run,) = store.runs()
+    assert (run.label, run.source, run.results) == ("nightly", "gpubench run", 4)
+    md = (tmp_path / "m.md").read_text()
+    assert md.startswith("### gpubench: scale\n\nFake GPU (sm_90, 4 SMs) · gpubench ")
+    assert "2 of 4 result(s) failed" in md and "| wrong | incorrect |" in md
+    ((spec_dict, results_seen, kernels, device, _),) = profiled
+    assert spec_dict == spec.to_dict() and len(results_seen) == 4 and device == 6
+    assert kernels == {v.name for v in registry.get(SCALE_FILE).variants}
+    ((results_shown, _, path),) = shown
+    assert len(results_shown) == 4 and path is None
+    assert all(plan_timeline for plan_timeline in runner.timelines)
+
+
+def test_execute_over_an_old_log_keeps_it_aside_and_a_forced_resume_sorts_old_points_first(
+    tmp_path, monkeypatch
+):
+    import json
+
+    log = str(tmp_path / "r.jsonl")
+    _execute(tmp_path, monkeypatch, SWEEP, InProcess(), jsonl=log)
+    code, _, err = _execute(tmp_path, monkeypatch, SWEEP, InProcess(), jsonl=log, force=True)
+    kept = err.splitlines()[0]
+    assert kept.startswith("the earlier log is kept as ") and code == 3
+    assert Path(kept.removeprefix("the earlier log is kept as ")).is_file()
+    changed = SWEEP.replace("[30, 10]", "[10, 20]").replace("[wrong, good]", "[good, fast]")
+    code, _, _ = _execute(tmp_path, monkeypatch, changed, InProcess(), resume=log, force=True,
+                          json=str(tmp_path / "all.json"))  # fmt: skip
+    order = [(r["point"]["n"], r["variant"])
+             for r in json.loads((tmp_path / "all.json").read_text())["results"]]  # fmt: skip
+    # The log's results at n=30 (no longer in the sweep) and of `wrong` (no longer a variant)
+    # come first, in the log's order; then the sweep's points, each in the sweep's variant order.
+    assert order == [(30, "wrong"), (30, "good"), (10, "wrong"), (10, "good"), (10, "fast"),
+                     (20, "good"), (20, "fast")]  # fmt: skip
