@@ -189,3 +189,31 @@ def test_a_log_that_holds_results_is_refused_in_its_words(tmp_path):
     assert str(error.value) == (f"{log}: holds results of an earlier run: continue it with "
                                 "--resume, or give --force to start a new log (the old one is "
                                 "kept beside it)")  # fmt: skip
+
+
+def test_holds_results_only_for_a_file_with_a_line_past_its_header(tmp_path):
+    from gpubench.outputs import holds_results
+
+    log = tmp_path / "r.jsonl"
+    assert not holds_results(str(log)) and not holds_results(str(tmp_path))
+    log.write_text('{"kind": "header"}\n\n')
+    assert not holds_results(str(log))
+    log.write_text('{"kind": "header"}\n{"kind": "result"}\n')
+    assert holds_results(str(log))
+
+
+def test_an_old_log_is_set_aside_under_the_first_free_number_up_to_9999(tmp_path):
+    from gpubench.errors import ConfigError
+    from gpubench.outputs import _set_aside
+
+    log = tmp_path / "r.jsonl"
+    log.write_text("old\n")
+    (tmp_path / "r.jsonl.1").write_text("older\n")
+    assert _set_aside(log) == str(tmp_path / "r.jsonl.2") and not log.exists()
+    for n in range(3, 10_000):
+        (tmp_path / f"r.jsonl.{n}").touch()
+    log.write_text("new\n")
+    with pytest.raises(ConfigError) as info:
+        _set_aside(log)
+    assert str(info.value) == f"{log}: too many earlier logs kept beside it; remove some"
+    assert log.read_text() == "new\n"

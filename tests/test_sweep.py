@@ -164,3 +164,15 @@ def test_a_dropped_value_names_what_the_suite_derives_it_from():
     assert str(info.value) == ("size=64 would be ignored where rows=8, cols=16, tile=32 (the suite derives "
                                "size from them there): set either size or the parameters it "
                                "stands for")  # fmt: skip
+
+
+def test_a_constraint_that_fails_names_the_point_with_long_values_cut():
+    from gpubench import config
+    from gpubench.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        config.spec_from_mapping({"suite": "tests/suites/scale.py",
+                                  "params": {"tag": ["x" * 30], "n": [5]},
+                                  "constraints": ["n / (n - 5) > 1"]}, "s.yaml")  # fmt: skip
+    assert str(info.value) == ("s.yaml: constraints: condition 'n / (n - 5) > 1' divides by zero, "
+                               "at the point n=5, broken=0, tag='xxxxxxx...xxxxxxxx', scale=1.0")  # fmt: skip
