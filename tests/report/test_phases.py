@@ -91,3 +91,17 @@ def test_the_phase_clock_adds_spans_and_orders_known_phases_first():
         ("timing", 2.0),
         ("x", 1.0),
     ]
+
+
+def test_the_edges_of_the_labels_the_units_and_the_per_result_table():
+    assert phases._point_label({"a": "x" * 39}) == "a=" + "x" * 37 + "…"  # 41: cut
+    assert phases._seconds(0.004449) == "4.4 ms"
+    forty = [result("a", n, {"compile": 0.1}, {"timing": 0.2}) for n in range(40)]
+    assert str(phases.phases_table(forty).title) == "host time per phase"
+    assert str(phases.phases_table([*forty, result("a", 40)]).title) == (
+        "host time per phase (summed per variant)"
+    )
+    bare = Result(suite="s", variant="v", point={"n": 1}, status=Status.SKIPPED, phases={})
+    assert phases.share([bare], wall_s=1.0).point_s == {}
+    table = snapshots.table_text(phases.phases_table([bare]))
+    assert "v" in table and "n=1" in table

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from gpubench.report import timeline
@@ -83,3 +84,14 @@ def test_show_prints_the_chart_and_the_path_as_plain_text_on_a_colour_terminal(m
         "timeline: [red]t 1.png",
     ]
     assert [path for path, _ in saved.saved] == ["[red]t 1.png"]
+
+
+def test_drawing_a_timeline_without_matplotlib_is_one_line(monkeypatch):
+    import sys
+
+    from gpubench.errors import EnvironmentProblem
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails, as when not installed
+    with pytest.raises(EnvironmentProblem) as info:
+        timeline.draw_png([], "t.png")
+    assert str(info.value) == "drawing a timeline needs matplotlib: pip install 'gpubench[plot]'"
