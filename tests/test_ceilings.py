@@ -74,14 +74,19 @@ def test_records_are_stored_per_gpu_and_read_back(tmp_path, monkeypatch):
 
 def test_a_results_file_of_the_ceilings_suite_serves_as_a_record(tmp_path):
     path = tmp_path / "c.json"
-    save_json(ResultSet(suite="ceilings", environment=ENVIRONMENT, spec={}, results=MEASURED), path)
-    assert store.load_file(path).measured["fp32_gflops"] == 65000.0
+    save_json(ResultSet(suite="ceilings", environment=ENVIRONMENT, spec={}, results=MEASURED,
+                        created="2026-11-24T09:00:00+00:00"), path)  # fmt: skip
+    record = store.load_file(path)
+    assert record.measured["fp32_gflops"] == 65000.0
+    assert record.measured_at == "2026-11-24T09:00:00+00:00" and record.source == "measured"
     other = tmp_path / "o.json"
     save_json(ResultSet(suite="x", environment=ENVIRONMENT, spec={},
                         results=[Result(suite="x", variant="a", point={}, status=Status.SKIPPED)]),
               other)  # fmt: skip
-    with pytest.raises(ConfigError, match="neither a ceilings record nor results"):
+    with pytest.raises(ConfigError) as info:
         store.load_file(other)
+    assert str(info.value) == (f"{other}: holds neither a ceilings record nor results of the "
+                               "ceilings suite")  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -330,3 +335,10 @@ def test_a_record_file_past_the_size_limit_is_refused_before_it_is_read(tmp_path
         store.load_file(big)
     assert str(info.value) == (f"{big}: 1,073,741,825 bytes: a ceilings record or results file "
                                "is at most 1 GiB")  # fmt: skip
+
+
+def test_a_record_keeps_where_its_figures_come_from_through_a_file(tmp_path):
+    theoretical = store.theoretical_only(ENVIRONMENT)
+    assert theoretical.source == "theoretical"
+    path = store.save(theoretical, tmp_path / "t.json")
+    assert store.load_file(path).source == "theoretical"

@@ -763,3 +763,21 @@ def test_the_thread_count_is_the_product_of_all_three_dimensions(tmp_path, block
         str(error.value)
         == f"{tmp_path / 'k.yaml'}: params: {problem}, at the point n=1000, block=128"
     )
+
+
+def test_a_reference_function_named_in_capitals_runs_and_a_missing_one_is_named(tmp_path):
+    from gpubench.errors import ConfigError
+
+    (tmp_path / "ref.py").write_text("def TwiceX(x, n):\n    return 2 * x[:n]\nvalue = 3\n")
+    results = run(tmp_path, SCALE.replace("reference: 2 * x", "reference: ref.py:TwiceX"),
+                  variants=["good"])  # fmt: skip
+    assert results["good"].status is Status.OK
+    for name in ("absent", "value"):  # no such name; a name that is no function
+        (tmp_path / name).mkdir()
+        path = write(
+            tmp_path / name, SCALE.replace("reference: 2 * x", f"reference: ../ref.py:{name}")
+        )
+        with pytest.raises(ConfigError) as info:
+            kernel_suite.load_benchmark.__wrapped__(str(path.resolve()))
+        assert str(info.value) == (f"{path.resolve()}: kernel.reference: {tmp_path / 'ref.py'} "
+                                   f"defines no function {name!r}")  # fmt: skip
