@@ -658,6 +658,9 @@ def test_a_device_variant_that_is_the_reference_downloads_its_outputs_for_the_ot
     assert list(results["good"].phases["variant"]) == [
         "prepare", "checked_run", "downloads", "timing", "recheck"]  # fmt: skip
     assert results["fast"].status is Status.OK and results["fast"].verification.passed
+    assert results["good"].verification.message == (
+        "the reference: the other variants are checked against its outputs"
+    )
     assert results["wrong"].status is Status.INCORRECT
 
 
@@ -681,8 +684,13 @@ def test_a_suite_without_kernels_runs_its_copies_without_a_module():
     bench = registry.get("transfer")
     point = bench.resolve({**bench.defaults(), "bytes": 4096})
     variants = tuple(v.name for v in bench.variants)
-    results = Runner(FakeBackend()).run(Plan(bench, [point], variants, variants[0], QUICK))
+    backend = FakeBackend()
+    placed = []
+    alloc = backend.alloc
+    backend.alloc = lambda spec: placed.append(spec.location) or alloc(spec)
+    results = Runner(backend).run(Plan(bench, [point], variants, variants[0], QUICK))
     assert [r.status for r in results] == [Status.OK] * len(variants)
+    assert {"pinned", "pageable", "device"} <= set(placed)  # each source where its copy wants it
 
 
 def test_a_run_that_converges_when_checked_but_not_after_timing_is_incorrect_and_says_why():
@@ -696,3 +704,71 @@ def test_a_run_that_converges_when_checked_but_not_after_timing_is_incorrect_and
         r.reason
         == f"right on the checked run, wrong on a run after {runs} timed runs: did not converge"
     )
+
+
+def test_a_launch_refused_before_the_checked_run_is_a_failed_launch_without_a_prefix(monkeypatch):
+    from gpubench.errors import KernelLaunchError
+    from tests import fakes
+
+    def refuse(self, *args):
+        raise KernelLaunchError("cannot capture the run as a graph")
+
+    monkeypatch.setattr(fakes.FakeBackend, "bind", refuse)
+    results, _ = run(["good"])
+    assert results["good"].status is Status.LAUNCH_FAILED
+    assert results["good"].reason == "cannot capture the run as a graph"
+
+
+def test_a_tolerance_made_from_the_run_sees_the_checked_run_and_the_run_after_timing():
+    from gpubench.benchmark import Tolerance
+    from tests.fakes import CountDownSuite
+
+    seen = []
+
+    class Judged(CountDownSuite):
+        def case(self, variant, point, device, inputs):
+            case = super().case(variant, point, device, inputs)
+            case.tolerance = lambda record: seen.append(record.iterations) or Tolerance(atol=0)
+            return case
+
+    results, _ = run_suite(Judged(), ["converges"], {"n": 50, "top": 7})
+    assert results["converges"].status is Status.OK
+    assert seen == [8, 8]  # 7 steps down and one that changes nothing, checked and re-checked
+
+
+def test_the_host_need_of_each_variant_counts_its_host_buffers_downloads_and_a_new_reference(
+    monkeypatch,
+):
+    """Recorded at the preflight: pinned scratch, the outputs' downloads, and the float64
+    reference only for the first variant of what it computes (the second finds it made)."""
+    from gpubench import memory
+    from gpubench.benchmark import BufferSpec
+
+    from tests.fakes import FAKE_DEVICE
+
+    needs = []
+    real = memory.shortfall
+    monkeypatch.setattr(
+        memory, "shortfall", lambda need, d, h: needs.append(need) or real(need, d, h)
+    )
+
+    class Staged(ScaleSuite):
+        def case(self, variant, point, device, inputs):
+            case = super().case(variant, point, device, inputs)
+            case.scratch["staging"] = BufferSpec(
+                (point["n"],), np.dtype(np.float32), location="pinned"
+            )
+            return case
+
+    n = 1000
+    results, _ = run_suite(Staged(), ["good", "fast"], {"n": n})
+    assert [r.status for r in results.values()] == [Status.OK, Status.OK]
+    variant_needs = [
+        (need.device, need.host) for need in needs if need.what == "this variant's buffers"
+    ]
+    l2 = FAKE_DEVICE.l2_bytes  # the flush buffer: the scale suite is memory-bound
+    # Device: the input x (placed once, for the first), the output and the flush buffer.
+    assert variant_needs == [
+        (4 * n + 4 * n + l2, 4 * n + 4 * n + 8 * n),
+        (4 * n + l2, 4 * n + 4 * n),
+    ]
