@@ -743,7 +743,6 @@ def test_the_host_need_of_each_variant_counts_its_host_buffers_downloads_and_a_n
     reference only for the first variant of what it computes (the second finds it made)."""
     from gpubench import memory
     from gpubench.benchmark import BufferSpec
-
     from tests.fakes import FAKE_DEVICE
 
     needs = []
