@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from gpubench.timing import TimingPolicy, measure
 
 
@@ -267,3 +269,17 @@ def test_host_time_of_one_run_is_the_clock_difference_in_ms():
     ran = []
     assert host_time_once_ms(lambda: ran.append(1), host_clock=lambda: next(ticks)) == 250.0
     assert ran == [1]
+
+
+@pytest.mark.parametrize(("name", "limit", "shown"), [
+    ("warmup", 100_000, "100000"), ("min_samples", 1_000_000, "1e+06"),
+    ("max_samples", 10_000_000, "1e+07"), ("min_time_s", 86_400.0, "86400"),
+    ("max_time_s", 86_400.0, "86400"), ("hot_sample_ms", 60_000.0, "60000"),
+    ("time_limit_s", 7 * 86_400.0, "604800"),
+])  # fmt: skip
+def test_each_upper_limit_holds_at_the_limit_and_refuses_just_past_it(name, limit, shown):
+    step = 1 if isinstance(limit, int) else 0.5
+    extra = {"max_samples": limit} if name == "min_samples" else {}
+    assert TimingPolicy(**{name: limit, **extra}).check() == []
+    past = {name: limit + step, **({"max_samples": limit + step} if name == "min_samples" else {})}
+    assert TimingPolicy(**past).check() == [(name, f"must be at most {shown}")]
