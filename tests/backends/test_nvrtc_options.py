@@ -86,3 +86,27 @@ def test_program_options_carries_the_fields_and_the_architecture():
         "sm_90", [("TILE", "32")], ["inc"], True)  # fmt: skip
     bare = program_options([], [], "sm_80")
     assert (bare.arch, bare.define_macro, bare.include_path) == ("sm_80", None, None)
+
+
+def test_one_letter_macros_and_include_dirs_and_values_that_hold_an_equals_sign():
+    from gpubench.backends import nvrtc_options
+    from gpubench.errors import KernelCompileError
+
+    fields = nvrtc_options.parse(["-DX", "-Ia", "--ftz=true", "-maxrregcount=64"], ["base"])
+    assert fields == {"define_macro": ["X"], "include_path": ["base", "a"], "ftz": True,
+                      "max_register_count": 64}  # fmt: skip
+    with pytest.raises(KernelCompileError) as info:
+        nvrtc_options.parse(["--fmad=true=false"], [])
+    assert "'--fmad=true=false'" in str(info.value)
+    with pytest.raises(KernelCompileError) as info:
+        nvrtc_options.parse(["-maxrregcount=6=4"], [])
+    assert str(info.value) == "'-maxrregcount=6=4': expected a whole number"
+
+
+def test_the_program_options_are_the_parsed_fields_for_the_architecture():
+    pytest.importorskip("cuda.core")
+    from gpubench.backends import nvrtc_options
+
+    made = nvrtc_options.program_options(["-DTILE=32", "--use_fast_math"], ["inc"], "sm_90")
+    assert made.arch == "sm_90" and made.include_path == ["inc"]
+    assert made.define_macro == [("TILE", "32")] and made.use_fast_math is True
