@@ -685,12 +685,24 @@ def test_a_suite_without_kernels_runs_its_copies_without_a_module():
     point = bench.resolve({**bench.defaults(), "bytes": 4096})
     variants = tuple(v.name for v in bench.variants)
     backend = FakeBackend()
-    placed = []
-    alloc = backend.alloc
-    backend.alloc = lambda spec: placed.append(spec.location) or alloc(spec)
+    bound = []
+    bind = backend.bind
+    backend.bind = lambda module, steps, buffers, specs: (
+        bound.append({name: b.location for name, b in buffers.items()})
+        or bind(module, steps, buffers, specs)
+    )
     results = Runner(backend).run(Plan(bench, [point], variants, variants[0], QUICK))
     assert [r.status for r in results] == [Status.OK] * len(variants)
-    assert {"pinned", "pageable", "device"} <= set(placed)  # each source where its copy wants it
+    where = {v: (b["src"], b["dst"]) for v, b in zip(variants, bound, strict=True)}
+    for variant, (src, dst) in where.items():  # each source where its copy wants it
+        direction, _, host = variant.partition("_")
+        assert (src, dst) == (
+            (host, "device")
+            if direction == "h2d"
+            else ("device", host)
+            if direction == "d2h"
+            else ("device", "device")
+        )
 
 
 def test_a_run_that_converges_when_checked_but_not_after_timing_is_incorrect_and_says_why():
