@@ -42,3 +42,15 @@ def test_the_documented_suite_example_is_the_tested_suite_file():
     for variant in bench.variant_names:
         case = bench.case(variant, {**point, "n": 10}, None, inputs)
         assert case.problems(inputs) == []
+
+
+def test_a_missing_suite_file_and_an_unknown_name_are_one_line_with_where_they_came_from(tmp_path):
+    for name in ("gone.py", "gone.yaml", "gone.yml"):
+        with pytest.raises(ConfigError) as info:
+            registry.get(str(tmp_path / name), source="s.yaml", key="suite")
+        assert str(info.value) == f"s.yaml: suite: suite file {str(tmp_path / name)!r} not found"
+    with pytest.raises(ConfigError) as info:
+        registry.get("transpos", source="s.yaml", key="suite")
+    known = ", ".join(sorted(registry.all_suites()))
+    assert str(info.value) == (f"s.yaml: suite: unknown suite 'transpos' (did you mean "
+                               f"'transpose'?); known suites: {known}")  # fmt: skip

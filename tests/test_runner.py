@@ -783,3 +783,64 @@ def test_the_host_need_of_each_variant_counts_its_host_buffers_downloads_and_a_n
         (4 * n + 4 * n + l2, 4 * n + 4 * n + 8 * n),
         (4 * n + l2, 4 * n + 4 * n),
     ]
+
+
+def test_the_recorded_seed_makes_the_same_inputs_again(monkeypatch):
+    from gpubench.randoms import ParallelRandom
+    from tests import fakes
+
+    made = []
+    original = fakes.ScaleSuite.inputs
+    monkeypatch.setattr(fakes.ScaleSuite, "inputs",
+                        lambda self, point, rng: made.append(original(self, point, rng)) or made[-1])  # fmt: skip
+    results, _ = run(["good"])
+    again = original(ScaleSuite(), {"n": 1000}, ParallelRandom(results["good"].seed))
+    assert np.array_equal(made[0]["x"], again["x"])
+
+
+def test_speedup_and_percent_of_the_vendor_skip_what_failed_and_reach_every_other():
+    from gpubench.results import Result
+    from gpubench.runner import add_relative_metrics
+
+    def made(variant, ms, status=Status.OK):
+        return Result("s", variant, {"n": 1}, status, summary={"median_ms": ms})
+
+    results = [made("broken", None, Status.INCORRECT), made("base", 4.0), made("fast", 1.0),
+               made("vendor", 2.0)]  # fmt: skip
+    add_relative_metrics(results, "base", "vendor")
+    assert [r.metrics.get("speedup") for r in results] == [None, 1.0, 4.0, 2.0]
+    assert [r.metrics.get("pct_of_vendor") for r in results] == [None, 50.0, 200.0, 100.0]
+
+
+def test_a_plan_travels_as_settings_and_comes_back_the_same():
+    from gpubench.runner import PlanSettings
+
+    bench = ScaleSuite()
+    points = [bench.resolve(bench.defaults())]
+    plan = Plan(bench, points, ("good", "fast"), "fast", QUICK, timeline=True)
+    assert plan.settings == PlanSettings(("good", "fast"), "fast", QUICK, True)
+    assert plan.settings.plan(bench, points) == plan
+
+
+def test_a_resumed_point_s_fresh_results_are_compared_with_the_baseline_from_the_log():
+    from gpubench.results import Result, point_key
+    from gpubench.runner import Notifier
+
+    bench = ScaleSuite()
+    point = bench.resolve(bench.defaults())
+    plan = Plan(bench, [point], ("good", "fast"), "good", QUICK)
+    logged = Result("scale", "good", dict(point), Status.OK, summary={"median_ms": 3.0})
+    seen = []
+
+    class Seen:
+        def started(self, total): ...
+
+        def finished(self, result): ...
+
+        def point_finished(self, results):
+            seen.append([r.variant for r in results])
+
+    notify = Notifier([Seen()], plan, {(point_key(point), "good"): logged})
+    fresh = Result("scale", "fast", dict(point), Status.OK, summary={"median_ms": 1.5})
+    notify.point_done(point, ["fast"], {"fast": fresh})
+    assert fresh.metrics["speedup"] == 2.0 and seen == [["fast"]]
