@@ -138,21 +138,26 @@ class InProcess:
 SCALE_FILE = str(Path(__file__).parent / "suites" / "scale.py")
 
 
-def _execute(tmp_path, monkeypatch, yaml_text, runner, spread=None, **request):
+def _execute(tmp_path, monkeypatch, yaml_text, runner, spread=None, device=0, **request):
     import io
 
     from rich.console import Console
 
     monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(session.Spread, "runner", lambda self, suite, backend: runner)
+
+    def made_for(self, suite, backend):
+        runner.spread_device = self.device
+        return runner
+
+    monkeypatch.setattr(session.Spread, "runner", made_for)
     path = tmp_path / "s.yaml"
     path.write_text(yaml_text)
     spec = config.load(path)
     out, err = io.StringIO(), io.StringIO()
     console = Console(file=out, width=250, color_system=None)
     errors = Console(file=err, width=250, color_system=None)
-    code = session.execute(spec, outputs.OutputRequest(**request), 0, console, errors, spread)
+    code = session.execute(spec, outputs.OutputRequest(**request), device, console, errors, spread)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -184,11 +189,14 @@ def test_execute_announces_compiles_measures_sorts_renders_and_saves(tmp_path, m
     assert env["end"] == {"sm_clock_mhz": 1000.0} and env["worker_restarts"] == 2
     assert env["worker_retries"] == runner.retried
     assert saved["compile_report"]["configurations"] == 3 and saved["suite"] == "scale"
+    assert saved["spec"] == config.load(tmp_path / "s.yaml").to_dict()
+    assert saved["spec"]["variants"] == ["wrong", "good"]
     assert out.count("scale") >= 1 and "good (base)" in out and "incorrect" in out
     logged = [json.loads(line) for line in (tmp_path / "log.jsonl").open()]
     assert [line["kind"] for line in logged] == ["header", *["result", "result", "metrics"] * 2]
     header = logged[0]
     assert header["suite"] == "scale" and header["fingerprint"]["variants"] == ["wrong", "good"]
+    assert header["spec"] == saved["spec"]
     assert header["environment"]["gpu_uuid"] == "GPU-fake-0"
 
 
@@ -212,12 +220,19 @@ def test_execute_resumes_a_log_and_refuses_a_changed_sweep(tmp_path, monkeypatch
     assert code == 3
     assert err.splitlines()[0].endswith(f" · resuming: 2 result(s) already in {log}")
     assert len(json.loads((tmp_path / "all.json").read_text())["results"]) == 4
+    kinds = [json.loads(line)["kind"] for line in Path(log).read_text().splitlines()]
+    assert kinds.count("header") == 1 and kinds.count("result") == 4  # appended, not rewritten
     changed = SWEEP.replace("[30, 10]", "[30, 11]")
     with pytest.raises(ConfigError) as info:
         _execute(tmp_path, monkeypatch, changed, InProcess(), resume=log)
     assert str(info.value) == (f"{log}: the sweep, the kernel source or the GPU differ from the "
                                "log; use --force to resume anyway: points: 1 no longer in the "
                                "sweep, 1 new")  # fmt: skip
+    both = changed.replace("[wrong, good]", "[good]")
+    with pytest.raises(ConfigError) as info:
+        _execute(tmp_path, monkeypatch, both, InProcess(), resume=log)
+    assert str(info.value).endswith("points: 1 no longer in the sweep, 1 new; variants: ['wrong', "
+                                    "'good'] in the log, ['good'] now")  # fmt: skip
 
 
 def test_execute_of_one_shard_stamps_it_and_verbose_shows_the_phases(tmp_path, monkeypatch):
@@ -388,3 +403,70 @@ def test_execute_over_an_old_log_keeps_it_aside_and_a_forced_resume_sorts_old_po
     # come first, in the log's order; then the sweep's points, each in the sweep's variant order.
     assert order == [(30, "wrong"), (30, "good"), (10, "wrong"), (10, "good"), (10, "fast"),
                      (20, "good"), (20, "fast")]  # fmt: skip
+
+
+def test_execute_on_the_device_given_with_an_empty_shard_refused_and_a_failed_start_closed(
+    tmp_path, monkeypatch
+):
+    from gpubench.errors import EnvironmentProblem
+
+    runner = InProcess()
+    code, _, _ = _execute(tmp_path, monkeypatch, SWEEP, runner, device=3)
+    assert code == 3 and runner.spread_device == 3
+    with pytest.raises(ConfigError) as info:
+        _execute(tmp_path, monkeypatch, SWEEP, InProcess(), session.Spread(shard=(5, 8)))
+    assert str(info.value) == (f"{tmp_path / 's.yaml'}: --shard: shard 5/8 has no points (the "
+                               "sweep has 2)")  # fmt: skip
+
+    class NoCompiler(InProcess):
+        def precompile(self, points, limit_s=3600):
+            raise EnvironmentProblem("nvcc vanished")
+
+    failing = NoCompiler()
+    with pytest.raises(EnvironmentProblem):
+        _execute(tmp_path, monkeypatch, SWEEP, failing)
+    assert failing.calls[-1] == ("close", True)  # nothing was interrupted: a graceful stop
+
+
+def test_execute_verbose_after_a_resume_times_only_the_fresh_results(tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr(session, "_render_phases",
+                        lambda console, fresh, wall_s: shown.append((fresh, wall_s)))  # fmt: skip
+    log = str(tmp_path / "r.jsonl")
+    _execute(tmp_path, monkeypatch, SWEEP, InProcess(interrupt_after=2), jsonl=log)
+    _execute(tmp_path, monkeypatch, SWEEP, InProcess(), resume=log, verbose=True)
+    ((fresh, wall_s),) = shown
+    assert [(r.point["n"], r.variant) for r in fresh] == [(10, "wrong"), (10, "good")]
+    assert 0 < wall_s < 60
+
+
+def test_execute_of_all_passing_results_writes_markdown_without_a_failure_note(
+    tmp_path, monkeypatch
+):
+    import json
+
+    _execute(tmp_path, monkeypatch, SWEEP.replace("[wrong, good]", "[good]"), InProcess(),
+             markdown=str(tmp_path / "m.md"), json=str(tmp_path / "r.json"))  # fmt: skip
+    md = (tmp_path / "m.md").read_text()
+    created = json.loads((tmp_path / "r.json").read_text())["created"]
+    assert "failed" not in md
+    assert md.splitlines()[2].endswith(f" · {created[:10]}")  # the device line, dated
+
+
+def test_execute_profiles_on_the_device_given_and_draws_the_timeline_file_asked_for(
+    tmp_path, monkeypatch
+):
+    from rich.console import Console
+
+    from gpubench import profiling
+    from gpubench.report import timeline
+
+    profiled, shown = [], []
+    monkeypatch.setattr(profiling, "profile_results", lambda *args: profiled.append(args))
+    monkeypatch.setattr(timeline, "show", lambda *args: shown.append(args))
+    _execute(tmp_path, monkeypatch, SWEEP, InProcess(), device=2, profile=True,
+             timeline=str(tmp_path / "t.png"))  # fmt: skip
+    ((_, _, _, device, err),) = profiled
+    assert device == 2 and isinstance(err, Console)
+    ((_, console, path),) = shown
+    assert isinstance(console, Console) and path == str(tmp_path / "t.png")
