@@ -411,7 +411,8 @@ def describe(path: Path) -> tuple[str, str]:
     text = path.read_text(encoding="utf-8")
     comment = next((line.lstrip("# ").strip() for line in text.splitlines()
                     if line.startswith("#")), "")  # fmt: skip
-    suite = next((line.split(":", 1)[1].strip() for line in text.splitlines()
+    # The value less a YAML comment after it (" # ...").
+    suite = next((line.split(":", 1)[1].split(" #", 1)[0].strip() for line in text.splitlines()
                   if line.startswith("suite:")), "")  # fmt: skip
     if not suite and any(line.startswith("kernel:") for line in text.splitlines()):
         suite = "kernel file"

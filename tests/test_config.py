@@ -629,3 +629,34 @@ def test_a_condition_that_cannot_be_evaluated_names_the_point():
     assert str(info.value).startswith("s.yaml: constraints: ")
     assert str(info.value).endswith(", at the point size=64, rows=64, cols=64, tile=32, "
                                     "block_rows=8, dtype='float32'")  # fmt: skip
+
+
+def test_a_spec_as_a_record_holds_every_field_under_its_name(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("suite: transpose\ndescription: two sizes\nvariants: [copy, naive]\n"
+                    "baseline: copy\nparams:\n  size: [64, 96]\nconstraints: ['size > 32']\n")  # fmt: skip
+    spec = config.load(path)
+    record = spec.to_dict()
+    assert list(record) == ["suite", "suite_ref", "source", "variants", "baseline", "axes", "zip",
+                            "constraints", "timing", "description"]  # fmt: skip
+    assert (record["suite"], record["source"], record["variants"], record["baseline"]) == (
+        "transpose", str(path), ["copy", "naive"], "copy")  # fmt: skip
+    assert record["axes"] == {"size": [64, 96]} and record["zip"] == []
+    assert record["constraints"] == ["size > 32"] and record["description"] == "two sizes"
+    assert record["timing"] == spec.timing.to_dict()
+
+
+@pytest.mark.parametrize(("text", "described"), [
+    ("# Tiles of transpose\n#  second\nsuite: transpose # the suite\n", ("transpose",
+                                                                       "Tiles of transpose")),
+    ("suite: a:b\n", ("a:b", "")),
+    ("kernel:\n  source: k.cu\n", ("kernel file", "")),
+    ("params: {}\n", ("", "")),
+    ("suite: x\nkernel:\n  source: k.cu\n", ("x", "")),
+])  # fmt: skip
+def test_a_bundled_sweep_file_is_described_by_its_suite_and_first_comment(
+    tmp_path, text, described
+):
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    assert config.describe(path) == described
