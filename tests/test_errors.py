@@ -50,3 +50,12 @@ def test_did_you_mean_names_the_one_closest_candidate():
     assert did_you_mean("tilee", ["tile", "tiles", "size"]) == " (did you mean 'tile'?)"
     assert did_you_mean("zzz", ["tile"]) == ""
     assert did_you_mean("x", ()) == ""
+
+
+def test_a_config_error_keeps_its_parts_for_a_caller_that_adds_the_file():
+    from gpubench.errors import ConfigError
+
+    error = ConfigError("must be positive", source="s.yaml", key="timing.warmup")
+    assert (error.message, error.source, error.key) == ("must be positive", "s.yaml",
+                                                        "timing.warmup")  # fmt: skip
+    assert str(error) == "s.yaml: timing.warmup: must be positive"

@@ -239,3 +239,18 @@ def test_the_source_digest_follows_the_source_and_what_it_includes(tmp_path, mon
     (tmp_path / "b.cuh").write_text("// b changed\n")
     assert kernels.source_digest(bench) != expected
     assert kernels.source_digest(SimpleNamespace(has_kernels=False)) == ""
+
+
+def test_without_kernels_cu_beside_or_inside_the_package_reinstalling_is_the_advice(monkeypatch):
+    from pathlib import Path
+
+    from gpubench import kernels
+    from gpubench.errors import EnvironmentProblem
+
+    seen = []
+    monkeypatch.setattr(Path, "is_dir", lambda self: seen.append(self) and False)
+    with pytest.raises(EnvironmentProblem) as info:
+        kernels.kernels_dir()
+    assert str(info.value) == "kernels_cu/ not found: reinstall gpubench"
+    package = Path(kernels.__file__).resolve().parent
+    assert seen == [package.parent / "kernels_cu", package / "kernels_cu"]

@@ -246,3 +246,13 @@ def test_plotly_s_script_is_copied_beside_the_pages(tmp_path, monkeypatch):
     (package / "package_data" / web.PLOTLY_JS).write_text("// plotly")
     web._copy_plotly(tmp_path / "out")
     assert (tmp_path / "out" / web.PLOTLY_JS).read_text() == "// plotly"
+
+
+def test_the_report_goes_into_a_new_nested_folder_and_again_into_the_same(
+    store, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(web, "_copy_plotly", lambda out: None)
+    target = tmp_path / "a" / "b" / "site"
+    first = web.write_report(store, str(target), threshold=0.02)
+    again = web.write_report(store, str(target), threshold=0.02)
+    assert first == again and all(p.parent == target for p in again)
