@@ -258,6 +258,10 @@ def test_hot_mode_skips_runs_that_iterate_to_convergence():
     results, _ = run_suite(CountDownSuite(), ["converges"], policy=replace(QUICK, mode="hot"))
     assert results["converges"].status is Status.SKIPPED
     assert "cold mode" in results["converges"].reason
+    assert results["converges"].reason == (
+        "hot mode repeats whole runs back to back, and a run that iterates to convergence "
+        "starts from the previous run's answer: use cold mode"
+    )
 
 
 def test_a_kernel_right_only_on_its_first_launch_is_caught_after_timing():
@@ -361,6 +365,12 @@ def test_a_wrong_declaration_is_a_failed_launch_naming_the_problem(monkeypatch):
     results, _ = run(["good"])
     assert results["good"].status is Status.LAUNCH_FAILED
     assert "has the name of an input" in results["good"].reason
+    # Both mistakes, in one line.
+    assert results["good"].reason == (
+        "the suite declares 'good' wrongly: output 'x' has the name of an input: declare it "
+        "init='input' (an in-out buffer) or rename it; a step uses buffer 'out', which is "
+        "neither an input nor declared"
+    )
 
 
 def test_metrics_come_from_the_stored_work():
@@ -600,37 +610,6 @@ def test_a_crash_while_timing_says_so_and_frees_nothing_in_the_dead_context():
     first, _ = run(["crash"])
     assert first["crash"].reason == ("LaunchError: cuStreamSynchronize failed: an illegal memory "
                                      "access was encountered")  # fmt: skip
-
-
-def test_hot_mode_refuses_a_run_to_convergence_in_its_words():
-    from dataclasses import replace
-
-    from tests.fakes import CountDownSuite
-
-    results, _ = run_suite(CountDownSuite(), ["converges"], policy=replace(QUICK, mode="hot"))
-    assert results["converges"].reason == (
-        "hot mode repeats whole runs back to back, and a run that iterates to convergence "
-        "starts from the previous run's answer: use cold mode"
-    )
-
-
-def test_a_declaration_with_two_mistakes_names_both_in_one_line(monkeypatch):
-    from gpubench.benchmark import Case
-    from tests import fakes
-
-    original = fakes.ScaleSuite.case
-
-    def renamed(self, variant, point, device, inputs):
-        case = original(self, variant, point, device, inputs)
-        return Case(steps=case.steps, outputs={"x": case.outputs["out"]}, work=case.work)
-
-    monkeypatch.setattr(fakes.ScaleSuite, "case", renamed)
-    results, _ = run(["good"])
-    assert results["good"].reason == (
-        "the suite declares 'good' wrongly: output 'x' has the name of an input: declare it "
-        "init='input' (an in-out buffer) or rename it; a step uses buffer 'out', which is "
-        "neither an input nor declared"
-    )
 
 
 def test_the_case_is_planned_for_this_device():

@@ -103,6 +103,7 @@ class InProcess:
         self.retried, self.interrupt_after = list(retried), interrupt_after
         self.calls: list[tuple] = []
         self.timelines: list[bool] = []
+        self.made_for: list[tuple] = []  # (the spread's device, suite, backend) per runner made
 
     def start(self):
         self.calls.append(("start",))
@@ -148,6 +149,7 @@ def _execute(tmp_path, monkeypatch, yaml_text, runner, spread=None, device=0, **
 
     def made_for(self, suite, backend):
         runner.spread_device = self.device
+        runner.made_for.append((self.device, suite, backend))
         return runner
 
     monkeypatch.setattr(session.Spread, "runner", made_for)
@@ -319,7 +321,6 @@ def test_probe_environment_starts_a_worker_on_the_device_and_closes_it(monkeypat
     class Probe:
         def __init__(self, spec):
             made.append(spec)
-            self.closed = False
 
         def start(self):
             return {"gpu_uuid": "GPU-7"}
@@ -349,26 +350,12 @@ def test_execute_stores_history_writes_markdown_and_profiles_when_asked(tmp_path
                         lambda *args: profiled.append(args))  # fmt: skip
     monkeypatch.setattr(timeline, "show", lambda *args: shown.append(args))
     runner = InProcess()
-    seen = []
-    monkeypatch.setattr(session.Spread, "runner",
-                        lambda self, suite, backend: seen.append((self.device, suite, backend))
-                        or runner)  # fmt: skip
-    import io
-
-    from rich.console import Console
-
-    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "s.yaml").write_text(SWEEP)
+    code, _, err = _execute(tmp_path, monkeypatch, SWEEP, runner, session.Spread(devices=[6]),
+                            device=4, history=str(tmp_path / "h.sqlite"), label="nightly",
+                            markdown=str(tmp_path / "m.md"), profile=True, timeline="")  # fmt: skip
     spec = config.load(tmp_path / "s.yaml")
-    err = io.StringIO()
-    request = outputs.OutputRequest(history=str(tmp_path / "h.sqlite"), label="nightly",
-                                     markdown=str(tmp_path / "m.md"), profile=True,
-                                     timeline="")  # fmt: skip
-    code = session.execute(spec, request, 4, Console(file=io.StringIO()),
-                           Console(file=err, width=300), session.Spread(devices=[6]))  # fmt: skip
-    assert code == 3 and seen == [(0, SCALE_FILE, "tests.fakes:FakeBackend")]
-    assert f"history: run 1 in {tmp_path / 'h.sqlite'}" in err.getvalue().splitlines()
+    assert code == 3 and runner.made_for == [(0, SCALE_FILE, "tests.fakes:FakeBackend")]
+    assert f"history: run 1 in {tmp_path / 'h.sqlite'}" in err.splitlines()
     with History.open(tmp_path / "h.sqlite") as store:
         (run,) = store.runs()
     assert (run.label, run.source, run.results) == ("nightly", "gpubench run", 4)
