@@ -60,8 +60,8 @@ class _PointService:
     def call(self, job: Any) -> Any:
         reply: queue.Queue[Any] = queue.Queue()
         self.requests.put((job, reply))
-        outcome, value = reply.get()
-        if outcome == "error":
+        succeeded, value = reply.get()
+        if not succeeded:
             raise value
         return value
 
@@ -72,9 +72,9 @@ class _PointService:
         while True:
             job, reply = self.requests.get()
             try:
-                reply.put(("ok", job(runner)))
+                reply.put((True, job(runner)))
             except BaseException as exc:  # sent back to the task, raised there
-                reply.put(("error", exc))
+                reply.put((False, exc))
 
 
 def _host_record(runner: Any) -> dict[str, Any]:
@@ -89,11 +89,12 @@ def _remote_environment(suite: str, backend: str) -> dict[str, Any]:
     return _PointService.get(suite, backend).call(job)
 
 
-def _remote_precompile(suite: str, backend: str, points: list[dict[str, Any]]) -> dict[str, Any]:
+def _remote_precompile(suite: str, backend: str, points: list[dict[str, Any]],
+                       limit_s: float) -> dict[str, Any]:  # fmt: skip
     def job(runner: Any) -> dict[str, Any]:
         if runner.environment is None:
             runner.start()
-        return runner.precompile(points)
+        return runner.precompile(points, limit_s)
 
     return _PointService.get(suite, backend).call(job)
 
@@ -163,8 +164,7 @@ class DaskRunner:
             self.close()
             raise EnvironmentProblem(f"a Dask worker could not start gpubench: {exc}") from None
         ordered = [environments[w] for w in sorted(environments)]
-        environment = dict(ordered[0])
-        environment.pop("device_record", None)
+        environment = {k: v for k, v in ordered[0].items() if k != "device_record"}
         environment["devices"] = [
             {**e["device_record"], "worker": w} for w, e in sorted(environments.items())
         ]
@@ -174,7 +174,7 @@ class DaskRunner:
 
     def precompile(self, points: list[dict[str, Any]], limit_s: float = 3600) -> dict[str, Any]:
         """Every worker compiles (hosts do not share a compile cache); the slowest counts."""
-        reports = self.client.run(_remote_precompile, self.suite, self.backend, points)
+        reports = self.client.run(_remote_precompile, self.suite, self.backend, points, limit_s)
         report = max(reports.values(), key=lambda r: r.get("seconds", 0))
         return {**report, "devices": len(reports)}
 

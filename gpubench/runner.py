@@ -189,10 +189,10 @@ class Runner:
             for v in variants:
                 emit(v, Status.COMPILE_FAILED, reason)
             return out
-        state, refusal = self._point_state(plan, point, clock)
-        if state is None:
+        state = self._point_state(plan, point, clock)
+        if not isinstance(state, PointState):  # why there are no inputs: (status, reason)
             for v in variants:
-                emit(v, *refusal)
+                emit(v, *state)
             return out
         crashed = False
         try:
@@ -213,22 +213,21 @@ class Runner:
         return out
 
     def _point_state(self, plan: Plan, point: Point,
-                     clock: PhaseClock) -> tuple[PointState | None, tuple[Status, str]]:  # fmt: skip
-        """Fresh inputs for the point, or why there are none: (None, (status, reason))."""
+                     clock: PhaseClock) -> PointState | tuple[Status, str]:  # fmt: skip
+        """Fresh inputs for the point, or why there are none: (status, reason)."""
         too_big = self._inputs_do_not_fit(plan.bench, point)
         if too_big:
-            return None, (Status.SKIPPED, too_big)
+            return Status.SKIPPED, too_big
         seed = secrets.randbits(63)
         try:
             with clock.phase("inputs"):
                 inputs = plan.bench.inputs(point, ParallelRandom(seed))
         except MemoryError:
-            return None, (Status.SKIPPED, "the host ran out of memory making the inputs")
+            return Status.SKIPPED, "the host ran out of memory making the inputs"
         except PointError as exc:
-            return None, (Status.LAUNCH_FAILED, f"cannot make the inputs: {exc}")
+            return Status.LAUNCH_FAILED, f"cannot make the inputs: {exc}"
         placements = Placements(self.backend, inputs, clock)
-        return PointState(point, seed, inputs, placements, Checker(self.backend, clock),
-                          clock), (Status.OK, "")  # fmt: skip
+        return PointState(point, seed, inputs, placements, Checker(self.backend, clock))
 
     # -- memory preflight ---------------------------------------------------------------------
     def _inputs_do_not_fit(self, bench: Benchmark, point: Point) -> str | None:

@@ -106,16 +106,16 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
     spread = spread or Spread(device=device)
     bench = registry.get(spec.suite_ref or spec.suite)
     points = shard_points(spec.points(bench), spread.shard, spec.source)
-    worker_spec = WorkerSpec.for_suite(spec.suite_ref or spec.suite, device)
+    suite, backend = spec.suite_ref or spec.suite, backends.selected()
     # The command first (a usage error is exit 2 on any machine), then the machine.
     kernels.check_settings()
     previous_header, previous = results.load_jsonl(request.resume) if request.resume else ({}, [])
     outputs.plan(spec, request, dry=True)
-    backends.preflight(worker_spec.backend, local=not spread.scheduler)
+    backends.preflight(backend, local=not spread.scheduler)
     files = outputs.plan(spec, request)
     if files.kept:
         say(err, f"the earlier log is kept as {files.kept}")
-    runner = spread.runner(worker_spec.suite, worker_spec.backend)
+    runner = spread.runner(suite, backend)
     environment = runner.start()
     interrupted = False
     try:
@@ -146,7 +146,7 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
         profiling.profile_results(spec.to_dict(), result_set.results, kernel_variants,
                                   spread.devices[0] if isinstance(spread.devices, list)
                                   else spread.device, err)  # fmt: skip
-    with _no_second_interrupt(keep=interrupted):  # a second Ctrl-C must not cost the files
+    with _no_second_interrupt():  # a second Ctrl-C must not cost the files
         result_set.environment["end"] = end
         result_set.environment["worker_restarts"] = runner.restarts
         _note_retries(runner.retried, result_set, err)
@@ -186,9 +186,10 @@ def _precompile(runner: SweepRunner, points: list[dict[str, Any]], err: Any) -> 
 
 
 @contextlib.contextmanager
-def _no_second_interrupt(keep: bool) -> Iterator[None]:
-    """Ignore Ctrl-C and SIGTERM while the results are written; after an interrupt, until the
-    process exits with 130 (an impatient second Ctrl-C must not turn into a traceback)."""
+def _no_second_interrupt() -> Iterator[None]:
+    """Ignore Ctrl-C and SIGTERM while the results are written (after an interrupt they stay
+    ignored, as _measure left them, until the process exits with 130: an impatient second
+    Ctrl-C must not turn into a traceback)."""
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         for sig in previous:
@@ -198,9 +199,8 @@ def _no_second_interrupt(keep: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        if not keep:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @contextlib.contextmanager
@@ -312,10 +312,11 @@ def _measure(runner: SweepRunner, plan: Plan, result_set: results.ResultSet,
 
 def _sort(result_set: results.ResultSet, points: list[dict[str, Any]],
           variants: tuple[str, ...]) -> None:  # fmt: skip
+    # A resumed log's results at points or of variants no longer in the sweep come first.
     order = {point_key(p): i for i, p in enumerate(points)}
     variant_order = {v: i for i, v in enumerate(variants)}
     result_set.results.sort(
-        key=lambda r: (order.get(point_key(r.point), 0), variant_order.get(r.variant, 0))
+        key=lambda r: (order.get(point_key(r.point), -1), variant_order.get(r.variant, -1))
     )
 
 

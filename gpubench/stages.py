@@ -96,7 +96,6 @@ class PointState:
     inputs: dict[str, np.ndarray]
     placements: Placements
     checker: Checker
-    clock: PhaseClock
 
 
 @dataclass

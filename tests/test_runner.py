@@ -823,3 +823,30 @@ def test_a_resumed_point_s_fresh_results_are_compared_with_the_baseline_from_the
     fresh = Result("scale", "fast", dict(point), Status.OK, summary={"median_ms": 1.5})
     notify.point_done(point, ["fast"], {"fast": fresh})
     assert fresh.metrics["speedup"] == 2.0 and seen == [["fast"]]
+
+
+def test_a_point_whose_inputs_the_host_cannot_hold_is_skipped_before_they_are_made(monkeypatch):
+    from gpubench import memory
+    from tests import fakes
+
+    made = []
+    monkeypatch.setattr(fakes.ScaleSuite, "inputs", lambda self, p, rng: made.append(p) or {})
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 40 * 2**20)
+    results, _ = run(["good"], point={"n": 10**7})
+    assert results["good"].status is Status.SKIPPED and made == []
+    assert results["good"].reason == ("needs 38.1 MiB of host memory for the inputs; 40.0 MiB "
+                                      "is available")  # fmt: skip
+
+
+def test_each_result_is_a_percentage_of_the_suite_s_vendor_reference(monkeypatch):
+    monkeypatch.setattr(ScaleSuite, "vendor_reference", "good")
+    results, _ = run(["good", "fast"])
+    assert results["fast"].metrics["pct_of_vendor"] == pytest.approx(200.0)
+    assert results["good"].metrics["pct_of_vendor"] == pytest.approx(100.0)
+
+
+def test_compiler_excerpt_keeps_twelve_lines_unless_told():
+    from gpubench.runner import _compiler_excerpt
+
+    output = "\n".join(f"k.cu({n}): error: e{n}" for n in range(20))
+    assert _compiler_excerpt(output).splitlines() == output.splitlines()[:12]

@@ -139,7 +139,8 @@ class InProcess:
 SCALE_FILE = str(Path(__file__).parent / "suites" / "scale.py")
 
 
-def _execute(tmp_path, monkeypatch, yaml_text, runner, spread=None, device=0, **request):
+def _execute(tmp_path, monkeypatch, yaml_text, runner, spread=None, device=0, terminal=False,
+             **request):  # fmt: skip
     import io
 
     from rich.console import Console
@@ -157,8 +158,11 @@ def _execute(tmp_path, monkeypatch, yaml_text, runner, spread=None, device=0, **
     path.write_text(yaml_text)
     spec = config.load(path)
     out, err = io.StringIO(), io.StringIO()
-    console = Console(file=out, width=250, color_system=None)
-    errors = Console(file=err, width=250, color_system=None)
+    # terminal: consoles that draw in colour, as on a terminal
+    colour = {"force_terminal": True, "color_system": "standard"} if terminal else {
+        "color_system": None}  # fmt: skip
+    console = Console(file=out, width=250, **colour)
+    errors = Console(file=err, width=250, **colour)
     code = session.execute(spec, outputs.OutputRequest(**request), device, console, errors, spread)
     return code, out.getvalue(), err.getvalue()
 
@@ -381,15 +385,16 @@ def test_execute_over_an_old_log_keeps_it_aside_and_a_forced_resume_sorts_old_po
     kept = err.splitlines()[0]
     assert kept.startswith("the earlier log is kept as ") and code == 3
     assert Path(kept.removeprefix("the earlier log is kept as ")).is_file()
-    changed = SWEEP.replace("[30, 10]", "[10, 20]").replace("[wrong, good]", "[good, fast]")
+    changed = SWEEP.replace("[30, 10]", "[10, 20]").replace("[wrong, good]", "[fast, good]")
     code, _, _ = _execute(tmp_path, monkeypatch, changed, InProcess(), resume=log, force=True,
                           json=str(tmp_path / "all.json"))  # fmt: skip
     order = [(r["point"]["n"], r["variant"])
              for r in json.loads((tmp_path / "all.json").read_text())["results"]]  # fmt: skip
-    # The log's results at n=30 (no longer in the sweep) and of `wrong` (no longer a variant)
-    # come first, in the log's order; then the sweep's points, each in the sweep's variant order.
-    assert order == [(30, "wrong"), (30, "good"), (10, "wrong"), (10, "good"), (10, "fast"),
-                     (20, "good"), (20, "fast")]  # fmt: skip
+    # The log's results at n=30 (no longer in the sweep) come first, in the log's order; then
+    # the sweep's points, each with `wrong` (no longer a variant) first, then the sweep's
+    # variant order (the log's `good` at n=10 after the fresh `fast`).
+    assert order == [(30, "wrong"), (30, "good"), (10, "wrong"), (10, "fast"), (10, "good"),
+                     (20, "fast"), (20, "good")]  # fmt: skip
 
 
 def test_execute_on_the_device_given_with_an_empty_shard_refused_and_a_failed_start_closed(
@@ -457,3 +462,76 @@ def test_execute_profiles_on_the_device_given_and_draws_the_timeline_file_asked_
     assert device == 2 and isinstance(err, Console)
     ((_, console, path),) = shown
     assert isinstance(console, Console) and path == str(tmp_path / "t.png")
+
+
+def test_execute_on_a_cluster_needs_no_pycuda_here_but_on_this_host_it_does(tmp_path, monkeypatch):
+    import sys
+
+    from gpubench import backends
+    from gpubench.errors import EnvironmentProblem
+
+    monkeypatch.setitem(sys.modules, "pycuda", None)  # as on a machine without it
+    monkeypatch.setattr(backends, "selected", lambda: "pycuda")
+    runner = InProcess()
+    good = SWEEP.replace("[wrong, good]", "[good]")
+    code, _, _ = _execute(
+        tmp_path, monkeypatch, good, runner, session.Spread(scheduler="tcp://h:1")
+    )
+    assert code == 0 and runner.made_for == [(0, SCALE_FILE, "pycuda")]
+    with pytest.raises(EnvironmentProblem, match=r"^PyCUDA is not installed"):
+        _execute(tmp_path, monkeypatch, good, InProcess())
+
+
+def test_on_a_terminal_the_bar_follows_the_sweep_and_the_lines_are_not_highlighted(
+    tmp_path, monkeypatch
+):
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(
+        session, "sys", SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: True))
+    )
+    runner = InProcess()
+    good = SWEEP.replace("[wrong, good]", "[good]")
+    code, out, err = _execute(tmp_path, monkeypatch, good, runner, terminal=True, progress=True,
+                              verbose=True)  # fmt: skip
+    assert code == 0
+    assert [type(o).__name__ for o in runner.observers] == ["Collect", "ProgressObserver"]
+    assert "sweep" in err and "2/2" in err  # the bar, drawn on the error console
+    # rich would colour the numbers of these lines: they are printed plain.
+    compiled = next(line for line in err.splitlines() if "compiled 3 configuration(s)" in line)
+    assert compiled == ("compiled 3 configuration(s) in 0.2 s: 2 new, 1 cached, 0 failed "
+                        "(4 in parallel)")  # fmt: skip
+    assert out.splitlines()[-1].startswith("wall ") and "\x1b" not in out.splitlines()[-1]
+    # Without --progress, or where stderr is no terminal, there is no bar.
+    runner = InProcess()
+    _, _, err = _execute(tmp_path, monkeypatch, good, runner, terminal=True)
+    assert [type(o).__name__ for o in runner.observers] == ["Collect"] and "2/2" not in err
+    monkeypatch.setattr(session, "sys",
+                        SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: False)))  # fmt: skip
+    runner = InProcess()
+    _execute(tmp_path, monkeypatch, good, runner, terminal=True, progress=True)
+    assert [type(o).__name__ for o in runner.observers] == ["Collect"]
+
+
+def test_an_interrupt_outside_the_main_thread_still_keeps_what_finished(tmp_path, monkeypatch):
+    import threading
+
+    found = []
+    thread = threading.Thread(target=lambda: found.append(
+        _execute(tmp_path, monkeypatch, SWEEP, InProcess(interrupt_after=2))))  # fmt: skip
+    thread.start()
+    thread.join(60)
+    ((code, _, err),) = found  # signals cannot be set there: the run goes on without them
+    assert code == 130 and err.splitlines()[-1] == "interrupted: kept 2 finished result(s)"
+
+
+def test_verbose_draws_the_phases_table_of_the_fresh_results(tmp_path, monkeypatch):
+    from gpubench.report import phases
+
+    drawn = []
+    monkeypatch.setattr(phases, "phases_table", lambda fresh: drawn.append(fresh) or "PHASES")
+    _, out, _ = _execute(tmp_path, monkeypatch, SWEEP, InProcess(), verbose=True)
+    ((fresh,),) = [drawn]
+    assert [(r.point["n"], r.variant) for r in fresh] == [(30, "wrong"), (30, "good"),
+                                                          (10, "wrong"), (10, "good")]  # fmt: skip
+    assert out.splitlines()[-2] == "PHASES"

@@ -95,8 +95,8 @@ def write_report(store: History, out_dir: str, threshold: float) -> list[Path]:
     _copy_plotly(out)
     summaries, pages = [], []
     for suite in store.suites():
-        runs = store.runs(suite=suite)
-        latest = store.result_set(runs[-1].id) if runs else None  # read once, shown twice
+        runs = store.runs(suite=suite)  # a suite is listed for its runs: at least one
+        latest = store.result_set(runs[-1].id)  # read once, shown twice
         data, latest_changes = suite_data(store, suite, runs, threshold, latest)
         page = out / f"{_slug(suite)}.html"
         page.write_text(_suite_page(store, suite, runs, data, latest_changes, latest))
@@ -111,11 +111,12 @@ def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
                latest: ResultSet | None = None,
                ) -> tuple[dict[str, Any], list[tuple[str, str, str, float]]]:  # fmt: skip
     """What the suite page draws (runs, per point the variants' series and regressions), and
-    the latest run's slower/faster pairs against the run before it."""
+    the latest run's slower/faster pairs against the run before it. `runs`: the suite's runs,
+    at least one; `latest`: the last one's results where the caller has read them already."""
     series: dict[str, dict[str, list[tuple[int, float, float | None]]]] = defaultdict(dict)
     marks: dict[str, list[tuple[int, float, str]]] = defaultdict(list)
     last: dict[tuple[str, str], tuple[int, str, float | None, float | None]] = {}
-    latest_id = runs[-1].id if runs else None
+    latest_id = runs[-1].id
     changes: list[tuple[str, str, str, float]] = []
     metric_names: dict[str, None] = {}
     for run_id, variant, point, status, median, noise, metrics_json in store.series(suite):
@@ -137,9 +138,12 @@ def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
     varying = _varying(list(series))
     points = [_point_entry(point, variants, marks[point], varying)
               for point, variants in series.items()]  # fmt: skip
-    data = {"runs": [_run_entry(r) for r in runs], "points": points,
-            "metrics": [_metric_entry(name) for name in metric_names],
-            "roofline": _roofline(latest or store.result_set(runs[-1].id)) if runs else None}  # fmt: skip
+    data = {
+        "runs": [_run_entry(r) for r in runs],
+        "points": points,
+        "metrics": [_metric_entry(name) for name in metric_names],
+        "roofline": _roofline(latest or store.result_set(latest_id)),
+    }
     return data, changes
 
 
@@ -255,7 +259,7 @@ def _copy_plotly(out: Path) -> None:
 
 
 def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "suite"
+    return "".join(c if c.isalnum() or c in ("-", "_") else "_" for c in name) or "suite"
 
 
 def _page(title: str, body: str, script: str = "") -> str:
@@ -264,7 +268,7 @@ def _page(title: str, body: str, script: str = "") -> str:
             f"</title><style>{_STYLE}</style></head><body>{body}{scripts}</body></html>")  # fmt: skip
 
 
-def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
+def _table(headers: list[str], rows: list[list[str]], cls: str) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table class='{cls}'><tr>{head}</tr>{body}</table>"
@@ -340,11 +344,10 @@ def _environment_table(store: History, runs: list[Run]) -> str:
 def _index_page(summaries: list[tuple[str, list[Run], list[tuple[str, str, str, float]]]]) -> str:
     rows, moved = [], []
     for suite, runs, changes in summaries:
-        latest = runs[-1] if runs else None
         slower = sum(c[2] == "slower" for c in changes)
         faster = sum(c[2] == "faster" for c in changes)
         rows.append([f"<a href='{_slug(suite)}.html'>{html.escape(suite)}</a>", str(len(runs)),
-                     html.escape(latest.created if latest else ""),
+                     html.escape(runs[-1].created),
                      f"<span class='slower'>{slower}</span>" if slower else "0",
                      f"<span class='faster'>{faster}</span>" if faster else "0"])  # fmt: skip
         moved += [[html.escape(suite), html.escape(v), html.escape(_point_label(p)),
