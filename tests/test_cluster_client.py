@@ -38,7 +38,7 @@ class FakeClient:
 
     def scheduler_info(self, n_workers=None):
         assert n_workers == -1
-        return {"workers": FakeClient.workers}
+        return {} if FakeClient.workers is None else {"workers": FakeClient.workers}
 
     def run(self, function, *args):
         self.ran.append((function, args))
@@ -60,8 +60,8 @@ class FakeClient:
 @pytest.fixture()
 def dask(monkeypatch):
     FakeClient.made, FakeClient.fail, FakeClient.workers = [], None, {"w1": {}, "w0": {}}
-    FakeClient.environments = {
-        "w1": {"gpubench_version": "x", "device_record": {"name": "B", "uuid": "u1"}},
+    FakeClient.environments = {  # the first worker's (by name) is the sweep's environment
+        "w1": {"gpubench_version": "y", "device_record": {"name": "B", "uuid": "u1"}},
         "w0": {"gpubench_version": "x", "device_record": {"name": "A", "uuid": "u0"}},
     }  # fmt: skip
     monkeypatch.setitem(sys.modules, "distributed",
@@ -74,7 +74,9 @@ def start():
 
 
 def test_the_environment_names_each_worker_s_gpu_in_order(dask):
-    assert start() == {
+    runner = cluster.DaskRunner(ADDRESS, "s", "fake")
+    assert runner.environment is None
+    assert runner.start() == runner.environment == {
         "gpubench_version": "x", "scheduler": ADDRESS,
         "devices": [{"name": "A", "uuid": "u0", "worker": "w0"},
                     {"name": "B", "uuid": "u1", "worker": "w1"}],
@@ -103,11 +105,12 @@ def test_each_failure_to_connect_is_one_line(dask, failure, message):
 
 
 def test_a_scheduler_without_workers_or_with_broken_ones_is_one_line(dask):
-    dask.workers = {}
-    with pytest.raises(EnvironmentProblem) as info:
-        start()
-    assert str(info.value) == f"the Dask scheduler at {ADDRESS} has no workers"
-    assert dask.made[-1].closed
+    for workers in ({}, None):  # None: the scheduler's answer has no "workers" at all
+        dask.workers = workers
+        with pytest.raises(EnvironmentProblem) as info:
+            start()
+        assert str(info.value) == f"the Dask scheduler at {ADDRESS} has no workers"
+        assert dask.made[-1].closed
     dask.workers = {"w0": {}}
     dask.environments = RuntimeError("no module named gpubench")
     with pytest.raises(EnvironmentProblem) as info:
@@ -297,3 +300,17 @@ def test_a_run_submits_each_point_and_records_a_lost_one_as_crashed(dask):
                            + "x" * 300 + ")")  # fmt: skip
     # Speedups against the baseline, the resumed one included.
     assert found[1].metrics["speedup"] == 0.5 and found[4].metrics["speedup"] == 4.0
+
+
+def test_a_daemon_dask_worker_says_how_to_start_it(service, monkeypatch):
+    import multiprocessing
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(multiprocessing, "current_process", lambda: SimpleNamespace(daemon=True))
+    with pytest.raises(EnvironmentProblem) as info:
+        cluster._remote_environment("s", "fake")
+    assert str(info.value) == (
+        "this Dask worker runs as a daemon process, which may not start gpubench's isolated "
+        "worker: start it with DASK_DISTRIBUTED__WORKER__DAEMON=False (or dask worker "
+        "--no-nanny)")  # fmt: skip
+    assert service.made == []

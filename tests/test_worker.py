@@ -85,3 +85,126 @@ def test_a_closed_runner_neither_retries_nor_starts_workers(tmp_path, monkeypatc
         runner.close()
     assert {v: r.status for v, r in fresh.items()} == {"die_once": Status.OK, "good": Status.OK}
     assert [r["variant"] for r in runner.retried] == ["die_once"]
+
+
+# -- the worker process's set-up, in this process: device pinning and the parent watch -------
+@pytest.mark.parametrize(("value", "entries"), [
+    (None, None), ("", []), ("3", ["3"]), (" 0, 2,,3 ", ["0", "2", "3"]),
+    ("GPU-a,MIG-b", ["GPU-a", "MIG-b"]),
+])  # fmt: skip
+def test_the_visible_devices_are_cuda_visible_devices_entries(monkeypatch, value, entries):
+    from gpubench import worker
+
+    if value is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", value)
+    assert worker.visible_devices() == entries
+
+
+def test_the_device_count_comes_from_the_visible_devices_else_nvml(monkeypatch):
+    import sys
+    from types import SimpleNamespace
+
+    from gpubench import worker
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
+    assert worker.count_devices() == 2
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    nvml = SimpleNamespace(nvmlInit=lambda: None, nvmlDeviceGetCount=lambda: 3.0)
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    assert worker.count_devices() == 3
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML: unknown
+    assert worker.count_devices() is None
+
+
+def test_a_built_in_backend_sees_only_its_device_and_another_backend_is_given_the_index(
+    monkeypatch,
+):
+    from gpubench import backends, worker
+    from gpubench.errors import EnvironmentProblem
+
+    loaded = []
+    monkeypatch.setattr(backends, "load", lambda index, name: loaded.append((index, name)) or "B")
+    # Set first, so that the value _load_pinned writes is undone after the test too.
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert worker._load_pinned(WorkerSpec("s", 2, "pycuda")) == "B"
+    assert loaded[-1] == (0, "pycuda") and worker.os.environ["CUDA_VISIBLE_DEVICES"] == "2"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,GPU-x")
+    worker._load_pinned(WorkerSpec("s", 1, "cuda-core"))
+    assert loaded[-1] == (0, "cuda-core") and worker.os.environ["CUDA_VISIBLE_DEVICES"] == "GPU-x"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
+    worker._load_pinned(WorkerSpec("s", 0, "pycuda"))
+    assert worker.os.environ["CUDA_VISIBLE_DEVICES"] == "4"
+    for index in (2, -1):
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
+        with pytest.raises(EnvironmentProblem) as info:
+            worker._load_pinned(WorkerSpec("s", index, "pycuda"))
+        assert str(info.value) == (f"device {index} does not exist (CUDA_VISIBLE_DEVICES='4,5' "
+                                   "shows 2)")  # fmt: skip
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "7")
+    assert worker._load_pinned(WorkerSpec("s", 3, "tests.fakes:FakeBackend")) == "B"
+    assert loaded[-1] == (3, "tests.fakes:FakeBackend")
+    assert worker.os.environ["CUDA_VISIBLE_DEVICES"] == "7"  # left as it was
+
+
+def test_the_worker_s_environment_names_its_device_and_for_a_gpu_the_host_s_count():
+    from types import SimpleNamespace
+
+    from gpubench import worker
+
+    backend = SimpleNamespace(environment=lambda: SimpleNamespace(to_dict=lambda: {"a": 1}))
+    assert worker._environment(backend, WorkerSpec("s", 2, "pycuda"), 4) == {
+        "a": 1, "device_index": 2, "device_count": 4}  # fmt: skip
+    assert worker._environment(backend, WorkerSpec("s", 1, "x:Y"), 4) == {"a": 1,
+                                                                          "device_index": 1}  # fmt: skip
+
+
+class _Exited(Exception):
+    pass
+
+
+def test_the_worker_asks_to_die_with_its_parent_and_watches_it(monkeypatch):
+    import ctypes
+    import signal
+
+    from gpubench import worker
+
+    calls, threads, parents = [], [], iter([10, 10, 10, 11])
+
+    class Libc:
+        def __init__(self, name, use_errno=False):
+            calls.append(("CDLL", name, use_errno))
+
+        def prctl(self, *args):
+            calls.append(("prctl", *args))
+
+    class Thread:
+        def __init__(self, target=None, daemon=None, name=None):
+            threads.append((target, daemon, name))
+
+        def start(self):
+            calls.append(("start",))
+
+    def exit_(code):
+        raise _Exited(code)
+
+    monkeypatch.setattr(ctypes, "CDLL", Libc)
+    monkeypatch.setattr(worker.threading, "Thread", Thread)
+    monkeypatch.setattr(worker.os, "getppid", lambda: next(parents))
+    monkeypatch.setattr(worker.os, "_exit", exit_)
+    monkeypatch.setattr(worker.time, "sleep", lambda s: calls.append(("sleep", s)))
+    worker._die_with_parent()
+    assert calls == [("CDLL", "libc.so.6", True), ("prctl", 1, signal.SIGKILL), ("start",)]
+    ((watch, daemon, name),) = threads
+    assert (daemon, name) == (True, "parent-watchdog")
+    with pytest.raises(_Exited) as info:  # the parent is 10 for one second, then 11
+        watch()
+    assert info.value.args == (1,) and calls[3:] == [("sleep", 1.0), ("sleep", 1.0)]
+    # A parent that died before the request took effect: the worker leaves at once.
+    parents = iter([10, 11])
+    monkeypatch.setattr(worker.os, "getppid", lambda: next(parents))
+    with pytest.raises(_Exited) as info:
+        worker._die_with_parent()
+    assert info.value.args == (1,)

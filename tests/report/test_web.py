@@ -262,9 +262,16 @@ def test_the_latest_change_counts_noise_either_side_and_an_unstable_run_before(t
     """a: +50% inside twice the latest run's 30% noise (same); b: +100% with no noise known
     either side (slower); c: +100% after an unstable run (slower: unstable results are
     compared); m moves bytes but counts no flops: no roofline dot."""
-    runs = [[("a", OK, 1.0, None, {}), ("b", OK, 1.0, None, {}), ("c", UNSTABLE, 1.0, 0.01, {})],
-            [("a", OK, 1.5, 0.3, {}), ("b", OK, 2.0, None, {}), ("c", OK, 2.0, 0.01, {}),
-             ("m", OK, 1.0, 0.01, {"work": {"bytes_moved": 1e9}}), ("k", OK, 1.0, 0.01, BOUND)]]
+    runs = [
+        [("a", OK, 1.0, None, {}), ("b", OK, 1.0, None, {}), ("c", UNSTABLE, 1.0, 0.01, {})],
+        [
+            ("a", OK, 1.5, 0.3, {}),
+            ("b", OK, 2.0, None, {}),
+            ("c", OK, 2.0, 0.01, {}),
+            ("m", OK, 1.0, 0.01, {"work": {"bytes_moved": 1e9}}),
+            ("k", OK, 1.0, 0.01, BOUND),
+        ],
+    ]
     with History.open(tmp_path / "h.sqlite") as history:
         for day, results in enumerate(runs):
             history.append(edge_run(day, results), version=CodeVersion(None, None, None))
