@@ -245,6 +245,9 @@ class IsolatedRunner:
             error = EnvironmentProblem(message[1])
             error.exit_code = message[2]
             raise error
+        if message[0] != "ready":
+            worker.kill()
+            raise EnvironmentProblem(f"the benchmark worker could not start: it said {message!r}")
         if self.environment is None:
             self.environment = message[1]
             device = message[1].get("device") or {}

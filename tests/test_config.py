@@ -650,6 +650,7 @@ def test_a_spec_as_a_record_holds_every_field_under_its_name(tmp_path):
     ("# Tiles of transpose\n#  second\nsuite: transpose # the suite\n", ("transpose",
                                                                        "Tiles of transpose")),
     ("suite: a:b\n", ("a:b", "")),
+    ("suite: my suite # a # b\n", ("my suite", "")),
     ("#X marks the suite\nsuite: x\n", ("x", "X marks the suite")),
     ("kernel:\n  source: k.cu\n", ("kernel file", "")),
     ("params: {}\n", ("", "")),

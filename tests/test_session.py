@@ -535,3 +535,33 @@ def test_verbose_draws_the_phases_table_of_the_fresh_results(tmp_path, monkeypat
     assert [(r.point["n"], r.variant) for r in fresh] == [(30, "wrong"), (30, "good"),
                                                           (10, "wrong"), (10, "good")]  # fmt: skip
     assert out.splitlines()[-2] == "PHASES"
+
+
+def test_the_table_shows_the_suite_s_resources_and_metrics(tmp_path, monkeypatch):
+    from gpubench import registry
+    from tests.fakes import ScaleSuite
+
+    drawn = []
+    monkeypatch.setattr(session, "results_table", lambda results, **kw: drawn.append(kw) or "T")
+    monkeypatch.setattr(ScaleSuite, "show_resources", "SHOW", raising=False)
+    monkeypatch.setattr(ScaleSuite, "metrics", ("M",), raising=False)
+    _execute(tmp_path, monkeypatch, SWEEP, InProcess())
+    bench = registry.get(SCALE_FILE)
+    assert (bench.show_resources, bench.metrics) == ("SHOW", ("M",))
+    ((options,),) = [drawn]
+    assert options["show_resources"] is bench.show_resources
+    assert options["extra_metrics"] == bench.metrics and options["title"] == "scale"
+
+
+def test_a_resumed_run_on_a_terminal_measures_only_what_is_missing(tmp_path, monkeypatch):
+    import json
+    from types import SimpleNamespace
+
+    log = str(tmp_path / "r.jsonl")
+    _execute(tmp_path, monkeypatch, SWEEP, InProcess(interrupt_after=2), jsonl=log)
+    monkeypatch.setattr(
+        session, "sys", SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: True))
+    )
+    _execute(tmp_path, monkeypatch, SWEEP, InProcess(), terminal=True, progress=True, resume=log)
+    logged = [json.loads(line) for line in Path(log).read_text().splitlines()]
+    assert [r["kind"] for r in logged].count("result") == 4

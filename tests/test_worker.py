@@ -208,3 +208,22 @@ def test_the_worker_asks_to_die_with_its_parent_and_watches_it(monkeypatch):
     with pytest.raises(_Exited) as info:
         worker._die_with_parent()
     assert info.value.args == (1,)
+
+
+def test_a_worker_that_cannot_load_its_suite_says_why_and_one_that_stops_reports_readings(
+    tmp_path,
+):
+    from gpubench.errors import GpubenchError
+
+    missing = str(tmp_path / "missing.py")
+    runner = IsolatedRunner(WorkerSpec(missing, backend="tests.fakes:FakeBackend"))
+    with pytest.raises(GpubenchError) as info:
+        runner.start()
+    assert str(info.value) == f"suite file {missing!r} not found"
+    assert info.value.exit_code == 2
+    assert runner._worker is None and runner.environment is None
+    scale = str(Path(__file__).parent / "suites" / "scale.py")
+    runner = IsolatedRunner(WorkerSpec(scale, backend="tests.fakes:FakeBackend"))
+    environment = runner.start()
+    assert environment["device_index"] == 0 and runner.environment == environment
+    assert runner.close() == {"sm_clock_mhz": 1000.0, "temperature_c": 40, "power_w": 100.0}
