@@ -226,4 +226,24 @@ def test_a_worker_that_cannot_load_its_suite_says_why_and_one_that_stops_reports
     runner = IsolatedRunner(WorkerSpec(scale, backend="tests.fakes:FakeBackend"))
     environment = runner.start()
     assert environment["device_index"] == 0 and runner.environment == environment
+    assert runner.device_record == {"index": 0, "uuid": "GPU-fake-0", "name": "Fake GPU"}
     assert runner.close() == {"sm_clock_mhz": 1000.0, "temperature_c": 40, "power_w": 100.0}
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("import time\ntime.sleep(60)\n", "the benchmark worker did not start within 2 s"),
+    ("import os\nos._exit(3)\n", "the benchmark worker could not start: "),
+])  # fmt: skip
+def test_a_worker_that_hangs_or_dies_while_starting_is_one_line(tmp_path, monkeypatch, body,
+                                                                message):  # fmt: skip
+    from gpubench import worker
+    from gpubench.errors import EnvironmentProblem
+
+    monkeypatch.setattr(worker, "START_TIMEOUT_S", 2)
+    suite = tmp_path / "bad_suite.py"
+    suite.write_text(body)
+    runner = IsolatedRunner(WorkerSpec(str(suite), backend="tests.fakes:FakeBackend"))
+    with pytest.raises(EnvironmentProblem) as info:
+        runner.start()
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+    assert runner._worker is None and runner.environment is None
