@@ -186,11 +186,9 @@ def test_the_cache_root_from_the_environment(monkeypatch, tmp_path):
                                               (" 4 ", 4), ("1024", 1024)])  # fmt: skip
 def test_compile_workers_from_the_environment(monkeypatch, raw, workers):
     from gpubench import kernels
+    from tests.envvars import set_or_unset
 
-    if raw is None:
-        monkeypatch.delenv("GPUBENCH_COMPILE_WORKERS", raising=False)
-    else:
-        monkeypatch.setenv("GPUBENCH_COMPILE_WORKERS", raw)
+    set_or_unset(monkeypatch, "GPUBENCH_COMPILE_WORKERS", raw)
     assert kernels.compile_workers() == workers
 
 

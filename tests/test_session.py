@@ -482,14 +482,18 @@ def test_execute_on_a_cluster_needs_no_pycuda_here_but_on_this_host_it_does(tmp_
         _execute(tmp_path, monkeypatch, good, InProcess())
 
 
+def stderr_is_a_terminal(monkeypatch, answer: bool) -> None:
+    """What session sees of sys.stderr: a terminal (the progress bar's condition) or not."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(session, "sys",
+                        SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: answer)))  # fmt: skip
+
+
 def test_on_a_terminal_the_bar_follows_the_sweep_and_the_lines_are_not_highlighted(
     tmp_path, monkeypatch
 ):
-    from types import SimpleNamespace
-
-    monkeypatch.setattr(
-        session, "sys", SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: True))
-    )
+    stderr_is_a_terminal(monkeypatch, True)
     runner = InProcess()
     good = SWEEP.replace("[wrong, good]", "[good]")
     code, out, err = _execute(tmp_path, monkeypatch, good, runner, terminal=True, progress=True,
@@ -506,8 +510,7 @@ def test_on_a_terminal_the_bar_follows_the_sweep_and_the_lines_are_not_highlight
     runner = InProcess()
     _, _, err = _execute(tmp_path, monkeypatch, good, runner, terminal=True)
     assert [type(o).__name__ for o in runner.observers] == ["Collect"] and "2/2" not in err
-    monkeypatch.setattr(session, "sys",
-                        SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: False)))  # fmt: skip
+    stderr_is_a_terminal(monkeypatch, False)
     runner = InProcess()
     _execute(tmp_path, monkeypatch, good, runner, terminal=True, progress=True)
     assert [type(o).__name__ for o in runner.observers] == ["Collect"]
@@ -555,13 +558,10 @@ def test_the_table_shows_the_suite_s_resources_and_metrics(tmp_path, monkeypatch
 
 def test_a_resumed_run_on_a_terminal_measures_only_what_is_missing(tmp_path, monkeypatch):
     import json
-    from types import SimpleNamespace
 
     log = str(tmp_path / "r.jsonl")
     _execute(tmp_path, monkeypatch, SWEEP, InProcess(interrupt_after=2), jsonl=log)
-    monkeypatch.setattr(
-        session, "sys", SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: True))
-    )
+    stderr_is_a_terminal(monkeypatch, True)
     _execute(tmp_path, monkeypatch, SWEEP, InProcess(), terminal=True, progress=True, resume=log)
     logged = [json.loads(line) for line in Path(log).read_text().splitlines()]
     assert [r["kind"] for r in logged].count("result") == 4

@@ -94,11 +94,9 @@ def test_a_closed_runner_neither_retries_nor_starts_workers(tmp_path, monkeypatc
 ])  # fmt: skip
 def test_the_visible_devices_are_cuda_visible_devices_entries(monkeypatch, value, entries):
     from gpubench import worker
+    from tests.envvars import set_or_unset
 
-    if value is None:
-        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    else:
-        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", value)
+    set_or_unset(monkeypatch, "CUDA_VISIBLE_DEVICES", value)
     assert worker.visible_devices() == entries
 
 
