@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import stat
 import warnings
 import zlib
@@ -24,7 +25,7 @@ import numpy as np
 
 from gpubench.errors import ConfigError, quote
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 WEIGHT_KINDS = ("file", "unit", "uniform")
 # The convention of published GPU SSSP results: integer weights in [1, 64).
 UNIFORM_RANGE = (1, 64)
@@ -92,40 +93,41 @@ def _read_bytes(path: Path) -> bytes:
     return data
 
 
-def _first_bad_line(lines: list[bytes], first_number: int, width: int | tuple[int, ...],
-                    source: str, what: str) -> ConfigError:  # fmt: skip
-    """The slow path, run only after the fast one failed: find and name the bad line."""
-    widths = (width,) if isinstance(width, int) else width
-    for offset, line in enumerate(lines):
+# A token NumPy's int64 parser reads: an optional sign and ASCII digits (not `1_0`, which
+# Python's int() would take).
+_INTEGER = re.compile(rb"[+-]?[0-9]+")
+
+
+def _first_bad_line(body: list[tuple[int, bytes]], width: int, source: str,
+                    what: str) -> ConfigError:  # fmt: skip
+    """The slow path, run only after the fast one failed: find and name the bad line by its
+    number in the file (comments and blank lines counted)."""
+    for number, line in body:
         tokens = line.split()
-        number = first_number + offset
-        if len(tokens) not in widths:
-            return ConfigError(f"line {number}: expected {' or '.join(map(str, widths))} "
-                               f"numbers ({what}), got {quote(line.decode(errors='replace'))}",
-                               source=source)  # fmt: skip
+        if len(tokens) != width:
+            return ConfigError(f"line {number}: expected {width} numbers ({what}), got "
+                               f"{quote(line.decode(errors='replace'))}", source=source)  # fmt: skip
         for token in tokens:
             shown = quote(token.decode(errors="replace"))
-            try:
-                value = int(token)
-            except ValueError:
+            if not _INTEGER.fullmatch(token):
                 return ConfigError(f"line {number}: {shown} is not an integer", source=source)
-            if not -(2**63) <= value < 2**63:  # NumPy's int64 parser refuses it, rightly
+            if not -(2**63) <= int(token) < 2**63:  # NumPy's int64 parser refuses it, rightly
                 return ConfigError(f"line {number}: {shown} does not fit in 64 bits",
                                    source=source)  # fmt: skip
+    # Not reached while _INTEGER and the range above accept what NumPy's parser accepts.
     return ConfigError(f"cannot read the {what} lines", source=source)
 
 
-def _numbers(lines: list[bytes], first: int, width: int | tuple[int, ...], source: str,
-             what: str) -> np.ndarray:  # fmt: skip
-    """The lines' integers as an int64 array of `width` columns, vectorised (the callers
-    hand it at least one line)."""
+def _numbers(body: list[tuple[int, bytes]], width: int, source: str, what: str) -> np.ndarray:
+    """The integers of (line number, line) pairs as an int64 array of `width` columns,
+    vectorised (the callers hand it at least one line)."""
     try:
-        flat = np.loadtxt(io.BytesIO(b"\n".join(lines)), dtype=np.int64, ndmin=2)
+        flat = np.loadtxt(io.BytesIO(b"\n".join(line for _, line in body)), dtype=np.int64,
+                          ndmin=2)  # fmt: skip
     except ValueError:
-        raise _first_bad_line(lines, first, width, source, what) from None
-    widths = (width,) if isinstance(width, int) else width
-    if flat.shape[1] not in widths:
-        raise _first_bad_line(lines, first, width, source, what)
+        raise _first_bad_line(body, width, source, what) from None
+    if flat.shape[1] != width:
+        raise _first_bad_line(body, width, source, what)
     return flat
 
 
@@ -145,27 +147,15 @@ def read_snap(path: Path) -> Graph:
         # The slow path, only to say which line is wrong.
         body = [(i, line) for i, line in enumerate(data.splitlines(), 1)
                 if line.strip() and not line.lstrip().startswith(b"#")]  # fmt: skip
-        numbers = _numbers_numbered(body, 2, source, "source and target")
+        numbers = _numbers(body, 2, source, "source and target")
     if numbers.size == 0:
         raise ConfigError("no edges in the file", source=source)
     if (numbers < 0).any():
         row = int(np.argmax((numbers < 0).any(axis=1)))
         raise ConfigError(f"edge {row + 1}: a negative vertex id", source=source)
-    ids, compact = np.unique(numbers.reshape(-1), return_inverse=True)
-    compact = compact.reshape(-1, 2).astype(np.int32)
+    ids, compact = np.unique(numbers.ravel(), return_inverse=True)
+    compact = compact.reshape(numbers.shape).astype(np.int32)
     return Graph(int(ids.size), compact[:, 0].copy(), compact[:, 1].copy(), None, path.name)
-
-
-def _numbers_numbered(body: list[tuple[int, bytes]], width: int, source: str,
-                      what: str) -> np.ndarray:  # fmt: skip
-    """`_numbers` over (line number, line) pairs; on failure the error names the first bad
-    line by its number in the file (comments and blank lines counted)."""
-    try:
-        return _numbers([line for _, line in body], body[0][0], width, source, what)
-    except ConfigError:
-        for number, line in body:
-            _numbers([line], number, width, source, what)  # raises, naming this line
-        raise
 
 
 def read_dimacs(path: Path) -> Graph:
@@ -176,7 +166,7 @@ def read_dimacs(path: Path) -> Graph:
     arc_lines: list[tuple[int, bytes]] = []
     for number, line in enumerate(lines, 1):
         head = line[:1]
-        if head in (b"c", b"") or not line.strip():
+        if head == b"c" or not line.strip():
             continue
         if head == b"p":
             parts = line.split()
@@ -200,7 +190,7 @@ def read_dimacs(path: Path) -> Graph:
         raise ConfigError("no `p sp VERTICES ARCS` line", source=source)
     if not arc_lines:
         raise ConfigError("no arcs (`a U V W` lines)", source=source)
-    numbers = _numbers_numbered(arc_lines, 3, source, "arc U V W")
+    numbers = _numbers(arc_lines, 3, source, "arc U V W")
     ends = numbers[:, :2]
     bad = (ends < 1) | (ends > vertices)
     if bad.any():
@@ -261,10 +251,10 @@ def read_matrix_market(path: Path) -> Graph:
     width = 2 if field == b"pattern" else 3
     if field in (b"real", b"double"):
         values = _float_values(entry_lines, source)
-        numbers = _numbers_numbered([(n, b" ".join(text.split()[:2])) for n, text in entry_lines], 2,
+        numbers = _numbers([(n, b" ".join(text.split()[:2])) for n, text in entry_lines], 2,
                                     source, "row and column")  # fmt: skip
     else:
-        numbers = _numbers_numbered(entry_lines, width, source, "row column [value]")
+        numbers = _numbers(entry_lines, width, source, "row column [value]")
         values = numbers[:, 2] if width == 3 else None
     ends = numbers[:, :2]
     bad = (ends < 1) | (ends > rows)
@@ -273,7 +263,7 @@ def read_matrix_market(path: Path) -> Graph:
         raise ConfigError(f"line {entry_lines[row][0]}: vertex id out of range 1..{rows}",
                           source=source)  # fmt: skip
     src, dst = ends[:, 0] - 1, ends[:, 1] - 1
-    weights = None if values is None else np.asarray(values, np.int64)
+    weights = values  # int64: the checks below see the file's values before any cast
     if weights is not None and (weights < 0).any():
         row = int(np.argmax(weights < 0))
         raise ConfigError(f"line {entry_lines[row][0]}: negative weight {int(weights[row])}",
@@ -334,10 +324,8 @@ def load(path: str | Path) -> Graph:
     path = Path(path)
     if not path.is_file():
         raise ConfigError("graph file not found", source=str(path))
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
+        digest = hashlib.file_digest(handle, "sha256")
     cached = cache_dir() / f"{digest.hexdigest()}.npz"
     if cached.is_file():
         graph = _from_cache(cached, path.name)
@@ -347,9 +335,8 @@ def load(path: str | Path) -> Graph:
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_name(f"{cached.stem}.{os.getpid()}.tmp.npz")
-        np.savez(tmp, vertices=graph.vertices, src=graph.src, dst=graph.dst,
-                 weight=graph.weight if graph.weight is not None else np.zeros(0, np.int32),
-                 has_weight=graph.weight is not None)  # fmt: skip
+        weight = {} if graph.weight is None else {"weight": graph.weight}  # absent: unweighted
+        np.savez(tmp, vertices=graph.vertices, src=graph.src, dst=graph.dst, **weight)
         tmp.replace(cached)
     except OSError:
         pass  # no cache: parse each time
@@ -364,7 +351,7 @@ def _from_cache(cached: Path, name: str) -> Graph | None:
         with np.load(cached, allow_pickle=False) as data:
             vertices = int(data["vertices"])
             src, dst = data["src"], data["dst"]
-            weight = data["weight"] if bool(data["has_weight"]) else None
+            weight = data["weight"] if "weight" in data.files else None
     except Exception:  # zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, ...
         return None
     arrays = [src, dst] + ([weight] if weight is not None else [])

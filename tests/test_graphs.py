@@ -224,8 +224,7 @@ def test_a_damaged_cache_entry_is_parsed_again(tmp_path, damage):
     else:
         src = np.array([0, 7], np.int32) if damage == "ids out of range" else first.src
         src = src.astype(np.int64) if damage == "wrong type" else src
-        arrays = {"vertices": 3, "src": src, "dst": first.dst, "weight": first.weight,
-                  "has_weight": True}  # fmt: skip
+        arrays = {"vertices": 3, "src": src, "dst": first.dst, "weight": first.weight}
         if damage == "missing array":
             del arrays["dst"]
         np.savez(entry.with_suffix(""), **arrays)
@@ -381,13 +380,18 @@ def test_the_cache_entry_holds_the_graph_and_a_second_load_parses_nothing(tmp_pa
     with np.load(
         graphs.cache_dir() / f"{hashlib.sha256(weighted.read_bytes()).hexdigest()}.npz"
     ) as data:
-        assert int(data["vertices"]) == 3 and bool(data["has_weight"])
+        assert int(data["vertices"]) == 3 and sorted(data.files) == [
+            "dst",
+            "src",
+            "vertices",
+            "weight",
+        ]
         assert data["src"].tolist() == [0, 2] and data["dst"].tolist() == [1, 1]
         assert data["weight"].tolist() == [5, 7] and data["weight"].dtype == np.int32
     with np.load(
         graphs.cache_dir() / f"{hashlib.sha256(plain.read_bytes()).hexdigest()}.npz"
     ) as data:
-        assert not bool(data["has_weight"]) and data["weight"].size == 0
+        assert sorted(data.files) == ["dst", "src", "vertices"]  # unweighted: no weight array
         assert data["src"].tolist() == [0, 1] and data["dst"].tolist() == [1, 0]
 
     def parse(path):
@@ -416,8 +420,12 @@ def test_each_inconsistent_cache_entry_is_ignored(tmp_path, damage):
     path = write(tmp_path, "g.gr", "p sp 3 2\na 1 2 5\na 2 3 7\n")
     graphs.load(path)
     (entry,) = (tmp_path / "cache").rglob("*.npz")
-    arrays = {"vertices": 3, "src": np.array([0, 1], np.int32), "dst": np.array([1, 2], np.int32),
-              "weight": np.array([5, 7], np.int32), "has_weight": True}  # fmt: skip
+    arrays = {
+        "vertices": 3,
+        "src": np.array([0, 1], np.int32),
+        "dst": np.array([1, 2], np.int32),
+        "weight": np.array([5, 7], np.int32),
+    }
     changed = {"no vertices": {"vertices": 0}, "too many vertices": {"vertices": 2**31},
                "a 2-D array": {"dst": np.array([[1, 2]], np.int32)},
                "sizes differ": {"weight": np.array([5], np.int32)},
@@ -464,3 +472,148 @@ def test_weight_kinds_and_the_road_like_generator_at_their_edges():
         graphs.road_like(0)
     ten = graphs.road_like(10, keep=1.0)  # 4 x 3 ids, the last two past the 10 vertices
     assert ten.vertices == 10 and max(ten.src.max(), ten.dst.max()) == 9
+
+
+# Lines with bytes that are not UTF-8 are shown with replacement characters, never a traceback;
+# numbers NumPy's parser refuses are named even where Python's int() would take them.
+BAD_BYTES = [
+    ("g.gr", b"p sp 2\xff\n", "line 1: expected `p sp VERTICES ARCS`, got 'p sp 2\ufffd'"),
+    ("g.gr", b"p sp 2 1\n\xfe 1 2\n", "line 2: a line must start with c, p or a, got '\ufffd 1 2'"),
+    ("g.gr", b"p sp 2 1\na 1 2 \xff\n", "line 2: '\ufffd' is not an integer"),
+    ("g.gr", b"p sp 2 1\na 1 2 3 \xff\n", "line 2: expected 3 numbers (arc U V W), got ' 1 2 3 \ufffd'"),
+    ("g.gr", b"p sp 2 1\na 1 2 1_0\n", "line 2: '1_0' is not an integer"),
+    ("g.txt", b"0 1\n# c\n1 0x2\n", "line 3: '0x2' is not an integer"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "content", "message"), BAD_BYTES)
+def test_bad_bytes_and_numbers_numpy_refuses_are_named(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as error:
+        graphs.reader_for(path)(path)
+    assert str(error.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    # Values before the bad line that fit in 64 bits are not blamed, at both ends of the range.
+    ("a 1 2 -200\na 1 2 300\na 1 x 3\n", "line 5: 'x' is not an integer"),
+    ("a 1 2 -9223372036854775808\na 1 2 9223372036854775807\na 1 x 3\n",
+     "line 5: 'x' is not an integer"),
+    ("a 1 2 9223372036854775808\n", "line 3: '9223372036854775808' does not fit in 64 bits"),
+    ("a 1 2 -9223372036854775809\n", "line 3: '-9223372036854775809' does not fit in 64 bits"),
+    # The first negative weight is named, not a zero before it.
+    ("a 1 2 0\na 2 1 -4\na 1 1 -5\n", "line 4: negative weight -4"),
+])  # fmt: skip
+def test_the_bad_line_is_the_first_bad_one(tmp_path, body, message):
+    path = write(tmp_path, "g.gr", f"c\np sp 2 {body.count(chr(10))}\n{body}")
+    with pytest.raises(ConfigError) as error:
+        graphs.read_dimacs(path)
+    assert str(error.value) == f"{path}: {message}"
+
+
+def test_graphs_at_the_edges_of_their_sizes(tmp_path):
+    one_edge = graphs.read_snap(write(tmp_path, "one.txt", "5 9\n"))
+    assert (one_edge.vertices, one_edge.src.tolist(), one_edge.dst.tolist()) == (2, [0], [1])
+    one_vertex = graphs.read_matrix_market(
+        write(
+            tmp_path,
+            "one.mtx",
+            "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2147483647.0\n",
+        )
+    )
+    assert one_vertex.vertices == 1 and one_vertex.weight.tolist() == [2147483647]
+    largest = graphs.read_matrix_market(
+        write(
+            tmp_path,
+            "big.mtx",
+            "%%MatrixMarket matrix coordinate pattern general\n2147483647 2147483647 1\n1 2\n",
+        )
+    )
+    assert largest.vertices == 2147483647 and largest.src.tolist() == [0]
+    bad_column = write(
+        tmp_path, "c.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 x 2.0\n"
+    )
+    with pytest.raises(ConfigError) as error:
+        graphs.read_matrix_market(bad_column)
+    assert str(error.value) == f"{bad_column}: line 3: 'x' is not an integer"
+
+
+@pytest.mark.parametrize("content", [
+    "%%MatrixMarket matrix coordinate pattern general\n1 1 1\n1 1\n",  # one vertex
+    "%%MatrixMarket matrix coordinate pattern general\n2147483647 2147483647 1\n9 2147483647\n",
+])  # fmt: skip
+def test_graphs_at_the_vertex_limits_come_back_from_the_cache(tmp_path, monkeypatch, content):
+    path = write(tmp_path, "g.mtx", content)
+    first = graphs.load(path)
+    monkeypatch.setattr(graphs, "reader_for", lambda path: pytest.fail(f"{path} parsed again"))
+    again = graphs.load(path)
+    assert again.vertices == first.vertices and again.dst.tolist() == first.dst.tolist()
+
+
+@pytest.mark.parametrize("arrays", [
+    {"vertices": 0, "src": np.zeros(0, np.int32), "dst": np.zeros(0, np.int32)},
+    {"vertices": 3, "src": np.array([5], np.int32), "dst": np.array([0], np.int32)},
+    {"vertices": 3, "src": np.array([0, 1], np.int32), "dst": np.array([1, 3], np.int32)},
+])  # fmt: skip
+def test_cache_entries_with_ids_or_counts_out_of_range_are_parsed_again(tmp_path, arrays):
+    path = write(tmp_path, "g.gr", "p sp 3 2\na 1 2 5\na 2 3 7\n")
+    graphs.load(path)
+    (entry,) = (tmp_path / "cache").rglob("*.npz")
+    np.savez(entry.with_suffix(""), **arrays)
+    graph = graphs.load(path)
+    assert graph.vertices == 3 and graph.src.tolist() == [0, 1] and graph.weight.tolist() == [5, 7]
+
+
+class _Unpickled:
+    """An object array's element: unpickling it would run code."""
+
+    ran = False
+
+    def __reduce__(self):
+        return (_Unpickled._run, ())
+
+    @staticmethod
+    def _run():
+        _Unpickled.ran = True
+        return 0
+
+
+def test_a_cache_entry_is_never_unpickled(tmp_path):
+    path = write(tmp_path, "g.gr", "p sp 3 2\na 1 2 5\na 2 3 7\n")
+    graphs.load(path)
+    (entry,) = (tmp_path / "cache").rglob("*.npz")
+    np.savez(entry.with_suffix(""), vertices=3, src=np.array([_Unpickled()], dtype=object),
+             dst=np.array([1, 2], np.int32))  # fmt: skip
+    assert graphs.load(path).src.tolist() == [0, 1]
+    assert not _Unpickled.ran
+
+
+class _Huge:
+    """What a read returns past the limit, without the gigabytes."""
+
+    def __len__(self):
+        return graphs.MAX_GRAPH_BYTES + 1
+
+
+def test_a_graph_file_is_read_once_and_at_most_one_byte_past_the_limit(tmp_path, monkeypatch):
+    path = write(tmp_path, "g.txt", "0 1\n")
+    asked = []
+
+    class Handle:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def read(self, size=-1):
+            asked.append(size)
+            return _Huge()
+
+    monkeypatch.setattr(graphs, "open", lambda *args: Handle(), raising=False)
+    with pytest.raises(ConfigError) as error:
+        graphs.read_snap(path)
+    assert asked == [(2 << 30) + 1]
+    assert str(error.value) == (f"{path}: more than 2 GiB (uncompressed): larger than any road "
+                                "graph gpubench is made for")  # fmt: skip
