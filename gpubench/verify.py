@@ -34,7 +34,7 @@ def _workers() -> int:
 
 
 def _index(flat_index: int, shape: tuple[int, ...]) -> list[int]:
-    return [int(i) for i in np.unravel_index(flat_index, shape)] if shape else []
+    return [int(i) for i in np.unravel_index(flat_index, shape)]  # () for a 0-d output: []
 
 
 def _chunks(size: int) -> range:
@@ -112,20 +112,22 @@ def _errors(got: np.ndarray, expected: np.ndarray, tol: Tolerance, lo: int) -> _
         common = np.uint64 if np.uint64 in (got.dtype, expected.dtype) else np.int64
         differ = got[lo : lo + CHUNK].astype(common) != expected[lo : lo + CHUNK].astype(common)
         diff = np.where(differ, np.maximum(diff, 1.0), diff)
-    scale = np.abs(e)
-    scale = np.where(np.isnan(scale), 0.0, scale)
+    # |reference| where it is a number; 0 where it is NaN or infinite (an infinite one allows no
+    # error below, and 0 * inf would be NaN with a warning).
+    scale = np.where(np.isfinite(e), np.abs(e), 0.0)
     # An infinite reference allows no error: a relative tolerance of it would be infinite and
     # accept any finite value, or the other infinity.
-    allowed = np.where(np.isinf(e), 0.0, tol.rtol * scale + tol.atol)
-    with np.errstate(invalid="ignore"):
+    # An allowance past float64's range is inf, and inf - inf is NaN: both quietly.
+    with np.errstate(over="ignore", invalid="ignore"):
+        allowed = np.where(np.isinf(e), 0.0, tol.rtol * scale + tol.atol)
         excess = diff - allowed
     # inf within an infinite allowance: never the worst element (and NaN has no order).
     excess = np.where(np.isnan(excess), -np.inf, excess)
     largest = excess.max()
     i = int(np.argmax(excess == largest))  # the first of the largest
+    # scale is finite, so diff / scale is never NaN; where it is 0 the other branch decides.
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
-    rel = np.where(np.isnan(rel), np.inf, rel)
     return _ChunkErrors(
         worst=lo + i, excess=float(excess[i]), bad=int(np.count_nonzero(excess > 0)),
         max_abs=float(diff.max()), max_rel=float(rel.max()),
@@ -166,8 +168,8 @@ class HostOps:
 def element_error(got: Any, expected: Any, tol: Tolerance, integers: bool) -> tuple[float, float]:
     """(|error|, allowed) of one element, by the rule of the whole check."""
     g, e = np.float64(got), np.float64(expected)
-    with np.errstate(invalid="ignore"):
-        diff = 0.0 if (g == e or (np.isnan(g) and np.isnan(e))) else float(abs(g - e))
+    # Equal infinities are equal, so g - e is never inf - inf.
+    diff = 0.0 if (g == e or (np.isnan(g) and np.isnan(e))) else float(abs(g - e))
     diff = np.inf if np.isnan(diff) else diff
     if integers and got != expected:
         diff = max(diff, 1.0)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gpubench.benchmark import Tolerance
+from gpubench.results import Verification
 from gpubench.verify import check_output, check_outputs
 
 
@@ -306,3 +307,93 @@ def test_the_exact_fast_paths_report_no_error():
     values = check_output("x", np.array([-0.0], np.float32), np.array([0.0]), Tolerance())
     for v in (bits, values):
         assert (v.passed, v.max_abs_error, v.max_rel_error) == (True, 0.0, 0.0)
+
+
+# The verdicts in full: which path decided (the exact fast paths report no worst element),
+# and the first of equal worst elements and outputs.
+FAST_PASS = Verification(passed=True, max_abs_error=0.0, max_rel_error=0.0)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize(("got", "expected"), [
+    (np.array([-0.0, 1.0]), np.array([0.0, 1.0])),  # equal values, other bits
+    (np.array([np.nan, -0.0], np.float32), np.array([np.nan, 0.0], np.float32)),
+    (np.array([1, 2], np.int32), np.array([1, 2], np.int64)),  # equal values, other types
+    (np.array(7.0), np.array(7.0)),  # a 0-d output
+])  # fmt: skip
+def test_an_exact_check_of_equal_values_takes_the_fast_path(got, expected):
+    assert check_output("c", got, expected, Tolerance()) == FAST_PASS
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize(
+    "tol", [Tolerance(atol=0.5), Tolerance(rtol=0.5), Tolerance(rtol=1e-3, atol=1e-3)]
+)
+def test_a_tolerant_check_reports_its_worst_element_even_when_everything_passes(tol):
+    got = np.array([1.0, 2.0, np.inf, -np.inf])
+    verdict = check_output("c", got, got.copy(), tol)
+    # An infinite reference allows no error, so equal infinities are the first largest excess
+    # (0) ahead of the finite elements' (minus their allowance).
+    assert verdict == Verification(passed=True, max_abs_error=0.0, max_rel_error=0.0,
+                                   worst_output="c", worst_index=[2], got=math.inf,
+                                   expected=math.inf, wrong=0)  # fmt: skip
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_infinities_and_nan_against_numbers_raise_no_warnings():
+    got = np.array([np.inf, 1.0, -np.inf, np.inf], np.float64)
+    expected = np.array([np.inf, np.inf, np.inf, 0.0], np.float64)
+    verdict = check_output("c", got, expected, Tolerance(rtol=1e-3))
+    assert (verdict.passed, verdict.wrong, verdict.worst_index) == (False, 3, [1])
+    assert verdict.max_abs_error == math.inf and verdict.max_rel_error == math.inf
+    assert verdict.message == ("c: 3 of 4 elements wrong; worst at [1]: got 1.0, expected inf "
+                               "(|error| inf > allowed 0)")  # fmt: skip
+    # A zero reference with an error (a relative error of inf), an allowance that overflows.
+    zero = check_output(
+        "c", np.array([0.0, 1.0, 0.0]), np.array([0.0, 1.0, 1e-3]), Tolerance(rtol=0.5)
+    )
+    assert (zero.wrong, zero.worst_index, zero.max_rel_error) == (1, [2], 1.0)
+    zero = check_output("c", np.array([1.0]), np.array([0.0]), Tolerance(rtol=0.5))
+    assert (zero.wrong, zero.max_rel_error) == (1, math.inf)
+    overflow = check_output(
+        "c", np.array([np.inf, 1.0]), np.array([1e308, 1.0]), Tolerance(rtol=10)
+    )
+    # inf within an infinite allowance passes and is never the worst element.
+    assert (overflow.passed, overflow.wrong, overflow.worst_index) == (True, 0, [1])
+    nan_reference = check_output("c", np.array([np.nan, 2.0]), np.array([np.nan, 1.0]), Tolerance())
+    assert (nan_reference.passed, nan_reference.wrong, nan_reference.worst_index) == (False, 1, [1])
+
+
+def test_a_nan_reference_allows_only_the_absolute_tolerance():
+    # NaN against NaN is no error, and its excess is minus the absolute tolerance (0 here), not
+    # minus a relative allowance: it is the worst element.
+    verdict = check_output("c", np.array([np.nan, 0.1]), np.array([np.nan, 0.1]), Tolerance(rtol=2))
+    assert (verdict.passed, verdict.worst_index) == (True, [0])
+
+
+def test_equal_errors_in_two_chunks_name_the_first(monkeypatch):
+    from gpubench import verify
+
+    monkeypatch.setattr(verify, "CHUNK", 2)
+    expected = np.zeros(6)
+    got = np.array([0.0, 0.0, 0.0, 3.0, 0.0, 3.0])
+    verdict = check_output("c", got, expected, Tolerance(atol=1.0))
+    assert (verdict.worst_index, verdict.wrong) == ([3], 2)
+    got = np.array([0.0, 0.0, 3.0, 0.0, 3.0, 0.0])
+    assert check_output("c", got, expected, Tolerance()).worst_index == [2]
+
+
+def test_check_outputs_reports_the_first_of_the_largest_errors_and_a_missing_output():
+    tol = Tolerance(atol=1.0)
+    same = np.array([1.0, 2.0])
+    verdict = check_outputs({"a": same, "b": same}, {"a": same, "b": same.copy()}, tol)
+    assert verdict.worst_output == "a"  # equal (zero) errors: the first output
+    off_a, off_b = np.array([1.5, 2.0]), np.array([1.25, 2.0])
+    verdict = check_outputs({"a": off_a, "b": off_b}, {"a": same, "b": same}, tol)
+    assert (verdict.worst_output, verdict.max_abs_error) == ("a", 0.5)
+    verdict = check_outputs({"a": off_b, "b": off_a}, {"a": same, "b": same}, tol)
+    assert (verdict.worst_output, verdict.max_abs_error) == ("b", 0.5)
+    assert check_outputs({}, {}, tol) == Verification(passed=True)
+    missing = check_outputs({"a": same}, {"a": same, "z": same}, tol)
+    assert missing == Verification(passed=False, worst_output="z",
+                                   message="z: the variant produced no such output")  # fmt: skip
