@@ -18,6 +18,7 @@ import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -314,21 +315,20 @@ def _arithmetic(value: Any) -> Any:
     return value
 
 
-def _binary(op: Callable[[Any, Any], Any], is_pow: bool, is_shift: bool) -> Callable[..., Any]:
-    def apply(left: Any, right: Any) -> Any:
-        _arithmetic(left)
-        _arithmetic(right)
-        if is_pow and isinstance(right, int) and abs(right) > 256:
-            raise ExpressionError(f"exponent {right} is too large")
-        if is_shift and isinstance(right, int) and right > 256:
-            raise ExpressionError(f"shift by {right} is too large")
-        return _checked_number(op(left, right))
+def _binary(op: Callable[[Any, Any], Any], is_pow: bool, is_shift: bool, left: Any,
+            right: Any) -> Any:  # fmt: skip
+    """`left op right`, checked: numbers only, bounded exponents, shifts and results."""
+    _arithmetic(left)
+    _arithmetic(right)
+    if is_pow and isinstance(right, int) and abs(right) > 256:
+        raise ExpressionError(f"exponent {right} is too large")
+    if is_shift and isinstance(right, int) and right > 256:
+        raise ExpressionError(f"shift by {right} is too large")
+    return _checked_number(op(left, right))
 
-    return apply
 
-
-def _unary(op: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda value: op(_arithmetic(value))
+def _unary(op: Callable[[Any], Any], value: Any) -> Any:
+    return op(_arithmetic(value))
 
 
 _PREFIX = "_gpb_"
@@ -356,9 +356,10 @@ class _ToCalls(ast.NodeTransformer):
 
 _HELPERS: dict[str, Any] = {
     f"{_PREFIX}number": _checked_number,
-    **{f"{_PREFIX}bin_{op.__name__}": _binary(fn, op is ast.Pow, op is ast.LShift)
+    # Partial applications, not closures: the checks run (and can be tested) at each call.
+    **{f"{_PREFIX}bin_{op.__name__}": partial(_binary, fn, op is ast.Pow, op is ast.LShift)
        for op, fn in _BINARY.items()},
-    **{f"{_PREFIX}un_{op.__name__}": _unary(fn) for op, fn in _UNARY.items()},
+    **{f"{_PREFIX}un_{op.__name__}": partial(_unary, fn) for op, fn in _UNARY.items()},
     **{f"{_PREFIX}f_{name}": fn for name, fn in SCALAR_FUNCTIONS.items()},
 }  # fmt: skip
 

@@ -63,6 +63,8 @@ class Graph:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(offsets int64[V+1], neighbours int32[E], weights int32[E]): out-arcs grouped by
         source, or (by="destination") in-arcs grouped by destination."""
+        if by not in ("source", "destination"):
+            raise ValueError(f"by={by!r}: 'source' or 'destination'")
         key, other = (self.src, self.dst) if by == "source" else (self.dst, self.src)
         order = np.argsort(key, kind="stable")
         counts = np.bincount(key, minlength=self.vertices)

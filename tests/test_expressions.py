@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpubench.expressions import Expression, ExpressionError
+from gpubench.expressions import Condition, ConstraintError, Expression, ExpressionError
 
 
 @pytest.mark.parametrize(
@@ -293,3 +293,39 @@ def test_array_comparisons_chain_element_by_element():
         False,
         True,
     ]
+
+
+@pytest.mark.parametrize(("text", "point", "holds"), [
+    ("-a < 0", {"a": 5}, True),
+    ("-a < 0", {"a": -5}, False),
+    ("not a", {"a": 0}, True),
+    ("a - -b == 7", {"a": 3, "b": 4}, True),
+    ("dtype == 'float32' or -tile < -32", {"dtype": "float64", "tile": 64}, True),
+])  # fmt: skip
+def test_conditions_negate_numbers(text, point, holds):
+    assert Condition.parse(text, point).holds(point) is holds
+
+
+@pytest.mark.parametrize(("text", "point", "message"), [
+    ("a + 1 > 0", {"a": "x"}, "condition 'a + 1 > 0': arithmetic on text ('x', 1)"),
+    ("1 + a > 0", {"a": "x"}, "condition '1 + a > 0': arithmetic on text (1, 'x')"),
+    ("-a > 0", {"a": "x"}, "condition '-a > 0': minus of text ('x')"),
+    ("a < 3", {"a": "x"}, "condition 'a < 3': compares text with a number ('x', 3)"),
+    ("3 < a", {"a": "x"}, "condition '3 < a': compares text with a number (3, 'x')"),
+        (
+            "a * 1.5 > 0",
+            {"a": 10**400},
+            "condition 'a * 1.5 > 0' cannot be evaluated: int too large to convert to float",
+        ),
+])  # fmt: skip
+def test_conditions_that_cannot_be_evaluated_say_so_in_full(text, point, message):
+    with pytest.raises(ConstraintError) as error:
+        Condition.parse(text, point).holds(point)
+    assert str(error.value) == message
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_array_expressions_overflow_and_divide_without_warnings():
+    env = {"x": np.array([0.0, 1.0, 1e308])}
+    result = Expression.parse("x / 0 + x * 10", env, arrays=True).evaluate(env)
+    assert np.isnan(result[0]) and result[1] == np.inf and result[2] == np.inf

@@ -617,3 +617,14 @@ def test_a_graph_file_is_read_once_and_at_most_one_byte_past_the_limit(tmp_path,
     assert asked == [(2 << 30) + 1]
     assert str(error.value) == (f"{path}: more than 2 GiB (uncompressed): larger than any road "
                                 "graph gpubench is made for")  # fmt: skip
+
+
+def test_csr_groups_by_source_or_destination_and_nothing_else():
+    graph = graphs.Graph(3, np.array([0, 2, 0], np.int32), np.array([1, 1, 2], np.int32), None)
+    weights = np.array([7, 8, 9], np.int32)
+    offsets, other, w = graph.csr(weights)
+    assert (offsets.tolist(), other.tolist(), w.tolist()) == ([0, 2, 2, 3], [1, 2, 1], [7, 9, 8])
+    offsets, other, w = graph.csr(weights, by="destination")
+    assert (offsets.tolist(), other.tolist(), w.tolist()) == ([0, 0, 2, 3], [0, 2, 0], [7, 8, 9])
+    with pytest.raises(ValueError, match=r"^by='DESTINATION': 'source' or 'destination'$"):
+        graph.csr(weights, by="DESTINATION")
