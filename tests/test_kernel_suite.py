@@ -781,3 +781,101 @@ def test_a_reference_function_named_in_capitals_runs_and_a_missing_one_is_named(
             kernel_suite.load_benchmark.__wrapped__(str(path.resolve()))
         assert str(info.value) == (f"{path.resolve()}: kernel.reference: {tmp_path / 'ref.py'} "
                                    f"defines no function {name!r}")  # fmt: skip
+
+
+# -- the dry run's reference check, exactly ---------------------------------------------------
+def _dry(tmp_path, text, cu=CU):
+    path = write(tmp_path, text, cu)
+    bench = kernel_suite.load_benchmark.__wrapped__(str(path))
+    return bench, config.load(path).points(bench)
+
+
+SHORT = SCALE.replace("reference: 2 * x", "reference: x[1:]")
+
+
+def test_a_dry_run_names_the_smallest_point_in_full(tmp_path):
+    bench, points = _dry(tmp_path, SHORT.replace("n: [1000, 4097]", "n: [4097, 1000, 2000]"))
+    assert bench.dry_run_problems(points) == [
+        "kernel.reference.out: the reference has shape (999,); the output is float32[1000] "
+        "(at n=1000, block=128)"]  # fmt: skip
+
+
+def test_a_dry_run_of_fixed_shapes_checks_the_first_point(tmp_path):
+    text = SHORT.replace("[n]", "[16]").replace("    - n: uint32 = n\n", "")
+    text = text.replace("grid: ceil_div(n, block)", "grid: 1").replace("n: [1000, 4097]\n", "")
+    bench, points = _dry(tmp_path, text)
+    assert bench.dry_run_problems(points) == [
+        "kernel.reference.out: the reference has shape (15,); the output is float32[16] "
+        "(at block=128)"]  # fmt: skip
+
+
+def test_a_dry_run_computes_the_reference_up_to_256_mib_of_arrays_and_skips_past_it(tmp_path):
+    at_limit = (256 << 20) // 8  # out and x, 4 bytes each
+    bench, points = _dry(tmp_path, SHORT.replace("n: [1000, 4097]", f"n: [{at_limit}]"))
+    (problem,) = bench.dry_run_problems(points)
+    assert problem.startswith(f"kernel.reference.out: the reference has shape ({at_limit - 1},)")
+    bench, points = _dry(tmp_path, SHORT.replace("n: [1000, 4097]", f"n: [{at_limit + 1}]"))
+    assert bench.dry_run_problems(points) == []  # too large to compute on the host for a check
+
+
+def test_a_dry_run_reads_a_source_that_is_not_utf8(tmp_path):
+    path = write(tmp_path, SCALE)
+    (tmp_path / "k.cu").write_bytes(CU.encode() + b"// \xff\xfe latin-1 comment\n")
+    bench = kernel_suite.load_benchmark.__wrapped__(str(path))
+    assert bench.dry_run_problems(config.load(path).points(bench)) == []
+
+
+def test_a_block_of_1025_threads_is_refused_and_1000_is_not(tmp_path):
+    text = SCALE.replace("block: block\n", "block: [5, 5, bz]\n")
+    text = text.replace("  block: [128, 256]\n", "  block: [128]\n  bz: [40]\n")
+    load(tmp_path, text)  # 1000 threads
+    with pytest.raises(ConfigError) as error:
+        load(tmp_path, text.replace("bz: [40]", "bz: [40, 41]"))
+    assert str(error.value).endswith(
+        ": params: kernel.block: (5, 5, 41) is 1025 threads; a block holds at most 1024, at the "
+        "point n=1000, block=128, bz=41")  # fmt: skip
+
+
+def test_shared_memory_that_cannot_be_evaluated_is_named(tmp_path):
+    text = SCALE.replace("block: block\n", "block: block\n  shared: n // (block - block)\n")
+    with pytest.raises(ConfigError) as error:
+        load(tmp_path, text)
+    assert str(error.value).endswith(
+        ": params: kernel.shared: 'n // (block - block)' divides by zero, at the point n=1000, "
+        "block=128")  # fmt: skip
+
+
+def _reference(tmp_path, source, text=SCALE, n=4):
+    """The reference of a function in a file of its own (a file is loaded once per path)."""
+    module = f"ref{len(list(tmp_path.glob('ref*.py')))}.py"
+    (tmp_path / module).write_text(source)
+    _, bench = load(tmp_path, text.replace("reference: 2 * x", f"reference: {module}:ref"))
+    inputs = {"x": np.arange(n, dtype=np.float32)}
+    return bench, lambda: bench.reference("default", {**bench.defaults(), "n": n}, inputs)
+
+
+def test_a_reference_function_with_keyword_arguments_gets_every_value(tmp_path):
+    _, call = _reference(
+        tmp_path, "def ref(x, **values):\n    return x * values['n'] + values['block']\n"
+    )
+    assert call()["out"].tolist() == [128.0, 132.0, 136.0, 140.0]
+
+
+def test_each_wrong_return_of_a_reference_function_is_named(tmp_path):
+    two = SCALE.replace(
+        "    - x: in float32[n]\n", "    - x: in float32[n]\n    - y: out float32[n]\n"
+    )
+    from gpubench.errors import PointError
+
+    for source, text, message in [
+        ("def ref(x):\n    return {'out': x}\n", two, "kernel.reference: no value for output 'y'"),
+        ("def ref(x):\n    return x\n", two, "kernel.reference: ref() must return a dict of outputs"),
+        ("def ref(x):\n    raise ValueError('" + "y" * 400 + "')\n", SCALE,
+         "kernel.reference: ref() failed: ValueError: " + "y" * 300),
+    ]:  # fmt: skip
+        _, call = _reference(tmp_path, source, text)
+        with pytest.raises(PointError) as error:
+            call()
+        assert str(error.value) == message
+    _, call = _reference(tmp_path, "def ref(x):\n    return {'out': x, 'y': -x}\n", two)
+    assert call()["y"].tolist() == [0.0, -1.0, -2.0, -3.0]
