@@ -69,3 +69,21 @@ def test_each_point_the_ceilings_cannot_run_is_named_exactly(change, problem):
     bench = registry.get("ceilings")
     point = {**bench.defaults(), "dram_bytes": 1 << 24, "l2_bytes": 1 << 20, **change}
     assert bench.validate_point(point) == problem
+
+
+def test_the_fma_references_are_exact_sums_of_each_type_s_own_step():
+    import numpy as np
+
+    from gpubench.benchmarks.ceilings import CHAINS, FP32_STEP, FP64_STEP
+    from tests.fakes import FAKE_DEVICE
+
+    point = {**bench.defaults(), "dram_bytes": 1 << 20, "l2_bytes": 1 << 20, "fma_iterations": 64,
+             "gemm_size": 16}  # fmt: skip
+    inputs = bench.inputs(point, np.random.default_rng(0))
+    bench.case("fp32_fma", point, FAKE_DEVICE, inputs)
+    threads = bench._launch_shape(point)[1]
+    for variant, step in (("fp32_fma", FP32_STEP), ("fp64_fma", FP64_STEP)):
+        out = bench.reference(variant, point, inputs)["out"]
+        expected = sum(1.0 + j / 8 + 64 * step for j in range(CHAINS))
+        assert out.shape == (threads,) and out[0] == expected and out[-1] == expected
+    assert FP32_STEP != FP64_STEP
