@@ -879,3 +879,23 @@ def test_each_wrong_return_of_a_reference_function_is_named(tmp_path):
         assert str(error.value) == message
     _, call = _reference(tmp_path, "def ref(x):\n    return {'out': x, 'y': -x}\n", two)
     assert call()["y"].tolist() == [0.0, -1.0, -2.0, -3.0]
+
+
+@pytest.mark.parametrize(("dtype", "init"), [
+    # Drawn in the array's own integer type (a stream of its own), not as int64 and cast.
+    ("int8", "integers(-5, 5)"),
+    ("uint16", "integers(0, 1000)"),
+    ("float32", "integers(0, 9)"),  # a float array: drawn as int64
+])  # fmt: skip
+def test_integer_inputs_are_drawn_in_their_own_type_from_the_seed(tmp_path, dtype, init):
+    text = SCALE.replace("in float32[n]", f"in {dtype}[n]").replace(
+        "  reference: 2 * x\n", f'  reference: 2 * x\n  init: {{x: "{init}"}}\n')  # fmt: skip
+    _, bench = load(tmp_path, text)
+    x = bench.inputs({**bench.defaults(), "n": 8}, np.random.default_rng(7))["x"]
+    low, high = (int(v) for v in init[len("integers(") : -1].split(","))
+    drawn = np.dtype(dtype) if np.issubdtype(np.dtype(dtype), np.integer) else np.int64
+    own = np.random.default_rng(7).integers(low, high, 8, dtype=drawn)
+    assert x.dtype == np.dtype(dtype) and x.tolist() == own.astype(dtype).tolist()
+    if drawn != np.int64:  # the int64 stream is another one for these types and ranges
+        cast = np.random.default_rng(7).integers(low, high, 8, dtype=np.int64).astype(dtype)
+        assert x.tolist() != cast.tolist()
