@@ -254,7 +254,7 @@ def read_matrix_market(path: Path) -> Graph:
     if field in (b"real", b"double"):
         values = _float_values(entry_lines, source)
         numbers = _numbers([(n, b" ".join(text.split()[:2])) for n, text in entry_lines], 2,
-                                    source, "row and column")  # fmt: skip
+                           source, "row and column")  # fmt: skip
     else:
         numbers = _numbers(entry_lines, width, source, "row column [value]")
         values = numbers[:, 2] if width == 3 else None

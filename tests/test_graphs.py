@@ -513,23 +513,15 @@ def test_the_bad_line_is_the_first_bad_one(tmp_path, body, message):
 
 
 def test_graphs_at_the_edges_of_their_sizes(tmp_path):
+    def matrix_market(name, field, body):
+        header = f"%%MatrixMarket matrix coordinate {field} general\n"
+        return graphs.read_matrix_market(write(tmp_path, name, header + body))
+
     one_edge = graphs.read_snap(write(tmp_path, "one.txt", "5 9\n"))
     assert (one_edge.vertices, one_edge.src.tolist(), one_edge.dst.tolist()) == (2, [0], [1])
-    one_vertex = graphs.read_matrix_market(
-        write(
-            tmp_path,
-            "one.mtx",
-            "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2147483647.0\n",
-        )
-    )
+    one_vertex = matrix_market("one.mtx", "real", "1 1 1\n1 1 2147483647.0\n")
     assert one_vertex.vertices == 1 and one_vertex.weight.tolist() == [2147483647]
-    largest = graphs.read_matrix_market(
-        write(
-            tmp_path,
-            "big.mtx",
-            "%%MatrixMarket matrix coordinate pattern general\n2147483647 2147483647 1\n1 2\n",
-        )
-    )
+    largest = matrix_market("big.mtx", "pattern", "2147483647 2147483647 1\n1 2\n")
     assert largest.vertices == 2147483647 and largest.src.tolist() == [0]
     bad_column = write(
         tmp_path, "c.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 x 2.0\n"
