@@ -40,6 +40,8 @@ MEASURED = [
 
 def test_a_record_takes_each_verified_ceiling_and_the_theoretical_figures():
     record = store.from_results(MEASURED, ENVIRONMENT)
+    assert record.measured_at == ""  # no time given: none recorded
+    assert store.from_results(MEASURED, ENVIRONMENT, "2026-11-24").measured_at == "2026-11-24"
     assert record.measured["dram_read_gbps"] == 3100.0
     assert record.measured["tensor_fp16_gflops"] == 700000.0
     assert "fp16_gflops" not in record.measured  # incorrect: never a ceiling

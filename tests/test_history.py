@@ -410,3 +410,35 @@ def test_a_store_of_another_schema_is_refused_with_its_path(tmp_path):
     from gpubench.history import SCHEMA_VERSION
 
     assert str(info.value) == f"{path}: history schema 99 is not this gpubench's ({SCHEMA_VERSION})"
+
+
+def test_the_code_version_is_asked_of_the_working_folder_by_default(monkeypatch):
+    from gpubench import history
+
+    folders = []
+
+    def fake_git(args, **kwargs):
+        folders.append(kwargs["cwd"])
+        return subprocess.CompletedProcess(args, 128, stdout="", stderr="not a repository")
+
+    monkeypatch.setattr(history.subprocess, "run", fake_git)
+    assert code_version().commit is None and folders == ["."]
+
+
+def test_the_store_waits_for_a_busy_writer_and_runs_its_own_transactions(tmp_path, monkeypatch):
+    """A second writer waits BUSY_TIMEOUT_S for the lock (not sqlite3's 5 s), and the
+    connection is in autocommit mode: append and delete open their own BEGIN IMMEDIATE."""
+    from gpubench import history
+
+    opened = []
+    real_connect = sqlite3.connect
+
+    def connect(target, **kwargs):
+        opened.append(kwargs)
+        return real_connect(target, **kwargs)
+
+    monkeypatch.setattr(history.sqlite3, "connect", connect)
+    with History.open(tmp_path / "h.sqlite") as store:
+        assert store._db.isolation_level is None
+    assert opened == [{"timeout": history.BUSY_TIMEOUT_S, "isolation_level": None}]
+    assert history.BUSY_TIMEOUT_S == 120

@@ -850,3 +850,32 @@ def test_compiler_excerpt_keeps_twelve_lines_unless_told():
 
     output = "\n".join(f"k.cu({n}): error: e{n}" for n in range(20))
     assert _compiler_excerpt(output).splitlines() == output.splitlines()[:12]
+
+
+def test_every_repeat_that_did_not_converge_is_named_in_the_reason():
+    from dataclasses import replace
+
+    from tests.fakes import CountDownSuite
+
+    class TwoLoops(CountDownSuite):
+        def case(self, variant, point, device, inputs):
+            case = super().case(variant, point, device, inputs)
+            (loop,) = case.steps
+            case.steps = [replace(loop, label="relax"), loop]  # the second keeps no label
+            return case
+
+    results, _ = run_suite(TwoLoops(), ["never_done"], {"max_iterations": 5})
+    assert results["never_done"].reason == (
+        "did not converge: relax, repeat on 'changed' still changing after 10 iterations "
+        "(max_iterations)")  # fmt: skip
+
+
+def test_the_seed_of_a_point_s_inputs_fits_a_signed_64_bit_integer(monkeypatch):
+    """63 random bits: a seed of 2^63 or more would overflow SQLite's INTEGER in the history
+    store and int64 readers of the results file."""
+    from gpubench import runner
+
+    asked = []
+    monkeypatch.setattr(runner.secrets, "randbits", lambda bits: asked.append(bits) or 2**63 - 1)
+    results, _ = run(["good"])
+    assert asked[0] == 63 and results["good"].status is Status.OK  # the first: the point's seed

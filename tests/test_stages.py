@@ -255,3 +255,73 @@ def test_hot_mode_calibrates_on_three_single_runs_then_samples_with_the_clock_re
     assert runs > 1 and measurement.runs_per_sample == runs
     assert len(before) == len(backend.calls)  # the in-out restore before every call
     assert measurement.clock_mhz == 900.0
+
+
+def _fit_check(monkeypatch, *, has_reference=False, checker_bytes=0, verdicts=("too big",),
+               flush_l2=False):  # fmt: skip
+    """VariantRun.does_not_fit on stand-ins: the need it computes, each memory check it asks
+    (the need, the device memory it counts as free, the host memory), and what it answers."""
+    from gpubench import memory
+
+    def spec(nbytes, on_host=False):
+        return SimpleNamespace(nbytes=nbytes, on_host=on_host, dtype=np.dtype(np.float32))
+
+    asked, released, answers = [], [], list(verdicts)
+
+    def shortfall(need, device_free, host_free):
+        asked.append((need.device, need.host, need.what, device_free, host_free))
+        return answers.pop(0)
+
+    monkeypatch.setattr(memory, "shortfall", shortfall)
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 10**9)
+    case = SimpleNamespace(outputs={"out": spec(4000), "pinned_out": spec(400, on_host=True)},
+                           scratch={"tmp": spec(1000), "staging": spec(500, on_host=True)})  # fmt: skip
+    checker = SimpleNamespace(has=lambda computes: has_reference,
+                              device_bytes=lambda: checker_bytes,
+                              release=lambda: released.append(True))  # fmt: skip
+    run = SimpleNamespace(
+        case=case, computes="sum", plan=SimpleNamespace(flush_l2=flush_l2),
+        state=SimpleNamespace(placements=SimpleNamespace(missing_bytes=lambda wanted: (100, 20)),
+                              checker=checker),
+        wanted=lambda: ({}, {}),
+        backend=SimpleNamespace(memory_info=lambda: (7000, 8000),
+                                device=SimpleNamespace(l2_bytes=50)),
+    )  # fmt: skip
+    return stages.VariantRun.does_not_fit(run), asked, released
+
+
+def test_a_variant_s_need_counts_every_buffer_on_its_side_and_the_reference_to_come(monkeypatch):
+    answer, asked, released = _fit_check(monkeypatch, verdicts=(None,))
+    # device: missing inputs 100 + out 4000 + tmp 1000; host: missing inputs 20 + the
+    # host-side pinned_out 400 and staging 500 + downloads of both outputs (4400) + the
+    # float64 reference of both (8800).
+    assert answer is None and released == []
+    assert asked == [(5100, 14120, "this variant's buffers", 7000, 10**9)]
+    _, asked, _ = _fit_check(monkeypatch, has_reference=True, verdicts=(None,), flush_l2=True)
+    assert asked == [(5150, 5320, "this variant's buffers", 7000, 10**9)]
+
+
+def test_the_device_copies_of_the_references_make_way_when_that_is_enough(monkeypatch):
+    answer, asked, released = _fit_check(monkeypatch, checker_bytes=3000, verdicts=("too big", None))
+    assert answer is None and released == [True]
+    assert [a[3] for a in asked] == [7000, 10000] and asked[0][:3] == asked[1][:3]
+    assert all(a[4] == 10**9 for a in asked)
+    # Not enough even without them: the first answer, and the references stay.
+    answer, asked, released = _fit_check(monkeypatch, checker_bytes=3000,
+                                         verdicts=("too big", "still too big"))  # fmt: skip
+    assert answer == "too big" and released == [] and len(asked) == 2
+    # No device copies to free: one check.
+    answer, asked, released = _fit_check(monkeypatch, verdicts=("too big",))
+    assert answer == "too big" and released == [] and len(asked) == 1
+
+
+def test_a_kernel_variant_without_a_reference_fails_its_check_with_the_reason(monkeypatch):
+    def no_reference(self, computes, point, inputs):
+        raise PointError("NumPy refuses this point")
+
+    monkeypatch.setattr(ScaleSuite, "reference", no_reference)
+    bench = ScaleSuite()
+    points = [bench.resolve(bench.defaults())]
+    (result,) = Runner(FakeBackend()).run(Plan(bench, points, ("good",), "good", QUICK))
+    assert result.status is Status.INCORRECT and result.verification.passed is False
+    assert result.reason == "no reference to check against: NumPy refuses this point"

@@ -366,3 +366,40 @@ def test_the_edges_of_the_point_checks():
     assert case("numpy", point(size=4096, m=4097, n=4096, k=4096)).skip == (
         "the CPU reference is timed only up to 4096^3 multiply-adds"
     )
+
+
+def test_shared_memory_limits_are_inclusive_to_the_byte():
+    """Exactly 48 KiB of static shared memory fits (and a warp_tiled ring of exactly 48 KiB
+    stays a static array); exactly 227 KiB fits a warp_tiled block; one word more does not."""
+    from gpubench.benchmarks.matmul import DYNAMIC_SHARED_LIMIT, STATIC_SHARED_LIMIT
+
+    # blocked: bk x (bm + 4) + bk x bn floats; 32 x (124 + 4 + 64) x 4 = 24,576; pipelined twice.
+    at_limit = point(bm=124, bn=64, bk=32)
+    assert bench._shared_bytes("pipelined", at_limit) == STATIC_SHARED_LIMIT
+    assert case("pipelined", at_limit).skip is None
+    over = case("pipelined", point(bm=125, bn=64, bk=32)).skip
+    assert over == ("pipelined needs 49408 bytes of static shared memory per block with these "
+                    "tile parameters; the limit is 49152")  # fmt: skip
+    # warp_tiled: 3 stages x 16 x (128 + 0 + 128) x 4 bytes = 48 KiB, static.
+    ring = point(size=4096, wbm=128, wbn=128, wm=64, wn=32, wtm=4, wtn=4, wniter=2, wbk=16,
+                 a_pad=0, stages=3)  # fmt: skip
+    assert bench._shared_bytes("warp_tiled", ring) == STATIC_SHARED_LIMIT
+    assert case("warp_tiled", ring).steps[0].shared_bytes == 0
+    assert case("warp_tiled", {**ring, "stages": 4}).steps[0].shared_bytes == 65536
+    # 8 stages x 32 x (128 + 35 + 64) x 4 bytes = 227 KiB, the most any GPU gives a block.
+    deepest = {**ring, "wbn": 64, "wn": 32, "wm": 32, "a_pad": 35, "wbk": 32, "stages": 8}
+    assert bench._shared_bytes("warp_tiled", deepest) == DYNAMIC_SHARED_LIMIT
+    assert bench._skip_reason("warp_tiled", deepest) is None
+    assert bench._skip_reason("warp_tiled", {**deepest, "a_pad": 36}) == (
+        "warp_tiled needs 233472 bytes of shared memory per block with these tile parameters; "
+        "no GPU allows more than 232448")  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [1, 100, 4096])
+def test_every_launch_is_in_whole_threads_and_blocks(size):
+    """PyCUDA and cuda.core take integers: a float thread count would fail at launch."""
+    p = point(size=size)
+    for variant in bench.variant_names:
+        for step in case(variant, p).steps:
+            if hasattr(step, "grid"):
+                assert all(type(d) is int for d in (*step.grid, *step.block)), (variant, step)
