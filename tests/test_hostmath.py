@@ -154,3 +154,38 @@ def test_a_float32_total_accumulates_in_the_dtype_asked_for(pooled):
     assert hostmath.total(values, np.float64) == pytest.approx(exact, rel=1e-12)
     assert isinstance(hostmath.total(values, np.float64), float)
     assert hostmath.total(np.full(5, 7, np.int8), np.int64) == 35  # no int8 wrap-around
+
+
+def test_a_float64_total_of_float32_values_below_the_threshold_adds_in_float64():
+    # In float32, 2^24 + 1 rounds back to 2^24: both ones would be lost.
+    assert hostmath.total(np.array([2**24, 1, 1], np.float32), np.float64) == 2**24 + 2
+
+
+def test_a_total_on_the_pool_of_a_matrix_counts_each_element_once(pooled):
+    values = np.arange(63, dtype=np.int64).reshape(7, 9)
+    assert hostmath.total(values, np.int64) == 63 * 62 // 2
+    assert hostmath.total(values.T, np.float64) == 63 * 62 // 2
+
+
+def test_total_slices_are_a_quarter_of_a_worker_share(monkeypatch):
+    monkeypatch.setattr(hostmath, "PARALLEL_FROM", 4)
+    monkeypatch.setattr(hostmath, "workers", lambda: 2)
+    starts: list[range] = []
+    each = hostmath._each
+    monkeypatch.setattr(hostmath, "_each", lambda f, s: starts.append(s) or each(f, s))
+    assert hostmath.total(np.arange(40, dtype=np.int64), np.int64) == 780
+    assert starts == [range(0, 40, 5)]  # ceil(40 / (4 * 2))
+
+
+def test_the_pool_has_as_many_threads_as_workers(monkeypatch):
+    sizes = []
+    real = hostmath.ThreadPoolExecutor
+
+    def pool(max_workers):
+        sizes.append(max_workers)
+        return real(max_workers=max_workers)
+
+    monkeypatch.setattr(hostmath, "ThreadPoolExecutor", pool)
+    monkeypatch.setattr(hostmath, "workers", lambda: 3)
+    hostmath._each(lambda start: None, range(4))
+    assert sizes == [3]

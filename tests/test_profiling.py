@@ -239,3 +239,22 @@ def test_a_failed_profile_line_names_the_variant_point_and_reason(monkeypatch):
     assert err.file.getvalue().splitlines() == [
         "--profile: naive at {'size': 256}: ncu gave no counters (exit 1): [bold]no[/bold] "
         "permission"]  # fmt: skip
+
+
+def test_plural_counter_units_are_counts():
+    # Units ending in "s" that are not a time: their stem is no time prefix.
+    assert [profiling.unit_scale(u) for u in ("sectors", "requests", "cycles")] == [1.0] * 3
+
+
+def test_a_launch_without_a_duration_weighs_nothing_beside_timed_ones():
+    timed = {"gpu__time_duration.sum": ("nsecond", "2000"),
+             "sm__warps_active.avg.pct_of_peak_sustained_active": ("%", "10")}  # fmt: skip
+    untimed = {"sm__warps_active.avg.pct_of_peak_sustained_active": ("%", "50")}
+    out = profiling.summarise(profiling.parse_csv(csv_text([timed, untimed])), runs=1)
+    assert out["achieved_occupancy"] == pytest.approx(10.0)
+
+
+def test_the_profiled_sweep_of_a_kernel_file_names_the_file():
+    spec = {"suite": "saxpy", "suite_ref": "configs/examples/saxpy.py"}
+    sweep = profiling.one_point_sweep(spec, {"n": 1000}, "fused")
+    assert sweep["suite"] == "configs/examples/saxpy.py" and sweep["params"] == {"n": 1000}

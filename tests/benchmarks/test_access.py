@@ -84,3 +84,31 @@ def test_gpu_every_variant_at_awkward_offsets_strides_and_sizes(gpu_backend, dty
     assert all(r.metrics.get("sectors_per_request") for r in results
                if r.variant not in access.REPEATED_READS)  # fmt: skip
     assert all(r.status is not Status.UNVERIFIED for r in results)
+
+
+def test_sectors_of_a_strided_warp_that_starts_past_an_offset():
+    # Lanes read elements 1, 3, ..., 63: bytes 4 to 255, the 8 sectors from 0 (not -1 to 7).
+    assert sectors_per_request(4, offset=1, stride=2) == 8
+    assert sectors_per_request(4, offset=7, stride=2) == 9  # bytes 28 to 279
+
+
+def test_repeated_reads_fill_the_gpu_with_at_least_eight_words_per_thread_and_name_the_level():
+    from dataclasses import replace
+
+    gpu = replace(FAKE_DEVICE, sm_count=4, max_threads_per_sm=2048, l2_bytes=1 << 21)
+    grids = {}
+    for working_set in (1 << 20, 1 << 21, (1 << 21) + 16, 1 << 24):
+        p = point(working_set=working_set)
+        case = bench.case("cached_read", p, gpu, {})
+        (launch,) = case.steps
+        assert all(type(d) is int for d in (*launch.grid, *launch.block))
+        grids[working_set] = (launch.grid[0], case.work.level)
+    # 16-byte words / (256 threads x 8 words) blocks, from one per SM up to 8 per SM (2048
+    # threads); the working set in L2 up to and including the L2's size.
+    assert grids == {1 << 20: (32, "l2"), 1 << 21: (32, "l2"), (1 << 21) + 16: (32, "dram"),
+                     1 << 24: (32, "dram")}  # fmt: skip
+    small = bench.case("l2_read", point(working_set=1 << 20), replace(gpu, sm_count=64), {})
+    assert small.steps[0].grid == (64, 1, 1)  # at least one block per SM
+    # An SM that holds fewer threads than a block still gets one block.
+    tiny = replace(gpu, sm_count=4, max_threads_per_sm=128)
+    assert bench.case("cached_read", point(working_set=1 << 24), tiny, {}).steps[0].grid == (4, 1, 1)

@@ -84,3 +84,21 @@ def test_cli_takes_fast_math_as_a_boolean():
     assert refused.exit_code == 2 and "'maybe' is not a valid boolean" in refused.output
     # Accepted: without PyCUDA or a GPU the run then stops with exit 4 (environment).
     assert run("true").exit_code in (0, 4) and run("no").exit_code in (0, 4)
+
+
+def test_bounds_at_their_edges():
+    ulp = 2.0**-23
+    # __sinf is bounded only with both ends inside [-pi, pi].
+    for span in ((-4.0, 1.0), (-1.0, 4.0)):
+        assert intrinsics.documented_bound("sin", True, span).atol == 2.0, span
+    # __expf: 2 + floor(1.173 * (|x| + 0.1)) ulp, so |x| = 0.8 is 3 ulp (0.7 would be 2).
+    assert intrinsics.documented_bound("exp", True, (-0.8, 0.5)).rtol == 3 * ulp
+    # The nearby arguments count: x up to 80 + 1024 / 1024 = 81 is 2 + floor(95.13) ulp.
+    p = {**bench.defaults(), "range": "large", "repeat": 1024}
+    one, _ = bench._tolerances("exp_intrinsic", p)
+    assert one.rtol == 97 * ulp
+
+
+def test_exact_results_are_zero_ulp_off():
+    assert intrinsics.ulp_errors(np.array([1.0, 0.25], np.float32), np.array([1.0, 0.25])) == (
+        0.0, 0.0)  # fmt: skip
