@@ -61,3 +61,28 @@ def test_gpu_every_stride_and_variant_is_exact_and_clocked(gpu_backend, word):
     bad = [(r.variant, r.point, r.status, r.reason) for r in results if not r.status.is_measured]
     assert not bad
     assert all(r.metrics["cycles_per_access"] > 0 for r in results)
+
+
+def test_padded_4_byte_words_are_counted_over_the_whole_warp():
+    # Stride 7 on the padded tile: one bank serves two words to the whole warp, and three if
+    # the half-warps were counted apart (4-byte words are served to all 32 lanes at once).
+    assert conflict_ways("padded", 7, 4) == 2 and conflict_ways("padded", 12, 4) == 2
+
+
+def test_each_point_s_reference_has_the_shape_of_its_own_launch():
+    """A fresh suite object (not the registry's): the launch shape case() records per point
+    is the one reference() uses, in whole threads and warps."""
+    from dataclasses import replace
+
+    from gpubench.benchmarks.banks import Banks
+
+    fresh = Banks()
+    small, large = (replace(FAKE_DEVICE, sm_count=n) for n in (2, 3))
+    p = {**bench.defaults(), "stride": 1}
+    q = {**p, "stride": 2}
+    inputs = fresh.inputs(p, np.random.default_rng(0))
+    first = fresh.case("strided", p, small, inputs)
+    fresh.case("strided", q, large, inputs)
+    assert fresh.reference("strided", p, inputs)["out"].shape == (2 * 1024,)
+    assert fresh.reference("strided", q, inputs)["out"].shape == (3 * 1024,)
+    assert type(first.work.elements) is int and first.work.elements == 64 * p["iterations"]

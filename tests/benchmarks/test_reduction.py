@@ -145,3 +145,37 @@ def test_cub_is_unavailable_without_cupy_and_asks_cupy_for_cub(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))
     monkeypatch.setenv("CUPY_ACCELERATORS", "cutensor")  # the user's own choice stays
     assert bench.unavailable("cub") is None and os.environ["CUPY_ACCELERATORS"] == "cutensor"
+
+
+def test_grid_stride_launches_are_whole_blocks_capped_at_one_per_sm_at_least():
+    for gpu in (H100_LIKE, replace(H100_LIKE, max_threads_per_sm=512)):
+        for variant in KERNEL_VARIANTS:
+            for step in bench.case(variant, point(n=2**28, block_size=1024), gpu, {}).steps:
+                assert all(type(d) is int for d in (*step.grid, *step.block)), variant
+    # 512 threads per SM hold no block of 1024: still one block per SM.
+    few = replace(H100_LIKE, max_threads_per_sm=512)
+    assert bench.case("grid_stride", point(n=2**28, block_size=1024), few, {}).steps[0].grid == (
+        132, 1, 1)  # fmt: skip
+
+
+def test_cub_s_chain_assumes_256_partial_sums_per_sm():
+    # 2^20 / (256 x 132) = 31.03 -> 32 serial adds, then 2 x 20 tree levels and 8.
+    assert bench.chain_length("cub", point(n=2**20), H100_LIKE) == 32 + 40 + 8
+
+
+def test_float_references_add_in_float64():
+    x = np.array([2**24, 1, 1], dtype=np.float32)  # float32 would lose both ones
+    assert bench.reference("sum", point(n=3), {"in": x})["out"].tolist() == [2**24 + 2]
+
+
+def test_int32_references_of_large_inputs_are_exact_past_float64(monkeypatch):
+    """2^23 values near 2^31: the sum needs 54 bits, more than a float64 holds exactly."""
+    from gpubench import hostmath
+
+    monkeypatch.setattr(hostmath, "workers", lambda: 4)
+    x = np.full(2**23, 2**31 - 1, dtype=np.int32)
+    x[0] -= 1
+    exact = 2**23 * (2**31 - 1) - 1
+    wrapped = (exact + 2**31) % 2**32 - 2**31
+    got = bench.reference("sum", point(n=2**23, dtype="int32"), {"in": x})["out"]
+    assert got.tolist() == [wrapped] and wrapped == -(2**23) - 1

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gpubench import registry
-from gpubench.benchmark import Copy, Launch, Work
+from gpubench.benchmark import Copy, Launch, Tolerance, Work
 from gpubench.results import Result, Status
 from gpubench.runner import Plan, Runner
 from gpubench.timing import TimingPolicy
@@ -138,3 +138,18 @@ def test_bands_are_bounded():
     for bad in (0, 1025):
         with pytest.raises(ValueError, match=r"minimum 1|maximum 1024"):
             bands.coerce(bad)
+
+
+def test_integer_products_past_the_exact_limit_are_refused_and_reals_get_the_dot_bound():
+    from gpubench.benchmarks._shared import EXACT_MAX_K, dot_product_rtol
+
+    p = {**bench.defaults(), "values": "integers", "size": EXACT_MAX_K + 1}
+    assert bench.validate_point(p) == (
+        f"k={EXACT_MAX_K + 1} is beyond {EXACT_MAX_K} (2^22), where sums of small integers stop "
+        "being exact in float32: use values: reals")  # fmt: skip
+    assert bench.validate_point({**p, "size": EXACT_MAX_K}) is None
+    assert bench.validate_point({**p, "values": "reals"}) is None
+    assert case("streams", values="integers").tolerance == Tolerance()
+    assert case("streams", values="reals", size=100).tolerance == Tolerance(
+        rtol=dot_product_rtol(100))  # fmt: skip
+    assert dot_product_rtol(100) == 16 * 10 * 2.0**-24

@@ -77,3 +77,24 @@ def test_tile_64_with_32_block_rows_is_skipped_not_run(gpu_backend):
         Plan(bench, [point(size=64, tile=64, block_rows=32)], ("padded",), "padded", CHECK_ONLY)
     )
     assert results[0].status is Status.SKIPPED and "2048 threads per block" in results[0].reason
+
+
+def test_one_side_given_takes_the_other_from_size():
+    assert {k: point(size=64, rows=8)[k] for k in ("rows", "cols")} == {"rows": 8, "cols": 64}
+    assert {k: point(size=64, cols=8)[k] for k in ("rows", "cols")} == {"rows": 64, "cols": 8}
+    both = point(size=64, rows=8, cols=4)
+    assert (both["rows"], both["cols"], both["size"]) == (8, 4, None)
+
+
+def test_a_tile_that_block_rows_does_not_divide_is_refused_with_the_constraint_to_add():
+    assert bench.validate_point(point(tile=32, block_rows=12)) == (
+        "block_rows=12 must divide tile=32 (add the constraint 'tile % block_rows == 0')")  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_launch_is_in_whole_threads_and_blocks(dtype):
+    p = point(rows=33, cols=65, tile=32, block_rows=8, dtype=dtype)
+    for variant in bench.variant_names:
+        for step in case(variant, p).steps:
+            if hasattr(step, "grid"):
+                assert all(type(d) is int for d in (*step.grid, *step.block)), variant

@@ -200,3 +200,46 @@ def test_comparison_table():
     ]
     comparison = SimpleNamespace(metric=TIME, varying=["size"], rows=rows)
     pinned("comparison", tables.comparison_table(comparison, "old.json", "new.json"))
+
+
+def test_comparison_table_of_a_rate_with_a_broken_pair():
+    from gpubench.metrics import BANDWIDTH
+
+    rows = [
+        SimpleNamespace(point={"size": 1024}, variant="naive", base=812.5, new=406.25,
+                        change=-0.5, noise=0.5, verdict="worse"),
+        SimpleNamespace(point={"size": 2048}, variant="padded", base=900.0, new=None,
+                        change=None, noise=None, verdict="broken now: incorrect"),
+    ]  # fmt: skip
+    comparison = SimpleNamespace(metric=BANDWIDTH, varying=["size"], rows=rows)
+    table = tables.comparison_table(comparison, "old.json", "new.json")
+    cells = {str(c.header): [snapshots._text(x) for x in c.cells] for c in table.columns}
+    assert cells["base"] == ["'812.5'", "'900.0'"]  # in GB/s, not a time
+    assert cells["noise"] == ["'50.0%'", "''"] and cells["change"] == ["'-50.0%'", "''"]
+    assert cells["verdict"] == ["'[bold red]worse[/bold red]'",
+                                "'[bold red]broken now: incorrect[/bold red]'"]  # fmt: skip
+
+
+def test_a_roofline_row_names_every_varying_parameter():
+    record = CeilingsRecord(gpu_uuid=None, gpu_name="GPU", measured={}, theoretical={},
+                            source="theoretical")  # fmt: skip
+    placed = Placement("matmul", "tiled", {"size": 64, "tile": 8, "dtype": "f"}, "GPU", 1.0,
+                       2.0, 3.0, 4.0, 0.5, "compute")  # fmt: skip
+    group = api.RooflineGroup(environment={}, created="", record=record, placed=[placed],
+                              varying=["size", "tile", "n"])  # fmt: skip
+    (point,) = tables.roofline_table(group).columns[2].cells
+    assert str(point) == "size=64, tile=8"
+
+
+def test_a_dry_run_of_exactly_the_listed_points_is_listed_whole():
+    (whole,) = tables.dry_run_tables(_plan(api.DRY_RUN_LISTED), "configs/t.yaml")
+    assert str(whole.title) == "configs/t.yaml: transpose" and whole.row_count == api.DRY_RUN_LISTED
+    axes, ends = tables.dry_run_tables(_plan(api.DRY_RUN_LISTED + 1), "configs/t.yaml")
+    assert ends.title is None and ends.row_count == 11  # 5, the ellipsis, 5
+
+
+def test_an_inspection_with_no_kernel_shown_keeps_the_kernel_column_readable():
+    report = Inspection(arch="sm_90", kernels=[], listing_kind="sass")
+    found = api.Inspection(point={"size": 64}, source=Path("t.cu"), report=report, shown=[])
+    table = tables.inspection_table(registry.get("transpose"), "sm_90", found)
+    assert str(table.columns[0].header) == "kernel" and table.columns[0].min_width == 6
