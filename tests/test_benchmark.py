@@ -200,3 +200,11 @@ def test_an_unknown_parameter_is_a_key_error_naming_it():
     with pytest.raises(KeyError) as info:
         ScaleSuite().param("nope")
     assert info.value.args == ("nope",)
+
+
+def test_an_unknown_variant_is_a_key_error_naming_it():
+    from gpubench import registry
+
+    with pytest.raises(KeyError) as info:
+        registry.get("transpose").variant("nope")
+    assert info.value.args == ("nope",)

@@ -84,6 +84,7 @@ def test_the_environment_names_each_worker_s_gpu_in_order(dask):
     (client,) = dask.made
     assert (client.address, client.timeout, client.closed) == (ADDRESS, cluster.CONNECT_TIMEOUT_S,
                                                                False)  # fmt: skip
+    assert client.ran == [(cluster._remote_environment, ("s", "fake"))]  # this suite's workers
     runner = cluster.DaskRunner(ADDRESS, "s", "fake", observers=(1, 2))
     assert (runner.observers, runner.restarts, runner.retried, runner.client) == ([1, 2], 0, [],
                                                                                   None)  # fmt: skip

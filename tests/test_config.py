@@ -662,3 +662,18 @@ def test_a_bundled_sweep_file_is_described_by_its_suite_and_first_comment(
     path = tmp_path / "s.yaml"
     path.write_text(text)
     assert config.describe(path) == described
+
+
+def test_the_bundled_sweep_files_are_found_in_a_checkout_or_inside_an_installed_package(
+    tmp_path, monkeypatch
+):  # fmt: skip
+    from gpubench import config
+
+    package = tmp_path / "site-packages" / "gpubench"
+    package.mkdir(parents=True)
+    monkeypatch.setattr(config, "__file__", str(package / "config.py"))
+    assert config.configs_dir() is None
+    (package / "configs").mkdir()
+    assert config.configs_dir() == package / "configs"  # the wheel's layout
+    (package.parent / "configs").mkdir()
+    assert config.configs_dir() == package.parent / "configs"  # a checkout's, first

@@ -41,10 +41,14 @@ def test_an_nvcc_too_old_for_the_gpu_is_an_environment_error(monkeypatch):
     with pytest.raises(EnvironmentProblem) as info:
         device.check_nvcc_supports("sm_90", "11.0")
     assert info.value.exit_code == 4
-    assert "nvcc 11.0 cannot build for this GPU (sm_90; it supports up to sm_86)" in str(info.value)
+    assert str(info.value) == (
+        "nvcc 11.0 cannot build for this GPU (sm_90; it supports up to sm_86): install a newer "
+        "CUDA toolkit, one that lists this architecture in nvcc --list-gpu-arch")  # fmt: skip
     device.check_nvcc_supports("sm_80", "11.0")  # supported: no error
-    with pytest.raises(EnvironmentProblem, match="nvcc not found"):
+    with pytest.raises(EnvironmentProblem) as info:
         device.check_nvcc_supports("sm_80", None)
+    assert str(info.value) == ("nvcc not found on PATH: install the CUDA toolkit matching your "
+                               "driver and add its bin/ to PATH")  # fmt: skip
 
 
 def test_the_device_record_holds_every_property_and_the_derived_peaks():

@@ -59,3 +59,11 @@ def test_a_config_error_keeps_its_parts_for_a_caller_that_adds_the_file():
     assert (error.message, error.source, error.key) == ("must be positive", "s.yaml",
                                                         "timing.warmup")  # fmt: skip
     assert str(error) == "s.yaml: timing.warmup: must be positive"
+
+
+def test_a_compile_error_carries_the_compiler_s_output_or_none():
+    from gpubench.errors import KernelCompileError
+
+    assert KernelCompileError("nvcc failed").compiler_output == ""
+    error = KernelCompileError("nvcc failed", "t.cu(3): error: x")
+    assert (str(error), error.compiler_output) == ("nvcc failed", "t.cu(3): error: x")

@@ -27,6 +27,14 @@ def test_non_positive_times_are_refused(fn):
         fn()
 
 
+@pytest.mark.parametrize("rate", [metrics.bandwidth_gbps, metrics.gflops])
+@pytest.mark.parametrize("time_ms", [0, -1.5])
+def test_a_rate_over_no_time_says_the_time(rate, time_ms):
+    with pytest.raises(ValueError) as info:
+        rate(10, time_ms)
+    assert str(info.value) == f"time must be positive, got {time_ms} ms"
+
+
 def test_rate_metrics_from_work_and_time_exactly():
     values = metrics.work_metrics(bytes_moved=3_000_000, flops=8_000_000, elements=1_000,
                                   time_ms=2.0, peak_bandwidth_gbps=3.0,
@@ -92,8 +100,9 @@ def test_metric_declarations_format_and_look_up():
     assert metrics.by_key("overlap_efficiency", (extra,)) is extra
     assert metrics.catalog((metrics.BANDWIDTH, extra))[-1] is extra  # known keys once
     assert len(metrics.catalog((metrics.BANDWIDTH,))) == len(metrics.CATALOG)
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError) as info:
         metrics.by_key("nope")
+    assert info.value.args == ("nope",)
     assert metrics.TIME.higher_is_better is False and metrics.BANDWIDTH.higher_is_better is True
 
 

@@ -283,3 +283,20 @@ def test_each_upper_limit_holds_at_the_limit_and_refuses_just_past_it(name, limi
     assert TimingPolicy(**{name: limit, **extra}).check() == []
     past = {name: limit + step, **({"max_samples": limit + step} if name == "min_samples" else {})}
     assert TimingPolicy(**past).check() == [(name, f"must be at most {shown}")]
+
+
+def test_noise_exactly_at_the_target_converges_when_the_budget_ends_sampling():
+    """min_time_s is never reached, so the samples run out at max_samples; their noise, exactly
+    the target, still counts as converged (the target is inclusive on both ways out)."""
+    from gpubench.stats import robust_noise
+
+    samples = [1.0, 1.1, 1.0, 1.2, 1.0]
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=5, min_time_s=1000.0,
+                          target_noise=robust_noise(samples))  # fmt: skip
+    times = iter(samples)
+    m = measure(lambda: next(times), policy)
+    assert m.converged and m.runs == 5
+    times = iter(samples)
+    tighter = TimingPolicy(warmup=0, min_samples=5, max_samples=5, min_time_s=1000.0,
+                           target_noise=robust_noise(samples) * 0.999)  # fmt: skip
+    assert not measure(lambda: next(times), tighter).converged

@@ -102,3 +102,12 @@ def test_a_built_in_backend_that_cannot_load_is_an_environment_problem(monkeypat
                                "'no_such_pkg'): check the NVIDIA driver (nvidia-smi) and that "
                                "the backend's packages are installed")  # fmt: skip
     assert backends._factory("tests.fakes:FakeBackend").__name__ == "FakeBackend"
+
+
+def test_a_backend_opens_the_first_gpu_unless_told(monkeypatch):
+    opened = []
+    monkeypatch.setattr(backends, "preflight", lambda name: None)
+    monkeypatch.setattr(backends, "_factory", lambda name: lambda index: opened.append((name, index)))
+    backends.load(name="fake")
+    backends.load(2, name="fake")
+    assert opened == [("fake", 0), ("fake", 2)]

@@ -38,9 +38,10 @@ def test_an_unknown_suite_is_a_usage_error_naming_the_suites(command):
     assert result.output.splitlines()[0] == f"Usage: cli {command} [OPTIONS] COMMAND [ARGS]..."
 
 
+@pytest.mark.parametrize("command", ["run", "inspect"])
 @pytest.mark.parametrize("name", ["mine.py", "mine.yaml", "mine.yml"])
-def test_a_file_name_is_taken_as_a_suite_or_kernel_file(name):
-    result = invoke("run", name)
+def test_a_file_name_is_taken_as_a_suite_or_kernel_file(command, name):
+    result = invoke(command, name)
     assert (result.exit_code, result.output) == (2, f"error: suite file '{name}' not found\n")
 
 

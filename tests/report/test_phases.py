@@ -105,3 +105,18 @@ def test_the_edges_of_the_labels_the_units_and_the_per_result_table():
     assert phases.share([bare], wall_s=1.0).point_s == {}
     table = snapshots.table_text(phases.phases_table([bare]))
     assert "v" in table and "n=1" in table
+
+
+def test_a_summary_without_samples_timed_nothing():
+    bare = Result(suite="s", variant="x", point={}, status=Status.OK,
+                  summary={"runs_per_sample": 2, "mean_ms": 1.5})  # fmt: skip
+    assert phases.timed_gpu_seconds(bare) == 0.0
+
+
+def test_the_summary_line_adds_a_phase_of_both_kinds_and_spells_it_in_words():
+    share = phases.TimeShare(point_s={"checked_run": 1.0, "inputs": 0.5},
+                             variant_s={"checked_run": 2.0, "check": 0.25},
+                             wall_s=8.0, timed_gpu_s=4.0)  # fmt: skip
+    assert phases.summary_line(share) == (
+        "wall 8.00 s; the GPU spent 4.00 s in timed runs (50.0%); most host time: checked run "
+        "3.00 s, inputs 500 ms, check 250 ms")  # fmt: skip

@@ -49,3 +49,30 @@ def test_cells_escape_pipes_and_newlines_and_show_none_as_empty():
     assert reference._cell(None) == ""
     assert reference._cell("a|b\nc") == "a\\|b c"
     assert reference._cell(0) == "0"
+
+
+def test_each_kind_of_parameter_bound_and_default_on_the_suites_page():
+    from types import SimpleNamespace
+
+    from gpubench.benchmark import Param, Variant
+
+    params = (
+        Param("mode", str, "a", "choices win over bounds", choices=("a", "b"), minimum=0),
+        Param("upper", int, 7, "only a largest value", maximum=9),
+        Param("lower", int, 7, "only a smallest value", minimum=1),
+        Param("free", int, 3, "no bound at all"),
+        Param("width", int, None, "from another", derived_from="size"),
+        Param("extra", int, None, "no default, not derived"),
+    )
+    bench = SimpleNamespace(description="a made-up suite", baseline="one", params=params,
+                            variants=(Variant("one", "the only one", "x"),))  # fmt: skip
+    rows = [line for line in reference.suites_page({"made": bench}).splitlines()
+            if line.startswith("| `") and "variant" not in line][1:]  # fmt: skip
+    assert rows == [
+        "| `mode` | str | a | a, b |  | choices win over bounds |",
+        "| `upper` | int | 7 | <= 9 |  | only a largest value |",
+        "| `lower` | int | 7 | >= 1 |  | only a smallest value |",
+        "| `free` | int | 3 |  |  | no bound at all |",
+        "| `width` | int | from size |  |  | from another |",
+        "| `extra` | int |  |  |  | no default, not derived |",
+    ]
