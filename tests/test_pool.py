@@ -178,3 +178,17 @@ def test_a_pool_worker_killed_under_a_variant_is_run_once_more_and_logged_once(
     retried = sorted(r["point"]["n"] for r in record["environment"]["worker_retries"])
     assert retried == list(range(1, 11)) and record["environment"]["worker_restarts"] == 10
     assert ran.stderr.count("was run once more on a fresh worker") == 10
+
+
+def test_a_new_pool_has_no_runner_and_no_environment_yet():
+    """In-process (the sweeps above run the pool in a child process)."""
+    import threading
+
+    from gpubench.pool import DevicePool
+
+    observers = iter([1, 2])  # any iterable, kept as a list
+    pool = DevicePool("scale", "all", "fake", observers)
+    assert (pool.suite, pool.requested, pool.backend) == ("scale", "all", "fake")
+    assert pool.observers == [1, 2] and pool.runners == [] and pool.environment is None
+    assert isinstance(pool._stop, threading.Event) and not pool._stop.is_set()
+    assert (pool.restarts, pool.retried) == (0, [])

@@ -18,8 +18,11 @@ def test_a_kernel_scalar_keeps_its_c_type(value):
 
 @pytest.mark.parametrize("value", [np.float16(1), np.int8(1), np.bool_(True), "text"])
 def test_a_scalar_of_another_type_is_refused_by_name(value):
-    with pytest.raises(KernelLaunchError, match="kernel 'k': argument of type"):
+    with pytest.raises(KernelLaunchError) as info:
         kernel_scalar("k", value)
+    assert str(info.value) == (
+        f"kernel 'k': argument of type {np.asarray(value).dtype} is not supported (use one of "
+        "int32, uint32, int64, uint64, float32, float64)")  # fmt: skip
 
 
 class _Graphs:
@@ -123,6 +126,7 @@ def test_launch_limits_are_inclusive_and_each_names_its_axis():
 
     assert problem((1, 65535, 65535), (512, 1, 1)) is None  # every limit reached, none passed
     assert problem((1, 1, 1), (8, 8, 8)) is None
+    assert problem((1, 1, 1), (1, 8, 64)) is None  # the block's z limit reached
     assert problem((1, 1, 1), (1, 1, 65)) == "k: block dimension z=65 exceeds the device limit 64"
     assert problem((1, 65536, 1), (1, 1, 1)) == (
         "k: grid dimension y=65536 exceeds the device limit 65535")  # fmt: skip
@@ -153,3 +157,16 @@ def test_each_repeat_of_a_run_has_its_own_graph_and_their_iterations_add_up():
         run_repeat(bound, step, lambda: None, lambda: None, flag, graphs, 7)
     assert graphs.captured == 2 and graphs.recorded == ["graph 1", "graph 2", "graph 1"]
     assert bound.record.iterations == 3
+
+
+def test_an_unconverged_repeat_adds_its_iterations_to_the_run_s():
+    from gpubench.backends.shared import BoundRun, run_repeat
+    from gpubench.steps import Repeat
+
+    bound = BoundRun(ops=[], side_streams={})
+    bound.record.iterations = 3  # an earlier Repeat of the run
+    changed = np.array([1], np.uint32)  # the kernels always change something
+    step = Repeat(body=(), flag="changed", max_iterations=4)
+    run_repeat(bound, step, lambda: None, lambda: None, changed, None, 7)
+    assert (bound.record.iterations, bound.record.converged) == (7, False)
+    assert bound.record.unconverged == ["repeat on 'changed'"]
