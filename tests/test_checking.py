@@ -38,7 +38,7 @@ def test_outputs_not_on_a_device_are_downloaded_and_checked_on_the_host():
     verdict = checker.check("scale", {"out": (buffer, spec)}, {"out": Tolerance()}, clock, "check")
     assert (verdict.passed, verdict.checked_on, verdict.worst_index, verdict.wrong) == (
         False, "host", [3], 1)  # fmt: skip
-    assert {"check", "downloads"} <= set(clock.seconds)
+    assert set(clock.seconds) == {"check", "downloads"}
 
 
 def test_gpubench_check_host_switches_the_device_path_off(monkeypatch):
@@ -65,13 +65,67 @@ def test_device_outputs_are_checked_on_the_device_against_one_upload(gpu_backend
             v = checker.check("c", {"out": (buffer, spec)}, {"out": Tolerance()}, clock, phase)
             assert (v.passed, v.checked_on, v.worst_index, v.got, v.expected) == (
                 False, "device", [999], -1.0, 999.0)  # fmt: skip
-            assert "downloads" not in clock.seconds
-        assert list(point_clock.seconds) == ["reference_upload"]  # once, not per check
-        assert checker.device_bytes() == 8000
+            assert set(clock.seconds) == {phase}  # no downloads
+        assert list(point_clock.seconds) == ["reference_upload"]
+        assert len(checker._buffers) == 1 and checker.device_bytes() == 8000  # one upload
         checker.release()
-        assert checker.device_bytes() == 0
+        assert checker.device_bytes() == 0 and checker._buffers == []
     finally:
         gpu_backend.free(buffer)
+
+
+def _device_check(gpu_backend, out_dtype, reference_dtype, monkeypatch=None, free=None):
+    """One check of a 100-element output against a reference of `reference_dtype`."""
+    pytest.importorskip("cupy")
+    spec = BufferSpec((100,), np.dtype(out_dtype))
+    buffer = gpu_backend.alloc(spec)
+    try:
+        gpu_backend.write(buffer, spec, np.arange(100).astype(out_dtype))
+        point_clock = PhaseClock()
+        checker = checking.Checker(gpu_backend, point_clock)
+        checker.set("c", {"out": np.arange(100).astype(reference_dtype)})
+        if free is not None:
+            monkeypatch.setattr(gpu_backend, "memory_info", lambda: (free, 2**34))
+        clock = PhaseClock()
+        verdict = checker.check("c", {"out": (buffer, spec)}, {"out": Tolerance()}, clock, "check")
+        uploaded = checker.device_bytes()
+        checker.release()
+        return verdict, uploaded, point_clock
+    finally:
+        gpu_backend.free(buffer)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("out_dtype", "reference_dtype"),
+                         [(np.float16, np.float64), (np.float32, np.float16)])  # fmt: skip
+def test_a_type_the_device_check_lacks_on_either_side_is_checked_on_the_host(
+    gpu_backend, out_dtype, reference_dtype
+):  # fmt: skip
+    verdict, uploaded, point_clock = _device_check(gpu_backend, out_dtype, reference_dtype)
+    assert verdict.passed and verdict.checked_on == "host" and uploaded == 0
+    assert "reference_upload" not in point_clock.seconds
+
+
+@pytest.mark.gpu
+def test_a_reference_without_room_on_the_device_is_checked_on_the_host(gpu_backend, monkeypatch):
+    verdict, uploaded, _ = _device_check(gpu_backend, np.float32, np.float64)
+    assert verdict.checked_on == "device" and uploaded == 800  # with room: on the device
+    verdict, uploaded, point_clock = _device_check(gpu_backend, np.float32, np.float64,
+                                                   monkeypatch, free=1000)  # fmt: skip
+    assert verdict.passed and verdict.checked_on == "host" and uploaded == 0
+    assert "reference_upload" not in point_clock.seconds
+
+
+@pytest.mark.gpu
+def test_release_gives_cupy_s_cached_blocks_back_to_the_device(gpu_backend):
+    cupy = pytest.importorskip("cupy")
+    assert checking.cupy_module() is cupy
+    pool = cupy.get_default_memory_pool()
+    scratch = cupy.zeros(1 << 20, dtype=cupy.float32)
+    del scratch  # its 4 MiB stay cached in CuPy's pool
+    assert pool.total_bytes() - pool.used_bytes() >= 4 << 20
+    checking.Checker(gpu_backend, PhaseClock()).release()
+    assert pool.total_bytes() == pool.used_bytes()
 
 
 class FakeCupy:

@@ -1,5 +1,6 @@
 """The check on the GPU (CuPy) gives the verdict of the check on the host (NumPy): the same
-pass/fail, worst index, counts, errors and message, on the same outputs."""
+pass/fail, worst index, counts, errors and message, on the same outputs. On the CPU: the
+types the device check takes, the kernels it instantiates, and how it reads its maxima back."""
 
 from __future__ import annotations
 
@@ -11,9 +12,6 @@ import pytest
 
 from gpubench import verify
 from gpubench.benchmark import Tolerance
-
-pytestmark = pytest.mark.gpu
-
 
 @pytest.fixture(scope="module")
 def cp(gpu_backend):
@@ -85,12 +83,14 @@ def _cases():
     }
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", list(_cases()))
 def test_host_and_device_give_the_same_verdict(cp, name):
     got, expected, tol = _cases()[name]
     both(cp, got, expected, tol)
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", list(_cases()))
 def test_the_same_verdict_over_many_chunks(cp, monkeypatch, name):
     monkeypatch.setattr(verify, "CHUNK", 64)  # the host path in many chunks
@@ -98,6 +98,7 @@ def test_the_same_verdict_over_many_chunks(cp, monkeypatch, name):
     both(cp, got, expected, tol)
 
 
+@pytest.mark.gpu
 def test_known_verdicts_on_the_device(cp):
     cases = _cases()
     assert both(cp, *cases["right"]).passed
@@ -118,6 +119,7 @@ def test_known_verdicts_on_the_device(cp):
     assert v.passed and v.max_abs_error == 0.0
 
 
+@pytest.mark.gpu
 def test_a_large_output_is_checked_on_the_device(cp):
     n = (1 << 26) + 3  # more elements than the grid has threads, not a multiple of a block
     expected = cp.arange(n, dtype=cp.float32)
@@ -125,3 +127,44 @@ def test_a_large_output_is_checked_on_the_device(cp):
     got[-1] = cp.nan  # the last element never written
     v = verify.check_output("out", got, expected, Tolerance(), cp)
     assert (v.passed, v.unwritten, v.worst_index) == (False, 1, [n - 1])
+
+
+def test_the_device_check_takes_every_integer_and_float_type_but_half():
+    from gpubench import verify_device
+
+    for name in ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                 "uint32", "uint64"):  # fmt: skip
+        assert verify_device.supported(np.dtype(name)), name
+    for other in (np.float16, np.bool_, np.complex64):
+        assert not verify_device.supported(other)
+
+
+@pytest.mark.parametrize(("got", "expected", "names"), [
+    ("float32", "float64", ("errors_pass<float, double, long long, false, false>",
+                            "worst_pass<float, double, long long, false>")),
+    ("float64", "float64", ("errors_pass<double, double, long long, false, true>",
+                            "worst_pass<double, double, long long, false>")),
+    ("int32", "int64", ("errors_pass<int, long long, long long, true, false>",
+                        "worst_pass<int, long long, long long, true>")),
+    ("uint64", "uint64", ("errors_pass<unsigned long long, unsigned long long, u64, true, true>",
+                          "worst_pass<unsigned long long, unsigned long long, u64, true>")),
+])  # fmt: skip
+def test_each_pair_of_types_instantiates_its_kernels(got, expected, names):
+    """Integers compare in 64 bits (unsigned where either side is uint64); equal types let
+    the kernel compare bits first."""
+    from gpubench import verify_device
+
+    assert verify_device._names(got, expected) == names
+
+
+@pytest.mark.parametrize("value", [0.0, -0.0, 1.5, -1.5, 2.0**-1074, -(2.0**1023),
+                                   -math.nextafter(1.0, 2.0), math.inf, -math.inf])  # fmt: skip
+def test_an_ordered_maximum_reads_back_as_the_double_it_encodes(value):
+    """The kernels take maxima of doubles as unsigned 64-bit keys that sort like the values:
+    a non-negative double with its sign bit set, a negative one with every bit flipped."""
+    from gpubench import verify_device
+
+    bits = int(np.array([value]).view(np.uint64)[0])
+    ordered = bits | (1 << 63) if not bits >> 63 else ~bits & (2**64 - 1)
+    back = verify_device._to_double(ordered)
+    assert back == value and math.copysign(1.0, back) == math.copysign(1.0, value)
