@@ -302,7 +302,9 @@ def test_a_variant_s_need_counts_every_buffer_on_its_side_and_the_reference_to_c
 
 
 def test_the_device_copies_of_the_references_make_way_when_that_is_enough(monkeypatch):
-    answer, asked, released = _fit_check(monkeypatch, checker_bytes=3000, verdicts=("too big", None))
+    answer, asked, released = _fit_check(
+        monkeypatch, checker_bytes=3000, verdicts=("too big", None)
+    )
     assert answer is None and released == [True]
     assert [a[3] for a in asked] == [7000, 10000] and asked[0][:3] == asked[1][:3]
     assert all(a[4] == 10**9 for a in asked)
@@ -325,3 +327,17 @@ def test_a_kernel_variant_without_a_reference_fails_its_check_with_the_reason(mo
     (result,) = Runner(FakeBackend()).run(Plan(bench, points, ("good",), "good", QUICK))
     assert result.status is Status.INCORRECT and result.verification.passed is False
     assert result.reason == "no reference to check against: NumPy refuses this point"
+
+
+def test_a_host_variant_reports_the_cgma_its_case_declares(monkeypatch):
+    import dataclasses
+
+    bench = registry.get("reduction")
+    plain_case = type(bench).case
+
+    def with_cgma(self, variant, point, device, inputs):
+        return dataclasses.replace(plain_case(self, variant, point, device, inputs), cgma=3.5)
+
+    monkeypatch.setattr(type(bench), "case", with_cgma)
+    result = host_variant(monkeypatch)
+    assert result.status.is_measured and result.metrics["cgma"] == 3.5

@@ -13,6 +13,7 @@ import pytest
 from gpubench import verify
 from gpubench.benchmark import Tolerance
 
+
 @pytest.fixture(scope="module")
 def cp(gpu_backend):
     cupy = pytest.importorskip("cupy")

@@ -107,7 +107,9 @@ def test_a_built_in_backend_that_cannot_load_is_an_environment_problem(monkeypat
 def test_a_backend_opens_the_first_gpu_unless_told(monkeypatch):
     opened = []
     monkeypatch.setattr(backends, "preflight", lambda name: None)
-    monkeypatch.setattr(backends, "_factory", lambda name: lambda index: opened.append((name, index)))
+    monkeypatch.setattr(
+        backends, "_factory", lambda name: lambda index: opened.append((name, index))
+    )
     backends.load(name="fake")
     backends.load(2, name="fake")
     assert opened == [("fake", 0), ("fake", 2)]

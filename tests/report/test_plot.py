@@ -212,3 +212,11 @@ def test_forty_lines_eight_and_nine_are_drawn_as_pinned(monkeypatch):
         plot.draw(plot.build(_grid(count), "n", "time_ms", "k"), f"l{count}.png", f"{count}")
     text = "".join(drawn for _, drawn in saved.saved)
     snapshots.matches(Path(__file__).parent / "figures" / "plot_lines.txt", text)
+
+
+def test_the_best_over_a_folded_parameter_does_not_depend_on_the_order_of_the_results():
+    forward = plot.build(RESULTS).lines[None]
+    assert plot.build(list(reversed(RESULTS))).lines[None]["naive"] == forward["naive"]
+    derived = [Result(suite="t", variant="a", point={"size": 8, "tile": t}, status=Status.OK,
+                      summary={"median_ms": 8 / t, "rel_noise": 0.01}) for t in (2, 1)]  # fmt: skip
+    assert plot.build(derived, x="size", y="time_ms").lines[None] == {"a": [(8.0, 4.0)]}

@@ -234,7 +234,7 @@ def test_a_roofline_row_names_every_varying_parameter():
 def test_a_dry_run_of_exactly_the_listed_points_is_listed_whole():
     (whole,) = tables.dry_run_tables(_plan(api.DRY_RUN_LISTED), "configs/t.yaml")
     assert str(whole.title) == "configs/t.yaml: transpose" and whole.row_count == api.DRY_RUN_LISTED
-    axes, ends = tables.dry_run_tables(_plan(api.DRY_RUN_LISTED + 1), "configs/t.yaml")
+    _axes, ends = tables.dry_run_tables(_plan(api.DRY_RUN_LISTED + 1), "configs/t.yaml")
     assert ends.title is None and ends.row_count == 11  # 5, the ellipsis, 5
 
 
