@@ -107,6 +107,10 @@ def test_repeated_reads_fill_the_gpu_with_at_least_eight_words_per_thread_and_na
     # threads); the working set in L2 up to and including the L2's size.
     assert grids == {1 << 20: (32, "l2"), 1 << 21: (32, "l2"), (1 << 21) + 16: (32, "dram"),
                      1 << 24: (32, "dram")}  # fmt: skip
+    # Between one block per SM and a full GPU: 2^21 / 16 words in blocks of 2048 are 64.
+    (between,) = bench.case("l2_read", point(working_set=1 << 21), replace(gpu, sm_count=16),
+                            {}).steps  # fmt: skip
+    assert between.grid == (64, 1, 1) and type(between.grid[0]) is int
     small = bench.case("l2_read", point(working_set=1 << 20), replace(gpu, sm_count=64), {})
     assert small.steps[0].grid == (64, 1, 1)  # at least one block per SM
     # An SM that holds fewer threads than a block still gets one block.
