@@ -3,34 +3,36 @@ summarised (in-process, no GPU)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import yaml
 from click.testing import CliRunner
 
 from gpubench.cli import cli
 
 
-def dry_run(tmp_path, params, name="plan.yaml"):
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump({"suite": "transpose", "params": params}))
-    result = CliRunner().invoke(cli, ["sweep", str(path), "--dry-run"], terminal_width=200)
+def dry_run(tmp_path, monkeypatch, params):
+    monkeypatch.chdir(tmp_path)  # a short path: the table's title does not wrap
+    Path("plan.yaml").write_text(yaml.safe_dump({"suite": "transpose", "params": params}))
+    result = CliRunner().invoke(cli, ["sweep", "plan.yaml", "--dry-run"], terminal_width=200)
     assert result.exit_code == 0, result.output
-    return path, result.output.replace("\n", "")  # a long path wraps in the table's title
+    return "plan.yaml", result.output
 
 
-def test_a_large_dry_run_names_its_file_and_no_fixed_line(tmp_path):
-    path, out = dry_run(tmp_path, {"rows": list(range(16, 16 * 52, 16)), "cols": 64})
+def test_a_large_dry_run_names_its_file_and_no_fixed_line(tmp_path, monkeypatch):
+    path, out = dry_run(tmp_path, monkeypatch, {"rows": list(range(16, 16 * 52, 16)), "cols": 64})
     assert f"{path}: transpose, 51 points" in out
     assert "at every point" not in out  # the axes table already shows the fixed values
     assert "51 point(s) ×" in out
 
 
-def test_a_one_point_dry_run_lists_its_point_and_names_its_file(tmp_path):
-    path, out = dry_run(tmp_path, {"size": 64, "tile": 32})
+def test_a_one_point_dry_run_lists_its_point_and_names_its_file(tmp_path, monkeypatch):
+    path, out = dry_run(tmp_path, monkeypatch, {"size": 64, "tile": 32})
     assert f"{path}: transpose" in out and "1 point(s) ×" in out
     assert "at every point" not in out  # every parameter is in the one row
 
 
-def test_a_small_dry_run_names_the_fixed_parameters_once(tmp_path):
-    _, out = dry_run(tmp_path, {"size": [64, 128], "tile": 32})
+def test_a_small_dry_run_names_the_fixed_parameters_once(tmp_path, monkeypatch):
+    _, out = dry_run(tmp_path, monkeypatch, {"size": [64, 128], "tile": 32})
     fixed = out.split("at every point: ")[1].split("point(s)")[0]
     assert "tile=32" in fixed and "size=" not in fixed
