@@ -12,6 +12,7 @@ from gpubench.benchmarks.access import sectors_per_request
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
 from gpubench.timing import TimingPolicy
+from tests.benchmarks import whole_launches
 from tests.fakes import FAKE_DEVICE
 
 bench = registry.get("access")
@@ -101,7 +102,7 @@ def test_repeated_reads_fill_the_gpu_with_at_least_eight_words_per_thread_and_na
         p = point(working_set=working_set)
         case = bench.case("cached_read", p, gpu, {})
         (launch,) = case.steps
-        assert all(type(d) is int for d in (*launch.grid, *launch.block))
+        assert whole_launches([launch])
         grids[working_set] = (launch.grid[0], case.work.level)
     # 16-byte words / (256 threads x 8 words) blocks, from one per SM up to 8 per SM (2048
     # threads); the working set in L2 up to and including the L2's size.
@@ -110,7 +111,7 @@ def test_repeated_reads_fill_the_gpu_with_at_least_eight_words_per_thread_and_na
     # Between one block per SM and a full GPU: 2^21 / 16 words in blocks of 2048 are 64.
     (between,) = bench.case("l2_read", point(working_set=1 << 21), replace(gpu, sm_count=16),
                             {}).steps  # fmt: skip
-    assert between.grid == (64, 1, 1) and type(between.grid[0]) is int
+    assert between.grid == (64, 1, 1) and whole_launches([between])
     small = bench.case("l2_read", point(working_set=1 << 20), replace(gpu, sm_count=64), {})
     assert small.steps[0].grid == (64, 1, 1)  # at least one block per SM
     # An SM that holds fewer threads than a block still gets one block.
