@@ -565,3 +565,12 @@ def test_a_resumed_run_on_a_terminal_measures_only_what_is_missing(tmp_path, mon
     _execute(tmp_path, monkeypatch, SWEEP, InProcess(), terminal=True, progress=True, resume=log)
     logged = [json.loads(line) for line in Path(log).read_text().splitlines()]
     assert [r["kind"] for r in logged].count("result") == 4
+
+
+def test_a_resumed_log_of_one_sample_results_renders(tmp_path, monkeypatch):
+    # One sample: the noise is infinite, written as null; the resumed table shows it blank.
+    one = SWEEP.replace("min_samples: 2, max_samples: 3", "min_samples: 1, max_samples: 1")
+    log = str(tmp_path / "r.jsonl")
+    _execute(tmp_path, monkeypatch, one, InProcess(interrupt_after=2), jsonl=log)
+    code, out, _ = _execute(tmp_path, monkeypatch, one, InProcess(), resume=log)
+    assert code == 3 and out.count("good") == 2 and "inf" not in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.text import Text
@@ -33,8 +34,12 @@ def format_time(ms: float | None) -> str:
     return f"{ms / 1e3:.3f} s"
 
 
-def _num(value: float | None, digits: int = 1, suffix: str = "") -> str:
-    return "" if value is None else f"{value:,.{digits}f}{suffix}"
+def _percent(fraction: Any, digits: int) -> str:
+    """A fraction as a percentage; blank where it is unknown (the noise of one sample is
+    infinite in a live run and null in a results file, and a file may lack it)."""
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float):
+        return ""
+    return f"{100 * fraction:,.{digits}f}%" if math.isfinite(fraction) else ""
 
 
 def split_params(points: list[dict[str, Any]]) -> tuple[list[str], dict[str, Any]]:
@@ -140,7 +145,7 @@ def _result_row(r: Result, varying: list[str], columns: list[Metric], mixed: boo
         variant,
         Text(str(r.status), style=STATUS_STYLE[r.status]),
         format_time(summary.get("median_ms")),
-        _num(100 * summary["rel_noise"], 1, "%") if summary else "",
+        _percent(summary.get("rel_noise"), 1),
     ]
     row += [metric.format(r.metrics.get(metric.key)) for metric in columns]
     if show_resources:
@@ -149,7 +154,7 @@ def _result_row(r: Result, varying: list[str], columns: list[Metric], mixed: boo
             str(k.get("registers_per_thread", "")),
             str(k.get("static_shared_bytes", "")),
             str(k.get("local_bytes_per_thread", "")),
-            _num(100 * k["occupancy"], 0, "%") if "occupancy" in k else "",
+            _percent(k.get("occupancy"), 0),
         ]
     row.append(note)
     return row

@@ -144,3 +144,18 @@ def test_a_suite_s_own_metric_gets_its_column():
     table = results_table([result], extra_metrics=(Metric("mine", "my rate", "u/s", "{:.2f}"),))
     columns = {str(c.header): [str(cell) for cell in c.cells] for c in table.columns}
     assert columns["my rate"] == ["2.50"]
+
+
+def test_an_unknown_noise_or_occupancy_is_blank_not_a_traceback():
+    # One sample: its noise is infinite in a live run and null once read back from a log
+    # (a resumed sweep renders both); a file of another tool may lack it or the occupancy.
+    rows = [_result(rel_noise=value) for value in (None, float("inf"), float("nan"), "x", True)]
+    rows.append(Result(suite="ceilings", variant="tensor_fp16", point={"gemm_size": 1},
+                       status=Status.OK, summary={"median_ms": 1.5},
+                       kernel_attributes={"k": {"occupancy": None}}))  # fmt: skip
+    console = Console(width=300, record=True)
+    console.print(results_table(rows, show_resources=True))
+    lines = [line for line in console.export_text().splitlines() if "tensor_fp16" in line]
+    assert len(lines) == 6 and not any("%" in line for line in lines)
+    known = _text([_result(rel_noise=0.01234)])
+    assert "1.2%" in known and "1.23%" not in known
