@@ -129,7 +129,7 @@ def _finite(value: Any) -> Any:
         return None
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):  # JSON writes a tuple as a list too
         return [_finite(v) for v in value]
     return value
 

@@ -40,14 +40,20 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _c
 # a sweep file has no use for more than this many values once aliases are expanded.
 MAX_EXPANDED_NODES = 100_000
 MAX_FILE_BYTES = 1 << 20
+_VISITING = -1  # a node whose size is being counted: met again below itself, a cycle
 
 
 def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
     """How many nodes the document holds once every alias is expanded (memoised per node, so
-    this is linear in the file even when the expansion is exponential)."""
-    if id(node) in sizes:
-        return sizes[id(node)]
-    sizes[id(node)] = 1  # a cycle counts once (SafeLoader cannot build one anyway)
+    this is linear in the file even when the expansion is exponential); a cycle is refused."""
+    known = sizes.get(id(node))
+    if known == _VISITING:
+        # PyYAML builds `&a [*a]` as a list that holds itself; every reader of it would loop.
+        line = node.start_mark.line + 1
+        raise ConfigError(f"an alias refers to the list or mapping that holds it (line {line})")
+    if known is not None:
+        return known
+    sizes[id(node)] = _VISITING
     if isinstance(node, yaml.SequenceNode):
         total = 1 + sum(_expanded_size(child, sizes) for child in node.value)
     elif isinstance(node, yaml.MappingNode):

@@ -212,6 +212,8 @@ def test_the_compile_cache_is_made_and_an_unwritable_one_is_one_line(monkeypatch
     monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "a" / "b"))
     kernels.check_settings()
     assert list(kernels.cache_dir().iterdir()) == []  # made, the probe gone
+    kernels.check_settings()  # and once it is there, it is used as it is
+    assert list(kernels.cache_dir().iterdir()) == []
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "file"))
     with pytest.raises(ConfigError) as info:

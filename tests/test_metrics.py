@@ -27,6 +27,17 @@ def test_non_positive_times_are_refused(fn):
         fn()
 
 
+def test_a_non_positive_time_is_named_in_the_speedup_s_message():
+    with pytest.raises(ValueError) as info:
+        metrics.speedup(1.0, -0.5)
+    assert str(info.value) == "time must be positive, got -0.5 ms"
+
+
+def test_a_metric_is_scaled_before_it_is_formatted():
+    assert metrics.Metric("f", "f", "%", "{:,.1f}%", scale=100.0).format(0.25) == "25.0%"
+    assert metrics.Metric("f", "f", "").format(1234.56) == "1,234.6"
+
+
 @pytest.mark.parametrize("rate", [metrics.bandwidth_gbps, metrics.gflops])
 @pytest.mark.parametrize("time_ms", [0, -1.5])
 def test_a_rate_over_no_time_says_the_time(rate, time_ms):

@@ -217,3 +217,16 @@ def test_an_old_log_is_set_aside_under_the_first_free_number_up_to_9999(tmp_path
         _set_aside(log)
     assert str(info.value) == f"{log}: too many earlier logs kept beside it; remove some"
     assert log.read_text() == "new\n"
+
+
+def test_a_log_that_cannot_be_read_holds_no_results(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    log = tmp_path / "log.jsonl"
+    log.write_text("header\none result\n")
+
+    def refused(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "open", refused)
+    assert outputs.holds_results(str(log)) is False

@@ -30,6 +30,11 @@ def test_a_file_is_loaded_once_under_a_name_of_its_path(tmp_path):
     ("import json\n\njson.loads('not json')\n", "loading the suite failed (line 3): "
      "JSONDecodeError: Expecting value: line 1 column 1 (char 0)"),
     ("import sys\nsys.exit(7)\n", "loading the suite failed (line 2): SystemExit: 7"),
+    # A file that takes itself out of sys.modules before it fails.
+    ("import sys\ndel sys.modules[__name__]\nexec('x = (')\n", "syntax error on line 1: '(' was "
+     "never closed"),
+    ("import sys\ndel sys.modules[__name__]\nraise KeyError('k')\n", "loading the suite failed "
+     "(line 3): KeyError: 'k'"),
 ])  # fmt: skip
 def test_each_failure_while_loading_is_one_line_with_its_line(tmp_path, text, message):
     path = tmp_path / "bad.py"

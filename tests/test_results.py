@@ -53,6 +53,7 @@ def test_json_round_trip_keeps_everything(tmp_path):
     assert [r["status"] for r in record["results"]] == ["ok", "incorrect"]
     loaded = load_json(path)
     assert loaded.results == original.results
+    assert loaded == original  # suite, spec, environment, created and the version too
     assert [r.variant for r in loaded.failures] == ["naive"]
 
 
@@ -681,3 +682,23 @@ def test_a_log_writes_values_json_has_no_form_for_as_text(tmp_path):
     header, record = (json.loads(line) for line in (tmp_path / "r.jsonl").open())
     assert header["source"] == "sweeps/a.yaml" and record["metrics"] == {"where": "out"}
     assert record["summary"]["median_ms"] is None
+
+
+def test_a_new_log_replaces_what_the_file_held(tmp_path):
+    # A log of a header only is not set aside (it holds no results): a new run starts it anew.
+    path = tmp_path / "r.jsonl"
+    JsonLinesLog(path, header={"fingerprint": {"run": 1}}).close()
+    JsonLinesLog(path, header={"fingerprint": {"run": 2}}).close()
+    (line,) = path.read_text().splitlines()
+    assert json.loads(line) == {"kind": "header", "schema_version": SCHEMA_VERSION,
+                                "fingerprint": {"run": 2}}  # fmt: skip
+
+
+def test_infinity_inside_a_tuple_is_written_as_null(tmp_path):
+    result_set = sample_set()
+    result_set.results[0].timeline = [{"span": (0.0, float("inf"))}]
+    saved = json.loads(save_json(result_set, tmp_path / "r.json").read_text())
+    assert saved["results"][0]["timeline"] == [{"span": [0.0, None]}]
+    log = JsonLinesLog(tmp_path / "r.jsonl", header={"span": (1, float("nan"))})
+    log.close()
+    assert json.loads((tmp_path / "r.jsonl").read_text())["span"] == [1, None]

@@ -879,3 +879,32 @@ def test_the_seed_of_a_point_s_inputs_fits_a_signed_64_bit_integer(monkeypatch):
     monkeypatch.setattr(runner.secrets, "randbits", lambda bits: asked.append(bits) or 2**63 - 1)
     results, _ = run(["good"])
     assert asked[0] == 63 and results["good"].status is Status.OK  # the first: the point's seed
+
+
+def test_a_finished_point_gets_the_relative_metrics_then_the_suite_s_own():
+    from types import SimpleNamespace
+
+    from gpubench.results import Result
+    from gpubench.runner import finish_point
+
+    seen = []
+
+    def point_metrics(results):
+        seen.append([r.metrics.get("speedup") for r in results])
+
+    bench = SimpleNamespace(vendor_reference=None, point_metrics=point_metrics)
+    results = [Result("s", v, {"n": 1}, Status.OK, summary={"median_ms": ms})
+               for v, ms in (("base", 2.0), ("fast", 1.0))]  # fmt: skip
+    finish_point(SimpleNamespace(baseline="base", bench=bench), results)
+    assert seen == [[1.0, 2.0]]
+
+
+def test_a_failed_result_with_a_time_or_a_measured_one_without_is_not_ranked():
+    from gpubench.results import Result
+    from gpubench.runner import add_relative_metrics
+
+    results = [Result("s", "base", {}, Status.OK, summary={"median_ms": 2.0}),
+               Result("s", "wrong", {}, Status.INCORRECT, summary={"median_ms": 1.0}),
+               Result("s", "empty", {}, Status.OK, summary={"median_ms": 0.0})]  # fmt: skip
+    add_relative_metrics(results, "base", None)
+    assert [r.metrics for r in results] == [{"speedup": 1.0}, {}, {}]

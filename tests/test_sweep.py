@@ -176,3 +176,16 @@ def test_a_constraint_that_fails_names_the_point_with_long_values_cut():
                                   "constraints": ["n / (n - 5) > 1"]}, "s.yaml")  # fmt: skip
     assert str(info.value) == ("s.yaml: constraints: condition 'n / (n - 5) > 1' divides by zero, "
                                "at the point n=5, broken=0, tag='xxxxxxx...xxxxxxxx', scale=1.0")  # fmt: skip
+
+
+def test_a_dropped_value_and_the_values_it_names_are_cut_at_twenty_characters():
+    from gpubench.sweep import DroppedValue
+
+    big = 10**25  # 84 bits: past 20 characters' worth (80), within 21's (84)
+    with pytest.raises(DroppedValue) as info:
+        expand(registry.get("transpose"), {"size": [big], "tile": [32]},
+               [{"rows": [big], "cols": [16]}])  # fmt: skip
+    assert str(info.value) == (
+        "size=<an integer of about 25 digits> would be ignored where rows=<an integer of about "
+        "25 digits>, cols=16, tile=32 (the suite derives size from them there): set either size "
+        "or the parameters it stands for")  # fmt: skip

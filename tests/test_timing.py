@@ -300,3 +300,10 @@ def test_noise_exactly_at_the_target_converges_when_the_budget_ends_sampling():
     tighter = TimingPolicy(warmup=0, min_samples=5, max_samples=5, min_time_s=1000.0,
                            target_noise=robust_noise(samples) * 0.999)  # fmt: skip
     assert not measure(lambda: next(times), tighter).converged
+
+
+def test_a_policy_as_a_dict_holds_every_field():
+    policy = TimingPolicy(warmup=2, min_samples=3, max_samples=4)
+    record = policy.to_dict()
+    assert record["warmup"] == 2 and record["min_samples"] == 3 and record["max_samples"] == 4
+    assert TimingPolicy(**record) == policy

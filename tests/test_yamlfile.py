@@ -98,3 +98,37 @@ def test_read_document_reads_at_most_one_byte_past_the_limit(tmp_path, monkeypat
     path.write_text("a: 1\n")
     assert read_document(path) == {"a": 1}
     assert sizes == [yamlfile.MAX_FILE_BYTES + 1]
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("a: &a [*a]\n", 1),
+    ("&a [1, *a]\n", 1),
+    ("a: 1\nb: &b {c: *b}\n", 2),
+    ("a:\n  - &x [1, [2, *x]]\n", 2),
+])  # fmt: skip
+def test_a_list_or_mapping_that_holds_itself_is_refused(text, line):
+    # PyYAML builds `&a [*a]` as a list inside itself: whatever read it next would loop.
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, "f.yaml")
+    assert (
+        str(info.value)
+        == f"f.yaml: an alias refers to the list or mapping that holds it (line {line})"
+    )
+
+
+def test_an_alias_used_twice_side_by_side_is_not_a_cycle():
+    assert parse_yaml("a: &x [1]\nb: [*x, *x, [*x]]\n", "f.yaml") == {
+        "a": [1],
+        "b": [[1], [1], [[1]]],
+    }
+
+
+def test_keys_count_toward_the_cap_before_any_key_is_refused(monkeypatch):
+    # An aliased list as a key: refused as too large before it is built (and refused as a key).
+    text = "a: &a [1, 2, 3, 4]\n? [*a, *a, *a]\n: 1\n"  # mapping 1, a 1, its list 5, the key 1 + 3 x 5, 1: 24 nodes
+    monkeypatch.setattr(yamlfile, "MAX_EXPANDED_NODES", 23)
+    with pytest.raises(ConfigError, match="expands to more than 23 values"):
+        parse_yaml(text, "f.yaml")
+    monkeypatch.setattr(yamlfile, "MAX_EXPANDED_NODES", 24)
+    with pytest.raises(ConfigError, match="a key must be text or a number, not a sequence"):
+        parse_yaml(text, "f.yaml")

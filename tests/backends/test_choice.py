@@ -28,6 +28,8 @@ def test_selected_prefers_the_environment_then_pycuda_then_cuda_core(monkeypatch
     assert backends.selected() == "pycuda"
     monkeypatch.setattr(backends, "installed", lambda m: False)
     assert backends.selected() == "pycuda"
+    monkeypatch.setattr(backends, "installed", lambda m: m in ("pycuda", "cuda.core"))
+    assert backends.selected() == "pycuda"  # both installed: PyCUDA
     monkeypatch.setattr(backends, "installed", lambda m: m == "cuda.core")
     monkeypatch.setattr(backends, "_announced", False)
     assert backends.selected() == "cuda-core" and backends.selected() == "cuda-core"
@@ -113,3 +115,15 @@ def test_a_backend_opens_the_first_gpu_unless_told(monkeypatch):
     backends.load(name="fake")
     backends.load(2, name="fake")
     assert opened == [("fake", 0), ("fake", 2)]
+
+
+def test_a_class_without_the_backend_s_methods_names_the_first_four_it_lacks(monkeypatch):
+    monkeypatch.setattr(backends, "_source", "--backend")
+    lacking = [m for m in backends._CONTRACT if m != "describe"]
+    assert len(lacking) > 4
+    with pytest.raises(ConfigError) as info:
+        backends.preflight(f"{__name__}:NotQuite")
+    assert str(info.value) == (
+        f"--backend: '{__name__}:NotQuite' is not a backend (it lacks {', '.join(lacking[:4])}): "
+        "name a class that implements gpubench.backends.base.Backend")  # fmt: skip
+    assert "it lacks environment, readings, sm_clock_mhz, memory_info)" in str(info.value)

@@ -110,3 +110,9 @@ def test_the_program_options_are_the_parsed_fields_for_the_architecture():
     made = nvrtc_options.program_options(["-DTILE=32", "--use_fast_math"], ["inc"], "sm_90")
     assert made.arch == "sm_90" and made.include_path == ["inc"]
     assert made.define_macro == [("TILE", "32")] and made.use_fast_math is True
+
+
+def test_only_dashes_are_stripped_from_a_boolean_option():
+    # "-Xftz=true" is not --ftz=true: an X before the name makes it an option NVRTC lacks.
+    with pytest.raises(KernelCompileError, match="'-Xftz=true' has no NVRTC equivalent"):
+        parse(["-Xftz=true"], [])

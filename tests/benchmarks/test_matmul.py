@@ -401,3 +401,10 @@ def test_every_launch_is_in_whole_threads_and_blocks(size):
     p = point(size=size)
     for variant in bench.variant_names:
         assert whole_launches(case(variant, p).steps), variant
+
+
+def test_a_size_fills_in_only_the_axes_not_given():
+    p = point(size=64, m=48)
+    assert (p["m"], p["n"], p["k"], p["size"]) == (48, 64, 64, 64)
+    p = point(size=64, m=48, n=40, k=24)
+    assert (p["m"], p["n"], p["k"], p["size"]) == (48, 40, 24, None)

@@ -57,3 +57,12 @@ def test_every_option_reaches_rich():
     assert [getattr(h, "plain", h) for h in headers] == ["a", "", "c"]
     assert table.columns[2].footer == "total" and table.columns[2].justify == "right"
     assert table.rows[0].style == "bold" and table.rows[0].end_section is True
+
+
+def test_say_prints_brackets_and_numbers_as_they_are_even_on_a_colour_terminal():
+    from gpubench.report.plain import say
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system="truecolor", width=200)
+    say(console, "[bold]tile[/bold] 32 in runs/a.json: 1.5 ms")
+    assert out.getvalue() == "[bold]tile[/bold] 32 in runs/a.json: 1.5 ms\n"
