@@ -384,3 +384,31 @@ def test_a_kernel_ptxas_reports_without_a_listing_and_one_listed_without_a_repor
     listed, reported = report.kernels
     assert listed.resources == inspection.Resources() and listed.mix == {"total": 1}
     assert reported.resources.registers == 8 and reported.mix == {}
+
+
+def test_ptx_before_the_first_kernel_comments_and_plain_labels_are_no_instructions():
+    # What nvcc writes before the first .entry when a kernel calls printf, a comment nvcc
+    # leaves inside a body, and a label without the $ of newer PTX.
+    ptx = textwrap.dedent("""\
+        .version 8.5
+        .extern .func  (.param .b32 func_retval0) vprintf
+        (
+        \t.param .b64 vprintf_param_0
+        )
+        ;
+        .visible .entry k()
+        {
+        \t// begin inline asm
+        BB0_2:
+        \tret;
+        }
+        """)
+    assert inspection.ptx_functions(ptx) == {"k": ["ret"]}
+
+
+def test_ptxas_lines_before_the_first_kernel_are_nobody_s():
+    # A device function that was not inlined gets its properties before any entry.
+    log = ("ptxas info    : Function properties for _Z6helperv\n"
+           "    16 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+           "ptxas info    : Used 9 registers\n" + PTXAS)  # fmt: skip
+    assert inspection.parse_ptxas(log) == inspection.parse_ptxas(PTXAS)
