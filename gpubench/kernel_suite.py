@@ -285,11 +285,12 @@ class KernelFileBenchmark(Benchmark):
 
     def _data_problem(self, env: dict[str, Any]) -> str | None:
         try:
-            for array in self.kf.arrays:
-                self._shape(array, env)
+            shapes = {array.name: self._shape(array, env) for array in self.kf.arrays}
             self._work(env, env)
             for array in self.kf.inputs:
-                _init_plan(array, self.kf.init.get(array.name), env)
+                function, _ = _init_plan(array, self.kf.init.get(array.name), env)
+                if function == "arange":
+                    _arange_fits(array, math.prod(shapes[array.name]))
         except PointError as exc:
             return str(exc)
         return None
@@ -529,11 +530,14 @@ def _init_plan(array: Array, init: Init | None, point: Point) -> tuple[str, list
         low, high = {0: (1.0, 2.0), 1: (0.0, args[0] if args else 0), 2: tuple(args)}[len(args)]
         if not low < high:
             raise PointError(f"{key}: uniform({low}, {high}) is an empty range")
+        _fits(dtype, f"{key}: uniform({low}, {high})", low, high)
         return function, [low, high]
     if function == "normal":
         mean, std = (args + [0.0, 1.0][len(args) :])[:2]
         if std < 0:
             raise PointError(f"{key}: normal({mean}, {std}): a negative standard deviation")
+        # Eight deviations out: a draw past it has odds of about 1e-15.
+        _fits(dtype, f"{key}: normal({mean}, {std})", abs(mean) + 8 * std)
         return function, [mean, std]
     if function == "integers":
         if integer:
@@ -542,8 +546,9 @@ def _init_plan(array: Array, init: Init | None, point: Point) -> tuple[str, list
                 if dtype == np.bool_
                 else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max) + 1)
             )
-        else:
-            limits = (-(2**53), 2**53)  # integers a float64 holds exactly
+        else:  # the integers the array's float type holds exactly (2^11 for float16)
+            exact = 2 ** (np.finfo(dtype).nmant + 1)
+            limits = (-exact, exact)
         bounds = {0: (0, min(100, limits[1])), 1: (0, args[0] if args else 0), 2: tuple(args)}
         low, high = bounds[len(args)]
         if not all(float(v).is_integer() for v in (low, high)):
@@ -553,7 +558,27 @@ def _init_plan(array: Array, init: Init | None, point: Point) -> tuple[str, list
             raise PointError(f"{key}: integers({low}, {high}) is empty or outside {dtype} "
                              f"[{limits[0]}, {limits[1]})")  # fmt: skip
         return function, [low, high]
+    if function == "full":  # 300 in an int8 would wrap to 44, 2.5 in an int32 become 2
+        return function, [_as_c_type(args[0], dtype, f"{key}: full({args[0]})").item()]
     return function, args
+
+
+def _arange_fits(array: Array, size: int) -> None:
+    """0, 1, ..., size - 1 in an integer array: refused where it would wrap around."""
+    dtype = array.dtype
+    if dtype == np.bool_ or np.issubdtype(dtype, np.integer):
+        top = 1 if dtype == np.bool_ else int(np.iinfo(dtype).max)
+        if size - 1 > top:
+            raise PointError(f"kernel.init.{array.name}: arange() counts to {size - 1}, past "
+                             f"{dtype}'s largest value {top}")  # fmt: skip
+
+
+def _fits(dtype: np.dtype, where: str, *values: float) -> None:
+    """Refuse a float range the array's type cannot hold (uniform(0, 1e6) in float16 is
+    mostly infinity)."""
+    for value in values:
+        if abs(value) > float(np.finfo(dtype).max):
+            raise PointError(f"{where}: {value} is past {dtype}'s largest value")
 
 
 def _make(array: Array, shape: tuple[int, ...], init: Init | None, point: Point,
@@ -580,8 +605,9 @@ def _make(array: Array, shape: tuple[int, ...], init: Init | None, point: Point,
     elif function == "ones":
         values = np.ones(size, dtype)
     elif function == "full":
-        values = np.full(size, args[0])
+        values = np.full(size, args[0], dtype)
     else:  # arange
+        _arange_fits(array, size)
         values = np.arange(size)
     with np.errstate(all="ignore"):
         return values.astype(dtype, copy=False).reshape(shape)

@@ -624,18 +624,27 @@ BIG = 2**53
     ("int8", "integers(-128, 128)", -128, 127),
     ("uint8", "integers(250, 256)", 250, 255),
     ("float32", "normal(5, 0)", 5.0, 5.0),  # no spread: every value the mean
+    ("bool", None, 0, 1),  # the default for bool: both values
+    ("uint8", "full(255)", 255, 255),
+    ("int16", "arange()", 0, 999),
+    ("float16", "integers(-2048, 2048)", -2048, 2047),  # what a float16 holds exactly
 ])  # fmt: skip
 def test_each_init_fills_its_range_in_the_array_s_type(tmp_path, dtype, init, low, high):
     x = _init(tmp_path, dtype, init)
     assert not isinstance(x, str), x
     assert x.dtype == np.dtype(dtype) and x.shape == (1000,)
-    whole = np.issubdtype(x.dtype, np.integer) or (init or "").startswith("integers")
+    whole = (
+        x.dtype == np.bool_
+        or np.issubdtype(x.dtype, np.integer)
+        or (init or "").startswith("integers")
+    )
     if whole and high - low < 200:  # [low, high] inclusive, and 1000 draws reach both ends
         assert (x.min(), x.max()) == (low, high) and np.all(x == np.round(x))
     elif whole:
         assert low <= x.min() and x.max() <= high and np.all(x == np.round(x))
-    else:  # [low, high) for floats; a point where they meet
+    else:  # [low, high) for floats, spread over it; a point where they meet
         assert low <= x.min() and (x.max() < high or low == high == x.max())
+        assert x.max() - x.min() >= 0.9 * (high - low)
 
 
 def test_normal_defaults_to_mean_0_and_deviation_1(tmp_path):
@@ -657,6 +666,24 @@ def test_normal_defaults_to_mean_0_and_deviation_1(tmp_path):
      "kernel.init.x: integers(-129, 0) is empty or outside int8 [-128, 128)"),
     ("int8", "integers(5, 5)", "kernel.init.x: integers(5, 5) is empty or outside int8 [-128, 128)"),
     ("float32", "uniform(1e400)", "kernel.init.x: uniform() argument inf is not a finite number"),
+    ("float32", "uniform(0, ceil_div(n, 0))",
+     "kernel.init.x: 'ceil_div(n, 0)': ceil_div divides by zero"),
+    # Every value must fit the array's type: nothing wraps, rounds or overflows unseen.
+    ("int8", "full(300)", "kernel.init.x: full(300): 300 does not fit in int8 [-128, 127]"),
+    ("uint8", "full(-1)", "kernel.init.x: full(-1): -1 does not fit in uint8 [0, 255]"),
+    ("int32", "full(2.5)", "kernel.init.x: full(2.5): 2.5 is not an integer (int32)"),
+    ("float32", "full(1e300)", "kernel.init.x: full(1e+300): 1e+300 overflows float32"),
+    ("int8", "arange()", "kernel.init.x: arange() counts to 999, past int8's largest value 127"),
+    ("bool", "arange()", "kernel.init.x: arange() counts to 999, past bool's largest value 1"),
+    ("bool", "integers(0, 3)", "kernel.init.x: integers(0, 3) is empty or outside bool [0, 2)"),
+    ("float16", "uniform(0, 1e6)",
+     "kernel.init.x: uniform(0, 1000000.0): 1000000.0 is past float16's largest value"),
+    ("float16", "normal(0, 10000)",
+     "kernel.init.x: normal(0, 10000): 80000 is past float16's largest value"),
+    ("float16", "integers(0, 2049)",
+     "kernel.init.x: integers(0, 2049) is empty or outside float16 [-2048, 2048)"),
+    ("float32", "integers(0, 16777217)",
+     "kernel.init.x: integers(0, 16777217) is empty or outside float32 [-16777216, 16777216)"),
 ])  # fmt: skip
 def test_each_impossible_init_is_the_point_s_one_line(tmp_path, dtype, init, problem):
     assert _init(tmp_path, dtype, init) == problem
@@ -724,6 +751,11 @@ def test_a_reference_is_conformed_to_its_output(value, shape, dtype, expected):
      "int32"),
     (np.array([np.inf]), (1,), "int32", "kernel.reference.out: the reference has fractions; out "
      "is int32"),
+    (np.array([0.5], dtype=np.float32), (1,), "int32", "kernel.reference.out: the reference has "
+     "fractions; out is int32"),
+    ([[1, 2], [3]], (2,), "float32", "kernel.reference.out: not an array: setting an array "
+     "element with a sequence. The requested array has an inhomogeneous shape after 1 "
+     "dimensions. The detected shape was (2,) + inhomogeneous part."),
 ])  # fmt: skip
 def test_a_reference_that_cannot_be_the_output_is_the_point_s_one_line(value, shape, dtype,
                                                                       message):  # fmt: skip
@@ -899,3 +931,50 @@ def test_integer_inputs_are_drawn_in_their_own_type_from_the_seed(tmp_path, dtyp
     if drawn != np.int64:  # the int64 stream is another one for these types and ranges
         cast = np.random.default_rng(7).integers(low, high, 8, dtype=np.int64).astype(dtype)
         assert x.tolist() != cast.tolist()
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (1, 1), (1024, 1024), (3.0, 3), (np.int64(7), 7),
+    (0, None), (1025, None), (2.5, None), (-1, None), ("4", None), (None, None),
+])  # fmt: skip
+def test_a_launch_dimension_is_a_whole_number_up_to_its_limit(value, expected):
+    found = kernel_suite._as_dimension(value, 1024)
+    assert found == expected and (found is None or type(found) is int)
+
+
+def test_a_scalar_past_a_float_type_is_refused_without_a_numpy_warning():
+    import warnings
+
+    from gpubench.errors import PointError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning would print beside the one line
+        with pytest.raises(PointError) as info:
+            kernel_suite._as_c_type(1e300, np.dtype("float32"), "k")
+        assert str(info.value) == "k: 1e+300 overflows float32"
+        with pytest.raises(PointError, match="past float16's largest value"):
+            kernel_suite._init_plan(_input("float16"), _uniform(0, 1e6), {})
+
+
+def _input(dtype: str):
+    from gpubench.kernel_file import Array
+
+    return Array("x", "in", np.dtype(dtype), ())
+
+
+def _uniform(low, high):
+    from gpubench.expressions import Expression
+    from gpubench.kernel_file import Init
+
+    args = tuple(Expression.parse(str(v), []) for v in (low, high))
+    return Init("uniform", args, f"uniform({low}, {high})")
+
+
+def test_an_init_argument_that_is_not_a_number_is_the_point_s_one_line(tmp_path):
+    text = SCALE.replace(
+        "  reference: 2 * x\n", '  reference: 2 * x\n  init: {x: "uniform(0, tag)"}\n'
+    )
+    text = text.replace("  block: [128, 256]\n", "  block: [128]\n  tag: [abc]\n")
+    with pytest.raises(ConfigError) as info:
+        load(tmp_path, text)
+    assert "kernel.init.x: uniform() argument 'abc' is not a finite number" in str(info.value)

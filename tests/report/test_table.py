@@ -159,3 +159,10 @@ def test_an_unknown_noise_or_occupancy_is_blank_not_a_traceback():
     assert len(lines) == 6 and not any("%" in line for line in lines)
     known = _text([_result(rel_noise=0.01234)])
     assert "1.2%" in known and "1.23%" not in known
+
+
+def test_a_percentage_of_an_unknown_fraction_is_empty():
+    from gpubench.report.table import _percent
+
+    assert [_percent(v, 1) for v in (None, float("inf"), float("nan"), "x", True)] == [""] * 5
+    assert (_percent(0.5, 0), _percent(0.01234, 1)) == ("50%", "1.2%")
