@@ -329,3 +329,30 @@ def test_array_expressions_overflow_and_divide_without_warnings():
     env = {"x": np.array([0.0, 1.0, 1e308])}
     result = Expression.parse("x / 0 + x * 10", env, arrays=True).evaluate(env)
     assert np.isnan(result[0]) and result[1] == np.inf and result[2] == np.inf
+
+
+@pytest.mark.parametrize(("text", "known", "arrays", "message"), [
+    ("min(**k)", ["k"], False, "**arguments are not allowed in 'min(**k)'"),
+    ("foo(1)", ["n"], False, "unknown function 'foo' in 'foo(1)' (did you mean 'floor'?)"),
+    ("x.astype('f4')", ["x"], True, "unknown function 'x.astype' in \"x.astype('f4')\""),
+    ("n > 1", ["n"], False, "Compare is not allowed in 'n > 1' (use names, numbers, arithmetic "
+     "and the functions abs, ceil, ceil_div, floor, int, log2, max, min, round_up, sqrt, ...)"),
+    ("lambda: 1", ["x"], True, "Lambda is not allowed in 'lambda: 1' (use names, numbers, "
+     "arithmetic, comparisons, slices and the functions abs, amax, amin, arange, arccos, arcsin, "
+     "arctan, arctan2, argmax, argmin, argsort, bincount, ...)"),
+    ("m + 1", [], False, "unknown name 'm' in 'm + 1'"),
+    ("m + 1", ["n", "k"], False, "unknown name 'm' in 'm + 1' (known: k, n)"),
+    ("'a' + n", ["n"], False, "constant 'a' is not allowed in \"'a' + n\""),
+    ("-" * 38 + "n", ["n"], False, f"'{'-' * 38}n' is nested more than 40 deep"),
+])  # fmt: skip
+def test_each_refused_expression_is_named_in_full(text, known, arrays, message):
+    with pytest.raises(ExpressionError) as info:
+        Expression.parse(text, known, arrays=arrays)
+    assert str(info.value) == message
+
+
+def test_nesting_is_allowed_up_to_its_limit_and_refused_however_deep_past_it():
+    assert Expression.parse("-" * 37 + "n", ["n"]).evaluate({"n": 2}) == -2  # 40 levels
+    with pytest.raises(ExpressionError, match="is nested more than 40 deep"):
+        Expression.parse("-" * 1990 + "n", ["n"])  # deeper than Python's recursion limit
+    assert Expression.parse("sum(x, dtype='float64')", ["x"], arrays=True).names == {"x"}
