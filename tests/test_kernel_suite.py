@@ -978,3 +978,12 @@ def test_an_init_argument_that_is_not_a_number_is_the_point_s_one_line(tmp_path)
     with pytest.raises(ConfigError) as info:
         load(tmp_path, text)
     assert "kernel.init.x: uniform() argument 'abc' is not a finite number" in str(info.value)
+
+
+def test_a_kernel_file_part_that_holds_itself_is_one_line(tmp_path):
+    # Before, the digest of the kernel mapping met the cycle: a 50-line "Circular reference".
+    text = SCALE.replace("  reference: 2 * x\n", "  reference: 2 * x\n  init: {x: &q [*q]}\n")
+    with pytest.raises(ConfigError) as info:
+        load(tmp_path, text)
+    assert str(info.value) == (f"{tmp_path / 'k.yaml'}: an alias refers to the list or mapping "
+                               "that holds it (line 12)")  # fmt: skip
