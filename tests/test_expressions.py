@@ -356,3 +356,90 @@ def test_nesting_is_allowed_up_to_its_limit_and_refused_however_deep_past_it():
     with pytest.raises(ExpressionError, match="is nested more than 40 deep"):
         Expression.parse("-" * 1990 + "n", ["n"])  # deeper than Python's recursion limit
     assert Expression.parse("sum(x, dtype='float64')", ["x"], arrays=True).names == {"x"}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "expected a condition such as 'block_rows <= tile', got ''"),
+    (5, "expected a condition such as 'block_rows <= tile', got 5"),
+    ("a <", "cannot parse condition 'a <'"),
+    ("-" * 38 + "a < 1", f"condition '{'-' * 38}a < 1' is nested more than 40 deep"),
+    ("d < 1", "unknown parameter 'd' in condition 'd < 1'"),
+    ("a < True", "unsupported constant True in 'a < True'"),
+    ("a(1) < 2", "Call is not allowed in condition 'a(1) < 2' (use parameters, numbers, + - * / "
+     "// %, comparisons, and/or/not)"),
+    ("a + 1", "condition 'a + 1' must be a comparison, such as 'a <= b'"),
+    ("-a", "condition '-a' must be a comparison, such as 'a <= b'"),
+    ("a < " + "1" * 497, "a condition is at most 500 characters"),
+])  # fmt: skip
+def test_each_refused_condition_is_named_in_full(text, message):
+    with pytest.raises(ExpressionError) as info:
+        Condition.parse(text, ["a", "b", "c"])
+    assert str(info.value) == message
+
+
+def test_a_condition_of_exactly_the_longest_length_and_its_chains_and_connectives():
+    assert Condition.parse("a < " + "1" * 496, ["a"]).holds({"a": 1})  # 500 characters
+    chain = Condition.parse("a < b < c", ["a", "b", "c"])
+    assert chain.holds({"a": 1, "b": 2, "c": 3}) and not chain.holds({"a": 1, "b": 3, "c": 2})
+    both = Condition.parse("a < b and b < c", ["a", "b", "c"])
+    either = Condition.parse("a < b or b < c", ["a", "b", "c"])
+    assert not both.holds({"a": 1, "b": 3, "c": 2}) and either.holds({"a": 1, "b": 3, "c": 2})
+    assert Condition.parse("not a < b", ["a", "b"]).holds({"a": 2, "b": 1})
+
+
+@pytest.mark.parametrize(("text", "point", "message"), [
+    ("a // b > 0", {"a": 1, "b": 0}, "condition 'a // b > 0' divides by zero"),
+    ("a < b", {"a": None, "b": 0}, "condition 'a < b': a has no value at this point"),
+])  # fmt: skip
+def test_a_condition_that_cannot_be_evaluated_at_a_point_says_why(text, point, message):
+    with pytest.raises(ConstraintError) as info:
+        Condition.parse(text, ["a", "b"]).holds(point)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(("text", "env", "message"), [
+    ("n // 0", {"n": 1}, "'n // 0' divides by zero"),
+    ("_gpb_n // 0", {"_gpb_n": 1}, "'_gpb_n // 0' divides by zero"),  # not compiled, walked
+    ("1 << 256", {}, "'1 << 256': an integer of 257 bits is too large"),
+    ("1 << 257", {}, "'1 << 257': shift by 257 is too large"),
+    ("n + 1", {"n": [1]}, "'n + 1': arithmetic on [1]"),  # a value that is no memo key
+    ("   ", {}, "empty expression"),
+])  # fmt: skip
+def test_a_scalar_expression_that_has_no_value_says_why(text, env, message):
+    with pytest.raises(ExpressionError) as info:
+        Expression.parse(text, ["n", "_gpb_n"]).evaluate(env)
+    assert str(info.value) == message
+
+
+def test_the_longest_expression_and_its_limit():
+    longest = "n" + " " * 1996 + "+ 1"  # 2,000 characters
+    assert Expression.parse(longest, ["n"]).evaluate({"n": 1}) == 2
+    with pytest.raises(ExpressionError, match="^an expression is at most 2000 characters$"):
+        Expression.parse(longest + "1", ["n"])
+    with pytest.raises(ExpressionError, match=r"^expected an expression, got \[1\]$"):
+        Expression.parse([1], [])
+
+
+def test_names_that_would_shadow_a_helper_are_walked_instead_of_compiled():
+    plain = Expression.parse("n + 1", ["n"])
+    assert plain.compiled() is not None and plain.evaluate({"n": 2}) == 3
+    shadow = Expression.parse("min(_gpb_f_min, 3)", ["_gpb_f_min"])
+    assert shadow.compiled() is None and shadow.evaluate({"_gpb_f_min": 5}) == 3
+    assert Expression.parse("x * 2", ["x"], arrays=True).compiled() is None
+
+
+def test_an_array_expression_negates_and_names_what_failed():
+    x = np.array([1.0, -2.0])
+    assert np.array_equal(Expression.parse("-x", ["x"], arrays=True).evaluate({"x": x}),
+                          [-1.0, 2.0])  # fmt: skip
+    expr = Expression.parse("x[5]", ["x"], arrays=True)
+    with pytest.raises(ExpressionError) as info:
+        expr.evaluate({"x": x})
+    assert str(info.value) == ("'x[5]' cannot be evaluated: index 5 is out of bounds for axis 0 "
+                               "with size 2")  # fmt: skip
+
+    def exhausted():
+        raise MemoryError
+
+    with pytest.raises(ExpressionError, match=r"^'x\[5\]': out of host memory$"):
+        expr._guarded(exhausted)
