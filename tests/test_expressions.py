@@ -414,7 +414,7 @@ def test_a_scalar_expression_that_has_no_value_says_why(text, env, message):
 def test_the_longest_expression_and_its_limit():
     longest = "n" + " " * 1996 + "+ 1"  # 2,000 characters
     assert Expression.parse(longest, ["n"]).evaluate({"n": 1}) == 2
-    with pytest.raises(ExpressionError, match="^an expression is at most 2000 characters$"):
+    with pytest.raises(ExpressionError, match=r"^an expression is at most 2000 characters$"):
         Expression.parse(longest + "1", ["n"])
     with pytest.raises(ExpressionError, match=r"^expected an expression, got \[1\]$"):
         Expression.parse([1], [])
