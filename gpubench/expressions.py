@@ -470,12 +470,19 @@ def _result_elements(name: str, args: list[Any], kwargs: dict[str, Any]) -> int:
     if name == "outer" and len(args) == 2:
         return size[0] * size[1]
     if name in ("matmul", "dot") and len(args) == 2:
-        a, b = (np.asarray(x) for x in args)
-        rows = int(np.prod(a.shape[:-1])) if a.ndim > 1 else 1
-        return rows * (b.shape[-1] if b.ndim > 1 else 1)
+        return _product_elements(name, np.shape(args[0]), np.shape(args[1]))
     if name == "bincount" and args and np.size(args[0]):
         return max(int(np.max(args[0])) + 1, int(kwargs.get("minlength") or 0))
     return 0
+
+
+def _product_elements(name: str, a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """Elements of matmul(a, b) or dot(a, b) from the operands' shapes, batches included
+    (matmul broadcasts them; dot makes every pair)."""
+    columns = math.prod(b[-1:]) if len(b) > 1 else 1
+    if name == "matmul" and len(a) > 1 and len(b) > 1:
+        return math.prod(np.broadcast_shapes(a[:-2], b[:-2])) * a[-2] * columns
+    return math.prod(a[:-1]) * math.prod(b[:-2]) * columns
 
 
 def _check_result_size(name: str, args: list[Any], kwargs: dict[str, Any]) -> None:

@@ -443,3 +443,15 @@ def test_an_array_expression_negates_and_names_what_failed():
 
     with pytest.raises(ExpressionError, match=r"^'x\[5\]': out of host memory$"):
         expr._guarded(exhausted)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ((4, 5), (2, 5, 7)), ((3, 1, 4, 5), (2, 5, 7)), ((5,), (5,)), ((5,), (2, 5, 7)),
+    ((2, 3, 5), (5,)), ((4, 5), (5, 7)), ((6, 4, 5), (6, 5, 7)),
+])  # fmt: skip
+@pytest.mark.parametrize("name", ["matmul", "dot"])
+def test_a_product_s_size_is_known_before_it_is_made_batches_included(name, a, b):
+    from gpubench.expressions import _result_elements
+
+    x, y = np.ones(a), np.ones(b)
+    assert _result_elements(name, [x, y], {}) == getattr(np, name)(x, y).size
