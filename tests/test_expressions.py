@@ -402,6 +402,8 @@ def test_a_condition_that_cannot_be_evaluated_at_a_point_says_why(text, point, m
     ("_gpb_n // 0", {"_gpb_n": 1}, "'_gpb_n // 0' divides by zero"),  # not compiled, walked
     ("1 << 256", {}, "'1 << 256': an integer of 257 bits is too large"),
     ("1 << 257", {}, "'1 << 257': shift by 257 is too large"),
+    ("_gpb_n << 256", {"_gpb_n": 1}, "'_gpb_n << 256': an integer of 257 bits is too large"),
+    ("ceil_div(n, 2.5)", {"n": 3}, "'ceil_div(n, 2.5)': ceil_div takes integers, got 3 and 2.5"),
     ("n + 1", {"n": [1]}, "'n + 1': arithmetic on [1]"),  # a value that is no memo key
     ("   ", {}, "empty expression"),
 ])  # fmt: skip
