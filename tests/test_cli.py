@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -827,3 +828,39 @@ def test_the_dry_run_prints_the_shard_its_fixed_values_notes_and_the_count(tmp_p
                          "4 measurement(s), 1 distinct compile(s)")  # fmt: skip
     rows = [line for line in lines if line.startswith("│")]
     assert [row.split("│")[2].strip() for row in rows] == ["64", "128"]  # points 2 and 4 of 5
+
+
+def _failing_command(monkeypatch, error: BaseException) -> None:
+    def fail() -> None:
+        raise error
+
+    monkeypatch.setitem(cli.commands, "fail", click.Command("fail", callback=fail))
+
+
+def test_ctrl_c_is_one_word_and_its_exit_code(monkeypatch):
+    from gpubench.errors import EXIT_INTERRUPTED
+
+    _failing_command(monkeypatch, KeyboardInterrupt())
+    result = CliRunner().invoke(cli, ["fail"])
+    assert result.exit_code == EXIT_INTERRUPTED and result.stderr == "interrupted\n"
+
+
+def test_the_error_line_is_red_on_a_colour_terminal_and_its_numbers_plain(monkeypatch):
+    from gpubench.errors import ConfigError
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    _failing_command(monkeypatch, ConfigError("tile 48 is not a power of two", source="s.yaml"))
+    result = CliRunner().invoke(cli, ["fail"])
+    assert result.exit_code == 2
+    assert result.stderr == "\x1b[1;31merror: \x1b[0ms.yaml: tile 48 is not a power of two\n"
+
+
+def test_the_installed_command_calls_itself_gpubench(monkeypatch, capsys):
+    from gpubench.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["anything", "--help"])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 0
+    assert capsys.readouterr().out.startswith("Usage: gpubench [OPTIONS] COMMAND [ARGS]...")

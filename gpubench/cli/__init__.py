@@ -28,8 +28,9 @@ class GpubenchGroup(click.Group):
 
             # One line, whatever the message holds (a user's exception text may span lines).
             message = " ".join(str(exc).split())
+            # Only the prefix in red: `Text + Text` would give the whole line the first's style.
             err_console().print(
-                Text("error: ", style="bold red") + Text(message), highlight=False, soft_wrap=True
+                Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True
             )
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
