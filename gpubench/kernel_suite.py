@@ -578,7 +578,8 @@ def _fits(dtype: np.dtype, where: str, *values: float) -> None:
     mostly infinity)."""
     for value in values:
         if abs(value) > float(np.finfo(dtype).max):
-            raise PointError(f"{where}: {value} is past {dtype}'s largest value")
+            raise PointError(f"{where}: {value} is outside {dtype}'s range "
+                             f"(±{float(np.finfo(dtype).max):.6g})")  # fmt: skip
 
 
 def _make(array: Array, shape: tuple[int, ...], init: Init | None, point: Point,

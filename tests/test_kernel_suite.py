@@ -677,9 +677,11 @@ def test_normal_defaults_to_mean_0_and_deviation_1(tmp_path):
     ("bool", "arange()", "kernel.init.x: arange() counts to 999, past bool's largest value 1"),
     ("bool", "integers(0, 3)", "kernel.init.x: integers(0, 3) is empty or outside bool [0, 2)"),
     ("float16", "uniform(0, 1e6)",
-     "kernel.init.x: uniform(0, 1000000.0): 1000000.0 is past float16's largest value"),
+     "kernel.init.x: uniform(0, 1000000.0): 1000000.0 is outside float16's range (±65504)"),
+    ("float16", "uniform(-1e6, 0)",
+     "kernel.init.x: uniform(-1000000.0, 0): -1000000.0 is outside float16's range (±65504)"),
     ("float16", "normal(0, 10000)",
-     "kernel.init.x: normal(0, 10000): 80000 is past float16's largest value"),
+     "kernel.init.x: normal(0, 10000): 80000 is outside float16's range (±65504)"),
     ("float16", "integers(0, 2049)",
      "kernel.init.x: integers(0, 2049) is empty or outside float16 [-2048, 2048)"),
     ("float32", "integers(0, 16777217)",
@@ -952,7 +954,7 @@ def test_a_scalar_past_a_float_type_is_refused_without_a_numpy_warning():
         with pytest.raises(PointError) as info:
             kernel_suite._as_c_type(1e300, np.dtype("float32"), "k")
         assert str(info.value) == "k: 1e+300 overflows float32"
-        with pytest.raises(PointError, match="past float16's largest value"):
+        with pytest.raises(PointError, match="outside float16's range"):
             kernel_suite._init_plan(_input("float16"), _uniform(0, 1e6), {})
 
 
@@ -987,3 +989,12 @@ def test_a_kernel_file_part_that_holds_itself_is_one_line(tmp_path):
         load(tmp_path, text)
     assert str(info.value) == (f"{tmp_path / 'k.yaml'}: an alias refers to the list or mapping "
                                "that holds it (line 12)")  # fmt: skip
+
+
+def test_arange_fills_an_integer_array_up_to_its_largest_value_exactly():
+    from gpubench.errors import PointError
+
+    kernel_suite._arange_fits(_input("int8"), 128)  # 0 .. 127
+    with pytest.raises(PointError, match=r"^kernel.init.x: arange\(\) counts to 128, past int8"):
+        kernel_suite._arange_fits(_input("int8"), 129)
+    kernel_suite._arange_fits(_input("float16"), 10**6)  # floats round; they do not wrap
