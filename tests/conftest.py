@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 
 import pytest
@@ -79,3 +80,15 @@ def gpu_backend():
     from gpubench import backends
 
     return backends.load(0)
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_restored():
+    """An interrupted sweep ignores further Ctrl-C until gpubench exits; in a test that is
+    the worker process, and the child processes of its later tests would inherit it (a
+    gpubench started there would not stop on SIGINT)."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in saved.items():
+        if signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
