@@ -280,10 +280,15 @@ def test_a_worker_killed_under_a_variant_is_run_once_more_and_logged_once(
 
 def run_cli(*args, env_extra=None, **kwargs):
     import os
+    import signal
 
     env = {**os.environ, "GPUBENCH_BACKEND": "tests.fakes:FakeBackend", **(env_extra or {})}
+    # gpubench starts as from a shell, Ctrl-C not ignored: a child inherits an ignored SIGINT
+    # (and Python then installs no KeyboardInterrupt for it) from whatever started it.
     return subprocess.Popen([sys.executable, "-m", "gpubench", *args], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)  # fmt: skip
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                            **kwargs)  # fmt: skip
 
 
 def logged(path: Path) -> list[dict]:
