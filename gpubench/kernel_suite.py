@@ -576,10 +576,10 @@ def _arange_fits(array: Array, size: int) -> None:
 def _fits(dtype: np.dtype, where: str, *values: float) -> None:
     """Refuse a float range the array's type cannot hold (uniform(0, 1e6) in float16 is
     mostly infinity)."""
+    largest = float(np.finfo(dtype).max)
     for value in values:
-        if abs(value) > float(np.finfo(dtype).max):
-            raise PointError(f"{where}: {value} is outside {dtype}'s range "
-                             f"(±{float(np.finfo(dtype).max):.6g})")  # fmt: skip
+        if abs(value) > largest:
+            raise PointError(f"{where}: {value} is outside {dtype}'s range (±{largest:.6g})")
 
 
 def _make(array: Array, shape: tuple[int, ...], init: Init | None, point: Point,
