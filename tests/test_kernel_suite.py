@@ -14,7 +14,7 @@ import pytest
 
 from gpubench import config, kernel_suite
 from gpubench.benchmark import BufferRef
-from gpubench.errors import ConfigError
+from gpubench.errors import ConfigError, PointError, quote
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
 from gpubench.timing import TimingPolicy
@@ -998,3 +998,257 @@ def test_arange_fills_an_integer_array_up_to_its_largest_value_exactly():
     with pytest.raises(PointError, match=r"^kernel.init.x: arange\(\) counts to 128, past int8"):
         kernel_suite._arange_fits(_input("int8"), 129)
     kernel_suite._arange_fits(_input("float16"), 10**6)  # floats round; they do not wrap
+
+
+# -- the lean sweep check against validate_point ----------------------------------------------
+# Two variants with launch shapes of their own, a scalar that an array's size reads, a work
+# count and a scalar that can fail: each bad value below is refused by validate_point, and the
+# lean path of a sweep (validate_points) must refuse it at the same point with the same words.
+AGREE = """\
+kernel:
+  source: k.cu
+  variants: [good, fast]
+  args:
+    - out: out float32[m]
+    - x: in float32[m * 2 / dd]
+    - count: uint32 = n
+    - s: int8 = s
+    - q: int32 = n // qd
+  grid:
+    default: ceil_div(count, block)
+    fast: [gx, gy]
+  block:
+    default: block
+    fast: [bx, by, bz]
+  shared:
+    fast: sh
+  work: {flops: n // wd}
+  reference: 2 * x
+params:
+  n: [1000]
+  m: [1000]
+  dd: [2]
+  block: [128]
+  gx: [1]
+  gy: [1]
+  bx: [32]
+  by: [1]
+  bz: [1]
+  sh: [0]
+  s: [1]
+  qd: [1]
+  wd: [1]
+"""
+AGREE_GOOD = {"n": 1000, "m": 1000, "dd": 2, "block": 128, "gx": 1, "gy": 1, "bx": 32, "by": 1,
+              "bz": 1, "sh": 0, "s": 1, "qd": 1, "wd": 1}  # fmt: skip
+AGREE_BAD = [
+    ({"gy": 65536}, "kernel.grid: 'gy' is 65536; each dimension must be an integer in [1, 65535]"),
+    ({"gx": 0}, "kernel.grid: 'gx' is 0; each dimension must be an integer in [1, 2147483647]"),
+    ({"gx": None}, "kernel.grid: 'gx': gx has no value here"),
+    ({"gx": [1, 2]}, "kernel.grid: 'gx'"),
+    ({"n": 0}, "kernel.grid: 'ceil_div(count, block)' is 0"),
+    ({"n": -1}, "kernel.args.count: -1 does not fit in uint32"),
+    ({"bx": 1025}, "kernel.block: 'bx' is 1025; each dimension must be an integer in [1, 1024]"),
+    ({"bz": 65}, "kernel.block: 'bz' is 65; each dimension must be an integer in [1, 64]"),
+    ({"by": 32, "bz": 2}, "kernel.block: (32, 32, 2) is 2048 threads; a block holds at most 1024"),
+    ({"block": 2048}, "kernel.block: 'block' is 2048"),
+    ({"sh": -1}, "kernel.shared: 'sh' is -1, not a byte count"),
+    ({"sh": 2**31}, "kernel.shared: 'sh' is 2147483648, not a byte count"),
+    ({"sh": 0.5}, "kernel.shared: 'sh' is 0.5, not a byte count"),
+    ({"m": 0}, "kernel.args.out: dimension 'm' is 0, not a positive integer"),
+    ({"m": 2**48 + 1}, "kernel.args.out: float32[281474976710657] is 1.13e+15 bytes, more memory "
+                       "than a GPU has"),
+    ({"dd": 0}, "kernel.args.x: 'm * 2 / dd' divides by zero"),
+    ({"s": 128}, "kernel.args.s: 128 does not fit in int8"),
+    ({"s": [1, 2]}, "kernel.args.s: "),
+    ({"qd": 0}, "kernel.args.q: 'n // qd' divides by zero"),
+    ({"wd": 0}, "kernel.work.flops: 'n // wd' divides by zero"),
+]  # fmt: skip
+
+
+def _agree_bench(tmp_path):
+    return kernel_suite.load_benchmark.__wrapped__(str(write(tmp_path, AGREE).resolve()))
+
+
+@pytest.mark.parametrize(("bad", "problem"), AGREE_BAD, ids=lambda v: str(v)[:40])
+def test_the_lean_sweep_check_refuses_each_problem_where_validate_point_does(tmp_path, bad,
+                                                                            problem):  # fmt: skip
+    bench = _agree_bench(tmp_path)
+    good = dict(AGREE_GOOD)
+    point = {**good, **bad}
+    assert bench.validate_point(good) is None  # first: a memo must not answer for the bad point
+    found = bench.validate_point(point)
+    assert found is not None and found.startswith(problem), found
+    assert bench.validate_point(point) == found  # and again, from the memo
+    points = [good, {**good, "n": 1001}, point, good]
+    assert bench.validate_points(points) == (2, found)
+    (tmp_path / "fresh").mkdir()
+    assert _agree_bench(tmp_path / "fresh").validate_points(points) == (2, found)  # no memo yet
+
+
+def test_the_lean_sweep_check_accepts_the_edges(tmp_path):
+    bench = _agree_bench(tmp_path)
+    edges = [{"m": 2**48}, {"by": 32}, {"sh": 2**31 - 1}, {"gy": 65535}, {"bz": 64, "bx": 16},
+             {"s": -128}, {"n": 1}, {"wd": 10**6}]  # fmt: skip
+    points = [{**AGREE_GOOD, **edge} for edge in edges]
+    assert [bench.validate_point(p) for p in points] == [None] * len(points)
+    assert bench.validate_points(points) is None
+
+
+def test_the_lean_sweep_check_asks_validate_point_about_no_good_point(tmp_path, monkeypatch):
+    """The lean path's reason to be: a sweep of good points never takes the slow path, and
+    each scalar and each data check is worked out once per distinct value it reads."""
+    bench = _agree_bench(tmp_path)
+    slow, converted = [], []
+    monkeypatch.setattr(bench, "validate_point", lambda p: slow.append(p))
+    real = kernel_suite._as_c_type
+    monkeypatch.setattr(kernel_suite, "_as_c_type",
+                        lambda *a: converted.append(a[2]) or real(*a))  # fmt: skip
+    points = [
+        {
+            **AGREE_GOOD,
+            "n": 1000 + i % 10,
+            "gx": 1 + i % 7,
+            "by": 1 + 31 * (i % 2),
+            "sh": 48 << 10 if i % 3 else 0,
+        }
+        for i in range(500)
+    ]  # 1024 threads, 48 KiB: fine
+    assert bench.validate_points(points) is None
+    assert slow == []
+    assert len(converted) == 3 * 10  # three scalars; n takes 10 values, gx is read by none
+    bench.validate_points(points)
+    assert len(converted) == 3 * 10
+
+
+def test_validate_point_works_each_check_out_once_per_distinct_value(tmp_path, monkeypatch):
+    bench = _agree_bench(tmp_path)
+    calls = []
+    real = bench._launch_problem
+    monkeypatch.setattr(bench, "_check_list", None)
+    monkeypatch.setattr(bench, "_launch_problem", lambda v, env: calls.append(v) or real(v, env))
+    for _ in range(3):
+        for gx in (1, 2):
+            assert bench.validate_point({**AGREE_GOOD, "gx": gx}) is None
+    assert sorted(calls) == ["fast", "fast", "good"]  # good reads none of gx
+
+
+def test_the_memos_stay_bounded(tmp_path):
+    """At most 2^16 entries each: the 2^16 + 1st distinct value starts a memo afresh."""
+    bench = _agree_bench(tmp_path)
+    for n in range(1, (1 << 16) + 2):
+        bench._scalars({**AGREE_GOOD, "n": n})
+    assert len(bench._scalar_memo) == 1
+    checks = bench._checks()
+    for n in range(1, (1 << 16) + 2):
+        bench.validate_point({**AGREE_GOOD, "n": n})
+    assert [len(memo) for _, _, memo in checks] == [1, 1, 1]  # data and "good" read n
+
+
+@pytest.mark.parametrize(("count", "cpus", "parallel"), [
+    (99, 4, False), (100, 4, True), (100, 3, True), (100, 2, False), (5000, 64, True),
+])  # fmt: skip
+def test_a_large_sweep_is_split_over_at_most_16_spawned_processes(tmp_path, monkeypatch, count,
+                                                                   cpus, parallel):  # fmt: skip
+    import concurrent.futures
+
+    bench = _agree_bench(tmp_path)
+    made = []
+    real = concurrent.futures.ProcessPoolExecutor
+
+    def spy(max_workers=None, mp_context=None):
+        made.append((max_workers, mp_context.get_start_method() if mp_context else None))
+        return real(max_workers=2, mp_context=mp_context)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", spy)
+    monkeypatch.setattr(kernel_suite, "PARALLEL_VALIDATION_FROM", 100)
+    monkeypatch.setattr(kernel_suite.os, "cpu_count", lambda: cpus)
+    points = [{**AGREE_GOOD, "n": 1000 + i} for i in range(count)]
+    points[0] = {**AGREE_GOOD, "gx": 0}  # the first point of the first slice
+    assert bench.validate_points(points) == (0, bench.validate_point(points[0]))
+    assert made == ([(min(16, cpus), "spawn")] if parallel else [])
+
+
+def test_a_range_up_to_the_type_s_largest_value_fits(tmp_path):
+    x = _init(tmp_path, "float16", "uniform(-65504, 65504)")
+    assert not isinstance(x, str), x
+    assert np.isfinite(x).all()
+
+
+def test_an_elementwise_reference_is_computed_in_slices_and_another_in_one_call(tmp_path,
+                                                                                monkeypatch):  # fmt: skip
+    from gpubench import hostmath
+
+    calls = []
+    real = hostmath.elementwise
+    monkeypatch.setattr(hostmath, "elementwise",
+                        lambda f, arrays, out: calls.append(len(arrays)) or real(f, arrays, out))  # fmt: skip
+    _, bench = load(tmp_path, SCALE)
+    point = bench.defaults()
+    inputs = bench.inputs(point, np.random.default_rng(3))
+    expected = 2 * inputs["x"].astype(np.float64)
+    calls.clear()  # making inputs may use it too
+    ref = bench.reference("default", point, inputs)["out"]
+    assert calls == [1] and ref.dtype == np.float64
+    np.testing.assert_array_equal(ref, expected)
+    # An integer output is not the elementwise path's: one call, exact integers.
+    _, bench = load(tmp_path, SCALE.replace("out float32[n]", "out int32[n]")
+                    .replace("reference: 2 * x", "reference: 2 * n + 0 * x"))  # fmt: skip
+    calls.clear()
+    ref = bench.reference("default", point, inputs)["out"]
+    assert calls == [] and ref.dtype == np.int64 and (ref == 2000).all()
+
+
+@pytest.mark.parametrize("output", ["float32", "int32"])  # the sliced path and the one call
+def test_a_reference_expression_that_fails_names_itself(tmp_path, output):
+    expression = "x * (n // (n - n))"
+    _, bench = load(tmp_path, SCALE.replace("out float32[n]", f"out {output}[n]")
+                    .replace("reference: 2 * x", f"reference: {expression}"))  # fmt: skip
+    point = bench.defaults()
+    inputs = bench.inputs(point, np.random.default_rng(0))
+    with pytest.raises(PointError) as error:
+        bench.reference("default", point, inputs)
+    assert str(error.value) == f"kernel.reference.out: {quote(expression)} divides by zero"
+
+
+def test_a_reference_file_that_vanishes_after_parsing_names_the_kernel_file(tmp_path):
+    (tmp_path / "ref.py").write_text("def double(x):\n    return 2 * x\n")
+    path = write(tmp_path, SCALE.replace("reference: 2 * x", "reference: ref.py:double"))
+    bench = kernel_suite.load_benchmark.__wrapped__(str(path))
+    point = bench.defaults()
+    inputs = bench.inputs(point, np.random.default_rng(0))
+    (tmp_path / "ref.py").unlink()
+    with pytest.raises(ConfigError) as error:
+        bench.reference("default", point, inputs)
+    assert str(error.value).startswith(f"{path}: ")
+
+
+def test_a_dry_run_finds_the_smallest_point_by_every_name_a_size_or_scalar_reads(tmp_path):
+    huge = (256 << 20) // 8 + 1  # past what a dry run computes on the host
+    text = SHORT.replace("- n: uint32 = n", "- a: float32 = alpha")
+    text = text.replace("n: [1000, 4097]", f"n: [{huge}, 1000]\n  alpha: [1.5]")
+    bench, points = _dry(tmp_path, text)
+    (problem,) = bench.dry_run_problems(points)
+    assert problem.startswith("kernel.reference.out: the reference has shape (999,)")
+    assert problem.endswith("(at n=1000, alpha=1.5, block=128)")
+    (problem,) = bench.dry_run_problems([points[-1]])  # a sweep of one point
+    assert problem.endswith("(at n=1000, alpha=1.5, block=256)")
+
+
+def test_a_kernel_file_with_a_yaml_date_loads(tmp_path):
+    path = write(tmp_path, "x-note: 2026-11-25\n" + SCALE)
+    assert kernel_suite.load_benchmark.__wrapped__(str(path)).name == "k"
+
+
+def test_a_launch_name_the_compiled_check_cannot_take_is_checked_point_by_point(tmp_path):
+    """A parameter whose name would shadow the compiled expressions' helpers (_gpb_...) sends
+    the launch check to validate_point at every point, which still refuses a bad one."""
+    text = SCALE.replace("grid: ceil_div(n, block)", "grid: _gpb_g")
+    text = text.replace("  block: [128, 256]\n", "  block: [128]\n  _gpb_g: [1]\n")
+    bench = kernel_suite.load_benchmark.__wrapped__(str(write(tmp_path, text)))
+    good = bench.defaults()
+    assert bench.validate_points([good, {**good, "_gpb_g": 2}]) is None
+    assert bench.validate_points([good, {**good, "_gpb_g": 0}]) == (
+        1,
+        ("kernel.grid: '_gpb_g' is 0; each dimension must be an integer in [1, 2147483647]"),
+    )

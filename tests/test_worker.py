@@ -25,7 +25,8 @@ def test_broken_kernels_cost_one_result_each_and_the_sweep_goes_on():
     ]
     policy = TimingPolicy(warmup=1, min_samples=5, max_time_s=0.2, time_limit_s=10)
     runner = IsolatedRunner(WorkerSpec(FAULTY))
-    runner.start()
+    environment = runner.start()
+    assert environment["device_count"] >= 1  # the host's GPUs, counted before CUDA started
     try:
         results = runner.run(Plan(bench, points, bench.variant_names, "kernel", policy))
     finally:
@@ -253,3 +254,51 @@ def test_a_worker_measures_on_the_first_gpu_unless_told(monkeypatch):
     monkeypatch.setattr(backends, "selected", lambda: "fake")
     assert WorkerSpec.for_suite("transpose") == WorkerSpec("transpose", 0, "fake")
     assert WorkerSpec.for_suite("transpose", 3).device_index == 3
+
+
+def _quick_plan(path: str, variants: tuple[str, ...] | None = None):
+    bench = registry.get(path)
+    point = bench.resolve({**bench.defaults(), "n": 10})
+    policy = TimingPolicy(warmup=0, min_samples=2, max_time_s=0.05, time_limit_s=10)
+    chosen = variants or bench.variant_names[:2]
+    return Plan(bench, [point], chosen, chosen[0], policy)
+
+
+def test_a_runner_made_plainly_starts_its_worker_when_first_asked_to_run():
+    scale = str(Path(__file__).parent / "suites" / "scale.py")
+    runner = IsolatedRunner(WorkerSpec(scale, backend="tests.fakes:FakeBackend"))
+    try:
+        results = runner.run(_quick_plan(scale))
+    finally:
+        runner.close()
+    assert [r.status for r in results] == [Status.OK, Status.OK]
+    assert all(r.device == {"index": 0, "uuid": "GPU-fake-0", "name": "Fake GPU"}
+               for r in results)  # fmt: skip
+
+
+def test_a_worker_is_a_spawned_daemon_process():
+    """Spawned, never forked (a forked CUDA context is unusable), and a daemon, so that it
+    never outlives gpubench."""
+    scale = str(Path(__file__).parent / "suites" / "scale.py")
+    runner = IsolatedRunner(WorkerSpec(scale, backend="tests.fakes:FakeBackend"))
+    worker = runner.spawn()
+    try:
+        assert worker.process.daemon is True
+        assert type(worker.process).__name__ == "SpawnProcess"
+    finally:
+        worker.kill()
+
+
+def test_a_bug_in_a_suite_is_an_internal_error_of_its_variant_with_the_traceback():
+    buggy = str(Path(__file__).parent / "suites" / "buggy.py")
+    runner = IsolatedRunner(WorkerSpec(buggy, backend="tests.fakes:FakeBackend"))
+    runner.start()
+    try:
+        results = runner.run(_quick_plan(buggy))
+    finally:
+        runner.close()
+    first = results[0]
+    assert first.status is Status.CRASHED
+    assert first.reason.startswith("internal error in the worker:\nTraceback")
+    assert "ZeroDivisionError: a bug in the suite" in first.reason
+    assert runner.retried == []  # a bug is not retried: it would only happen again

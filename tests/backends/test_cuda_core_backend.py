@@ -23,3 +23,85 @@ def test_fast_math_and_plain_builds_of_one_source_differ_with_a_driver():
         a = compile_cubin(source, first, [], "sm_90")
         b = compile_cubin(source, second, [], "sm_90")
         assert a != b
+
+
+def test_an_option_nvrtc_refuses_is_a_compile_error_that_carries_nvrtc_s_words():
+    """Needs NVRTC only (no GPU)."""
+    pytest.importorskip("cuda.core")
+    from gpubench.backends.cuda_core_backend import compile_cubin
+    from gpubench.errors import KernelCompileError
+
+    try:
+        compile_cubin('extern "C" __global__ void k() {}\n', ["--std=c++99"], [], "sm_90")
+    except KernelCompileError as error:
+        assert str(error) == "NVRTC failed (--std=c++99)"
+        assert "invalid value for --std" in (error.compiler_output or "")
+    except Exception as exc:  # no NVRTC library on this machine
+        pytest.skip(f"NVRTC unavailable: {exc}")
+    else:
+        pytest.fail("NVRTC accepted --std=c++99")
+
+
+@pytest.fixture(scope="module")
+def cuda_core_backend():
+    from gpubench import backends
+    from tests.conftest import gpu_unavailable_reason
+
+    if reason := gpu_unavailable_reason("cuda-core"):
+        pytest.skip(reason)
+    return backends.load(0, "cuda-core")
+
+
+@pytest.mark.gpu
+def test_a_failing_driver_call_is_named_by_the_driver(cuda_core_backend):
+    from cuda.bindings import driver
+
+    from gpubench.backends.cuda_core_backend import CudaError, _check
+
+    with pytest.raises(CudaError) as error:
+        _check(driver.cuDeviceGet(10**6))
+    assert str(error.value) == "CUDA_ERROR_INVALID_DEVICE"
+
+
+@pytest.mark.gpu
+def test_the_environment_records_the_gpu_as_it_started(cuda_core_backend):
+    import re
+
+    env = cuda_core_backend.environment().to_dict()
+    assert re.fullmatch(r"\d+\.\d+", env["cuda_driver_api_version"]), env
+    assert env["gpu_uuid"].startswith("GPU-")
+    assert env["device"]["memory_bytes"] > 1 << 30
+
+
+@pytest.mark.gpu
+def test_each_buffer_is_where_it_was_asked_for(cuda_core_backend):
+    import numpy as np
+
+    from gpubench.benchmark import BufferSpec
+
+    pinned = cuda_core_backend.alloc(BufferSpec((16,), np.dtype(np.float32), location="pinned"))
+    pageable = cuda_core_backend.alloc(BufferSpec((16,), np.dtype(np.float32),
+                                                  location="pageable"))  # fmt: skip
+    try:
+        assert pinned.location == "pinned" and pinned.pinned_address is not None
+        assert pageable.location == "pageable" and pageable.pinned_address is None
+    finally:
+        cuda_core_backend.free(pinned)
+        cuda_core_backend.free(pageable)
+
+
+def test_options_that_nvrtc_refuses_before_compiling_carry_its_words(monkeypatch):
+    """Where NVRTC refuses the program itself (its options, before any compile)."""
+    pytest.importorskip("cuda.core")
+    from gpubench.backends import cuda_core_backend
+    from gpubench.errors import KernelCompileError
+
+    def refuse(*args):
+        raise ValueError("option --std=c++99 is not recognised")
+
+    monkeypatch.setattr(cuda_core_backend, "Program", refuse)
+    with pytest.raises(KernelCompileError) as error:
+        cuda_core_backend.compile_cubin('extern "C" __global__ void k() {}\n', ["--std=c++99"], [],
+                                        "sm_90")  # fmt: skip
+    assert str(error.value) == "NVRTC failed (--std=c++99)"
+    assert error.value.compiler_output == "option --std=c++99 is not recognised"

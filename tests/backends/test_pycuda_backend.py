@@ -26,3 +26,63 @@ def test_the_compiler_id_names_nvcc_and_the_architecture(pycuda_backend):
     from gpubench.device import nvcc_version
 
     assert pycuda_backend.compiler_id == f"nvcc {nvcc_version()} {pycuda_backend.device.arch}"
+
+
+def test_the_environment_records_the_gpu_as_it_started(pycuda_backend):
+    import re
+
+    env = pycuda_backend.environment().to_dict()
+    assert re.fullmatch(r"\d+\.\d+", env["cuda_driver_api_version"]), env
+    assert env["gpu_uuid"].startswith("GPU-")
+    for key in ("sm_clock_mhz_at_start", "temperature_c_at_start", "power_w_at_start"):
+        assert isinstance(env[key], int | float) and env[key] > 0, (key, env[key])
+
+
+def test_pycuda_times_hot_runs_through_cuda_graphs(pycuda_backend):
+    assert pycuda_backend.graphs_available
+
+
+def test_each_buffer_is_where_it_was_asked_for(pycuda_backend):
+    import numpy as np
+
+    from gpubench.benchmark import BufferSpec
+
+    spec = BufferSpec((16,), np.dtype(np.float32), location="pinned")
+    pinned = pycuda_backend.alloc(spec)
+    pageable = pycuda_backend.alloc(BufferSpec((16,), np.dtype(np.float32), location="pageable"))
+    try:
+        assert pinned.location == "pinned" and pinned.host.base is not None  # the driver's
+        assert pageable.location == "pageable" and pageable.host.base is None  # NumPy's own
+    finally:
+        pycuda_backend.free(pinned)
+        pycuda_backend.free(pageable)
+
+
+def test_host_memory_that_cannot_be_had_is_out_of_memory_with_the_reason(pycuda_backend,
+                                                                         monkeypatch):  # fmt: skip
+    import numpy as np
+    import pycuda.driver as cuda
+
+    from gpubench.backends import pycuda_backend as module
+    from gpubench.benchmark import BufferSpec
+    from gpubench.errors import OutOfMemory
+
+    def refuse(*args, **kwargs):
+        raise cuda.MemoryError("the driver said no")
+
+    monkeypatch.setattr(module.cuda, "pagelocked_empty", refuse)
+    spec = BufferSpec((16,), np.dtype(np.float32), location="pinned")
+    with pytest.raises(OutOfMemory) as error:
+        pycuda_backend.alloc(spec)
+    assert str(error.value) == ("cannot allocate 64 bytes of page-locked host memory "
+                                "(the driver said no)")  # fmt: skip
+    monkeypatch.undo()
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("no room")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(module.np, "empty", no_memory)
+        with pytest.raises(OutOfMemory) as error:
+            pycuda_backend.alloc(BufferSpec((16,), np.dtype(np.float32), location="pageable"))
+    assert str(error.value) == "cannot allocate 64 bytes of host memory (no room)"
