@@ -75,7 +75,7 @@ def test_a_closed_runner_neither_retries_nor_starts_workers(tmp_path, monkeypatc
     policy = TimingPolicy(warmup=0, min_samples=2, max_time_s=0.05, time_limit_s=10)
     plan = Plan(bench, [point], ("die_once", "good"), "good", policy)
     runner = IsolatedRunner(WorkerSpec(dangerous, backend="tests.fakes:FakeBackend"))
-    runner.close()
+    assert runner.close() == {}  # no worker: no readings
     emitted = []
     assert runner._run_point(plan, point, ["die_once", "good"], emitted.append) == {}
     assert emitted == [] and runner._worker is None and runner.retried == []
@@ -302,3 +302,44 @@ def test_a_bug_in_a_suite_is_an_internal_error_of_its_variant_with_the_traceback
     assert first.reason.startswith("internal error in the worker:\nTraceback")
     assert "ZeroDivisionError: a bug in the suite" in first.reason
     assert runner.retried == []  # a bug is not retried: it would only happen again
+
+
+def test_a_worker_killed_by_a_signal_is_named_by_it():
+    from gpubench import worker as worker_module
+
+    scale = str(Path(__file__).parent / "suites" / "scale.py")
+    runner = IsolatedRunner(WorkerSpec(scale, backend="tests.fakes:FakeBackend"))
+    worker = runner.spawn()
+    try:
+        assert worker.receive(60)[0] == "ready"
+        worker.process.kill()
+        with pytest.raises(worker_module._WorkerGone) as gone:
+            worker.receive(60)
+        assert gone.value.reason == "the worker process died (killed by signal 9)"
+    finally:
+        worker.kill()
+
+
+def test_precompile_waits_at_most_its_limit_for_the_worker():
+    from types import SimpleNamespace
+
+    from gpubench.errors import EnvironmentProblem
+
+    waits = []
+
+    class Silent:  # a worker that never answers
+        process = SimpleNamespace(is_alive=lambda: True)
+        conn = SimpleNamespace(send=lambda message: None)
+
+        def receive(self, timeout):
+            waits.append(timeout)
+            return None
+
+        def kill(self):
+            pass
+
+    runner = IsolatedRunner(WorkerSpec("s", backend="tests.fakes:FakeBackend"))
+    runner._worker = Silent()
+    with pytest.raises(EnvironmentProblem, match="compiling the sweep's kernels failed: None"):
+        runner.precompile([{}], limit_s=7)
+    assert waits == [7] and runner._worker is None
