@@ -343,3 +343,25 @@ def test_precompile_waits_at_most_its_limit_for_the_worker():
     with pytest.raises(EnvironmentProblem, match="compiling the sweep's kernels failed: None"):
         runner.precompile([{}], limit_s=7)
     assert waits == [7] and runner._worker is None
+
+
+def test_a_worker_silent_past_the_limit_before_it_starts_a_variant_costs_the_first_left():
+    """No "started" yet (it hung making inputs or compiling): the time-out is the first
+    variant left's, and the worker is let go."""
+    from types import SimpleNamespace
+
+    class Silent:
+        process = SimpleNamespace(is_alive=lambda: True)
+
+        def receive(self, timeout):
+            return None
+
+        def kill(self):
+            pass
+
+    runner = IsolatedRunner(WorkerSpec("s", backend="tests.fakes:FakeBackend"))
+    runner._worker = worker = Silent()
+    lost = []
+    runner._follow(worker, 3, ["a", "b"], {}, lambda result: None,
+                   lambda variant, status, reason: lost.append((variant, status)))  # fmt: skip
+    assert lost == [("a", Status.TIMEOUT)] and runner._worker is None
