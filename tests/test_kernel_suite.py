@@ -1001,9 +1001,10 @@ def test_arange_fills_an_integer_array_up_to_its_largest_value_exactly():
 
 
 # -- the lean sweep check against validate_point ----------------------------------------------
-# Two variants with launch shapes of their own, a scalar that an array's size reads, a work
-# count and a scalar that can fail: each bad value below is refused by validate_point, and the
-# lean path of a sweep (validate_points) must refuse it at the same point with the same words.
+# Two variants with launch shapes of their own, a scalar that the default grid reads, an
+# array whose size is a float expression, a work count and scalars that can fail: each bad
+# value below is refused by validate_point, and the lean path of a sweep (validate_points)
+# must refuse it at the same point with the same words.
 AGREE = """\
 kernel:
   source: k.cu
