@@ -4,6 +4,7 @@ many registers or too much shared memory, or fail to compile."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -363,5 +364,68 @@ def test_a_worker_silent_past_the_limit_before_it_starts_a_variant_costs_the_fir
     runner._worker = worker = Silent()
     lost = []
     runner._follow(worker, 3, ["a", "b"], {}, lambda result: None,
-                   lambda variant, status, reason: lost.append((variant, status)))  # fmt: skip
+                   lambda variant, status, reason, retry=False: lost.append((variant, status)))  # fmt: skip
     assert lost == [("a", Status.TIMEOUT)] and runner._worker is None
+
+
+def test_a_worker_that_dies_before_it_starts_a_variant_costs_the_first_left_a_retry():
+    from types import SimpleNamespace
+
+    from gpubench import worker as worker_module
+
+    class Dying:
+        process = SimpleNamespace(is_alive=lambda: False)
+
+        def receive(self, timeout):
+            raise worker_module._WorkerGone("the worker process died (exit code 3)")
+
+        def kill(self):
+            pass
+
+    runner = IsolatedRunner(WorkerSpec("s", backend="tests.fakes:FakeBackend"))
+    runner._worker = worker = Dying()
+    lost = []
+    runner._follow(worker, 3, ["a", "b"], {}, lambda result: None,
+                   lambda variant, status, reason, retry=False: lost.append(
+                       (variant, status, reason, retry)))  # fmt: skip
+    assert lost == [("a", Status.CRASHED, "the worker process died (exit code 3)", True)]
+    assert runner._worker is None
+
+
+def test_a_graceful_close_waits_at_most_30_s_for_the_worker_s_readings():
+    from types import SimpleNamespace
+
+    waits, sent = [], []
+
+    class Silent:
+        process = SimpleNamespace(is_alive=lambda: True)
+        conn = SimpleNamespace(send=sent.append)
+
+        def receive(self, timeout):
+            waits.append(timeout)
+            return None
+
+        def kill(self):
+            pass
+
+    runner = IsolatedRunner(WorkerSpec("s", backend="tests.fakes:FakeBackend"))
+    runner._worker = Silent()
+    assert runner.close() == {}
+    assert sent == [("stop",)] and waits == [30] and runner._worker is None
+
+
+def test_observers_are_told_how_many_results_a_run_still_owes():
+    scale = str(Path(__file__).parent / "suites" / "scale.py")
+    plan = _quick_plan(scale)
+    point = plan.points[0]
+    totals = []
+    observer = SimpleNamespace(started=totals.append, finished=lambda result: None,
+                               point_finished=lambda results: None)  # fmt: skip
+    runner = IsolatedRunner(WorkerSpec(scale, backend="tests.fakes:FakeBackend"), [observer])
+    try:
+        first = runner.run(plan)
+        again = runner.run(plan, previous=first[:1])  # one result already in the log
+    finally:
+        runner.close()
+    assert totals == [2, 1]
+    assert [(r.variant, r.point) for r in again] == [(plan.variants[1], point)]
