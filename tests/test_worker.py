@@ -364,8 +364,11 @@ def test_a_worker_silent_past_the_limit_before_it_starts_a_variant_costs_the_fir
     runner._worker = worker = Silent()
     lost = []
     runner._follow(worker, 3, ["a", "b"], {}, lambda result: None,
-                   lambda variant, status, reason, retry=False: lost.append((variant, status)))  # fmt: skip
-    assert lost == [("a", Status.TIMEOUT)] and runner._worker is None
+                   lambda variant, status, reason, retry=False: lost.append(
+                       (variant, status, reason)))  # fmt: skip
+    assert lost == [("a", Status.TIMEOUT, "no result within the 3 s time limit "
+                     "(timing.time_limit_s): the worker was killed")]  # fmt: skip
+    assert runner._worker is None
 
 
 def test_a_worker_that_dies_before_it_starts_a_variant_costs_the_first_left_a_retry():
@@ -429,3 +432,37 @@ def test_observers_are_told_how_many_results_a_run_still_owes():
         runner.close()
     assert totals == [2, 1]
     assert [(r.variant, r.point) for r in again] == [(plan.variants[1], point)]
+
+
+@pytest.mark.parametrize(("code", "why"), [
+    (-9, "killed by signal 9"), (-11, "killed by signal 11"), (0, "exit code 0"),
+    (3, "exit code 3"), (None, "exit code None"),
+])  # fmt: skip
+def test_a_dead_worker_is_named_by_its_signal_or_exit_code(code, why):
+    from gpubench import worker as worker_module
+
+    def gone():
+        raise EOFError
+
+    dead = object.__new__(worker_module._Worker)
+    dead.conn = SimpleNamespace(poll=lambda timeout: True, recv=gone)
+    dead.process = SimpleNamespace(is_alive=lambda: False, join=lambda timeout: None,
+                                   exitcode=code)  # fmt: skip
+    with pytest.raises(worker_module._WorkerGone) as error:
+        dead.receive(1)
+    assert error.value.reason == f"the worker process died ({why})"
+
+
+def test_a_variant_whose_worker_dies_twice_is_recorded_as_the_suite_s_crash(tmp_path,
+                                                                            monkeypatch):  # fmt: skip
+    monkeypatch.setenv("GPUBENCH_TEST_MARKERS", str(tmp_path))
+    dangerous = str(Path(__file__).parent / "suites" / "dangerous.py")
+    plan = _quick_plan(dangerous, ("die", "good"))
+    runner = IsolatedRunner(WorkerSpec(dangerous, backend="tests.fakes:FakeBackend"))
+    try:
+        die, good = runner.run(plan)
+    finally:
+        runner.close()
+    assert (die.suite, die.variant, die.status) == ("dangerous_scale", "die", Status.CRASHED)
+    assert die.reason.endswith("(its worker died twice: run once more, then recorded)")
+    assert good.status is Status.OK and [r["variant"] for r in runner.retried] == ["die"]
