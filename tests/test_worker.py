@@ -321,47 +321,44 @@ def test_a_worker_killed_by_a_signal_is_named_by_it():
         worker.kill()
 
 
-def test_precompile_waits_at_most_its_limit_for_the_worker():
-    from types import SimpleNamespace
+class _StandInWorker:
+    """A worker process stand-in: keeps what it is sent and how long it is asked to wait,
+    and answers each receive with answer() (None: nothing within the time)."""
 
+    def __init__(self, answer=lambda: None, alive: bool = True) -> None:
+        self.sent: list = []
+        self.waits: list = []
+        self._answer = answer
+        self.process = SimpleNamespace(is_alive=lambda: alive)
+        self.conn = SimpleNamespace(send=self.sent.append)
+
+    def receive(self, timeout):
+        self.waits.append(timeout)
+        return self._answer()
+
+    def kill(self):
+        pass
+
+
+def _runner_with(worker: _StandInWorker) -> IsolatedRunner:
+    runner = IsolatedRunner(WorkerSpec("s", backend="tests.fakes:FakeBackend"))
+    runner._worker = worker
+    return runner
+
+
+def test_precompile_waits_at_most_its_limit_for_the_worker():
     from gpubench.errors import EnvironmentProblem
 
-    waits = []
-
-    class Silent:  # a worker that never answers
-        process = SimpleNamespace(is_alive=lambda: True)
-        conn = SimpleNamespace(send=lambda message: None)
-
-        def receive(self, timeout):
-            waits.append(timeout)
-            return None
-
-        def kill(self):
-            pass
-
-    runner = IsolatedRunner(WorkerSpec("s", backend="tests.fakes:FakeBackend"))
-    runner._worker = Silent()
+    runner = _runner_with(silent := _StandInWorker())  # a worker that never answers
     with pytest.raises(EnvironmentProblem, match="compiling the sweep's kernels failed: None"):
         runner.precompile([{}], limit_s=7)
-    assert waits == [7] and runner._worker is None
+    assert silent.waits == [7] and runner._worker is None
 
 
 def test_a_worker_silent_past_the_limit_before_it_starts_a_variant_costs_the_first_left():
     """No "started" yet (it hung making inputs or compiling): the time-out is the first
     variant left's, and the worker is let go."""
-    from types import SimpleNamespace
-
-    class Silent:
-        process = SimpleNamespace(is_alive=lambda: True)
-
-        def receive(self, timeout):
-            return None
-
-        def kill(self):
-            pass
-
-    runner = IsolatedRunner(WorkerSpec("s", backend="tests.fakes:FakeBackend"))
-    runner._worker = worker = Silent()
+    runner = _runner_with(worker := _StandInWorker())
     lost = []
     runner._follow(worker, 3, ["a", "b"], {}, lambda result: None,
                    lambda variant, status, reason, retry=False: lost.append(
@@ -372,21 +369,12 @@ def test_a_worker_silent_past_the_limit_before_it_starts_a_variant_costs_the_fir
 
 
 def test_a_worker_that_dies_before_it_starts_a_variant_costs_the_first_left_a_retry():
-    from types import SimpleNamespace
-
     from gpubench import worker as worker_module
 
-    class Dying:
-        process = SimpleNamespace(is_alive=lambda: False)
+    def die():
+        raise worker_module._WorkerGone("the worker process died (exit code 3)")
 
-        def receive(self, timeout):
-            raise worker_module._WorkerGone("the worker process died (exit code 3)")
-
-        def kill(self):
-            pass
-
-    runner = IsolatedRunner(WorkerSpec("s", backend="tests.fakes:FakeBackend"))
-    runner._worker = worker = Dying()
+    runner = _runner_with(worker := _StandInWorker(die, alive=False))
     lost = []
     runner._follow(worker, 3, ["a", "b"], {}, lambda result: None,
                    lambda variant, status, reason, retry=False: lost.append(
@@ -396,25 +384,9 @@ def test_a_worker_that_dies_before_it_starts_a_variant_costs_the_first_left_a_re
 
 
 def test_a_graceful_close_waits_at_most_30_s_for_the_worker_s_readings():
-    from types import SimpleNamespace
-
-    waits, sent = [], []
-
-    class Silent:
-        process = SimpleNamespace(is_alive=lambda: True)
-        conn = SimpleNamespace(send=sent.append)
-
-        def receive(self, timeout):
-            waits.append(timeout)
-            return None
-
-        def kill(self):
-            pass
-
-    runner = IsolatedRunner(WorkerSpec("s", backend="tests.fakes:FakeBackend"))
-    runner._worker = Silent()
+    runner = _runner_with(silent := _StandInWorker())
     assert runner.close() == {}
-    assert sent == [("stop",)] and waits == [30] and runner._worker is None
+    assert silent.sent == [("stop",)] and silent.waits == [30] and runner._worker is None
 
 
 def test_observers_are_told_how_many_results_a_run_still_owes():
