@@ -192,6 +192,15 @@ class FakeBuffer:
     data: np.ndarray  # uint8
 
 
+def _default_label(step: Any) -> str:
+    """What a timeline calls a step without a label, as the driver backends do."""
+    if isinstance(step, Launch):
+        return step.kernel
+    if isinstance(step, LibraryCall):
+        return step.name
+    return "repeat" if isinstance(step, Repeat) else ""
+
+
 @dataclass
 class FakeBound:
     steps: list[Any]
@@ -285,7 +294,8 @@ class FakeBackend:
         self.compiles.append(options)
         if "-DBROKEN=1" in options:
             raise KernelCompileError(
-                "nvcc failed", 'kernel.cu(3): error: identifier "oops" is undefined'
+                f"nvcc failed ({' '.join(options)})",
+                'kernel.cu(3): error: identifier "oops" is undefined',
             )
         return b"fake binary"
 
@@ -319,7 +329,10 @@ class FakeBackend:
     def alloc(self, spec: BufferSpec) -> FakeBuffer:
         assert isinstance(spec, BufferSpec), spec
         if spec.location == "device" and spec.nbytes > self.free_device_bytes:
-            raise OutOfMemory(f"cannot allocate {spec.nbytes} bytes of device memory")
+            raise OutOfMemory(
+                f"cannot allocate {spec.nbytes:,} bytes of device memory "
+                f"(out of memory: {self.free_device_bytes:,} bytes free)"
+            )
         self.live_buffers += 1
         buffer = FakeBuffer(spec.location, np.full(max(spec.nbytes, 4), 0xA5, dtype=np.uint8))
         self._live.add(id(buffer))
@@ -417,7 +430,8 @@ class FakeBackend:
                 where = (bound.buffers[step.src].location, bound.buffers[step.dst].location)
                 op = {"device": "D"}.get(where[0], "H") + "2" + {"device": "D"}.get(where[1], "H")
             spans.append({"stream": getattr(step, "stream", 0), "op": op,
-                          "label": step.label, "start_ms": clock, "end_ms": clock + 1.0})  # fmt: skip
+                          "label": step.label or _default_label(step),
+                          "start_ms": clock, "end_ms": clock + 1.0})  # fmt: skip
             clock += 1.0
         bound.enqueue()
         return spans

@@ -115,7 +115,7 @@ class DriverBackend:
     def bind(self, module: Any, steps: list[Step], buffers: dict[str, Any],
              specs: dict[str, BufferSpec]) -> BoundRun:  # fmt: skip
         side = {index: self._stream_for(index) for index in streams_used(steps)}
-        bound = BoundRun(ops=[], side_streams=side)
+        bound = BoundRun(ops=[])
         pointers = {n: b.pointer for n, b in buffers.items() if b.device is not None}
 
         def resolve(step: Any) -> Op:

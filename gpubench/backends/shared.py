@@ -144,7 +144,6 @@ class BoundRun:
     event closes the whole run."""
 
     ops: list[Op]
-    side_streams: dict[int, Any]
     # Not capturable into a CUDA graph (host round trips, synchronous or pageable copies).
     capturable: bool = True
     record: RunRecord = field(default_factory=RunRecord)

@@ -8,11 +8,15 @@ same effect, so every test means the same thing on every backend.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+from gpubench.backends.shared import STAGE_BYTES, STAGED_UPLOAD_FROM
 from gpubench.benchmark import BufferRef, BufferSpec, Copy, Launch, Repeat
 from gpubench.errors import KernelCompileError, KernelLaunchError, OutOfMemory
+from gpubench.steps import LibraryCall
 
 # out = 2 * x over n floats; one relaxation of count_down (every positive value goes down by
 # one, and `changed` says whether any did).
@@ -104,6 +108,19 @@ def test_write_read_poison_zero_in_every_place(backend, location, shape):
     backend.free(buffer)
 
 
+@pytest.mark.parametrize("location", ["device", "pinned", "pageable"])
+def test_a_write_past_the_staged_upload_size_reads_back_whole(backend, location):
+    """Large uploads go through page-locked stages in pieces: several full ones and a last
+    piece that is not a whole stage, into every kind of buffer."""
+    n = (STAGED_UPLOAD_FROM + 3 * STAGE_BYTES // 2 + 12) // 4
+    spec = BufferSpec((n,), I32, location=location)
+    buffer = backend.alloc(spec)
+    data = np.arange(n, dtype=np.int32)
+    backend.write(buffer, spec, data)
+    assert np.array_equal(backend.read(buffer, spec), data)
+    backend.free(buffer)
+
+
 @pytest.mark.parametrize("n", [1, 255, 256, 1001])
 def test_a_launch_computes_and_is_timed(backend, module, n):
     specs = {"out": BufferSpec((n,), F32), "x": BufferSpec((n,), F32)}
@@ -172,10 +189,12 @@ def test_launch_shapes_the_device_cannot_run_are_named(backend, module):
 
 def test_a_compile_error_carries_the_compilers_message(backend):
     source = SOURCE + '\nextern "C" __global__ void k() { oops; }\n'
-    options = ["-DBROKEN=1"]  # what makes the stand-in's compiler fail
+    options = ["-DBROKEN=1", "-DUNUSED=2"]  # -DBROKEN=1: what makes the stand-in's fail
     with pytest.raises(KernelCompileError) as info:
         backend.compile_binary(source, options, [])
     assert "oops" in info.value.compiler_output and "error" in info.value.compiler_output
+    compiler = "NVRTC" if backend.name == "cuda-core" else "nvcc"
+    assert str(info.value) == f"{compiler} failed (-DBROKEN=1 -DUNUSED=2)"
 
 
 def test_copies_in_every_direction_side_streams_and_a_timeline(backend):
@@ -209,6 +228,191 @@ def test_copies_in_every_direction_side_streams_and_a_timeline(backend):
     assert all(s["end_ms"] >= s["start_ms"] >= 0 for s in spans)
     assert backend.time_once_ms(bound, flush_l2=False) > 0
     free(backend, buffers)
+
+
+def test_a_timeline_names_each_step_by_its_label_or_else_by_what_it_runs(backend, module):
+    specs = {"out": BufferSpec((256,), F32), "x": BufferSpec((256,), F32),
+             "v": BufferSpec((64,), I32), "flag": BufferSpec((1,), I32)}  # fmt: skip
+    buffers = alloc(backend, specs)
+    backend.write(buffers["x"], specs["x"], np.ones(256, np.float32))
+    backend.write(buffers["v"], specs["v"], np.full(64, 2, np.int32))
+    called = []
+    args = (BufferRef("out"), BufferRef("x"), np.int32(256))
+    count_down = Launch("count_down", (1, 1, 1), (64, 1, 1),
+                        (BufferRef("v"), BufferRef("flag"), np.int32(64)))  # fmt: skip
+    steps = [
+        Launch("good", (1, 1, 1), (256, 1, 1), args),
+        LibraryCall("a library", lambda pointers, stream: called.append(sorted(pointers)), 1),
+        LibraryCall("a library", lambda pointers, stream: None, label="named"),
+        Launch("good", (1, 1, 1), (256, 1, 1), args, label="doubled"),
+        Repeat((count_down,), "flag", 10),
+        Repeat((count_down,), "flag", 10, label="relax"),
+    ]
+    spans = backend.timeline(backend.bind(module, steps, buffers, specs))
+    assert [(s["stream"], s["op"], s["label"]) for s in spans] == [
+        (0, "kernel", "good"), (1, "library", "a library"), (0, "library", "named"),
+        (0, "kernel", "doubled"), (0, "repeat", "repeat"), (0, "repeat", "relax")]  # fmt: skip
+    assert called == [["flag", "out", "v", "x"]]  # every device buffer, by name
+    assert np.array_equal(backend.read(buffers["out"], specs["out"]), np.full(256, 2, np.float32))
+    free(backend, buffers)
+
+
+def test_runs_the_host_waits_on_are_never_captured_into_a_graph(backend, module):
+    """A synchronous copy, a copy from or to pageable memory and a Repeat (its flag is read
+    back every iteration) keep a run out of CUDA graphs; asynchronous copies do not."""
+    if backend.name == "fake":
+        pytest.skip("the stand-in has no CUDA graphs")
+    specs = {"pinned": BufferSpec((64,), I32, location="pinned"), "d": BufferSpec((64,), I32),
+             "pageable": BufferSpec((64,), I32, location="pageable"),
+             "flag": BufferSpec((1,), I32)}  # fmt: skip
+    buffers = alloc(backend, specs)
+    count_down = Launch("count_down", (1, 1, 1), (64, 1, 1),
+                        (BufferRef("d"), BufferRef("flag"), np.int32(64)))  # fmt: skip
+    cases = [
+        ([Copy("pinned", "d"), Copy("d", "pinned", stream=1), count_down], True),
+        ([Copy("pinned", "d", synchronous=True)], False),
+        ([Copy("pageable", "d")], False),
+        ([Copy("d", "pageable")], False),
+        ([Repeat((count_down,), "flag", 3)], False),
+    ]
+    for steps, capturable in cases:
+        assert backend.bind(module, steps, buffers, specs).capturable is capturable, steps
+    free(backend, buffers)
+
+
+def _driver_error(backend):
+    """An error as this backend's driver raises it."""
+    if backend.name == "pycuda":
+        import pycuda.driver as cuda
+
+        return cuda.LogicError("cuFuncSetAttribute failed: invalid argument")
+    from gpubench.backends.cuda_core_backend import CudaError
+
+    return CudaError("CUDA_ERROR_INVALID_VALUE")
+
+
+def test_a_driver_error_in_a_run_is_a_launch_error_that_names_it(backend, module):
+    """Checked and timed runs both report what the driver said, as a KernelLaunchError."""
+    if backend.name == "fake":
+        pytest.skip("the stand-in has no driver")
+    error = _driver_error(backend)
+
+    def fail(pointers, stream):
+        raise error
+
+    bound = backend.bind(module, [LibraryCall("failing", fail)], {}, {})
+    words = f"{type(error).__name__}: {error}"
+    with pytest.raises(KernelLaunchError) as raised:
+        backend.run_checked(bound)
+    assert str(raised.value) == words
+    with pytest.raises(KernelLaunchError) as raised:
+        backend.time_once_ms(bound, flush_l2=False)
+    assert str(raised.value) == words
+    assert backend.context_alive()
+
+
+def test_an_opt_in_the_driver_refuses_is_named_with_the_kernel(backend, module, monkeypatch):
+    if backend.name == "fake":
+        pytest.skip("the stand-in has no driver")
+    dev = backend.device
+    n = (dev.shared_per_block_bytes + 8192) // 4
+    specs = {"out": BufferSpec((n,), F32), "x": BufferSpec((n,), F32)}
+    buffers = alloc(backend, specs)
+    launch = Launch("reversed_through_shared", (1, 1, 1), (256, 1, 1),
+                    (BufferRef("out"), BufferRef("x"), np.int32(n)), shared_bytes=n * 4)  # fmt: skip
+    error = _driver_error(backend)
+
+    def refuse(function, nbytes):
+        raise error
+
+    monkeypatch.setattr(backend, "_set_max_dynamic_shared", refuse)
+    with pytest.raises(KernelLaunchError) as raised:
+        backend.bind(module, [launch], buffers, specs)
+    assert str(raised.value) == (f"kernel 'reversed_through_shared': cannot opt in to {n * 4} "
+                                 f"bytes of shared memory: {error}")  # fmt: skip
+
+    def bug(function, nbytes):
+        raise ValueError("not the driver")
+
+    monkeypatch.setattr(backend, "_set_max_dynamic_shared", bug)
+    with pytest.raises(ValueError, match="not the driver"):  # a bug is not dressed as the driver
+        backend.bind(module, [launch], buffers, specs)
+    monkeypatch.undo()
+    free(backend, buffers)
+
+
+def test_a_launch_the_backend_cannot_make_is_named_with_its_kernel(backend, module):
+    if backend.name == "fake":
+        pytest.skip("the stand-in takes any Python value")
+    specs = {"out": BufferSpec((4,), F32), "x": BufferSpec((4,), F32)}
+    buffers = alloc(backend, specs)
+    complex_scalar = Launch("good", (1, 1, 1), (4, 1, 1),
+                            (BufferRef("out"), BufferRef("x"), np.complex64(4)))  # fmt: skip
+    with pytest.raises(KernelLaunchError, match=r"^kernel 'good': argument of type complex64 "):
+        backend.bind(module, [complex_scalar], buffers, specs)
+    plain = Launch("good", (1, 1, 1), (4, 1, 1), (BufferRef("out"), BufferRef("x"), np.int32(4)))
+    with pytest.raises(KernelLaunchError) as raised:
+        backend.bind(None, [plain], buffers, specs)
+    assert str(raised.value) == "kernel 'good': this suite compiles no kernels"
+    free(backend, buffers)
+
+
+def test_timing_flushes_l2_only_when_asked_and_release_destroys_every_graph(backend, module,
+                                                                          monkeypatch):  # fmt: skip
+    """A hot run's graph and a Repeat's iteration graph are made by timing and the check, and
+    release hands every one back to the driver."""
+    if backend.name == "fake" or not backend.graphs_available:
+        pytest.skip("CUDA graphs only")
+    specs = {"out": BufferSpec((256,), F32), "x": BufferSpec((256,), F32),
+             "v": BufferSpec((64,), I32), "flag": BufferSpec((1,), I32)}  # fmt: skip
+    buffers = alloc(backend, specs)
+    flushes = []
+    monkeypatch.setattr(backend, "_flush_l2_async", lambda: flushes.append(1))
+    plain = backend.bind(module, [Launch("good", (1, 1, 1), (256, 1, 1),
+                                         (BufferRef("out"), BufferRef("x"), np.int32(256)))],
+                         buffers, specs)  # fmt: skip
+    backend.time_once_ms(plain, flush_l2=False)
+    assert flushes == []
+    backend.time_once_ms(plain, flush_l2=True)
+    assert flushes == [1]
+    monkeypatch.undo()
+    backend.time_hot_ms(plain, 4)
+    repeat = backend.bind(module, [Repeat((Launch("count_down", (1, 1, 1), (64, 1, 1),
+                                                  (BufferRef("v"), BufferRef("flag"),
+                                                   np.int32(64))),), "flag", 5)],
+                          buffers, specs)  # fmt: skip
+    backend.run_checked(repeat)
+    graphs = [*plain.graphs.values(), *repeat.graphs.values()]
+    assert len(graphs) == 2 and None not in graphs, (plain.graphs, repeat.graphs)
+    destroyed, destroy = [], backend._graphs.destroy
+    monkeypatch.setattr(backend._graphs, "destroy", lambda g: (destroyed.append(g), destroy(g)))
+    backend.release(plain)
+    backend.release(repeat)
+    assert destroyed == graphs and not plain.graphs and not repeat.graphs
+    monkeypatch.undo()
+    free(backend, buffers)
+
+
+# A dynamically indexed array cannot live in registers: the kernel needs local memory.
+LOCAL_ARRAY = r"""
+#include "twice.h"
+extern "C" __global__ void indexed_scratch(float* out, int i)
+{
+    float scratch[64];
+    for (int k = 0; k < 64; ++k) scratch[k] = TWICE(k * out[k]);
+    out[0] = scratch[i & 63];
+}
+"""
+
+
+def test_headers_come_from_the_include_dirs_and_attributes_from_the_build(backend, tmp_path):
+    if backend.name == "fake":
+        pytest.skip("the stand-in compiles nothing")
+    (tmp_path / "twice.h").write_text("#define TWICE(x) (2.0f * (x))\n")
+    built = backend.load(backend.compile_binary(LOCAL_ARRAY, [], [str(tmp_path)]))
+    assert built.attributes("indexed_scratch").local_bytes_per_thread >= 64 * 4
+    plain = backend.load(backend.compile_binary(SOURCE, ["-DUNUSED=3"], []))
+    assert plain.attributes("good").local_bytes_per_thread == 0
 
 
 def test_a_copy_past_a_buffers_end_is_refused(backend):
@@ -255,10 +459,22 @@ def test_repeat_runs_until_the_flag_stays_clear_or_the_cap(backend, module):
 
 
 def test_an_impossible_allocation_is_out_of_memory(backend):
+    """The size asked for, where, and the driver's own reason (out of memory)."""
     _, total = backend.memory_info()
-    with pytest.raises(OutOfMemory, match="device memory"):
+    with pytest.raises(OutOfMemory) as error:
         backend.alloc(BufferSpec((4 * total,), np.dtype(np.uint8)))
+    found = re.fullmatch(rf"cannot allocate {4 * total:,} bytes of device memory \((.+)\)",
+                         str(error.value))  # fmt: skip
+    assert found and re.search(r"out.of.memory", found[1], re.IGNORECASE), str(error.value)
     assert backend.context_alive()
+
+
+def test_a_device_buffer_says_it_is_on_the_device(backend):
+    buffer = backend.alloc(BufferSpec((16,), F32))
+    try:
+        assert buffer.location == "device"
+    finally:
+        backend.free(buffer)
 
 
 STAMP = r"""

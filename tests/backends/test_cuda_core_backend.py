@@ -71,6 +71,7 @@ def test_the_environment_records_the_gpu_as_it_started(cuda_core_backend):
     assert re.fullmatch(r"\d+\.\d+", env["cuda_driver_api_version"]), env
     assert env["gpu_uuid"].startswith("GPU-")
     assert env["device"]["memory_bytes"] > 1 << 30
+    assert cuda_core_backend.sm_clock_mhz() > 0  # read through NVML
 
 
 @pytest.mark.gpu
@@ -105,3 +106,89 @@ def test_options_that_nvrtc_refuses_before_compiling_carry_its_words(monkeypatch
                                         "sm_90")  # fmt: skip
     assert str(error.value) == "NVRTC failed (--std=c++99)"
     assert error.value.compiler_output == "option --std=c++99 is not recognised"
+
+
+@pytest.mark.gpu
+def test_a_status_the_driver_cannot_name_is_named_by_its_number(cuda_core_backend,
+                                                                  monkeypatch):  # fmt: skip
+    from cuda.bindings import driver
+
+    from gpubench.backends import cuda_core_backend as module
+
+    status = driver.CUresult.CUDA_ERROR_INVALID_VALUE
+    monkeypatch.setattr(module.driver, "cuGetErrorName", lambda status: (status, None))
+    with pytest.raises(module.CudaError) as error:
+        module._check((status,))
+    assert str(error.value) == str(status)
+
+
+@pytest.mark.gpu
+def test_host_memory_that_cannot_be_had_is_out_of_memory_with_the_reason(cuda_core_backend,
+                                                                         monkeypatch):  # fmt: skip
+    import numpy as np
+
+    from gpubench.backends import cuda_core_backend as module
+    from gpubench.benchmark import BufferSpec
+    from gpubench.errors import OutOfMemory
+
+    def refuse(nbytes):
+        raise module.CudaError("CUDA_ERROR_OUT_OF_MEMORY")
+
+    monkeypatch.setattr(module, "_pinned", refuse)
+    with pytest.raises(OutOfMemory) as error:
+        cuda_core_backend.alloc(BufferSpec((16,), np.dtype(np.float32), location="pinned"))
+    assert str(error.value) == ("cannot allocate 64 bytes of page-locked host memory "
+                                "(CUDA_ERROR_OUT_OF_MEMORY)")  # fmt: skip
+    monkeypatch.undo()
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("no room")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(module.np, "empty", no_memory)
+        with pytest.raises(OutOfMemory) as error:
+            cuda_core_backend.alloc(BufferSpec((16,), np.dtype(np.float32), location="pageable"))
+    assert str(error.value) == "cannot allocate 64 bytes of host memory (no room)"
+
+
+@pytest.mark.gpu
+def test_free_gives_device_and_page_locked_memory_back_at_once(cuda_core_backend, monkeypatch):
+    """Page-locked memory is scarce: free hands it back to the driver then, not at exit;
+    every buffer is left empty."""
+    import numpy as np
+
+    from gpubench.backends import cuda_core_backend as module
+    from gpubench.benchmark import BufferSpec
+
+    real, freed = module.driver, []
+
+    class Recorded:  # in front of the driver: records the frees, then does them
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def cuMemFree(self, address):
+            freed.append(("device", address))
+            return real.cuMemFree(address)
+
+        def cuMemFreeHost(self, address):
+            freed.append(("page-locked", address))
+            return real.cuMemFreeHost(address)
+
+    buffers = [cuda_core_backend.alloc(BufferSpec((16,), np.dtype(np.float32), location=where))
+               for where in ("device", "pinned", "pageable")]  # fmt: skip
+    expected = [("device", buffers[0].device), ("page-locked", buffers[1].pinned_address)]
+    monkeypatch.setattr(module, "driver", Recorded())
+    for buffer in buffers:
+        cuda_core_backend.free(buffer)
+    monkeypatch.undo()
+    assert freed == expected
+    assert all(b.device is None and b.host is None and b.pinned_address is None for b in buffers)
+
+
+@pytest.mark.gpu
+def test_a_binary_the_driver_cannot_load_is_a_launch_error_with_its_words(cuda_core_backend):
+    from gpubench.errors import KernelLaunchError
+
+    with pytest.raises(KernelLaunchError) as error:
+        cuda_core_backend.load(b"not a cubin")
+    assert str(error.value).startswith("cannot load the compiled module: CUDA_ERROR_")

@@ -86,3 +86,68 @@ def test_host_memory_that_cannot_be_had_is_out_of_memory_with_the_reason(pycuda_
         with pytest.raises(OutOfMemory) as error:
             pycuda_backend.alloc(BufferSpec((16,), np.dtype(np.float32), location="pageable"))
     assert str(error.value) == "cannot allocate 64 bytes of host memory (no room)"
+
+
+def test_free_gives_device_and_page_locked_memory_back_at_once(pycuda_backend):
+    """Page-locked memory is scarce: free hands it back to the driver then, not when the
+    garbage collector gets to it; every buffer is left empty."""
+    import numpy as np
+
+    from gpubench.benchmark import BufferSpec
+
+    f32, freed = np.dtype(np.float32), []
+    device = pycuda_backend.alloc(BufferSpec((16,), f32))
+    pinned = pycuda_backend.alloc(BufferSpec((16,), f32, location="pinned"))
+    pageable = pycuda_backend.alloc(BufferSpec((16,), f32, location="pageable"))
+
+    class Recorded:  # in front of the driver's allocation: records the free, then does it
+        def __init__(self, what, allocation):
+            self.what, self.allocation = what, allocation
+
+        def free(self):
+            freed.append(self.what)
+            self.allocation.free()
+
+    device.device = Recorded("device", device.device)
+    page_locked = Recorded("page-locked", pinned.host.base)
+
+    class PinnedView(np.ndarray):
+        base = property(lambda self: page_locked)
+
+    pinned.host = pinned.host.view(PinnedView)
+    for buffer in (device, pinned, pageable):
+        pycuda_backend.free(buffer)
+    assert freed == ["device", "page-locked"]
+    assert all(b.device is None and b.host is None for b in (device, pinned, pageable))
+
+
+def test_nvcc_builds_for_this_gpu_from_the_include_dirs_outside_pycudas_cache(pycuda_backend,
+                                                                               monkeypatch):  # fmt: skip
+    """gpubench keeps its own compile cache (kernels.CompileCache): PyCUDA's is off."""
+    import pycuda.compiler
+
+    calls = []
+    monkeypatch.setattr(pycuda.compiler, "compile",
+                        lambda source, **kwargs: calls.append(kwargs) or b"cubin")  # fmt: skip
+    assert pycuda_backend.compile_binary("src", ["-DX=1"], ["inc"]) == b"cubin"
+    assert calls == [{"options": ["-DX=1"], "arch": pycuda_backend.device.arch,
+                      "no_extern_c": True, "include_dirs": ["inc"], "cache_dir": False}]  # fmt: skip
+
+
+def test_a_failed_compile_without_nvcc_output_carries_the_error_itself(pycuda_backend,
+                                                                        monkeypatch):  # fmt: skip
+    import pycuda.compiler
+    import pycuda.driver as cuda
+
+    from gpubench.errors import KernelCompileError
+
+    error = cuda.CompileError("nvcc was not found", "nvcc --cubin kernel.cu")
+
+    def fail(source, **kwargs):
+        raise error
+
+    monkeypatch.setattr(pycuda.compiler, "compile", fail)
+    with pytest.raises(KernelCompileError) as raised:
+        pycuda_backend.compile_binary("src", ["-DX=1", "-DY=2"], [])
+    assert str(raised.value) == "nvcc failed (-DX=1 -DY=2)"
+    assert raised.value.compiler_output == str(error)

@@ -58,7 +58,7 @@ def _repeat_run(flag_after: int, graphs, max_iterations: int = 10):
         calls["sync"] += 1
         flag[0] = 0 if calls["sync"] >= flag_after else 1
 
-    bound = BoundRun(ops=[], side_streams={})
+    bound = BoundRun(ops=[])
     step = Repeat(body=(), flag="changed", max_iterations=max_iterations, label="relax")
     run_repeat(bound, step, iteration, sync, flag, graphs, 7)
     return bound, calls
@@ -149,7 +149,7 @@ def test_each_repeat_of_a_run_has_its_own_graph_and_their_iterations_add_up():
             assert stream_handle == 7
             self.recorded.append(executable)
 
-    graphs, bound = Graphs(), BoundRun(ops=[], side_streams={})
+    graphs, bound = Graphs(), BoundRun(ops=[])
     flag = np.array([0], np.uint32)  # the kernels changed nothing: one iteration each
     first = Repeat(body=(), flag="changed", max_iterations=5, label="same label")
     second = Repeat(body=(), flag="changed", max_iterations=5, label="same label")
@@ -163,7 +163,7 @@ def test_an_unconverged_repeat_adds_its_iterations_to_the_run_s():
     from gpubench.backends.shared import BoundRun, run_repeat
     from gpubench.steps import Repeat
 
-    bound = BoundRun(ops=[], side_streams={})
+    bound = BoundRun(ops=[])
     bound.record.iterations = 3  # an earlier Repeat of the run
     changed = np.array([1], np.uint32)  # the kernels always change something
     step = Repeat(body=(), flag="changed", max_iterations=4)
