@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpubench import registry
+from gpubench import metrics, registry
 from gpubench.results import Status
 from gpubench.runner import Plan
 from gpubench.timing import TimingPolicy
@@ -393,17 +393,23 @@ def test_observers_are_told_how_many_results_a_run_still_owes():
     scale = str(Path(__file__).parent / "suites" / "scale.py")
     plan = _quick_plan(scale)
     point = plan.points[0]
-    totals = []
+    totals, points_finished = [], []
     observer = SimpleNamespace(started=totals.append, finished=lambda result: None,
-                               point_finished=lambda results: None)  # fmt: skip
+                               point_finished=points_finished.append)  # fmt: skip
     runner = IsolatedRunner(WorkerSpec(scale, backend="tests.fakes:FakeBackend"), [observer])
     try:
         first = runner.run(plan)
-        again = runner.run(plan, previous=first[:1])  # one result already in the log
+        again = runner.run(plan, previous=first[:1])  # the baseline's result already in the log
     finally:
         runner.close()
     assert totals == [2, 1]
     assert [(r.variant, r.point) for r in again] == [(plan.variants[1], point)]
+    assert points_finished[-1] == again
+    # The fresh variant's speedup is against the baseline measured by the earlier run.
+    assert first[0].variant == plan.baseline
+    assert again[0].metrics[metrics.SPEEDUP.key] == pytest.approx(
+        first[0].median_ms / again[0].median_ms
+    )
 
 
 @pytest.mark.parametrize(("code", "why"), [
@@ -436,5 +442,6 @@ def test_a_variant_whose_worker_dies_twice_is_recorded_as_the_suite_s_crash(tmp_
     finally:
         runner.close()
     assert (die.suite, die.variant, die.status) == ("dangerous_scale", "die", Status.CRASHED)
+    assert die.baseline == plan.baseline == "die"
     assert die.reason.endswith("(its worker died twice: run once more, then recorded)")
     assert good.status is Status.OK and [r["variant"] for r in runner.retried] == ["die"]
