@@ -102,9 +102,9 @@ def test_options_that_nvrtc_refuses_before_compiling_carry_its_words(monkeypatch
 
     monkeypatch.setattr(cuda_core_backend, "Program", refuse)
     with pytest.raises(KernelCompileError) as error:
-        cuda_core_backend.compile_cubin('extern "C" __global__ void k() {}\n', ["--std=c++99"], [],
-                                        "sm_90")  # fmt: skip
-    assert str(error.value) == "NVRTC failed (--std=c++99)"
+        cuda_core_backend.compile_cubin('extern "C" __global__ void k() {}\n',
+                                        ["--std=c++99", "-DX=1"], [], "sm_90")  # fmt: skip
+    assert str(error.value) == "NVRTC failed (--std=c++99 -DX=1)"
     assert error.value.compiler_output == "option --std=c++99 is not recognised"
 
 
