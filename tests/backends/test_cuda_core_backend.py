@@ -192,3 +192,26 @@ def test_a_binary_the_driver_cannot_load_is_a_launch_error_with_its_words(cuda_c
     with pytest.raises(KernelLaunchError) as error:
         cuda_core_backend.load(b"not a cubin")
     assert str(error.value).startswith("cannot load the compiled module: CUDA_ERROR_")
+
+
+def test_nvrtc_that_cannot_be_loaded_says_how_to_install_it(monkeypatch):
+    pytest.importorskip("cuda.core")
+    from types import SimpleNamespace
+
+    from gpubench.backends import cuda_core_backend
+    from gpubench.errors import EnvironmentProblem
+
+    def missing():
+        raise OSError("libnvrtc.so.13: cannot open shared object file")
+
+    monkeypatch.setattr(cuda_core_backend, "nvrtc", SimpleNamespace(nvrtcVersion=missing))
+    with pytest.raises(EnvironmentProblem) as error:
+        cuda_core_backend.CudaCoreBackend._read_nvrtc_version()
+    assert str(error.value) == (
+        "NVRTC is not available (libnvrtc.so.13: cannot open shared object file): install it "
+        "with pip install nvidia-cuda-nvrtc (or gpubench[cuda-core]), or use a CUDA toolkit's "
+        "libnvrtc"
+    )
+    monkeypatch.setattr(cuda_core_backend, "nvrtc",
+                        SimpleNamespace(nvrtcVersion=lambda: (0, 13, 0)))  # fmt: skip
+    assert cuda_core_backend.CudaCoreBackend._read_nvrtc_version() == (13, 0)
