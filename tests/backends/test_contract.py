@@ -469,6 +469,21 @@ def test_an_impossible_allocation_is_out_of_memory(backend):
     assert backend.context_alive()
 
 
+def test_pageable_memory_that_cannot_be_had_is_out_of_memory_with_the_reason(backend,
+                                                                            monkeypatch):  # fmt: skip
+    if backend.name == "fake":
+        pytest.skip("the stand-in's buffers are its own")
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("no room")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(np, "empty", no_memory)
+        with pytest.raises(OutOfMemory) as error:
+            backend.alloc(BufferSpec((16,), F32, location="pageable"))
+    assert str(error.value) == "cannot allocate 64 bytes of host memory (no room)"
+
+
 def test_a_device_buffer_says_it_is_on_the_device(backend):
     buffer = backend.alloc(BufferSpec((16,), F32))
     try:
