@@ -346,6 +346,15 @@ def _runner_with(worker: _StandInWorker) -> IsolatedRunner:
     return runner
 
 
+def test_a_worker_that_starts_with_anything_but_ready_is_one_line_that_quotes_it():
+    from gpubench.errors import EnvironmentProblem
+
+    runner = IsolatedRunner(WorkerSpec("s", backend="tests.fakes:FakeBackend"))
+    with pytest.raises(EnvironmentProblem) as error:
+        runner.start(_StandInWorker(lambda: ("compiled", {})))
+    assert str(error.value) == "the benchmark worker could not start: it said ('compiled', {})"
+
+
 def test_precompile_waits_at_most_its_limit_for_the_worker():
     from gpubench.errors import EnvironmentProblem
 
