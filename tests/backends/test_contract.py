@@ -49,6 +49,9 @@ BACKENDS = [
     pytest.param("cuda-core", marks=pytest.mark.gpu),
 ]
 F32, I32 = np.dtype(np.float32), np.dtype(np.int32)
+# One relaxation of count_down over 64 values in "v", with its flag in "flag".
+COUNT_DOWN = Launch("count_down", (1, 1, 1), (64, 1, 1),
+                    (BufferRef("v"), BufferRef("flag"), np.int32(64)))  # fmt: skip
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -238,15 +241,13 @@ def test_a_timeline_names_each_step_by_its_label_or_else_by_what_it_runs(backend
     backend.write(buffers["v"], specs["v"], np.full(64, 2, np.int32))
     called = []
     args = (BufferRef("out"), BufferRef("x"), np.int32(256))
-    count_down = Launch("count_down", (1, 1, 1), (64, 1, 1),
-                        (BufferRef("v"), BufferRef("flag"), np.int32(64)))  # fmt: skip
     steps = [
         Launch("good", (1, 1, 1), (256, 1, 1), args),
         LibraryCall("a library", lambda pointers, stream: called.append(sorted(pointers)), 1),
         LibraryCall("a library", lambda pointers, stream: None, label="named"),
         Launch("good", (1, 1, 1), (256, 1, 1), args, label="doubled"),
-        Repeat((count_down,), "flag", 10),
-        Repeat((count_down,), "flag", 10, label="relax"),
+        Repeat((COUNT_DOWN,), "flag", 10),
+        Repeat((COUNT_DOWN,), "flag", 10, label="relax"),
     ]
     spans = backend.timeline(backend.bind(module, steps, buffers, specs))
     assert [(s["stream"], s["op"], s["label"]) for s in spans] == [
@@ -262,18 +263,16 @@ def test_runs_the_host_waits_on_are_never_captured_into_a_graph(backend, module)
     back every iteration) keep a run out of CUDA graphs; asynchronous copies do not."""
     if backend.name == "fake":
         pytest.skip("the stand-in has no CUDA graphs")
-    specs = {"pinned": BufferSpec((64,), I32, location="pinned"), "d": BufferSpec((64,), I32),
+    specs = {"pinned": BufferSpec((64,), I32, location="pinned"), "v": BufferSpec((64,), I32),
              "pageable": BufferSpec((64,), I32, location="pageable"),
              "flag": BufferSpec((1,), I32)}  # fmt: skip
     buffers = alloc(backend, specs)
-    count_down = Launch("count_down", (1, 1, 1), (64, 1, 1),
-                        (BufferRef("d"), BufferRef("flag"), np.int32(64)))  # fmt: skip
     cases = [
-        ([Copy("pinned", "d"), Copy("d", "pinned", stream=1), count_down], True),
-        ([Copy("pinned", "d", synchronous=True)], False),
-        ([Copy("pageable", "d")], False),
-        ([Copy("d", "pageable")], False),
-        ([Repeat((count_down,), "flag", 3)], False),
+        ([Copy("pinned", "v"), Copy("v", "pinned", stream=1), COUNT_DOWN], True),
+        ([Copy("pinned", "v", synchronous=True)], False),
+        ([Copy("pageable", "v")], False),
+        ([Copy("v", "pageable")], False),
+        ([Repeat((COUNT_DOWN,), "flag", 3)], False),
     ]
     for steps, capturable in cases:
         assert backend.bind(module, steps, buffers, specs).capturable is capturable, steps
@@ -377,10 +376,7 @@ def test_timing_flushes_l2_only_when_asked_and_release_destroys_every_graph(back
     assert flushes == [1]
     monkeypatch.undo()
     backend.time_hot_ms(plain, 4)
-    repeat = backend.bind(module, [Repeat((Launch("count_down", (1, 1, 1), (64, 1, 1),
-                                                  (BufferRef("v"), BufferRef("flag"),
-                                                   np.int32(64))),), "flag", 5)],
-                          buffers, specs)  # fmt: skip
+    repeat = backend.bind(module, [Repeat((COUNT_DOWN,), "flag", 5)], buffers, specs)
     backend.run_checked(repeat)
     graphs = [*plain.graphs.values(), *repeat.graphs.values()]
     assert len(graphs) == 2 and None not in graphs, (plain.graphs, repeat.graphs)
@@ -443,8 +439,7 @@ def test_repeat_runs_until_the_flag_stays_clear_or_the_cap(backend, module):
     values = np.zeros(64, np.int32)
     values[[0, 63]] = [5, 3]
     backend.write(buffers["v"], specs["v"], values)
-    body = (Launch("count_down", (1, 1, 1), (64, 1, 1),
-                   (BufferRef("v"), BufferRef("flag"), np.int32(64))),)  # fmt: skip
+    body = (COUNT_DOWN,)
     bound = backend.bind(module, [Repeat(body, "flag", 100)], buffers, specs)
     record = backend.run_checked(bound)
     # Five relaxations change something; the sixth finds nothing left to do.
