@@ -133,6 +133,7 @@ def test_gpu_profile_adds_counters_that_match_the_access_pattern(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     results = {r["variant"]: r for r in json.loads(out.read_text())["results"]}
     strided = results["read_stride"]["metrics"]
+    assert "ld_sectors_per_request" in strided, f"no counters: {done.stderr[-2000:]}"
     # float32 at stride 4: 16 sectors per load request (the model), measured by ncu; the
     # contiguous stores: 4. One run moves the 16 MiB span's sectors plus the output once.
     assert strided["ld_sectors_per_request"] == pytest.approx(16, rel=0.05)

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpubench import metrics, registry
+from gpubench import metrics, registry, worker
 from gpubench.results import Status
 from gpubench.runner import Plan
 from gpubench.timing import TimingPolicy
@@ -27,7 +27,8 @@ def test_broken_kernels_cost_one_result_each_and_the_sweep_goes_on():
     policy = TimingPolicy(warmup=1, min_samples=5, max_time_s=0.2, time_limit_s=10)
     runner = IsolatedRunner(WorkerSpec(FAULTY))
     environment = runner.start()
-    assert environment["device_count"] >= 1  # the host's GPUs, counted before CUDA started
+    # The host's GPUs, counted before CUDA started (as this process counts them).
+    assert environment["device_count"] == worker.count_devices() >= 1
     try:
         results = runner.run(Plan(bench, points, bench.variant_names, "kernel", policy))
     finally:

@@ -39,7 +39,7 @@ from gpubench.backends.shared import (
     staged_upload,
 )
 from gpubench.benchmark import BufferSpec
-from gpubench.device import DeviceInfo, Environment, host_environment
+from gpubench.device import DeviceInfo, Environment
 from gpubench.errors import (
     EnvironmentProblem,
     KernelCompileError,
@@ -147,10 +147,9 @@ class _Buffer:
         assert self.device is not None
         return self.device
 
-    def host_bytes(self, offset: int = 0, nbytes: int | None = None) -> np.ndarray:
+    def host_bytes(self, offset: int, nbytes: int) -> np.ndarray:
         assert self.host is not None
-        end = self.nbytes if nbytes is None else offset + nbytes
-        return self.host[offset:end]
+        return self.host[offset : offset + nbytes]
 
 
 def _pinned(nbytes: int) -> tuple[int, np.ndarray]:
@@ -238,32 +237,15 @@ class CudaCoreBackend(DriverBackend):
         return device_info(self._attr, self._device.name, (int(cc.major), int(cc.minor)),
                            int(total), self._nvml)  # fmt: skip
 
-    def readings(self) -> dict[str, Any]:
-        reading = nvml.readings(self._nvml_handle)
-        return {k: reading.get(k) for k in ("sm_clock_mhz", "temperature_c", "power_w")}
-
     def environment(self) -> Environment:
-        env = host_environment()
-        env.backend = {"name": self.name, "version": self.version,
-                       "cuda_bindings": _package_version("cuda-bindings"),
-                       "compiler": "NVRTC {}.{}".format(*self._nvrtc_version)}  # fmt: skip
-        env.device = self.device.to_dict()
-        reading = nvml.readings(self._nvml_handle)
-        env.gpu_uuid = reading.get("uuid")
-        env.driver_version = reading.get("driver")
-        api = _check(driver.cuDriverGetVersion())
-        env.cuda_driver_api_version = f"{api // 1000}.{api % 1000 // 10}"
-        env.sm_clock_mhz_at_start = reading.get("sm_clock_mhz")
-        env.temperature_c_at_start = reading.get("temperature_c")
-        env.power_w_at_start = reading.get("power_w")
-        return env
+        backend = {"name": self.name, "version": self.version,
+                   "cuda_bindings": _package_version("cuda-bindings"),
+                   "compiler": "NVRTC {}.{}".format(*self._nvrtc_version)}  # fmt: skip
+        return self._environment(backend, int(_check(driver.cuDriverGetVersion())))
 
     @property
     def version(self) -> str:
         return _package_version("cuda-core")
-
-    def sm_clock_mhz(self) -> float | None:
-        return nvml.sm_clock(self._nvml_handle) if self._nvml_handle is not None else None
 
     def memory_info(self) -> tuple[int, int]:
         free, total = _check(driver.cuMemGetInfo())

@@ -4,8 +4,8 @@ they can be captured) and step by step (timelines), and Repeat loops.
 
 A backend built on this supplies the driver calls it is made of (the abstract methods below)
 and the attributes: `device`, `_stream` (the timing stream), `_side_streams` (index → stream),
-`_start` and `_end` (timing events), `_graphs` (CudaGraphs or None) and `_flag_host` (where a
-Repeat reads its flag back). The timing logic then is one, whichever library calls the driver.
+`_start` and `_end` (timing events), `_graphs` (CudaGraphs or None), `_flag_host` (where a
+Repeat reads its flag back) and `_nvml_handle` (this GPU in NVML, or None). The timing logic then is one, whichever library calls the driver.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from gpubench.backends.shared import BoundRun, Op, needs_opt_in, run_repeat
+from gpubench.backends import nvml
+from gpubench.backends.shared import BoundRun, Op, driver_api_version, needs_opt_in, run_repeat
 from gpubench.benchmark import BufferSpec
+from gpubench.device import Environment, host_environment
 from gpubench.errors import KernelLaunchError
 from gpubench.steps import Copy, Launch, LibraryCall, Repeat, RunRecord, Step, streams_used
 
@@ -29,6 +31,7 @@ class DriverBackend:
     _end: Any
     _graphs: Any
     _flag_host: Any
+    _nvml_handle: Any
 
     # -- the driver calls a backend supplies ----------------------------------------------------
     def _new_stream(self) -> Any:
@@ -86,6 +89,29 @@ class DriverBackend:
         raise NotImplementedError
 
     # -- what they share ------------------------------------------------------------------
+    def readings(self) -> dict[str, Any]:
+        """SM clock, temperature and power now (for the start and end of a run)."""
+        reading = nvml.readings(self._nvml_handle)
+        return {k: reading.get(k) for k in ("sm_clock_mhz", "temperature_c", "power_w")}
+
+    def sm_clock_mhz(self) -> float | None:
+        return nvml.sm_clock(self._nvml_handle) if self._nvml_handle is not None else None
+
+    def _environment(self, backend: dict[str, str], driver_api: int) -> Environment:
+        """The host, the device, the backend's own versions, and the driver and GPU state as
+        NVML reads them now."""
+        env = host_environment()
+        env.backend = backend
+        env.device = self.device.to_dict()
+        reading = nvml.readings(self._nvml_handle)
+        env.gpu_uuid = reading.get("uuid")
+        env.driver_version = reading.get("driver")
+        env.cuda_driver_api_version = driver_api_version(driver_api)
+        env.sm_clock_mhz_at_start = reading.get("sm_clock_mhz")
+        env.temperature_c_at_start = reading.get("temperature_c")
+        env.power_w_at_start = reading.get("power_w")
+        return env
+
     def _driver_failure(self, exc: BaseException) -> BaseException:
         """`exc` as the KernelLaunchError the harness reports, if the driver raised it."""
         if not self._is_driver_error(exc):

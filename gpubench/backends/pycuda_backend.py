@@ -33,7 +33,6 @@ from gpubench.device import (
     DeviceInfo,
     Environment,
     check_nvcc_supports,
-    host_environment,
     nvcc_version,
 )
 from gpubench.errors import (
@@ -98,10 +97,9 @@ class _Buffer:
     def pointer(self) -> int:
         return int(self.device)
 
-    def host_bytes(self, offset: int = 0, nbytes: int | None = None) -> np.ndarray:
+    def host_bytes(self, offset: int, nbytes: int) -> np.ndarray:
         assert self.host is not None
-        end = self.nbytes if nbytes is None else offset + nbytes
-        return self.host[offset:end]
+        return self.host[offset : offset + nbytes]
 
 
 def _out_of_memory(what: str, spec: BufferSpec, exc: BaseException) -> OutOfMemory:
@@ -169,27 +167,13 @@ class PyCudaBackend(DriverBackend):
                            self._cu_device.compute_capability(),
                            self._cu_device.total_memory(), self._nvml)  # fmt: skip
 
-    def readings(self) -> dict[str, Any]:
-        """SM clock, temperature and power now (for the start and end of a run)."""
-        reading = nvml.readings(self._nvml_handle)
-        return {k: reading.get(k) for k in ("sm_clock_mhz", "temperature_c", "power_w")}
-
     def environment(self) -> Environment:
         import pycuda
 
-        env = host_environment()
-        env.backend = {"name": self.name, "version": self.version}
-        env.device = self.device.to_dict()
-        reading = nvml.readings(self._nvml_handle)
-        env.gpu_uuid = reading.get("uuid")
-        env.driver_version = reading.get("driver")
-        api = cuda.get_driver_version()
-        env.cuda_driver_api_version = f"{api // 1000}.{api % 1000 // 10}"
+        env = self._environment({"name": self.name, "version": self.version},
+                                cuda.get_driver_version())  # fmt: skip
         env.pycuda_version = pycuda.VERSION_TEXT
         env.pycuda_built_for_cuda = ".".join(str(v) for v in cuda.get_version())
-        env.sm_clock_mhz_at_start = reading.get("sm_clock_mhz")
-        env.temperature_c_at_start = reading.get("temperature_c")
-        env.power_w_at_start = reading.get("power_w")
         return env
 
     # -- compile ----------------------------------------------------------------------------
@@ -219,9 +203,6 @@ class PyCudaBackend(DriverBackend):
     def load(self, binary: bytes) -> _Module:
         return _Module(cuda.module_from_buffer(binary))
 
-    def compile(self, source: str, options: list[str], include_dirs: list[str]) -> _Module:
-        return self.load(self.compile_binary(source, options, include_dirs))
-
     @property
     def version(self) -> str:
         import pycuda
@@ -242,9 +223,6 @@ class PyCudaBackend(DriverBackend):
             return True
         except cuda.Error:
             return False
-
-    def sm_clock_mhz(self) -> float | None:
-        return nvml.sm_clock(self._nvml_handle) if self._nvml_handle is not None else None
 
     # -- buffers --------------------------------------------------------------------------
     def alloc(self, spec: BufferSpec) -> _Buffer:
@@ -281,9 +259,8 @@ class PyCudaBackend(DriverBackend):
         if self._stage is None:
             self._stage = [cuda.pagelocked_empty(STAGE_BYTES, np.uint8) for _ in range(STAGES)]
             self._stage_streams = [cuda.Stream() for _ in range(STAGES)]
-        staged_upload(pointer, flat, self._stage, self._stage_streams,
-                      lambda to, piece, stream: cuda.memcpy_htod_async(to, piece, stream),
-                      lambda stream: stream.synchronize())  # fmt: skip
+        staged_upload(pointer, flat, self._stage, self._stage_streams, cuda.memcpy_htod_async,
+                      cuda.Stream.synchronize)  # fmt: skip
 
     def read(self, buffer: _Buffer, spec: BufferSpec) -> np.ndarray:
         out = np.empty(spec.shape, dtype=spec.dtype)

@@ -70,6 +70,11 @@ def device_info(
     )
 
 
+def driver_api_version(api: int) -> str:
+    """The CUDA version a driver supports, as cuDriverGetVersion gives it (12040 → "12.4")."""
+    return f"{api // 1000}.{api % 1000 // 10}"
+
+
 def launch_problem(
     dev: DeviceInfo, attributes: Callable[[str], KernelAttributes], launches: list[Launch]
 ) -> str | None:

@@ -91,6 +91,28 @@ def test_describes_its_device_and_itself(backend):
     assert backend.context_alive()
 
 
+def test_the_gpu_is_named_and_its_clock_read(backend):
+    if backend.name == "fake":
+        pytest.skip("the stand-in has no clock")
+    assert backend.device.name.startswith("NVIDIA"), backend.device.name
+    assert backend.sm_clock_mhz() > 0
+
+
+def test_hot_runs_use_cuda_graphs_unless_the_driver_has_none(backend, monkeypatch):
+    if backend.name == "fake":
+        pytest.skip("the stand-in has no driver")
+    import importlib
+
+    assert backend.graphs_available is True
+    module = importlib.import_module(type(backend).__module__)
+
+    def missing():
+        raise OSError("libcuda.so.1: undefined symbol: cuGraphInstantiateWithFlags")
+
+    monkeypatch.setattr(module, "CudaGraphs", missing)
+    assert type(backend)(0).graphs_available is False
+
+
 @pytest.mark.parametrize("location", ["device", "pinned", "pageable"])
 @pytest.mark.parametrize("shape", [(0,), (1,), (7,), (1000, 3)])
 def test_write_read_poison_zero_in_every_place(backend, location, shape):
@@ -431,6 +453,22 @@ def test_restore_puts_the_saved_inputs_back(backend):
         assert (backend.read(live, spec) == 3.0).all()
         backend.free(saved)
         backend.free(live)
+
+
+def test_work_that_is_not_the_gpus_is_refused_with_words(backend):
+    """A restore between a device and a host buffer, and a copy from host to host."""
+    if backend.name == "fake":
+        pytest.skip("the stand-in copies anything")
+    specs = {"d": BufferSpec((8,), F32), "h": BufferSpec((8,), F32, location="pinned"),
+             "p": BufferSpec((8,), F32, location="pageable")}  # fmt: skip
+    buffers = alloc(backend, specs)
+    with pytest.raises(KernelLaunchError) as error:
+        backend.restore(buffers["d"], buffers["h"], specs["d"])
+    assert str(error.value) == "restore needs two buffers in the same place"
+    with pytest.raises(KernelLaunchError) as error:
+        backend.bind(None, [Copy("h", "p")], buffers, specs)
+    assert str(error.value) == "copy h→p: host to host is no GPU work"
+    free(backend, buffers)
 
 
 def test_repeat_runs_until_the_flag_stays_clear_or_the_cap(backend, module):

@@ -142,3 +142,202 @@ def test_a_failed_compile_without_nvcc_output_carries_the_error_itself(pycuda_ba
         pycuda_backend.compile_binary("src", ["-DX=1", "-DY=2"], [])
     assert str(raised.value) == "nvcc failed (-DX=1 -DY=2)"
     assert raised.value.compiler_output == str(error)
+
+
+def test_the_l2_flush_writes_all_of_l2_on_the_timing_stream_with_a_new_value(pycuda_backend,
+                                                                             monkeypatch):  # fmt: skip
+    """Each flush writes an L2-sized buffer with a value other than the last one's, so no
+    line of it can stay valid in L2, queued on the timing stream before the timed launches."""
+    import pycuda.driver as cuda
+
+    from gpubench.backends import pycuda_backend as module
+
+    writes = []
+    monkeypatch.setattr(module.cuda, "memset_d32_async",
+                        lambda buffer, value, count, stream: writes.append((value, count, stream)))  # fmt: skip
+    for _ in range(3):
+        pycuda_backend._flush_l2_async()
+    monkeypatch.undo()
+    values = [value for value, _, _ in writes]
+    assert values[0] != values[1] != values[2], values
+    words = pycuda_backend.device.l2_bytes // 4
+    assert all(count == words and stream is pycuda_backend._stream for _, count, stream in writes)
+    assert isinstance(pycuda_backend._stream, cuda.Stream)
+
+
+def test_a_driver_that_cannot_start_or_a_gpu_that_is_not_there_is_named(monkeypatch):
+    import pycuda.driver as cuda
+
+    from gpubench.backends.pycuda_backend import PyCudaBackend
+    from gpubench.errors import EnvironmentProblem
+
+    def fail():
+        raise cuda.Error("cuInit failed: no CUDA-capable device is detected")
+
+    monkeypatch.setattr(cuda, "init", fail)
+    with pytest.raises(EnvironmentProblem) as error:
+        PyCudaBackend(0)
+    assert str(error.value) == (
+        "the CUDA driver could not start (cuInit failed: no CUDA-capable device is detected): "
+        "check that an NVIDIA GPU and its driver are present (nvidia-smi)"
+    )
+    monkeypatch.setattr(cuda, "init", lambda: None)
+    monkeypatch.setattr(cuda.Device, "count", staticmethod(lambda: 0))
+    with pytest.raises(EnvironmentProblem) as error:
+        PyCudaBackend()
+    assert str(error.value) == "no CUDA GPU found: run gpubench on a machine with an NVIDIA GPU"
+    monkeypatch.setattr(cuda.Device, "count", staticmethod(lambda: 2))
+    for index in (2, -1):
+        with pytest.raises(EnvironmentProblem) as error:
+            PyCudaBackend(index)
+        assert str(error.value) == f"device {index} does not exist (this machine has 2)"
+
+
+def test_the_device_asked_for_is_the_one_opened(monkeypatch):
+    from gpubench.backends import pycuda_backend as module
+
+    class Opened(Exception):
+        pass
+
+    def device(index):
+        raise Opened(index)
+
+    device.count = lambda: 2
+    monkeypatch.setattr(module.cuda, "Device", device)
+    opened = []
+    for args in ((1,), (0,), ()):  # device 0 unless told
+        with pytest.raises(Opened) as raised:
+            module.PyCudaBackend(*args)
+        opened.append(raised.value.args[0])
+    assert opened == [1, 0, 0]
+
+
+def test_a_device_attribute_the_driver_lacks_is_none(pycuda_backend):
+    assert pycuda_backend._attr("NO_SUCH_ATTRIBUTE") is None
+    assert pycuda_backend._attr("WARP_SIZE") == 32
+
+
+def test_the_environment_names_the_cuda_pycuda_was_built_for(pycuda_backend):
+    import pycuda.driver as cuda
+
+    env = pycuda_backend.environment().to_dict()
+    assert env["pycuda_built_for_cuda"] == ".".join(str(v) for v in cuda.get_version())
+    assert env["device"] == pycuda_backend.device.to_dict()
+
+
+@pytest.mark.parametrize("synchronous", [False, True])
+def test_a_copy_moves_its_bytes_between_its_offsets_on_its_stream(pycuda_backend, synchronous):
+    """The call each Copy step becomes: which memcpy, between which addresses, how many bytes,
+    and (asynchronous) on the step's own stream."""
+    import numpy as np
+    import pycuda.driver as cuda
+
+    from gpubench.benchmark import BufferSpec
+    from gpubench.steps import Copy
+
+    specs = {"d": BufferSpec((16,), np.dtype(np.float32)),
+             "e": BufferSpec((16,), np.dtype(np.float32)),
+             "h": BufferSpec((16,), np.dtype(np.float32), location="pinned")}  # fmt: skip
+    buffers = {name: pycuda_backend.alloc(spec) for name, spec in specs.items()}
+    d, e, h = (buffers[n] for n in "deh")
+    stream = cuda.Stream()
+    try:
+        for src, dst, op, calls, to, frm in (
+            ("h", "d", "H2D", (cuda.memcpy_htod, cuda.memcpy_htod_async), d.pointer + 8,
+             h.host.ctypes.data + 4),
+            ("d", "h", "D2H", (cuda.memcpy_dtoh, cuda.memcpy_dtoh_async), h.host.ctypes.data + 8,
+             d.pointer + 4),
+            ("d", "e", "D2D", (cuda.memcpy_dtod, cuda.memcpy_dtod_async), e.pointer + 8,
+             d.pointer + 4),
+        ):  # fmt: skip
+            step = Copy(src, dst, nbytes=16, src_offset=4, dst_offset=8, synchronous=synchronous)
+            kind, run = pycuda_backend._copy_call(step, buffers, stream)
+            assert kind == op
+            *args, last = run.args
+            if synchronous:
+                assert run.func is calls[0]
+                args.append(last)
+            else:
+                assert run.func is calls[1] and last is stream
+            ends = [a if isinstance(a, int) else (a.ctypes.data, a.nbytes) for a in args]
+            host = (to, 16) if op == "D2H" else (frm, 16)
+            expected = {"H2D": [to, host], "D2H": [host, frm], "D2D": [to, frm, 16]}[op]
+            assert ends == expected
+    finally:
+        for buffer in buffers.values():
+            pycuda_backend.free(buffer)
+
+
+def test_restore_and_timing_events_use_the_stream_they_are_given(pycuda_backend, monkeypatch):
+    from gpubench.backends import pycuda_backend as module
+
+    copies, recorded = [], []
+    monkeypatch.setattr(module.cuda, "memcpy_dtod_async", lambda *args: copies.append(args))
+
+    class Event:
+        def record(self, stream=None):
+            recorded.append(stream)
+
+    monkeypatch.setattr(module.cuda, "Event", Event)
+    src, dst = module._Buffer("device", 8, device=0xA0), module._Buffer("device", 8, device=0xB0)
+    pycuda_backend.restore(dst, src, type("Spec", (), {"nbytes": 8})())
+    assert copies == [(0xB0, 0xA0, 8, pycuda_backend._stream)]
+    side = object()
+    assert isinstance(pycuda_backend._timing_event_on(side), Event)
+    pycuda_backend._record(Event(), side)
+    assert recorded == [side, side]
+
+
+def test_the_context_probe_gives_back_what_it_took_and_a_broken_context_is_dead(pycuda_backend,
+                                                                                 monkeypatch):  # fmt: skip
+    from gpubench.backends import pycuda_backend as module
+
+    real, log = module.cuda.mem_alloc, []
+
+    class Probe:
+        def __init__(self, nbytes):
+            self.memory = real(nbytes)
+            log.append(("alloc", nbytes))
+
+        def free(self):
+            self.memory.free()
+            log.append("free")
+
+    monkeypatch.setattr(module.cuda, "mem_alloc", Probe)
+    assert pycuda_backend.context_alive() is True
+    assert log == [("alloc", 4), "free"]
+
+    def broken():
+        raise module.cuda.LaunchError("cuCtxSynchronize failed: an illegal memory access")
+
+    monkeypatch.setattr(module.cuda.Context, "synchronize", staticmethod(broken))
+    assert pycuda_backend.context_alive() is False
+
+
+def test_at_exit_the_flush_buffer_the_slots_and_the_flag_go_back(monkeypatch):
+    import pycuda.tools
+
+    from gpubench.backends import pycuda_backend as module
+
+    log = []
+
+    class Held:
+        def __init__(self, name):
+            self.name, self.base = name, self
+
+        def free(self):
+            log.append(self.name)
+
+        def pop(self):
+            log.append("pop " + self.name)
+
+    monkeypatch.setattr(pycuda.tools, "clear_context_caches", lambda: log.append("caches"))
+    backend = module.PyCudaBackend.__new__(module.PyCudaBackend)
+    backend.__dict__.update(_flush_buffer=Held("flush"), _stage=[Held("slot 0"), Held("slot 1")],
+                            _flag_host=Held("flag"), _context=Held("context"))  # fmt: skip
+    backend._close()
+    assert log == ["flush", "slot 0", "slot 1", "flag", "pop context", "caches"]
+    log.clear()
+    backend._flush_buffer, backend._stage = None, None
+    backend._close()
+    assert log == ["flag", "pop context", "caches"]
