@@ -5,6 +5,7 @@ options)."""
 
 from __future__ import annotations
 
+import ctypes
 import uuid
 from types import SimpleNamespace
 
@@ -435,10 +436,17 @@ def test_large_uploads_go_through_page_locked_slots_on_streams_that_wait_for_the
         made.append(options)
         return Stream(20 + len(made), log)
 
+    def copy(to, source, nbytes, handle):  # what the copy engine would read, at the call
+        arrived.append(ctypes.string_at(source, nbytes))
+        return ok()
+
+    arrived = []
     monkeypatch.setattr(module, "_pinned", pinned)
+    module.driver.answers["cuMemcpyHtoDAsync"] = copy
     backend = bare(module, _stage=None, _device=SimpleNamespace(create_stream=create_stream))
-    flat = np.ones(2 * STAGE_BYTES + 5, np.uint8)
+    flat = np.resize(np.arange(251, dtype=np.uint8), 2 * STAGE_BYTES + 5)
     backend._staged_upload(0xD0, flat)
+    assert b"".join(arrived) == flat.tobytes()
     assert [o.nonblocking for o in made] == [False] * STAGES  # see _ORDERED
     assert backend._stage_addresses == [0x100] * STAGES
     copies = [(to, nbytes, handle) for _, to, _, nbytes, handle in module.driver.calls]

@@ -170,3 +170,89 @@ def test_an_unconverged_repeat_adds_its_iterations_to_the_run_s():
     run_repeat(bound, step, lambda: None, lambda: None, changed, None, 7)
     assert (bound.record.iterations, bound.record.converged) == (7, False)
     assert bound.record.unconverged == ["repeat on 'changed'"]
+
+
+# The driver's answers for an H100 (CU_DEVICE_ATTRIBUTE_ names without the prefix; kHz clocks).
+H100_ATTRIBUTES = {
+    "CLOCK_RATE": 1_980_000, "MEMORY_CLOCK_RATE": 2_619_000, "MULTIPROCESSOR_COUNT": 132,
+    "GLOBAL_MEMORY_BUS_WIDTH": 5120, "L2_CACHE_SIZE": 52_428_800,
+    "MAX_SHARED_MEMORY_PER_BLOCK": 49_152, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 232_448,
+    "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 233_472, "MAX_REGISTERS_PER_MULTIPROCESSOR": 65_536,
+    "MAX_REGISTERS_PER_BLOCK": 65_536, "MAX_THREADS_PER_BLOCK": 1024,
+    "MAX_THREADS_PER_MULTIPROCESSOR": 2048, "WARP_SIZE": 32,
+    "MAX_BLOCKS_PER_MULTIPROCESSOR": 32, "MAX_BLOCK_DIM_X": 1024, "MAX_BLOCK_DIM_Y": 1024,
+    "MAX_BLOCK_DIM_Z": 64, "MAX_GRID_DIM_X": 2**31 - 1, "MAX_GRID_DIM_Y": 65535,
+    "MAX_GRID_DIM_Z": 65535,
+}  # fmt: skip
+
+
+def test_the_device_is_described_from_its_driver_attributes():
+    from gpubench.backends.shared import device_info
+    from gpubench.device import DeviceInfo
+
+    dev = device_info(H100_ATTRIBUTES.get, "NVIDIA H100", (9, 0), 85_045_788_672,
+                      {"max_sm_clock_mhz": 1, "max_mem_clock_mhz": 1})  # fmt: skip
+    assert dev == DeviceInfo(
+        name="NVIDIA H100", compute_capability=(9, 0), sm_count=132, sm_clock_mhz=1980.0,
+        memory_clock_mhz=2619.0, memory_bus_width_bits=5120, memory_bytes=85_045_788_672,
+        l2_bytes=52_428_800, shared_per_block_bytes=49_152, shared_per_block_optin_bytes=232_448,
+        shared_per_sm_bytes=233_472, registers_per_sm=65_536, registers_per_block=65_536,
+        max_threads_per_block=1024, max_threads_per_sm=2048, warp_size=32, max_blocks_per_sm=32,
+        max_block_dims=(1024, 1024, 64), max_grid_dims=(2**31 - 1, 65535, 65535),
+    )  # fmt: skip
+
+
+def test_attributes_the_driver_lacks_take_nvml_s_clocks_or_the_cuda_defaults():
+    from gpubench.backends.shared import device_info
+
+    asked = []
+
+    def nothing(name):
+        asked.append(name)
+
+    dev = device_info(nothing, "old GPU", (7, 0), 2**30,
+                      {"max_sm_clock_mhz": 1530, "max_mem_clock_mhz": 877})  # fmt: skip
+    assert set(asked) == set(H100_ATTRIBUTES)
+    assert (dev.sm_clock_mhz, dev.memory_clock_mhz, dev.memory_bus_width_bits) == (1530, 877, None)
+    assert (dev.sm_count, dev.l2_bytes, dev.shared_per_sm_bytes, dev.registers_per_sm,
+            dev.registers_per_block) == (0, 0, 0, 0, 0)  # fmt: skip
+    assert (dev.shared_per_block_bytes, dev.shared_per_block_optin_bytes) == (49_152, 49_152)
+    assert (dev.max_threads_per_block, dev.max_threads_per_sm, dev.warp_size,
+            dev.max_blocks_per_sm) == (1024, 2048, 32, 32)  # fmt: skip
+    assert dev.max_block_dims == (None, None, None) and dev.max_grid_dims == (None, None, None)
+    assert device_info(nothing, "no NVML", (7, 0), 2**30, {}).sm_clock_mhz is None
+
+
+@pytest.mark.parametrize(
+    ("step", "sizes", "nbytes"),
+    [
+        ({}, (64, 64), 64),
+        ({"src_offset": 16}, (64, 64), 48),
+        ({"nbytes": 8, "src_offset": 56, "dst_offset": 24}, (64, 32), 8),
+        ({"src_offset": 64}, (64, 0), 0),
+    ],
+)  # fmt: skip
+def test_a_copy_moves_all_of_its_source_past_the_offset_unless_told(step, sizes, nbytes):
+    from gpubench.backends.shared import copy_bytes
+    from gpubench.steps import Copy
+
+    assert copy_bytes(Copy("a", "b", **step), *sizes) == nbytes
+
+
+@pytest.mark.parametrize(
+    ("step", "sizes", "words"),
+    [
+        ({}, (64, 63), "64 bytes at offsets 0/0 do not fit the buffers (64/63 bytes)"),
+        ({"nbytes": 8, "src_offset": 57}, (64, 64), "8 bytes at offsets 57/0"),
+        ({"nbytes": 8, "dst_offset": 57}, (64, 64), "8 bytes at offsets 0/57"),
+        ({"src_offset": 65}, (64, 64), "-1 bytes at offsets 65/0"),
+        ({"nbytes": -1}, (64, 64), "-1 bytes at offsets 0/0"),
+    ],
+)  # fmt: skip
+def test_a_copy_past_either_end_is_refused_with_its_sizes(step, sizes, words):
+    from gpubench.backends.shared import copy_bytes
+    from gpubench.steps import Copy
+
+    with pytest.raises(KernelLaunchError) as error:
+        copy_bytes(Copy("a", "b", **step), *sizes)
+    assert str(error.value).startswith(f"copy a→b: {words}")

@@ -243,3 +243,66 @@ def test_an_inspection_with_no_kernel_shown_keeps_the_kernel_column_readable():
     found = api.Inspection(point={"size": 64}, source=Path("t.cu"), report=report, shown=[])
     table = tables.inspection_table(registry.get("transpose"), "sm_90", found)
     assert str(table.columns[0].header) == "kernel" and table.columns[0].min_width == 6
+
+
+H100 = dict(name="NVIDIA H100 80GB HBM3", compute_capability=(9, 0), sm_count=132,
+            sm_clock_mhz=1980.0, memory_clock_mhz=2619.0, memory_bus_width_bits=5120,
+            memory_bytes=85_045_788_672, l2_bytes=52_428_800, shared_per_block_bytes=49_152,
+            shared_per_block_optin_bytes=232_448, shared_per_sm_bytes=233_472,
+            registers_per_sm=65_536, registers_per_block=65_536, max_threads_per_block=1024,
+            max_threads_per_sm=2048, warp_size=32)  # fmt: skip
+
+
+def an_environment(**fields):
+    from gpubench.device import Environment
+
+    return Environment(gpubench_version="0.9", python_version="3.11.9", numpy_version="2.1.0",
+                       **fields)  # fmt: skip
+
+
+def test_info_of_a_gpu_whose_driver_and_nvml_report_everything():
+    from gpubench.device import DeviceInfo
+
+    env = an_environment(
+        backend={"name": "pycuda", "version": "2026.1"}, gpu_uuid="GPU-5f1c",
+        driver_version="580.159.04", cuda_driver_api_version="13.0", pycuda_version="2026.1",
+        pycuda_built_for_cuda="13.0.0", nvcc_version="13.0.88", sm_clock_mhz_at_start=1755.0,
+    )  # fmt: skip
+    pinned("info_h100", tables.info_table(0, DeviceInfo(**H100), env))
+
+
+def test_info_of_a_gpu_with_clocks_and_nvml_unknown():
+    from gpubench.device import DeviceInfo
+
+    dev = DeviceInfo(**{**H100, "name": "Small GPU", "compute_capability": (7, 5),
+                        "sm_clock_mhz": None, "memory_clock_mhz": None,
+                        "memory_bus_width_bits": None, "l2_bytes": 786_432,
+                        "shared_per_sm_bytes": 65_536})  # fmt: skip
+    env = an_environment(backend={"name": "cuda-core", "version": "1.2.2",
+                                  "cuda_bindings": "13.5.0", "compiler": "NVRTC 13.0"})  # fmt: skip
+    pinned("info_unknowns", tables.info_table(1, dev, env))
+
+
+@pytest.mark.parametrize(
+    ("backend", "pycuda", "line"),
+    [
+        ({"name": "pycuda", "version": "2026.1"}, ("2026.1", "13.0.0"),
+         "pycuda 2026.1 (built for CUDA 13.0.0)"),
+        ({"name": "cuda-core", "version": "1.2.2", "cuda_bindings": "13.5.0",
+          "compiler": "NVRTC 13.0"}, (None, None), "cuda-core 1.2.2 (cuda-bindings 13.5.0, NVRTC 13.0)"),
+        ({"name": "hip", "version": "6.2", "other": "x"}, (None, None), "hip 6.2"),
+        ({}, (None, None), "unknown "),
+    ],
+)  # fmt: skip
+def test_the_backend_line_names_the_backend_and_what_it_was_built_with(backend, pycuda, line):
+    env = an_environment(backend=backend, pycuda_version=pycuda[0],
+                         pycuda_built_for_cuda=pycuda[1])  # fmt: skip
+    assert tables.backend_line(env) == line
+
+
+def test_the_ceilings_table_of_a_measured_gpu():
+    record = CeilingsRecord(gpu_uuid="GPU-5f1c", gpu_name="NVIDIA H100 80GB HBM3",
+                            measured={"dram_read_gbps": 3001.5, "fp32_gflops": 51_234.0},
+                            theoretical={"dram_read_gbps": 3352.3, "fp32_gflops": 66_908.0},
+                            measured_at="2026-11-25", clock_mhz={"fp32_gflops": 1980.0})  # fmt: skip
+    pinned("ceilings_measured", tables.ceilings_table(record))
