@@ -149,6 +149,8 @@ def test_unit_names_in_every_spelling():
     assert [profiling.unit_scale(u) for u in ("byte", "B", "Kbyte", "KB", "MB", "Gbyte")] == [
         1, 1, 1e3, 1e3, 1e6, 1e9]  # fmt: skip
     assert [profiling.unit_scale(u) for u in ("sector", "request", "%", "inst", "")] == [1.0] * 5
+    # A prefix it does not know, on bytes or on time: left as it is.
+    assert [profiling.unit_scale(u) for u in ("Xbyte", "XB", "Xsecond")] == [1.0] * 3
 
 
 def test_the_ncu_command_is_pinned_word_for_word():

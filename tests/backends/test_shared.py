@@ -256,3 +256,15 @@ def test_a_copy_past_either_end_is_refused_with_its_sizes(step, sizes, words):
     with pytest.raises(KernelLaunchError) as error:
         copy_bytes(Copy("a", "b", **step), *sizes)
     assert str(error.value).startswith(f"copy a→b: {words}")
+
+
+def test_a_run_with_a_repeat_starts_each_enqueue_with_a_fresh_record():
+    from gpubench.backends.shared import BoundRun
+    from gpubench.steps import RunRecord
+
+    for has_repeat in (True, False):
+        bound = BoundRun(ops=[], has_repeat=has_repeat)
+        bound.record.iterations = 7
+        bound.enqueue()
+        assert bound.record.iterations == (0 if has_repeat else 7)
+        assert isinstance(bound.record, RunRecord)

@@ -276,7 +276,7 @@ def test_info_of_a_gpu_with_clocks_and_nvml_unknown():
 
     dev = DeviceInfo(**{**H100, "name": "Small GPU", "compute_capability": (7, 5),
                         "sm_clock_mhz": None, "memory_clock_mhz": None,
-                        "memory_bus_width_bits": None, "l2_bytes": 786_432,
+                        "memory_bus_width_bits": None, "l2_bytes": 1_048_576,
                         "shared_per_sm_bytes": 65_536})  # fmt: skip
     env = an_environment(backend={"name": "cuda-core", "version": "1.2.2",
                                   "cuda_bindings": "13.5.0", "compiler": "NVRTC 13.0"})  # fmt: skip
