@@ -7,11 +7,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from gpubench import results
 from gpubench.pool import parse_devices
+from gpubench.results import Result, Status
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = """\
@@ -192,3 +194,174 @@ def test_a_new_pool_has_no_runner_and_no_environment_yet():
     assert pool.observers == [1, 2] and pool.runners == [] and pool.environment is None
     assert isinstance(pool._stop, threading.Event) and not pool._stop.is_set()
     assert (pool.restarts, pool.retried) == (0, [])
+
+
+def test_points_are_weighed_by_their_bytes_times_the_variants_left():
+    from types import SimpleNamespace
+
+    from gpubench.pool import largest_first
+
+    plan = SimpleNamespace(bench=SimpleNamespace(
+        input_specs=lambda point: {"x": SimpleNamespace(nbytes=point["n"])}))  # fmt: skip
+    todo = [({"n": 2}, ["a"]), ({"n": 1}, ["a", "b", "c"])]
+    assert largest_first(plan, todo) == [todo[1], todo[0]]
+
+
+class FakeRunner:
+    """IsolatedRunner's surface, in-process: each records what the pool asks of it."""
+
+    made: ClassVar[list] = []
+
+    def __init__(self, spec):
+        self.spec, self.calls, self.restarts, self.retried = spec, [], 0, []
+        uuid = FakeRunner.uuids.get(spec.device_index, f"GPU-{spec.device_index}")
+        self.device_record = {"index": spec.device_index + 100, "uuid": uuid}
+        FakeRunner.made.append(self)
+
+    def spawn(self):
+        return f"worker {self.spec.device_index}"
+
+    def start(self, worker=None):
+        self.calls.append(("start", worker))
+        if self.spec.device_index in FakeRunner.failing:
+            raise RuntimeError(f"device {self.spec.device_index} would not start")
+        return {"device_count": FakeRunner.count, "first": self.spec.device_index}
+
+    def precompile(self, points, limit_s):
+        self.calls.append(("precompile", points, limit_s))
+        return {"compiled": len(points)}
+
+    def close(self, graceful=True):
+        self.calls.append(("close", graceful))
+        return {"sm_clock_mhz": self.spec.device_index}
+
+    def _run_point(self, plan, point, variants, emit):
+        if point.get("size") == FakeRunner.broken_point:
+            raise ValueError(f"a bug at {point['size']}")
+        fresh = {}
+        for variant in variants:
+            fresh[variant] = Result("transpose", variant, point, Status.INCORRECT, reason="fake")
+            emit(fresh[variant])
+        self.calls.append(("point", point["size"]))
+        return fresh
+
+
+@pytest.fixture
+def fake_runners(monkeypatch):
+    from gpubench import pool
+
+    FakeRunner.made, FakeRunner.uuids, FakeRunner.failing, FakeRunner.count = [], {}, set(), 4
+    FakeRunner.broken_point = None
+    monkeypatch.setattr(pool, "IsolatedRunner", FakeRunner)
+    return FakeRunner
+
+
+def test_a_pool_starts_one_worker_per_gpu_of_its_backend_and_lists_them(fake_runners):
+    from gpubench.pool import DevicePool
+
+    pool = DevicePool("scale", [2, 3], "tests.fakes:FakeBackend")
+    environment = pool.start()
+    assert [(r.spec.suite, r.spec.device_index, r.spec.backend) for r in fake_runners.made] == [
+        ("scale", 2, "tests.fakes:FakeBackend"), ("scale", 3, "tests.fakes:FakeBackend")]  # fmt: skip
+    assert fake_runners.made[1].calls == [("start", "worker 3")]  # spawned, then started
+    assert environment == pool.environment == {
+        "device_count": 4, "first": 2,
+        "devices": [{"index": 102, "uuid": "GPU-2"}, {"index": 103, "uuid": "GPU-3"}]}  # fmt: skip
+    assert pool.precompile([{"n": 1}, {"n": 2}]) == {"compiled": 2, "devices": 2}
+    assert fake_runners.made[0].calls[-1] == ("precompile", [{"n": 1}, {"n": 2}], 3600)
+    assert fake_runners.made[1].calls[-1] == ("start", "worker 3")  # the first compiles for all
+    assert pool.close() == {"devices": {"102": {"sm_clock_mhz": 2}, "103": {"sm_clock_mhz": 3}}}
+    assert [r.calls[-1] for r in fake_runners.made] == [("close", True)] * 2
+    assert pool.close(graceful=False)["devices"]["102"] == {"sm_clock_mhz": 2}
+    assert [r.calls[-1] for r in fake_runners.made] == [("close", False)] * 2
+
+
+def test_a_pool_of_all_gpus_needs_their_count(fake_runners):
+    from gpubench.errors import EnvironmentProblem
+    from gpubench.pool import DevicePool
+
+    pool = DevicePool("scale", "all", "fake")
+    assert len(pool.start()["devices"]) == 4
+    assert [r.spec.device_index for r in fake_runners.made] == [0, 1, 2, 3]
+    fake_runners.made, fake_runners.count = [], None
+    with pytest.raises(EnvironmentProblem) as error:
+        DevicePool("scale", "all", "fake").start()
+    assert str(error.value) == (
+        "cannot count this host's GPUs (no NVML): name them, e.g. --devices 0,1"
+    )
+    assert fake_runners.made[0].calls[-1] == ("close", True)
+
+
+def test_a_gpu_that_will_not_start_stops_the_pool_and_says_why(fake_runners):
+    from gpubench.pool import DevicePool
+
+    fake_runners.failing = {2}
+    with pytest.raises(RuntimeError, match=r"^device 2 would not start$"):
+        DevicePool("scale", [0, 1, 2], "fake").start()
+    assert [r.calls[-1] for r in fake_runners.made] == [("close", False)] * 3
+
+
+def test_two_indices_of_one_gpu_are_refused(fake_runners):
+    from gpubench.errors import EnvironmentProblem
+    from gpubench.pool import DevicePool
+
+    fake_runners.uuids = {0: "GPU-a", 1: "GPU-a"}
+    with pytest.raises(EnvironmentProblem) as error:
+        DevicePool("scale", [0, 1], "fake").start()
+    assert str(error.value) == "two device indices name the same GPU (['GPU-a', 'GPU-a'])"
+    assert [r.calls[-1] for r in fake_runners.made] == [("close", False)] * 2
+
+
+class Watcher:
+    def __init__(self):
+        self.seen = []
+
+    def started(self, total):
+        self.seen.append(("started", total))
+
+    def finished(self, result):
+        self.seen.append(("finished", result.point["size"], result.variant))
+
+    def point_finished(self, results):
+        self.seen.append(("point", [(r.point["size"], r.variant) for r in results]))
+
+
+def a_transpose_plan(sizes):
+    from gpubench import registry
+    from gpubench.runner import Plan
+    from gpubench.timing import TimingPolicy
+
+    bench = registry.get("transpose")
+    points = [bench.resolve({**bench.defaults(), "size": s}) for s in sizes]
+    return points, Plan(bench, points, ("naive", "copy"), "naive", TimingPolicy())
+
+
+def test_a_pool_hands_out_each_point_once_and_tells_the_observers(fake_runners):
+    from gpubench.pool import DevicePool
+
+    points, plan = a_transpose_plan([64, 128, 256])
+    watcher = Watcher()
+    pool = DevicePool("transpose", [0, 1], "fake", [watcher])
+    pool.start()
+    done = [Result("transpose", "copy", points[0], Status.INCORRECT, reason="logged")]
+    returned = pool.run(plan, done)
+    assert watcher.seen[0] == ("started", 5)  # two variants at 128 and 256, one at 64
+    ran = sorted(size for r in fake_runners.made for kind, size in r.calls[1:] if kind == "point")
+    assert ran == [64, 128, 256]
+    finished = sorted(s[1:] for s in watcher.seen if s[0] == "finished")
+    assert finished == [(64, "naive"), (128, "copy"), (128, "naive"), (256, "copy"),
+                        (256, "naive")]  # fmt: skip
+    assert sorted(s[1] for s in watcher.seen if s[0] == "point") == [
+        [(64, "naive")], [(128, "naive"), (128, "copy")], [(256, "naive"), (256, "copy")]]  # fmt: skip
+    assert sorted((r.point["size"], r.variant) for r in returned) == finished
+
+
+def test_a_bug_in_a_pool_thread_is_raised_in_the_caller(fake_runners):
+    from gpubench.pool import DevicePool
+
+    _, plan = a_transpose_plan([64, 128])
+    fake_runners.broken_point = 128
+    pool = DevicePool("transpose", [0], "fake", [Watcher()])
+    pool.start()
+    with pytest.raises(ValueError, match=r"^a bug at 128$"):
+        pool.run(plan)
