@@ -4,6 +4,7 @@ the runs, the one-point sweep it profiles, the command line, and the one line wi
 from __future__ import annotations
 
 import io
+import sys
 
 import pytest
 import yaml
@@ -261,3 +262,66 @@ def test_the_profiled_sweep_of_a_kernel_file_names_the_file():
     spec = {"suite": "saxpy", "suite_ref": "configs/examples/saxpy.py"}
     sweep = profiling.one_point_sweep(spec, {"n": 1000}, "fused")
     assert sweep["suite"] == "configs/examples/saxpy.py" and sweep["params"] == {"n": 1000}
+
+
+def a_stand_in_ncu(tmp_path, body: str):
+    """An executable in ncu's place: it records its arguments, GPUBENCH_CHECK and the sweep
+    file it was given, then does `body` (Python, with `sys` imported)."""
+    script, seen = tmp_path / "ncu", str(tmp_path / "seen.json")
+    lines = [
+        f"#!{sys.executable}",
+        "import json, os, sys",
+        "sweep = sys.argv[sys.argv.index('sweep') + 1]",
+        "record = {'argv': sys.argv[1:], 'check': os.environ.get('GPUBENCH_CHECK'),",
+        "          'sweep': open(sweep).read()}",
+        f"json.dump(record, open({seen!r}, 'w'))",
+        body,
+    ]
+    script.write_text("\n".join(lines) + "\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+SPEC = {"suite": "transpose", "description": "d", "params": {"size": [64]}}
+
+
+def test_a_profiled_point_is_one_variant_swept_under_ncu_with_host_checks(tmp_path):
+    import json
+
+    csv = tmp_path / "out.csv"
+    csv.write_text(csv_text([ONE, ONE, ONE]))
+    ncu = a_stand_in_ncu(tmp_path, f"sys.stdout.write(open({str(csv)!r}).read())")
+    got = profiling.profile_one(ncu, SPEC, {"size": 64}, "naive", 1)
+    assert got == profiling.summarise(profiling.parse_csv(csv.read_text()))
+    seen = json.loads((tmp_path / "seen.json").read_text())
+    assert seen["check"] == "host"
+    assert yaml.safe_load(seen["sweep"]) == profiling.one_point_sweep(SPEC, {"size": 64}, "naive")
+    expected = profiling.command(ncu, "SWEEP", "LOG", 1)[1:]
+    sweep_at = seen["argv"].index("sweep") + 1
+    assert seen["argv"][:sweep_at] == expected[:sweep_at]
+    assert seen["argv"][sweep_at + 1 :][2:] == expected[sweep_at + 1 :][2:]  # past the log
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ("sys.stdout.write('==PROF== out\\n'); sys.stderr.write('==ERROR== no permission\\n');"
+         " sys.exit(1)", "ncu gave no counters (exit 1): ==ERROR== no permission"),
+        ("sys.stdout.write('first\\nlast line\\n'); sys.exit(2)",
+         "ncu gave no counters (exit 2): last line"),
+        ("sys.exit(3)", "ncu gave no counters (exit 3): no output"),
+    ],
+)  # fmt: skip
+def test_ncu_without_counters_is_a_profile_error_with_its_last_words(tmp_path, body, words):
+    ncu = a_stand_in_ncu(tmp_path, body)
+    with pytest.raises(profiling.ProfileError) as error:
+        profiling.profile_one(ncu, SPEC, {"size": 64}, "naive", 0)
+    assert str(error.value) == words
+
+
+def test_ncu_that_does_not_finish_is_stopped_at_the_time_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(profiling, "TIMEOUT_S", 0.5)
+    ncu = a_stand_in_ncu(tmp_path, "import time; time.sleep(30)")
+    with pytest.raises(profiling.ProfileError) as error:
+        profiling.profile_one(ncu, SPEC, {"size": 64}, "naive", 0)
+    assert str(error.value) == "ncu took more than 0.5 s"
