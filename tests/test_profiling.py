@@ -4,6 +4,7 @@ the runs, the one-point sweep it profiles, the command line, and the one line wi
 from __future__ import annotations
 
 import io
+import os
 import sys
 
 import pytest
@@ -299,7 +300,12 @@ def test_a_profiled_point_is_one_variant_swept_under_ncu_with_host_checks(tmp_pa
     expected = profiling.command(ncu, "SWEEP", "LOG", 1)[1:]
     sweep_at = seen["argv"].index("sweep") + 1
     assert seen["argv"][:sweep_at] == expected[:sweep_at]
-    assert seen["argv"][sweep_at + 1 :][2:] == expected[sweep_at + 1 :][2:]  # past the log
+    sweep, jsonl, log = seen["argv"][sweep_at : sweep_at + 3]
+    assert seen["argv"][sweep_at + 3 :] == expected[sweep_at + 3 :]
+    # The sweep file and the log in a directory of their own, gone afterwards.
+    assert jsonl == "--jsonl" and os.path.isabs(sweep)
+    assert os.path.dirname(log) == os.path.dirname(sweep) != os.getcwd()
+    assert os.path.basename(log) != "" and not os.path.exists(os.path.dirname(sweep))
 
 
 @pytest.mark.parametrize(
@@ -310,6 +316,7 @@ def test_a_profiled_point_is_one_variant_swept_under_ncu_with_host_checks(tmp_pa
         ("sys.stdout.write('first\\nlast line\\n'); sys.exit(2)",
          "ncu gave no counters (exit 2): last line"),
         ("sys.exit(3)", "ncu gave no counters (exit 3): no output"),
+        ("sys.stderr.write('x' * 300); sys.exit(4)", "ncu gave no counters (exit 4): " + "x" * 200),
     ],
 )  # fmt: skip
 def test_ncu_without_counters_is_a_profile_error_with_its_last_words(tmp_path, body, words):
