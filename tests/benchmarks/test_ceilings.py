@@ -87,3 +87,22 @@ def test_the_fma_references_are_exact_sums_of_each_type_s_own_step():
         expected = sum(1.0 + j / 8 + 64 * step for j in range(CHAINS))
         assert out.shape == (threads,) and out[0] == expected and out[-1] == expected
     assert FP32_STEP != FP64_STEP
+
+
+def test_only_the_tensor_core_gemm_needs_cupy(monkeypatch):
+    import builtins
+
+    from gpubench.benchmarks import ceilings
+
+    real_import = builtins.__import__
+
+    def without_cupy(name, *args, **kwargs):
+        if name == "cupy":
+            raise ImportError("No module named 'cupy'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_cupy)
+    assert ceilings.BENCHMARK.unavailable("tensor_fp16") == (
+        "CuPy is not installed (pip install cupy-cuda12x) for the cuBLAS tensor-core GEMM"
+    )
+    assert [ceilings.BENCHMARK.unavailable(v) for v in ("fp32_fma", "dram_read")] == [None, None]

@@ -102,3 +102,19 @@ def test_bounds_at_their_edges():
 def test_exact_results_are_zero_ulp_off():
     assert intrinsics.ulp_errors(np.array([1.0, 0.25], np.float32), np.array([1.0, 0.25])) == (
         0.0, 0.0)  # fmt: skip
+
+
+def test_each_intrinsic_is_compared_with_its_own_standard_function():
+    from gpubench.results import Result, Status
+
+    def measured(variant, ms, status=Status.OK):
+        return Result("intrinsics", variant, {}, status, summary={"median_ms": ms})
+
+    results = [measured("sin_standard", 4.0), measured("sin_intrinsic", 1.0),
+               measured("exp_standard", 3.0), measured("exp_intrinsic", 2.0),
+               measured("divide_intrinsic", 1.0),  # its standard was not run
+               measured("rsqrt_standard", 2.0, Status.INCORRECT),
+               measured("rsqrt_intrinsic", 1.0)]  # fmt: skip
+    intrinsics.BENCHMARK.point_metrics(results)
+    assert [r.metrics.get("vs_standard") for r in results] == [1.0, 4.0, 1.0, 1.5, None, None,
+                                                               None]  # fmt: skip
