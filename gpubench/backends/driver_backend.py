@@ -5,7 +5,8 @@ they can be captured) and step by step (timelines), and Repeat loops.
 A backend built on this supplies the driver calls it is made of (the abstract methods below)
 and the attributes: `device`, `_stream` (the timing stream), `_side_streams` (index → stream),
 `_start` and `_end` (timing events), `_graphs` (CudaGraphs or None), `_flag_host` (where a
-Repeat reads its flag back) and `_nvml_handle` (this GPU in NVML, or None). The timing logic then is one, whichever library calls the driver.
+Repeat reads its flag back) and `_nvml_handle` (this GPU in NVML, or None). The timing logic
+then is one, whichever library calls the driver.
 """
 
 from __future__ import annotations
