@@ -208,3 +208,19 @@ def test_an_unknown_variant_is_a_key_error_naming_it():
     with pytest.raises(KeyError) as info:
         registry.get("transpose").variant("nope")
     assert info.value.args == ("nope",)
+
+
+@pytest.mark.parametrize(("a", "b", "blocks"), [(0, 4, 0), (1, 4, 1), (8, 4, 2), (9, 4, 3),
+                                                (1000003, 256, 3907)])  # fmt: skip
+def test_ceil_div_counts_the_blocks_that_cover_a_size(a, b, blocks):
+    from gpubench.benchmark import ceil_div
+
+    assert ceil_div(a, b) == blocks and type(ceil_div(a, b)) is int
+
+
+def test_a_suite_without_host_variants_says_so_when_asked_for_one():
+    from gpubench import registry
+
+    with pytest.raises(NotImplementedError) as error:
+        registry.get("transpose").host_run("numpy", {}, {})
+    assert str(error.value) == "transpose has no host variant 'numpy'"

@@ -254,3 +254,12 @@ def test_without_kernels_cu_beside_or_inside_the_package_reinstalling_is_the_adv
     assert str(info.value) == "kernels_cu/ not found: reinstall gpubench"
     package = Path(kernels.__file__).resolve().parent
     assert seen == [package.parent / "kernels_cu", package / "kernels_cu"]
+
+
+def test_a_compile_report_is_its_counts_as_a_dict():
+    from gpubench.kernels import CompileReport
+
+    report = CompileReport(configurations=5, compiled=3, cached=1, failed=1, seconds=2.5,
+                           workers=4)  # fmt: skip
+    assert report.to_dict() == {"configurations": 5, "compiled": 3, "cached": 1, "failed": 1,
+                                "seconds": 2.5, "workers": 4}  # fmt: skip
