@@ -178,6 +178,23 @@ SCALE_VARIANTS = ("good", "fast", "skips_last", "wrong", "crash", "refused", "hu
                   "first_launch_only", "writes_once")  # fmt: skip
 
 
+class RecordingObserver:
+    """A runner's observer that keeps what it is told, in order, each result named by its
+    point's `key` parameter and its variant."""
+
+    def __init__(self, key: str) -> None:
+        self.key, self.events = key, []
+
+    def started(self, total: int) -> None:
+        self.events.append(("started", total))
+
+    def finished(self, result: Any) -> None:
+        self.events.append(("finished", result.point[self.key], result.variant))
+
+    def point_finished(self, results: list[Any]) -> None:
+        self.events.append(("point", [(r.point[self.key], r.variant) for r in results]))
+
+
 class FakeModule:
     def attributes(self, kernel: str) -> KernelAttributes:
         if kernel not in KERNELS:

@@ -18,6 +18,7 @@ from gpubench.errors import EnvironmentProblem
 from gpubench.results import Result, Status
 from gpubench.runner import Plan, PlanSettings
 from gpubench.timing import TimingPolicy
+from tests.fakes import RecordingObserver
 
 ADDRESS = "tcp://h:8786"
 SCALE = str(Path(__file__).resolve().parent / "suites" / "scale.py")
@@ -225,20 +226,6 @@ class FakeFuture:
         self.cancelled = True
 
 
-class Recorder:
-    def __init__(self):
-        self.events = []
-
-    def started(self, total):
-        self.events.append(("started", total))
-
-    def finished(self, result):
-        self.events.append(("finished", result.point["n"], result.variant))
-
-    def point_finished(self, results):
-        self.events.append(("point", [(r.point["n"], r.variant) for r in results]))
-
-
 def test_precompile_runs_on_every_worker_and_reports_the_slowest(dask):
     runner = cluster.DaskRunner(ADDRESS, "s", "fake")
     runner.start()
@@ -276,7 +263,7 @@ def test_a_run_submits_each_point_and_records_a_lost_one_as_crashed(dask):
     outcomes = {1: ok(points[0], ["fast"], {"fast": 1.0}),
                 2: RuntimeError("x" * 400),
                 3: ok(points[2], ["good", "fast"], {"good": 3.0, "fast": 6.0})}  # fmt: skip
-    recorder = Recorder()
+    recorder = RecordingObserver("n")
     runner = cluster.DaskRunner(ADDRESS, SCALE, "fake", observers=[recorder])
     runner.start()
     client = dask.made[-1]

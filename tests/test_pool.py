@@ -14,6 +14,7 @@ import pytest
 from gpubench import results
 from gpubench.pool import parse_devices
 from gpubench.results import Result, Status
+from tests.fakes import RecordingObserver
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = """\
@@ -315,20 +316,6 @@ def test_two_indices_of_one_gpu_are_refused(fake_runners):
     assert [r.calls[-1] for r in fake_runners.made] == [("close", False)] * 2
 
 
-class Watcher:
-    def __init__(self):
-        self.seen = []
-
-    def started(self, total):
-        self.seen.append(("started", total))
-
-    def finished(self, result):
-        self.seen.append(("finished", result.point["size"], result.variant))
-
-    def point_finished(self, results):
-        self.seen.append(("point", [(r.point["size"], r.variant) for r in results]))
-
-
 def a_transpose_plan(sizes):
     from gpubench import registry
     from gpubench.runner import Plan
@@ -343,18 +330,18 @@ def test_a_pool_hands_out_each_point_once_and_tells_the_observers(fake_runners):
     from gpubench.pool import DevicePool
 
     points, plan = a_transpose_plan([64, 128, 256])
-    watcher = Watcher()
+    watcher = RecordingObserver("size")
     pool = DevicePool("transpose", [0, 1], "fake", [watcher])
     pool.start()
     done = [Result("transpose", "copy", points[0], Status.INCORRECT, reason="logged")]
     returned = pool.run(plan, done)
-    assert watcher.seen[0] == ("started", 5)  # two variants at 128 and 256, one at 64
+    assert watcher.events[0] == ("started", 5)  # two variants at 128 and 256, one at 64
     ran = sorted(size for r in fake_runners.made for kind, size in r.calls[1:] if kind == "point")
     assert ran == [64, 128, 256]
-    finished = sorted(s[1:] for s in watcher.seen if s[0] == "finished")
+    finished = sorted(s[1:] for s in watcher.events if s[0] == "finished")
     assert finished == [(64, "naive"), (128, "copy"), (128, "naive"), (256, "copy"),
                         (256, "naive")]  # fmt: skip
-    assert sorted(s[1] for s in watcher.seen if s[0] == "point") == [
+    assert sorted(s[1] for s in watcher.events if s[0] == "point") == [
         [(64, "naive")], [(128, "naive"), (128, "copy")], [(256, "naive"), (256, "copy")]]  # fmt: skip
     assert sorted((r.point["size"], r.variant) for r in returned) == finished
 
@@ -364,7 +351,7 @@ def test_a_bug_in_a_pool_thread_is_raised_in_the_caller(fake_runners):
 
     _, plan = a_transpose_plan([64, 128])
     fake_runners.broken_point = 128
-    pool = DevicePool("transpose", [0], "fake", [Watcher()])
+    pool = DevicePool("transpose", [0], "fake", [RecordingObserver("size")])
     pool.start()
     with pytest.raises(ValueError, match=r"^a bug at 128$"):
         pool.run(plan)
@@ -378,7 +365,7 @@ def test_a_resumed_pool_compares_fresh_results_with_the_logged_baseline(fake_run
     points, plan = a_transpose_plan([64])
     fake_runners.status = Status.OK
     logged = Result("transpose", "naive", points[0], Status.OK, summary={"median_ms": 3.0})
-    pool = DevicePool("transpose", [0], "fake", [Watcher()])
+    pool = DevicePool("transpose", [0], "fake", [RecordingObserver("size")])
     pool.start()
     (fresh,) = pool.run(plan, [logged])
     assert fresh.variant == "copy" and fresh.metrics["speedup"] == 3.0

@@ -96,7 +96,6 @@ def test_a_closed_runner_neither_retries_nor_starts_workers(tmp_path, monkeypatc
     ("GPU-a,MIG-b", ["GPU-a", "MIG-b"]),
 ])  # fmt: skip
 def test_the_visible_devices_are_cuda_visible_devices_entries(monkeypatch, value, entries):
-    from gpubench import worker
     from tests.envvars import set_or_unset
 
     set_or_unset(monkeypatch, "CUDA_VISIBLE_DEVICES", value)
@@ -106,8 +105,6 @@ def test_the_visible_devices_are_cuda_visible_devices_entries(monkeypatch, value
 def test_the_device_count_comes_from_the_visible_devices_else_nvml(monkeypatch):
     import sys
     from types import SimpleNamespace
-
-    from gpubench import worker
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
     assert worker.count_devices() == 2
@@ -153,8 +150,6 @@ def test_a_built_in_backend_sees_only_its_device_and_another_backend_is_given_th
 def test_the_worker_s_environment_names_its_device_and_for_a_gpu_the_host_s_count():
     from types import SimpleNamespace
 
-    from gpubench import worker
-
     backend = SimpleNamespace(environment=lambda: SimpleNamespace(to_dict=lambda: {"a": 1}))
     assert worker._environment(backend, WorkerSpec("s", 2, "pycuda"), 4) == {
         "a": 1, "device_index": 2, "device_count": 4}  # fmt: skip
@@ -169,8 +164,6 @@ class _Exited(Exception):
 def test_the_worker_asks_to_die_with_its_parent_and_watches_it(monkeypatch):
     import ctypes
     import signal
-
-    from gpubench import worker
 
     calls, threads, parents = [], [], iter([10, 10, 10, 11])
 
@@ -237,7 +230,6 @@ def test_a_worker_that_cannot_load_its_suite_says_why_and_one_that_stops_reports
 ])  # fmt: skip
 def test_a_worker_that_hangs_or_dies_while_starting_is_one_line(tmp_path, monkeypatch, body,
                                                                 message):  # fmt: skip
-    from gpubench import worker
     from gpubench.errors import EnvironmentProblem
 
     monkeypatch.setattr(worker, "START_TIMEOUT_S", 2)
