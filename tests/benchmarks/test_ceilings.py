@@ -9,6 +9,7 @@ from gpubench import registry
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
 from gpubench.timing import TimingPolicy
+from tests.benchmarks import assert_each_set_gets_its_own_product
 
 bench = registry.get("ceilings")
 CHECK = TimingPolicy(warmup=1, min_samples=3, max_samples=3, min_time_s=0)
@@ -106,3 +107,14 @@ def test_only_the_tensor_core_gemm_needs_cupy(monkeypatch):
         "CuPy is not installed (pip install cupy-cuda12x) for the cuBLAS tensor-core GEMM"
     )
     assert [ceilings.BENCHMARK.unavailable(v) for v in ("fp32_fma", "dram_read")] == [None, None]
+
+
+@pytest.mark.gpu
+def test_gpu_the_tensor_core_gemm_on_two_sets_of_buffers_writes_each_its_own_product(gpu_backend):
+    cupy = pytest.importorskip("cupy")
+    import numpy as np
+
+    from gpubench.benchmarks.ceilings import _CupyHalfGemm
+
+    shapes = {n: (4, 4) for n in "ABC"}
+    assert_each_set_gets_its_own_product(cupy, _CupyHalfGemm(4), shapes, np.float16)

@@ -13,7 +13,7 @@ from gpubench.benchmark import Tolerance
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
 from gpubench.timing import TimingPolicy
-from tests.benchmarks import whole_launches
+from tests.benchmarks import assert_each_set_gets_its_own_product, whole_launches
 from tests.fakes import FAKE_DEVICE
 
 bench = registry.get("matmul")
@@ -408,3 +408,31 @@ def test_a_size_fills_in_only_the_axes_not_given():
     assert (p["m"], p["n"], p["k"], p["size"]) == (48, 64, 64, 64)
     p = point(size=64, m=48, n=40, k=24)
     assert (p["m"], p["n"], p["k"], p["size"]) == (48, 40, 24, None)
+
+
+@pytest.mark.gpu
+def test_gpu_the_cublas_step_on_two_sets_of_buffers_writes_each_its_own_product(gpu_backend):
+    """The step caches CuPy views per buffer set: a cache keyed on anything less than all three
+    pointers would write the second product into the first set's C."""
+    cupy = pytest.importorskip("cupy")
+    from gpubench.benchmarks.matmul import _CupyMatmul
+
+    shapes = {"A": (4, 2), "B": (2, 3), "C": (4, 3)}
+    assert_each_set_gets_its_own_product(cupy, _CupyMatmul(4, 3, 2), shapes, np.float32)
+
+
+def test_cublas_is_unavailable_without_cupy_and_asks_cupy_for_fp32_math(monkeypatch):
+    import os
+    import sys
+    import types
+
+    monkeypatch.setenv("CUPY_TF32", "unset")  # restored after the test
+    monkeypatch.delenv("CUPY_TF32")
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
+    assert [bench.unavailable(v) for v in ("naive", "warp_tiled", "numpy")] == [None] * 3
+    assert "CUPY_TF32" not in os.environ
+    assert bench.unavailable("cublas") == "CuPy is not importable: no cuBLAS reference"
+    assert os.environ["CUPY_TF32"] == "0"  # FP32 SGEMM, not TF32 tensor-core math
+    monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))
+    monkeypatch.setenv("CUPY_TF32", "1")  # the user's own choice stays
+    assert bench.unavailable("cublas") is None and os.environ["CUPY_TF32"] == "1"

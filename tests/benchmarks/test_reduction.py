@@ -136,7 +136,8 @@ def test_cub_is_unavailable_without_cupy_and_asks_cupy_for_cub(monkeypatch):
     from gpubench import registry
 
     bench = registry.get("reduction")
-    monkeypatch.delenv("CUPY_ACCELERATORS", raising=False)
+    monkeypatch.setenv("CUPY_ACCELERATORS", "unset")  # restored after the test
+    monkeypatch.delenv("CUPY_ACCELERATORS")
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
     assert bench.unavailable("cub") == "CuPy is not importable: no CUB reference"
     assert bench.unavailable("warp_shuffle") is None and bench.unavailable("numpy") is None
@@ -157,6 +158,42 @@ def test_grid_stride_launches_are_whole_blocks_capped_at_one_per_sm_at_least():
     few = replace(H100_LIKE, max_threads_per_sm=512)
     assert bench.case("grid_stride", point(n=2**28, block_size=1024), few, {}).steps[0].grid == (
         132, 1, 1)  # fmt: skip
+
+
+def test_cub_sums_each_buffer_set_in_the_inputs_own_type_on_the_harness_stream(monkeypatch):
+    """int32 summed in CuPy's default int64 would give the same wrapped total but time a
+    slower reduction than CUB's own: the vendor reference must sum in the input's type."""
+    import contextlib
+    import sys
+    import types
+
+    from gpubench.benchmarks import reduction
+
+    sums, views, streams = [], [], []
+    cupy = types.ModuleType("cupy")
+    cupy.sum = lambda x, **options: sums.append((x, options))
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+
+    def view(pointer, shape, dtype):
+        views.append(pointer)
+        return ("view", pointer, shape, dtype)
+
+    def stream(handle):
+        streams.append(handle)
+        return contextlib.nullcontext()
+
+    monkeypatch.setattr(reduction, "cupy_array", view)
+    monkeypatch.setattr(reduction, "cupy_stream", stream)
+    i32 = np.dtype(np.int32)
+    step = reduction._CupySum(5, i32)
+    for pointers, handle in (({"in": 16, "out": 32}, 7), ({"in": 48, "out": 64}, 9),
+                             ({"in": 16, "out": 32}, 7)):  # fmt: skip
+        step(pointers, handle)
+    assert views == [16, 32, 48, 64]  # each set's views made once
+    assert streams == [7, 9, 7]
+    first = (("view", 16, (5,), i32), {"dtype": i32, "out": ("view", 32, (), i32)})
+    second = (("view", 48, (5,), i32), {"dtype": i32, "out": ("view", 64, (), i32)})
+    assert sums == [first, second, first]
 
 
 def test_cub_s_chain_assumes_256_partial_sums_per_sm():

@@ -529,3 +529,14 @@ def test_the_bucket_width_is_at_least_one_and_follows_the_mean_weight():
              "out_neighbours": np.array([1, 1], np.int32), "sources": np.array([0], np.int32)}  # fmt: skip
     assert bench.delta(point, light) == 1
     assert bench.delta({**point, "delta": 7}, light) == 7
+
+
+def test_every_variant_is_unavailable_without_scipy_and_says_how_to_get_it(monkeypatch):
+    def no_scipy():
+        raise ImportError("No module named 'scipy'")
+
+    monkeypatch.setattr(sssp, "_scipy", no_scipy)
+    words = "SciPy is not importable: no Dijkstra to check against (pip install 'gpubench[sssp]')"
+    assert {bench.unavailable(v) for v in bench.variant_names} == {words}
+    monkeypatch.setattr(sssp, "_scipy", lambda: None)
+    assert {bench.unavailable(v) for v in bench.variant_names} == {None}
