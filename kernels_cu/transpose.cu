@@ -95,6 +95,57 @@ extern "C" __global__ void diagonal(DTYPE* __restrict__ out, const DTYPE* __rest
     TILED_TRANSPOSE_BODY(tile, bx, by)
 }
 
+// bulk_store: padded, with each output-row segment of the tile (TILE elements) written by
+// one bulk copy (cp.async.bulk: the Hopper TMA engine moves shared memory to global memory)
+// instead of TILE / BLOCK_ROWS warps' store instructions, and blocks numbered along output
+// rows. The tile is read out of its padded layout into registers and laid back row by row,
+// so each segment is contiguous and 16-byte aligned in shared memory, as a bulk copy needs.
+// Tiles on the matrix edge, output rows that are not 16-byte aligned and GPUs before sm_90
+// store as padded does.
+extern "C" __global__ void bulk_store(DTYPE* __restrict__ out, const DTYPE* __restrict__ in, int rows, int cols)
+{
+    __shared__ __align__(16) DTYPE tile[TILE][TILE + 1];
+    // Consecutive blocks walk down the input (along a row of the output): a bijection of
+    // block ids, like diagonal's.
+    const unsigned block_id = blockIdx.x + gridDim.x * blockIdx.y;
+    const unsigned by = block_id % gridDim.y;
+    const unsigned bx = block_id / gridDim.y;
+#if __CUDA_ARCH__ >= 900
+    const bool whole_tile = (index_t)(bx + 1) * TILE <= (index_t)cols && (index_t)(by + 1) * TILE <= (index_t)rows;
+    const bool aligned = ((index_t)rows * sizeof(DTYPE)) % 16 == 0 && reinterpret_cast<index_t>(out) % 16 == 0;
+    if (whole_tile && aligned) {  // the same for every thread of the block
+        const int x = bx * TILE + threadIdx.x;
+        const int y = by * TILE + threadIdx.y;
+#pragma unroll
+        for (int j = 0; j < TILE; j += BLOCK_ROWS) tile[threadIdx.y + j][threadIdx.x] = in[(index_t)(y + j) * cols + x];
+        __syncthreads();
+        DTYPE column[TILE / BLOCK_ROWS];  // this thread's elements of the output tile
+#pragma unroll
+        for (int j = 0; j < TILE; j += BLOCK_ROWS) column[j / BLOCK_ROWS] = tile[threadIdx.x][threadIdx.y + j];
+        __syncthreads();
+        DTYPE* segments = &tile[0][0];  // output row r of the tile at segments[r * TILE]
+#pragma unroll
+        for (int j = 0; j < TILE; j += BLOCK_ROWS) segments[(threadIdx.y + j) * TILE + threadIdx.x] = column[j / BLOCK_ROWS];
+        // Make the ordinary shared-memory stores visible to the bulk copy's (async) reads.
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        __syncthreads();
+        const int r = threadIdx.y * TILE + threadIdx.x;
+        if (r < TILE) {
+            DTYPE* dst = out + (index_t)(bx * TILE + r) * rows + by * TILE;
+            const unsigned src = (unsigned)__cvta_generic_to_shared(segments + r * TILE);
+            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                         :: "l"(dst), "r"(src), "r"((unsigned)(TILE * sizeof(DTYPE))) : "memory");
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+            // Shared memory must outlive the copy's reads of it; the writes finish by the
+            // kernel's end.
+            asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+        }
+        return;
+    }
+#endif
+    TILED_TRANSPOSE_BODY(tile, bx, by)
+}
+
 // vectorized: padded, but each thread moves 16 bytes per global access (4 floats or
 // 2 doubles), a quarter of the load/store instructions and full 16-byte transactions per
 // thread. Threads: (TILE / VEC) x BLOCK_ROWS. Falls back to scalar accesses where a row

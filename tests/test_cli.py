@@ -133,7 +133,7 @@ def test_sweep_without_pycuda_exits_4_but_dry_run_works(no_pycuda):
     result = invoke("sweep", str(REPO / "configs/smoke.yaml"), "--dry-run")
     assert result.exit_code == 0
     assert (
-        "20 point(s) × 6 variant(s)" in result.output and "4 distinct compile(s)" in result.output
+        "20 point(s) × 7 variant(s)" in result.output and "4 distinct compile(s)" in result.output
     )
 
 
@@ -382,12 +382,12 @@ def test_run_and_smoke_sweep_end_to_end_on_the_gpu(tmp_path):
                     "--min-samples", "3", "--json", str(tmp_path / "run.json"))  # fmt: skip
     assert result.exit_code == 0, result.output
     statuses = [r["status"] for r in json.loads((tmp_path / "run.json").read_text())["results"]]
-    assert set(statuses) <= {"ok", "unstable"} and len(statuses) == 6
+    assert set(statuses) <= {"ok", "unstable"} and len(statuses) == 7
     result = invoke("sweep", str(REPO / "configs/smoke.yaml"), "--json",
                     str(tmp_path / "smoke.json"), "--jsonl", str(tmp_path / "smoke.jsonl"))  # fmt: skip
     assert result.exit_code == 0, result.output
     record = json.loads((tmp_path / "smoke.json").read_text())
-    assert len(record["results"]) == 120
+    assert len(record["results"]) == 140  # 20 transpose points x 7 variants
     assert {r["status"] for r in record["results"]} <= {"ok", "unstable"}
     env = record["environment"]
     assert env["gpu_uuid"] and env["backend"]["name"] == backends.selected()

@@ -391,7 +391,7 @@ def test_a_bad_history_key_is_one_config_error(tmp_path, text, message):
 
 # -- each refusal's whole line, from the parsed document (what YAML gives) -------------------
 SWEEP = {"suite": "transpose", "params": {"size": [64, 128]}}
-TRANSPOSE_VARIANTS = "copy, naive, coalesced, padded, diagonal, vectorized"
+TRANSPOSE_VARIANTS = "copy, naive, coalesced, padded, diagonal, vectorized, bulk_store"
 TIMING_KEYS = ("warmup, min_samples, max_samples, min_time_s, target_noise, max_time_s, mode, "
                "hot_sample_ms, flush_l2, throttle_threshold, time_limit_s")  # fmt: skip
 

@@ -102,6 +102,11 @@ class Transpose(Benchmark):
             "padded + 16-byte global loads and stores per thread",
             computes="transpose",
         ),
+        Variant(
+            "bulk_store",
+            "padded + each output row segment written by one TMA bulk copy (sm_90+)",
+            computes="transpose",
+        ),
     )
 
     def resolve(self, point: Point) -> Point:
