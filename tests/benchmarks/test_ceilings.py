@@ -3,6 +3,7 @@ including a kernel that would skip work (the check must notice)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from gpubench import registry
@@ -112,8 +113,6 @@ def test_only_the_tensor_core_gemm_needs_cupy(monkeypatch):
 @pytest.mark.gpu
 def test_gpu_the_tensor_core_gemm_on_two_sets_of_buffers_writes_each_its_own_product(gpu_backend):
     cupy = pytest.importorskip("cupy")
-    import numpy as np
-
     from gpubench.benchmarks.ceilings import _CupyHalfGemm
 
     shapes = {n: (4, 4) for n in "ABC"}
