@@ -50,21 +50,29 @@ extern "C" __global__ void naive(DTYPE* __restrict__ out, const DTYPE* __restric
 
 // Shared by the tiled variants: load a tile with coalesced reads, transpose it through
 // shared memory, store it with coalesced writes. Only the tile's shape and the block order
-// differ between them.
-#define TILED_TRANSPOSE_BODY(tile, bx, by)                                                  \
-    int x = (bx) * TILE + threadIdx.x;                                                      \
-    int y = (by) * TILE + threadIdx.y;                                                      \
-    _Pragma("unroll") for (int j = 0; j < TILE; j += BLOCK_ROWS) {                          \
-        if (x < cols && y + j < rows) tile[threadIdx.y + j][threadIdx.x] =                  \
-            in[(index_t)(y + j) * cols + x];                                                \
+// differ between them. The load ends with the barrier the store needs.
+#define TILE_LOAD(tile, bx, by)                                                             \
+    {                                                                                       \
+        const int x = (bx) * TILE + threadIdx.x;                                            \
+        const int y = (by) * TILE + threadIdx.y;                                            \
+        _Pragma("unroll") for (int j = 0; j < TILE; j += BLOCK_ROWS) {                      \
+            if (x < cols && y + j < rows) tile[threadIdx.y + j][threadIdx.x] =              \
+                in[(index_t)(y + j) * cols + x];                                            \
+        }                                                                                   \
     }                                                                                       \
-    __syncthreads();                                                                        \
-    x = (by) * TILE + threadIdx.x; /* column of out = row of in */                          \
-    y = (bx) * TILE + threadIdx.y; /* row of out = column of in */                          \
-    _Pragma("unroll") for (int j = 0; j < TILE; j += BLOCK_ROWS) {                          \
-        if (x < rows && y + j < cols) out[(index_t)(y + j) * rows + x] =                    \
-            tile[threadIdx.x][threadIdx.y + j];                                             \
+    __syncthreads();
+
+#define TILE_STORE(tile, bx, by)                                                            \
+    {                                                                                       \
+        const int x = (by) * TILE + threadIdx.x; /* column of out = row of in */            \
+        const int y = (bx) * TILE + threadIdx.y; /* row of out = column of in */            \
+        _Pragma("unroll") for (int j = 0; j < TILE; j += BLOCK_ROWS) {                      \
+            if (x < rows && y + j < cols) out[(index_t)(y + j) * rows + x] =                \
+                tile[threadIdx.x][threadIdx.y + j];                                         \
+        }                                                                                   \
     }
+
+#define TILED_TRANSPOSE_BODY(tile, bx, by) TILE_LOAD(tile, bx, by) TILE_STORE(tile, bx, by)
 
 // coalesced: stage the tile in shared memory so both global reads and global writes are
 // coalesced. Reading a column of tile[TILE][TILE] hits one bank 32 times: bank conflicts.
@@ -111,15 +119,11 @@ extern "C" __global__ void bulk_store(DTYPE* __restrict__ out, const DTYPE* __re
     const unsigned block_id = blockIdx.x + gridDim.x * blockIdx.y;
     const unsigned by = block_id % gridDim.y;
     const unsigned bx = block_id / gridDim.y;
+    TILE_LOAD(tile, bx, by)
 #if __CUDA_ARCH__ >= 900
     const bool whole_tile = (index_t)(bx + 1) * TILE <= (index_t)cols && (index_t)(by + 1) * TILE <= (index_t)rows;
     const bool aligned = ((index_t)rows * sizeof(DTYPE)) % 16 == 0 && reinterpret_cast<index_t>(out) % 16 == 0;
     if (whole_tile && aligned) {  // the same for every thread of the block
-        const int x = bx * TILE + threadIdx.x;
-        const int y = by * TILE + threadIdx.y;
-#pragma unroll
-        for (int j = 0; j < TILE; j += BLOCK_ROWS) tile[threadIdx.y + j][threadIdx.x] = in[(index_t)(y + j) * cols + x];
-        __syncthreads();
         DTYPE column[TILE / BLOCK_ROWS];  // this thread's elements of the output tile
 #pragma unroll
         for (int j = 0; j < TILE; j += BLOCK_ROWS) column[j / BLOCK_ROWS] = tile[threadIdx.x][threadIdx.y + j];
@@ -144,7 +148,7 @@ extern "C" __global__ void bulk_store(DTYPE* __restrict__ out, const DTYPE* __re
         return;
     }
 #endif
-    TILED_TRANSPOSE_BODY(tile, bx, by)
+    TILE_STORE(tile, bx, by)
 }
 
 // vectorized: padded, but each thread moves 16 bytes per global access (4 floats or
