@@ -49,6 +49,14 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def shortened(message: str) -> str:
+    """A message that quotes what the user typed, with each word cut to 200 characters (a long
+    path still reads whole) and the whole to MAX_MESSAGE: a 100 kB option value must not come
+    back as a 100 kB line."""
+    words = (_cut(word, 200) for word in message.split(" "))
+    return _cut(" ".join(words), MAX_MESSAGE)
+
+
 class GpubenchError(Exception):
     """An error the user can act on: printed as one line, never as a traceback."""
 

@@ -869,3 +869,17 @@ def test_the_installed_command_calls_itself_gpubench(monkeypatch, capsys):
         main()
     assert info.value.code == 0
     assert capsys.readouterr().out.startswith("Usage: gpubench [OPTIONS] COMMAND [ARGS]...")
+
+
+HUGE = "x" * 100_000
+
+
+@pytest.mark.parametrize("args", [["run", "transpose", "-v", HUGE],
+                                  ["run", "transpose", "--min-samples", HUGE],
+                                  ["run", "transpose", "--tile", HUGE], [HUGE], [f"--{HUGE}"]])  # fmt: skip
+def test_a_huge_value_in_a_usage_error_comes_back_cut(args):
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 2
+    error = out.output.splitlines()[-1]
+    assert error.startswith("Error: ") and len(error) < 400, error[:400]
+    assert "x" * 190 in error and "x" * 200 not in error and "…" in error  # cut, and said so

@@ -67,3 +67,15 @@ def test_a_compile_error_carries_the_compiler_s_output_or_none():
     assert KernelCompileError("nvcc failed").compiler_output == ""
     error = KernelCompileError("nvcc failed", "t.cu(3): error: x")
     assert (str(error), error.compiler_output) == ("nvcc failed", "t.cu(3): error: x")
+
+
+def test_a_usage_message_keeps_short_words_and_cuts_long_ones_and_the_whole():
+    from gpubench.errors import MAX_MESSAGE, shortened
+
+    message = "Invalid value for '--tile': '7' is not one of '16', '32', '64'."
+    assert shortened(message) == message
+    path = "/" + "d" * 150 + "/x.json"  # a long path still reads whole
+    assert shortened(f"Path {path!r} is a directory.") == f"Path {path!r} is a directory."
+    assert shortened("'" + "x" * 500 + "' is bad.") == "'" + "x" * 198 + "… is bad."
+    many = " ".join(["word"] * 400)  # 1,999 characters of short words
+    assert shortened(many) == many[: MAX_MESSAGE - 1] + "…"

@@ -14,15 +14,26 @@ import click
 from gpubench import __version__
 from gpubench.cli import catalog, ceilings, history, results, suites, sweep
 from gpubench.cli.common import EXIT_CODES_HELP, err_console
-from gpubench.errors import EXIT_INTERRUPTED, GpubenchError
+from gpubench.errors import EXIT_INTERRUPTED, GpubenchError, shortened
 
 
 class GpubenchGroup(click.Group):
-    """Turns GpubenchError and Ctrl-C into one line on stderr and the documented exit code."""
+    """Turns GpubenchError and Ctrl-C into one line on stderr and the documented exit code,
+    and keeps click's usage errors (exit 2) to a sane length whatever value they quote."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as exc:  # an option of gpubench itself
+            exc.message = shortened(exc.message)
+            raise
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:  # a command, or a command's option or argument
+            exc.message = shortened(exc.message)
+            raise
         except GpubenchError as exc:
             from rich.text import Text
 
