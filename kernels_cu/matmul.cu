@@ -422,8 +422,7 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
 #define WT_RING_BYTES (STAGES * (WBK * WAS_STRIDE + WBK * WBN) * 4)
 #define WT_RING_DYNAMIC (WT_RING_BYTES > 49152)
 
-#if WBM % WM == 0 && WBN % WN == 0 && WMITER >= 1 && (WSUBM / WTM) * (WSUBN / WTN) == 32 \
-    && WT_RING_BYTES <= 232448
+// cp.async and shared-window helpers, shared by warp_tiled and multistage.
 // One 4- or 16-byte global → shared copy that does not wait; `bytes` below `size` are
 // zero-filled (bytes = 0 for an element outside the matrix). Before sm_80: a plain copy.
 // `to` is the destination's shared-window address (what __cvta_generic_to_shared gives).
@@ -447,6 +446,24 @@ __device__ __forceinline__ unsigned shared_address(const float* p)
     return (unsigned)__cvta_generic_to_shared(p);
 }
 
+__device__ __forceinline__ void commit_copies()
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+// The 16 bytes at a shared-window address.
+__device__ __forceinline__ float4 load_shared4(unsigned address)
+{
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(address));
+    return v;
+}
+
+#if WBM % WM == 0 && WBN % WN == 0 && WMITER >= 1 && (WSUBM / WTM) * (WSUBN / WTN) == 32 \
+    && WT_RING_BYTES <= 232448
 template <int SIZE>
 __device__ __forceinline__ void copy_async(float* dst, const float* src, int bytes)
 {
@@ -497,13 +514,6 @@ __device__ __forceinline__ void copy_b_tile(float* Bs, const float* __restrict__
                           inside ? 4 : 0);
         }
     }
-}
-
-__device__ __forceinline__ void commit_copies()
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::);
-#endif
 }
 
 // Waits until at most STAGES - 2 groups of this thread's copies are still in flight: the
@@ -588,15 +598,6 @@ __device__ __forceinline__ void store_a_transposed_at(unsigned As, const float4 
         asm volatile("st.shared.f32 [%0], %1;\n" :: "r"(at + 8 * STRIDE), "f"(regs[p].z));
         asm volatile("st.shared.f32 [%0], %1;\n" :: "r"(at + 12 * STRIDE), "f"(regs[p].w));
     }
-}
-
-// The 16 bytes at a shared-window address.
-__device__ __forceinline__ float4 load_shared4(unsigned address)
-{
-    float4 v;
-    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(address));
-    return v;
 }
 
 // One WBK-deep slice for one thread: per k, WMITER x WTM values of A and WNITER x WTN of B
@@ -790,3 +791,228 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         }
 }
 #endif
+
+// ---- multistage: 128 accumulators per thread, both operands by cp.async --------------------
+// The structure of CUTLASS's SIMT "multistage" SGEMM (cuBLAS runs one such kernel at 16384^3
+// on an H100), in a fixed shape: 128 x 256 x 8 block tiles, 8 warps of 64 x 64, each lane
+// 16 rows x 8 columns of C, i.e. 128 accumulators where warp_tiled's tuned shape has 64.
+// - Per k a lane loads 16 values of A and 8 of B (six 16-byte shared loads) for 128 FMAs:
+//   half warp_tiled's shared loads per FMA, so the shared-memory pipe is no longer near full.
+// - Both operands travel by cp.async into a ring of MS_STAGES tiles, MS_STAGES - 1 of them in
+//   flight: A 4 bytes a copy, transposed on the way (As[k][m]), so no registers hold a tile
+//   between its load and its store and the ring, not one register buffer, covers the latency.
+// - The fragments of k + 1 load during the FMAs of k, across the tile boundary too: the barrier
+//   sits before the last k, so the next tile's first fragments load during its FMAs.
+// - The results leave as scalar stores. With float4 stores ptxas keeps each row's four
+//   accumulators in an aligned quad of registers, the same bank positions as the quad a B
+//   fragment lands in, and nearly every FFMA then read two operands from one register bank
+//   (Nsight Compute: 11% of cycles in dispatch stalls); scalar stores leave the allocation free.
+#ifndef MS_STAGES
+#define MS_STAGES 3
+#endif
+#define MS_BM 128
+#define MS_BN 256
+#define MS_BK 8
+#define MS_WM 64
+#define MS_WN 64
+#define MS_THREADS ((MS_BM / MS_WM) * (MS_BN / MS_WN) * 32)
+#define MS_LANE_ROWS 4                      // a warp's lanes: 4 rows x 8 columns
+#define MS_LANE_COLS (32 / MS_LANE_ROWS)
+#define MS_TM (MS_WM / MS_LANE_ROWS)        // 16 rows of C per lane, in groups of 4
+#define MS_TN (MS_WN / MS_LANE_COLS)        // 8 columns, in groups of 4
+#define MS_AS_STRIDE (MS_BM + 4)            // padding: the transposing copies hit 32 banks
+#define MS_A_STAGE (MS_BK * MS_AS_STRIDE)   // floats per ring position
+#define MS_B_STAGE (MS_BK * MS_BN)
+#define MS_RING_BYTES (MS_STAGES * (MS_A_STAGE + MS_B_STAGE) * 4)
+#define MS_A_COPIES (MS_BM * MS_BK / MS_THREADS)       // 4-byte copies of A per thread
+#define MS_B_COPIES (MS_BN * MS_BK / 4 / MS_THREADS)   // 16-byte copies of B per thread
+
+// Waits until at most MS_STAGES - 2 groups of this thread's copies are in flight: the tile
+// the next barrier publishes has landed.
+__device__ __forceinline__ void ms_wait_next_tile()
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(MS_STAGES - 2));
+#endif
+}
+
+// One block's tile of C, by one of the two kernels below: CHECKED false for blocks wholly inside
+// C with 16-byte aligned rows of B and whole K tiles (copies without bounds checks, from source
+// pointers set up once), true for the others. Two kernels, not one with both ways: in one
+// kernel ptxas allocates the registers for both loops, and the unchecked one ran 2-3% slower.
+template <bool CHECKED>
+__device__ __forceinline__ void multistage_block(float* __restrict__ C, const float* __restrict__ A,
+                                                 const float* __restrict__ B, int M, int N, int K)
+{
+#if MS_RING_BYTES > 49152
+    extern __shared__ __align__(16) float multistage_ring[];  // MS_RING_BYTES, from the launch
+#else
+    __shared__ __align__(16) float multistage_ring[MS_STAGES * (MS_A_STAGE + MS_B_STAGE)];
+#endif
+    const unsigned as0 = shared_address(multistage_ring);
+    const unsigned bs0 = as0 + MS_STAGES * MS_A_STAGE * 4;
+
+    // Grouped block order, as warp_tiled's: block b of the launch computes tile (tile_row, tile_col).
+    const int linear = blockIdx.y * gridDim.x + blockIdx.x;
+    const int per_group = GROUP * gridDim.x;
+    const int first_row = linear / per_group * GROUP;
+    const int rows_here = min((int)gridDim.y - first_row, GROUP);
+    const int row0 = (first_row + (linear % per_group) % rows_here) * MS_BM;
+    const int col0 = (linear % per_group) / rows_here * MS_BN;
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int warp_row = warp / (MS_BN / MS_WN), warp_col = warp % (MS_BN / MS_WN);
+    const int lane_row = lane / MS_LANE_COLS, lane_col = lane % MS_LANE_COLS;
+    // This lane's first A and B words in a ring position (bytes, k = 0); its groups of 4 rows
+    // are 16 apart and its groups of 4 columns 32 apart, so a warp's loads read neighbouring
+    // 16-byte words.
+    const unsigned a_frag = 4 * (warp_row * MS_WM + lane_row * 4);
+    const unsigned b_frag = 4 * (warp_col * MS_WN + lane_col * 4);
+
+    // Copy positions. A: element tid + q * MS_THREADS of the tile is row (tid / 8 + 32 q),
+    // k tid % 8, so a warp reads 4 rows x 32 bytes. B: 16-byte piece tid + v * MS_THREADS is
+    // row (tid / 64 + 4 v), columns (tid % 64) * 4 .. + 3.
+    const int a_row = tid / MS_BK, a_k = tid % MS_BK;
+    const unsigned a_dst = 4 * (a_k * MS_AS_STRIDE + a_row);
+    const int b_row = tid / (MS_BN / 4), b_col = (tid % (MS_BN / 4)) * 4;
+    const unsigned b_dst = 4 * (b_row * MS_BN + b_col);
+    constexpr int a_rows_apart = MS_THREADS / MS_BK, b_rows_apart = MS_THREADS / (MS_BN / 4);
+    const bool b_aligned = N % 4 == 0;
+    const bool whole = row0 + MS_BM <= M && col0 + MS_BN <= N && b_aligned && K % MS_BK == 0;
+    if (whole == CHECKED) return;  // the other kernel's block
+    const float* a_src = A + (index_t)min(row0 + a_row, M - 1) * K + a_k;
+    const float* b_src = B + (index_t)b_row * N + min(col0 + b_col, N - 1);
+    const index_t a_step = (index_t)a_rows_apart * K, b_step = (index_t)b_rows_apart * N;
+    const int tiles = (K + MS_BK - 1) / MS_BK;
+
+    // Tile `tile` (the last one again past the end: a ring position no tile uses) into ring
+    // position `slot`.
+    constexpr bool checked = CHECKED;
+    auto copy_a = [&](int tile, int slot) {
+        tile = min(tile, tiles - 1);
+        const unsigned to = as0 + slot * (MS_A_STAGE * 4) + a_dst;
+#pragma unroll
+        for (int q = 0; q < MS_A_COPIES; ++q) {
+            const unsigned at = to + q * a_rows_apart * 4;
+            if (!checked) {
+                copy_async_to<4>(at, a_src + (index_t)tile * MS_BK + q * a_step, 4);
+            } else {
+                const int row = row0 + a_row + q * a_rows_apart, k = tile * MS_BK + a_k;
+                const bool inside = row < M && k < K;
+                copy_async_to<4>(at, inside ? A + (index_t)row * K + k : A, inside ? 4 : 0);
+            }
+        }
+    };
+    auto copy_b = [&](int tile, int slot) {
+        tile = min(tile, tiles - 1);
+        const unsigned to = bs0 + slot * (MS_B_STAGE * 4);
+        if (!checked) {
+#pragma unroll
+            for (int v = 0; v < MS_B_COPIES; ++v)
+                copy_async_to<16>(to + b_dst + v * b_rows_apart * MS_BN * 4,
+                                  b_src + (index_t)tile * MS_BK * N + v * b_step, 16);
+        } else if (b_aligned) {
+#pragma unroll
+            for (int v = 0; v < MS_B_COPIES; ++v) {
+                const int row = tile * MS_BK + b_row + v * b_rows_apart, col = col0 + b_col;
+                const int valid = row < K ? max(0, min(4, N - col)) : 0;
+                copy_async_to<16>(to + b_dst + v * b_rows_apart * MS_BN * 4,
+                                  valid ? B + (index_t)row * N + col : B, valid * 4);
+            }
+        } else {
+            // Rows of B not 16-byte aligned: one element per copy, row e / MS_BN, column e % MS_BN.
+#pragma unroll
+            for (int e = tid; e < MS_BK * MS_BN; e += MS_THREADS) {
+                const int row = tile * MS_BK + e / MS_BN, col = col0 + e % MS_BN;
+                const bool inside = row < K && col < N;
+                copy_async_to<4>(to + 4 * e, inside ? B + (index_t)row * N + col : B, inside ? 4 : 0);
+            }
+        }
+    };
+
+    float acc[MS_TM][MS_TN];
+#pragma unroll
+    for (int i = 0; i < MS_TM; ++i)
+#pragma unroll
+        for (int j = 0; j < MS_TN; ++j) acc[i][j] = 0.0f;
+    float a[2][MS_TM], b[2][MS_TN];
+    // The operands of step k of the tile in ring position `slot`, into register buffer `buf`.
+    auto load_fragments = [&](int buf, int slot, int k) {
+        const unsigned at = as0 + slot * (MS_A_STAGE * 4) + k * (MS_AS_STRIDE * 4) + a_frag;
+        const unsigned bt = bs0 + slot * (MS_B_STAGE * 4) + k * (MS_BN * 4) + b_frag;
+#pragma unroll
+        for (int g = 0; g < MS_TM / 4; ++g) {
+            const float4 v = load_shared4(at + g * MS_LANE_ROWS * 16);
+            a[buf][4 * g] = v.x; a[buf][4 * g + 1] = v.y; a[buf][4 * g + 2] = v.z; a[buf][4 * g + 3] = v.w;
+        }
+#pragma unroll
+        for (int g = 0; g < MS_TN / 4; ++g) {
+            const float4 v = load_shared4(bt + g * MS_LANE_COLS * 16);
+            b[buf][4 * g] = v.x; b[buf][4 * g + 1] = v.y; b[buf][4 * g + 2] = v.z; b[buf][4 * g + 3] = v.w;
+        }
+    };
+
+    // The ring: tiles 0 .. MS_STAGES - 2 on their way; then per tile, per k: the fragments of
+    // k + 1 (of the next tile's k = 0 at the last k, after the barrier that publishes it), the
+    // copies of tile t + MS_STAGES - 1 (A at k = 0, B at k = 1, one commit group per tile) into
+    // the ring position the barrier of tile t - 1 freed, then the FMAs of k.
+#pragma unroll
+    for (int s = 0; s < MS_STAGES - 1; ++s) {
+        copy_a(s, s);
+        copy_b(s, s);
+        commit_copies();
+    }
+    ms_wait_next_tile();
+    __syncthreads();
+    load_fragments(0, 0, 0);
+    int slot = 0, refill = MS_STAGES - 1;
+    for (int t = 0; t < tiles; ++t) {
+#pragma unroll
+        for (int k = 0; k < MS_BK; ++k) {
+            if (k == MS_BK - 1) {
+                // Tile t + 1 is in every thread's view, and every thread has loaded its last
+                // fragments of tile t, whose ring position the next copies overwrite.
+                ms_wait_next_tile();
+                __syncthreads();
+                slot = slot + 1 == MS_STAGES ? 0 : slot + 1;
+                refill = refill + 1 == MS_STAGES ? 0 : refill + 1;
+            }
+            load_fragments((k + 1) % 2, slot, (k + 1) % MS_BK);
+            if (k == 0) copy_a(t + MS_STAGES - 1, refill);
+            if (k == 1) {
+                copy_b(t + MS_STAGES - 1, refill);
+                commit_copies();
+            }
+#pragma unroll
+            for (int i = 0; i < MS_TM; ++i)
+#pragma unroll
+                for (int j = 0; j < MS_TN; ++j) acc[i][j] += a[k % 2][i] * b[k % 2][j];
+        }
+    }
+    wait_async_copies();  // the copies past the last tile, before the block exits
+
+#pragma unroll
+    for (int i = 0; i < MS_TM; ++i) {
+        const int row = row0 + warp_row * MS_WM + (i / 4) * (MS_LANE_ROWS * 4) + lane_row * 4 + i % 4;
+        if (row >= M) continue;
+#pragma unroll
+        for (int j = 0; j < MS_TN; ++j) {
+            const int col = col0 + warp_col * MS_WN + (j / 4) * (MS_LANE_COLS * 4) + lane_col * 4 + j % 4;
+            if (col < N) C[(index_t)row * N + col] = acc[i][j];
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(MS_THREADS, 1)
+multistage(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
+{
+    multistage_block<false>(C, A, B, M, N, K);
+}
+
+// The blocks `multistage` leaves: on C's edges, or every block where B's rows are not 16-byte
+// aligned or K is not a multiple of MS_BK. The host launches it only where there are some.
+extern "C" __global__ void __launch_bounds__(MS_THREADS, 1)
+multistage_edges(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
+{
+    multistage_block<true>(C, A, B, M, N, K);
+}

@@ -1,5 +1,6 @@
 """Matrix-multiply suite: naive → shared-memory tiles → register micro-tiles → register-blocked
-block tiles → software pipelining → warp tiles (tuned per size), against cuBLAS (through CuPy) and NumPy on the CPU."""
+block tiles → software pipelining → warp tiles (tuned per size) → a multistage cp.async ring
+with 128 accumulators per thread, against cuBLAS (through CuPy) and NumPy on the CPU."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ DYNAMIC_SHARED_LIMIT = 227 * 1024
 MAX_BLOCK_THREADS = 1024
 # The CPU reference is timed too; above this many multiply-adds one sample takes seconds.
 NUMPY_MAX_FMAS = 4096**3
+# multistage's fixed tile (kernels_cu/matmul.cu, MS_*): block rows, columns, depth; threads.
+MS_BM, MS_BN, MS_BK, MS_THREADS = 128, 256, 8, 256
 
 
 @dataclass
@@ -116,7 +119,9 @@ def warp_shape_problem(point: Point) -> str | None:
 
 class Matmul(Benchmark):
     name = "matmul"
-    description = "C = A·B in float32 (M×K times K×N): from naive to pipelined and warp-tiled"
+    description = (
+        "C = A·B in float32 (M×K times K×N): from naive to pipelined, warp-tiled and multistage"
+    )
     memory_bound = False
     baseline = "naive"
     vendor_reference = "cublas"
@@ -315,10 +320,18 @@ class Matmul(Benchmark):
             compile_time=True,
         ),
         Param(
+            "ms_stages",
+            int,
+            3,
+            "multistage: tiles in its cp.async ring, ms_stages - 1 in flight during a compute",
+            choices=(2, 3, 4),
+            compile_time=True,
+        ),
+        Param(
             "group",
             int,
             8,
-            "warp_tiled: block-rows numbered together, for L2 reuse (1: row by row)",
+            "warp_tiled/multistage: block-rows numbered together, for L2 reuse (1: row by row)",
             choices=(1, 2, 4, 8, 16),
             compile_time=True,
         ),
@@ -349,6 +362,12 @@ class Matmul(Benchmark):
             "warp_tiled",
             "warp tiles (wm x wn per warp, wtm x wtn micro-tiles per thread), B by cp.async "
             "into a ring of stages, grouped block order; tile shape tuned per size",
+            "product",
+        ),
+        Variant(
+            "multistage",
+            "128 x 256 x 8 blocks, 128 accumulators per thread (16 x 8), both operands by "
+            "cp.async into a ring of ms_stages, fragments double-buffered across tiles",
             "product",
         ),
         Variant(
@@ -411,6 +430,8 @@ class Matmul(Benchmark):
         if variant == "warp_tiled":
             wbm, wbn, wbk = point["wbm"], point["wbn"], point["wbk"]
             return point["stages"] * (wbk * (wbm + point["a_pad"]) + wbk * wbn) * 4
+        if variant == "multistage":  # MS_RING_BYTES: A rows padded by 4
+            return point["ms_stages"] * (MS_BK * (MS_BM + 4) + MS_BK * MS_BN) * 4
         one_stage = (bk * (bm + 4) + bk * bn) * 4
         return {"blocked": one_stage, "pipelined": 2 * one_stage}.get(variant, 0)
 
@@ -458,6 +479,8 @@ class Matmul(Benchmark):
             return [
                 Launch(variant, (ceil_div(n, tile), ceil_div(m, tile), 1), (block, block, 1), args)
             ]
+        if variant == "multistage":
+            return multistage_launches(m, n, k, args, self._shared_bytes(variant, point))
         if variant == "warp_tiled":
             threads = (point["wbm"] // point["wm"]) * (point["wbn"] // point["wn"]) * 32
             grid = (ceil_div(n, point["wbn"]), ceil_div(m, point["wbm"]), 1)
@@ -502,7 +525,24 @@ class Matmul(Benchmark):
             return 2 * point["bm"] * point["bn"] / (point["bm"] + point["bn"])
         if variant == "warp_tiled":
             return 2 * point["wbm"] * point["wbn"] / (point["wbm"] + point["wbn"])
+        if variant == "multistage":
+            return 2 * MS_BM * MS_BN / (MS_BM + MS_BN)
         return None
+
+
+def multistage_launches(m: int, n: int, k: int, args: tuple[Any, ...], ring: int) -> list[Launch]:
+    """multistage's launches over the same grid: `multistage` computes the blocks wholly inside
+    C when B's rows are 16-byte aligned and K is whole tiles, `multistage_edges` the others
+    (each kernel returns at once from the other's blocks); each only where it has blocks."""
+    grid = (ceil_div(n, MS_BN), ceil_div(m, MS_BM), 1)
+    aligned = n % 4 == 0 and k % MS_BK == 0
+    some_whole = aligned and m >= MS_BM and n >= MS_BN
+    all_whole = aligned and m % MS_BM == 0 and n % MS_BN == 0
+    # The ring is a static array up to 48 KB, else dynamic shared memory the launch gives.
+    dynamic = ring if ring > STATIC_SHARED_LIMIT else 0
+    kernels = ["multistage"] * some_whole + ["multistage_edges"] * (not all_whole)
+    return [Launch(kernel, grid, (MS_THREADS, 1, 1), args, shared_bytes=dynamic)
+            for kernel in kernels]  # fmt: skip
 
 
 BENCHMARK = Matmul()

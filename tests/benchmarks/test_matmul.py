@@ -99,7 +99,7 @@ def test_work_counts_every_operand_once_and_two_flops_per_multiply_add():
                                            "WBN": "128", "WBK": "16", "WTM": "8", "WTN": "8",
                                            "WM": "32", "WN": "64", "WNITER": "1", "STAGES": "2",
                                            "A_ASYNC": "0", "FRAGMENTS": "1", "A_PAD": "4", "MIN_BLOCKS": "1",
-                                           "GROUP": "8"}  # fmt: skip
+                                           "MS_STAGES": "3", "GROUP": "8"}  # fmt: skip
 
 
 def test_occupancy_from_resources():
@@ -125,6 +125,8 @@ AWKWARD = [
     # Whole tiles with fewer K tiles than the cp.async ring holds: warp_tiled's unchecked
     # loop copies past the last tile.
     (256, 512, 8), (256, 512, 16),
+    # multistage's two kernels in one product: whole 128 x 256 blocks beside edge blocks.
+    (300, 520, 64), (129, 260, 16),
 ]  # fmt: skip
 
 
@@ -227,6 +229,21 @@ def test_gpu_warp_tiled_rings_past_48_kb_are_correct_at_awkward_shapes(gpu_backe
     assert all(case("warp_tiled", p).steps[0].shared_bytes > 48 * 1024 for p in points)
     results = Runner(gpu_backend).run(Plan(bench, points, ("warp_tiled",), "warp_tiled",
                                            CHECK_ONLY))  # fmt: skip
+    assert [(r.point, r.status, r.reason) for r in results if not r.status.is_measured] == []
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("values", ["integers", "reals"])
+def test_gpu_multistage_is_correct_in_every_ring_depth_at_awkward_shapes(gpu_backend, values):
+    """Two, three and four tiles in the ring (four: 49,664 bytes, dynamic shared memory), at
+    shapes with every block whole, none whole and both kinds, in row order and grouped."""
+    shapes = [(1, 1, 1), (17, 31, 5), (128, 256, 8), (256, 512, 24), (300, 520, 64),
+              (129, 260, 1000), (257, 383, 1003), (1000, 1, 1000), (384, 1024, 2048)]  # fmt: skip
+    points = [point(m=m, n=n, k=k, values=values, ms_stages=stages, group=group)
+              for stages, group in ((2, 8), (3, 1), (4, 8)) for m, n, k in shapes]  # fmt: skip
+    results = Runner(gpu_backend).run(Plan(bench, points, ("multistage",), "multistage",
+                                           CHECK_ONLY))  # fmt: skip
+    assert len(results) == len(points)
     assert [(r.point, r.status, r.reason) for r in results if not r.status.is_measured] == []
 
 
@@ -394,6 +411,52 @@ def test_shared_memory_limits_are_inclusive_to_the_byte():
     assert bench._skip_reason("warp_tiled", {**deepest, "a_pad": 36}) == (
         "warp_tiled needs 233472 bytes of shared memory per block with these tile parameters; "
         "no GPU allows more than 232448")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("shape", "kernels"),
+    [
+        ((4096, 4096, 4096), ["multistage"]),  # every block whole
+        ((256, 512, 8), ["multistage"]),  # one K tile
+        ((300, 520, 64), ["multistage", "multistage_edges"]),  # whole blocks and edges
+        ((128, 256, 12), ["multistage_edges"]),  # K not whole tiles
+        ((128, 258, 8), ["multistage_edges"]),  # rows of B not 16-byte aligned
+        ((127, 4096, 8), ["multistage_edges"]),  # no whole block row
+        ((4096, 255, 8), ["multistage_edges"]),  # no whole block column
+        ((1, 1, 1), ["multistage_edges"]),
+    ],
+)
+def test_multistage_launches_the_kernels_its_blocks_need(shape, kernels):
+    m, n, k = shape
+    steps = case("multistage", point(m=m, n=n, k=k)).steps
+    assert [s.kernel for s in steps] == kernels
+    assert {(s.grid, s.block, s.shared_bytes) for s in steps} == {
+        ((-(-n // 256), -(-m // 128), 1), (256, 1, 1), 0)
+    }
+
+
+def test_multistage_rings_past_48_kb_are_dynamic_shared_memory():
+    assert [bench._shared_bytes("multistage", point(ms_stages=s)) for s in (2, 3, 4)] == [
+        24832, 37248, 49664  # stages x (8 x (128 + 4) + 8 x 256) x 4 bytes
+    ]  # fmt: skip
+    steps = case("multistage", point(m=300, n=520, k=64, ms_stages=4)).steps
+    assert [s.shared_bytes for s in steps] == [49664, 49664]
+    assert case("multistage", point(ms_stages=3)).cgma == pytest.approx(2 * 128 * 256 / 384)
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+def test_multistage_shared_memory_model_is_what_ptxas_allocates(stages):
+    import shutil
+
+    from gpubench import api
+
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not on PATH")
+    found = api.inspect(bench, "matmul", {"size": 256, "ms_stages": stages}, "sm_90", (),
+                        want_sass=False)  # fmt: skip
+    smem = {k.name: k.resources.shared_bytes for k in found.report.kernels}
+    expected = bench._shared_bytes("multistage", point(size=256, ms_stages=stages))
+    assert smem["multistage"] == smem["multistage_edges"] == expected
 
 
 @pytest.mark.parametrize("size", [1, 100, 4096])
