@@ -638,7 +638,7 @@ def test_a_large_dry_run_is_a_summary(tmp_path):
         "m": list(range(1, 101)), "n": list(range(1, 101)), "k": list(range(1, 11))}}))  # fmt: skip
     result = invoke("sweep", str(path), "--dry-run")
     assert result.exit_code == 0
-    assert "100,000 point(s) × 8 variant(s)" in result.output
+    assert "100,000 point(s) × 9 variant(s)" in result.output
     assert "distinct values" in result.output and "99,999" in result.output
     assert len(result.output.splitlines()) < 60  # not 10^5 rows
 
