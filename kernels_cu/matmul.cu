@@ -807,7 +807,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
 //   accumulators in an aligned quad of registers, in step with the aligned quad each B
 //   fragment lands in, so nearly every FFMA read its accumulator and its B value from
 //   registers of the same parity, a register-bank conflict (Nsight Compute: 11% of cycles in
-//   dispatch stalls); scalar stores leave the allocation free (8.9%, and 2-3% faster).
+//   dispatch stalls); scalar stores leave the allocation free (8.9%, and about 3% faster).
 #ifndef MS_STAGES
 #define MS_STAGES 3
 #endif
@@ -840,7 +840,7 @@ __device__ __forceinline__ void ms_wait_next_tile()
 // One block's tile of C, by one of the two kernels below: CHECKED false for blocks wholly inside
 // C with 16-byte aligned rows of B and whole K tiles (copies without bounds checks, from source
 // pointers set up once), true for the others. Two kernels, not one with both ways: in one
-// kernel ptxas allocates the registers for both loops, and the unchecked one ran 2-3% slower.
+// kernel ptxas allocates the registers for both loops, and the unchecked one ran 1.5-2% slower.
 template <bool CHECKED>
 __device__ __forceinline__ void multistage_block(float* __restrict__ C, const float* __restrict__ A,
                                                  const float* __restrict__ B, int M, int N, int K)
