@@ -1,7 +1,8 @@
 // Stand-alone experiment (not gpubench; docs/suites/transpose.md): the transpose and the copy
 // with their blocks numbered G tile-rows at a time, column by column inside a group (matmul's
-// grouped order), so the blocks resident together read and write squarer regions. N x N
-// float32 (N a multiple of 64), CUDA events around one launch, every output checked first.
+// grouped order), so the blocks resident together read and write squarer regions; and with
+// 128 x 128 tiles (512-byte segments both ways). N x N float32 (N a multiple of 128), CUDA
+// events around one launch, every output checked first.
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 -o transpose_block_order transpose_block_order.cu
 // Run:   ./transpose_block_order [N=16384] [rounds=3]
 #include <cuda_runtime.h>
@@ -38,6 +39,18 @@ __global__ void padded_k(float* __restrict__ out, const float* __restrict__ in, 
 #pragma unroll
     for (int j = 0; j < T; j += BR) out[(idx)(y + j) * n + x] = A[threadIdx.x][threadIdx.y + j];
 }
+template <int T, int BR>
+__global__ void padded_dynamic_k(float* __restrict__ out, const float* __restrict__ in, int n, int G) {
+    extern __shared__ float A[];  // T x (T + 1): past 48 KB for T = 128
+    int tx, ty; tile_of(G, tx, ty);
+    int x = tx * T + threadIdx.x, y = ty * T + threadIdx.y;
+#pragma unroll
+    for (int j = 0; j < T; j += BR) A[(threadIdx.y + j) * (T + 1) + threadIdx.x] = in[(idx)(y + j) * n + x];
+    __syncthreads();
+    x = ty * T + threadIdx.x; y = tx * T + threadIdx.y;
+#pragma unroll
+    for (int j = 0; j < T; j += BR) out[(idx)(y + j) * n + x] = A[threadIdx.x * (T + 1) + threadIdx.y + j];
+}
 __global__ void fill_k(unsigned* p, idx n) {
     for (idx i = blockIdx.x * (idx)blockDim.x + threadIdx.x; i < n; i += (idx)gridDim.x * blockDim.x)
         p[i] = (unsigned)(i * 2654435761ull) ^ (unsigned)(i >> 13) * 40503u;
@@ -62,6 +75,12 @@ int main(int argc, char** argv) {
     for (int G : {0, 1, 2, 4, 8, 16, 32, 64, 128}) add("padded 64x8", G, true, [=] { padded_k<64, 8><<<dim3(N / 64, N / 64), dim3(64, 8)>>>(out, in, N, G); });
     for (int G : {0, 8, 16, 32, 64}) add("padded 64x16", G, true, [=] { padded_k<64, 16><<<dim3(N / 64, N / 64), dim3(64, 16)>>>(out, in, N, G); });
     for (int G : {0, 16, 32, 64}) add("padded 32x8", G, true, [=] { padded_k<32, 8><<<dim3(N / 32, N / 32), dim3(32, 8)>>>(out, in, N, G); });
+    // 128 x 128 tiles: 512-byte segments both ways, 66 KB of dynamic shared memory.
+    add("copy 128x8", 0, false, [=] { copy_k<128, 8><<<dim3(N / 128, N / 128), dim3(128, 8)>>>(out, in, N, 0); });
+    CK(cudaFuncSetAttribute(padded_dynamic_k<128, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, 128 * 129 * 4));
+    CK(cudaFuncSetAttribute(padded_dynamic_k<128, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, 128 * 129 * 4));
+    add("padded 128x8", 0, true, [=] { padded_dynamic_k<128, 8><<<dim3(N / 128, N / 128), dim3(128, 8), 128 * 129 * 4>>>(out, in, N, 0); });
+    add("padded 128x2", 0, true, [=] { padded_dynamic_k<128, 2><<<dim3(N / 128, N / 128), dim3(128, 2), 128 * 129 * 4>>>(out, in, N, 0); });
     cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
     for (auto& k : ks) {
         CK(cudaMemset(out, 0xFF, n * 4)); CK(cudaMemset(bad, 0, 8));
