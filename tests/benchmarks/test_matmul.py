@@ -445,6 +445,23 @@ def test_multistage_rings_past_48_kb_are_dynamic_shared_memory():
     assert case("multistage", point(ms_stages=3)).cgma == pytest.approx(2 * 128 * 256 / 384)
 
 
+def test_multistage_tile_constants_are_the_kernels():
+    """The host's grid and launch shape come from MS_BM, MS_BN, MS_BK and MS_THREADS; the
+    kernel's own #defines must say the same."""
+    import re
+    from pathlib import Path
+
+    from gpubench.benchmarks import matmul
+
+    source = (Path(__file__).resolve().parents[2] / "kernels_cu" / "matmul.cu").read_text()
+    defined = dict(re.findall(r"^#define (MS_BM|MS_BN|MS_BK|MS_WM|MS_WN) (\d+)", source, re.M))
+    assert {k: int(v) for k, v in defined.items()} == {
+        "MS_BM": matmul.MS_BM, "MS_BN": matmul.MS_BN, "MS_BK": matmul.MS_BK, "MS_WM": 64, "MS_WN": 64
+    }  # fmt: skip
+    warps = (matmul.MS_BM // 64) * (matmul.MS_BN // 64)
+    assert matmul.MS_THREADS == 32 * warps == 256
+
+
 @pytest.mark.parametrize("stages", [2, 3])
 def test_multistage_shared_memory_model_is_what_ptxas_allocates(stages):
     import shutil
