@@ -238,7 +238,8 @@ def test_gpu_multistage_is_correct_in_every_ring_depth_at_awkward_shapes(gpu_bac
     """Two, three and four tiles in the ring (four: 49,664 bytes, dynamic shared memory), at
     shapes with every block whole, none whole and both kinds, in row order and grouped."""
     shapes = [(1, 1, 1), (17, 31, 5), (128, 256, 8), (256, 512, 24), (300, 520, 64),
-              (129, 260, 1000), (257, 383, 1003), (1000, 1, 1000), (384, 1024, 2048)]  # fmt: skip
+              (256, 260, 64), (129, 260, 1000), (257, 383, 1003), (1000, 1, 1000),
+              (384, 1024, 2048)]  # fmt: skip
     points = [point(m=m, n=n, k=k, values=values, ms_stages=stages, group=group)
               for stages, group in ((2, 8), (3, 1), (4, 8)) for m, n, k in shapes]  # fmt: skip
     results = Runner(gpu_backend).run(Plan(bench, points, ("multistage",), "multistage",
@@ -418,11 +419,15 @@ def test_shared_memory_limits_are_inclusive_to_the_byte():
     [
         ((4096, 4096, 4096), ["multistage"]),  # every block whole
         ((256, 512, 8), ["multistage"]),  # one K tile
+        ((128, 256, 8), ["multistage"]),  # one whole block, nothing else
+        ((256, 260, 8), ["multistage", "multistage_edges"]),  # whole rows, a partial column
+        ((260, 256, 8), ["multistage", "multistage_edges"]),  # whole columns, a partial row
         ((300, 520, 64), ["multistage", "multistage_edges"]),  # whole blocks and edges
         ((128, 256, 12), ["multistage_edges"]),  # K not whole tiles
         ((128, 258, 8), ["multistage_edges"]),  # rows of B not 16-byte aligned
         ((127, 4096, 8), ["multistage_edges"]),  # no whole block row
         ((4096, 255, 8), ["multistage_edges"]),  # no whole block column
+        ((4096, 252, 8), ["multistage_edges"]),  # no whole block column, aligned rows of B
         ((1, 1, 1), ["multistage_edges"]),
     ],
 )
