@@ -462,6 +462,29 @@ __device__ __forceinline__ float4 load_shared4(unsigned address)
     return v;
 }
 
+// Waits until at most IN_FLIGHT groups of this thread's copies are still in flight. With a ring
+// of S tiles and one commit group per tile, IN_FLIGHT = S - 2: the next tile has landed.
+template <int IN_FLIGHT>
+__device__ __forceinline__ void wait_copy_groups()
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(IN_FLIGHT));
+#endif
+}
+
+// Grouped block order: blocks are numbered GROUP block-rows at a time (column by column inside
+// a group), so the blocks resident together share rows of A and columns of B in L2. Block b of
+// the launch computes tile (tile_row, tile_col).
+__device__ __forceinline__ void grouped_tile(int& tile_row, int& tile_col)
+{
+    const int linear = blockIdx.y * gridDim.x + blockIdx.x;
+    const int per_group = GROUP * gridDim.x;
+    const int first_row = linear / per_group * GROUP;
+    const int rows_here = min((int)gridDim.y - first_row, GROUP);
+    tile_row = first_row + (linear % per_group) % rows_here;
+    tile_col = (linear % per_group) / rows_here;
+}
+
 #if WBM % WM == 0 && WBN % WN == 0 && WMITER >= 1 && (WSUBM / WTM) * (WSUBN / WTN) == 32 \
     && WT_RING_BYTES <= 232448
 template <int SIZE>
@@ -514,15 +537,6 @@ __device__ __forceinline__ void copy_b_tile(float* Bs, const float* __restrict__
                           inside ? 4 : 0);
         }
     }
-}
-
-// Waits until at most STAGES - 2 groups of this thread's copies are still in flight: the
-// oldest tile has landed.
-__device__ __forceinline__ void wait_oldest_tile()
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
-#endif
 }
 
 // Blocks wholly inside C copy their full tiles through source pointers set up once, one per
@@ -662,13 +676,8 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
     __shared__ __align__(16) float As[STAGES][WBK * WAS_STRIDE];
     __shared__ __align__(16) float Bs[STAGES][WBK * WBN];
 #endif
-    // Grouped block order: block b of the launch computes tile (tile_row, tile_col).
-    const int linear = blockIdx.y * gridDim.x + blockIdx.x;
-    const int per_group = GROUP * gridDim.x;
-    const int first_row = linear / per_group * GROUP;
-    const int rows_here = min((int)gridDim.y - first_row, GROUP);
-    const int tile_row = first_row + (linear % per_group) % rows_here;
-    const int tile_col = (linear % per_group) / rows_here;
+    int tile_row, tile_col;
+    grouped_tile(tile_row, tile_col);
     const int row0 = tile_row * WBM, col0 = tile_col * WBN;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int warp_row = warp / (WBN / WN), warp_col = warp % (WBN / WN);
@@ -736,7 +745,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
         }
         int compute = 0, refill = STAGES - 1;  // ring positions of tile t and tile t + STAGES - 1
         for (int t = 0; t < tiles; ++t) {
-            wait_oldest_tile();
+            wait_copy_groups<STAGES - 2>();  // the oldest tile has landed
             // Tile t is in every thread's view, and every thread is done with tile t - 1,
             // whose buffer the copies below overwrite.
             __syncthreads();
@@ -828,15 +837,6 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
 #define MS_A_COPIES (MS_BM * MS_BK / MS_THREADS)       // 4-byte copies of A per thread
 #define MS_B_COPIES (MS_BN * MS_BK / 4 / MS_THREADS)   // 16-byte copies of B per thread
 
-// Waits until at most MS_STAGES - 2 groups of this thread's copies are in flight: the tile
-// the next barrier publishes has landed.
-__device__ __forceinline__ void ms_wait_next_tile()
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" :: "n"(MS_STAGES - 2));
-#endif
-}
-
 // One block's tile of C, by one of the two kernels below: CHECKED false for blocks wholly inside
 // C with 16-byte aligned rows of B and whole K tiles (copies without bounds checks, from source
 // pointers set up once), true for the others. Two kernels, not one with both ways: in one
@@ -853,13 +853,9 @@ __device__ __forceinline__ void multistage_block(float* __restrict__ C, const fl
     const unsigned as0 = shared_address(multistage_ring);
     const unsigned bs0 = as0 + MS_STAGES * MS_A_STAGE * 4;
 
-    // Grouped block order, as warp_tiled's: block b of the launch computes tile (tile_row, tile_col).
-    const int linear = blockIdx.y * gridDim.x + blockIdx.x;
-    const int per_group = GROUP * gridDim.x;
-    const int first_row = linear / per_group * GROUP;
-    const int rows_here = min((int)gridDim.y - first_row, GROUP);
-    const int row0 = (first_row + (linear % per_group) % rows_here) * MS_BM;
-    const int col0 = (linear % per_group) / rows_here * MS_BN;
+    int tile_row, tile_col;
+    grouped_tile(tile_row, tile_col);
+    const int row0 = tile_row * MS_BM, col0 = tile_col * MS_BN;
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int warp_row = warp / (MS_BN / MS_WN), warp_col = warp % (MS_BN / MS_WN);
@@ -963,7 +959,7 @@ __device__ __forceinline__ void multistage_block(float* __restrict__ C, const fl
         copy_b(s, s);
         commit_copies();
     }
-    ms_wait_next_tile();
+    wait_copy_groups<MS_STAGES - 2>();
     __syncthreads();
     load_fragments(0, 0, 0);
     int slot = 0, refill = MS_STAGES - 1;
@@ -973,7 +969,7 @@ __device__ __forceinline__ void multistage_block(float* __restrict__ C, const fl
             if (k == MS_BK - 1) {
                 // Tile t + 1 is in every thread's view, and every thread has loaded its last
                 // fragments of tile t, whose ring position the next copies overwrite.
-                ms_wait_next_tile();
+                wait_copy_groups<MS_STAGES - 2>();
                 __syncthreads();
                 slot = slot + 1 == MS_STAGES ? 0 : slot + 1;
                 refill = refill + 1 == MS_STAGES ? 0 : refill + 1;

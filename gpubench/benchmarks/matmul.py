@@ -46,6 +46,15 @@ MAX_BLOCK_THREADS = 1024
 NUMPY_MAX_FMAS = 4096**3
 # multistage's fixed tile (kernels_cu/matmul.cu, MS_*): block rows, columns, depth; threads.
 MS_BM, MS_BN, MS_BK, MS_THREADS = 128, 256, 8, 256
+# The variants whose cp.async ring is a static array up to 48 KB and dynamic shared memory past
+# it (WT_RING_DYNAMIC, MS_RING_BYTES > 49152), opted in by the backends up to the device's limit.
+RING_VARIANTS = ("warp_tiled", "multistage")
+
+
+def ring_dynamic_bytes(ring: int) -> int:
+    """The dynamic shared memory a ring variant's launch gives: none while the ring fits a
+    static array."""
+    return ring if ring > STATIC_SHARED_LIMIT else 0
 
 
 @dataclass
@@ -441,12 +450,10 @@ class Matmul(Benchmark):
             if problem:
                 return f"warp_tiled: {problem}"
         shared = self._shared_bytes(variant, point)
-        if variant == "warp_tiled" and shared > DYNAMIC_SHARED_LIMIT:
-            return (f"warp_tiled needs {shared} bytes of shared memory per block with these "
+        if variant in RING_VARIANTS and shared > DYNAMIC_SHARED_LIMIT:
+            return (f"{variant} needs {shared} bytes of shared memory per block with these "
                     f"tile parameters; no GPU allows more than {DYNAMIC_SHARED_LIMIT}")  # fmt: skip
-        # warp_tiled's and multistage's rings past 48 KB are dynamic shared memory (multistage's
-        # deepest, four tiles, is 49,664 bytes).
-        if variant not in ("warp_tiled", "multistage") and shared > STATIC_SHARED_LIMIT:
+        if variant not in RING_VARIANTS and shared > STATIC_SHARED_LIMIT:
             return (
                 f"{variant} needs {shared} bytes of static shared memory per block with these "
                 f"tile parameters; the limit is {STATIC_SHARED_LIMIT}"
@@ -486,10 +493,7 @@ class Matmul(Benchmark):
         if variant == "warp_tiled":
             threads = (point["wbm"] // point["wm"]) * (point["wbn"] // point["wn"]) * 32
             grid = (ceil_div(n, point["wbn"]), ceil_div(m, point["wbm"]), 1)
-            # The ring (WT_RING_BYTES) is a static array up to 48 KB, else dynamic shared
-            # memory the launch gives (WT_RING_DYNAMIC).
-            ring = self._shared_bytes(variant, point)
-            dynamic = ring if ring > STATIC_SHARED_LIMIT else 0
+            dynamic = ring_dynamic_bytes(self._shared_bytes(variant, point))
             return [Launch(variant, grid, (threads, 1, 1), args, shared_bytes=dynamic)]
         threads = (point["bm"] // point["tm"]) * (point["bn"] // point["tn"])
         grid = (ceil_div(n, point["bn"]), ceil_div(m, point["bm"]), 1)
@@ -540,10 +544,8 @@ def multistage_launches(m: int, n: int, k: int, args: tuple[Any, ...], ring: int
     aligned = n % 4 == 0 and k % MS_BK == 0
     some_whole = aligned and m >= MS_BM and n >= MS_BN
     all_whole = aligned and m % MS_BM == 0 and n % MS_BN == 0
-    # The ring is a static array up to 48 KB, else dynamic shared memory the launch gives.
-    dynamic = ring if ring > STATIC_SHARED_LIMIT else 0
     kernels = ["multistage"] * some_whole + ["multistage_edges"] * (not all_whole)
-    return [Launch(kernel, grid, (MS_THREADS, 1, 1), args, shared_bytes=dynamic)
+    return [Launch(kernel, grid, (MS_THREADS, 1, 1), args, shared_bytes=ring_dynamic_bytes(ring))
             for kernel in kernels]  # fmt: skip
 
 

@@ -23,8 +23,13 @@ os.environ.setdefault("CUPY_TF32", "0")
 import cupy as cp
 import numpy as np
 
+from gpubench import registry
+from gpubench.benchmarks.matmul import MS_BM as BM
+from gpubench.benchmarks.matmul import MS_BN as BN
+from gpubench.benchmarks.matmul import MS_THREADS as THREADS
+from gpubench.benchmarks.matmul import ring_dynamic_bytes
+
 KERNELS = Path(__file__).resolve().parents[2] / "kernels_cu" / "matmul.cu"
-BM, BN, BK, THREADS = 128, 256, 8, 256  # multistage's tile (MS_BM, MS_BN, MS_BK, MS_THREADS)
 
 
 def cubin(defines: list[str], arch: str, nvrtc: bool) -> bytes:
@@ -86,13 +91,16 @@ def main() -> None:
     args = parser.parse_args()
     major, minor = divmod(int(cp.cuda.Device().compute_capability), 10)  # "90": sm_90
     stages = int(dict(d.split("=", 1) for d in args.define).get("MS_STAGES", 3))
-    ring = stages * (BK * (BM + 4) + BK * BN) * 4
+    bench = registry.get("matmul")
+    ring = bench._shared_bytes(
+        "multistage", bench.resolve({**bench.defaults(), "ms_stages": stages})
+    )
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin(args.define, f"sm_{major}{minor}", args.nvrtc))
         f.flush()
         module = cp.RawModule(path=f.name)
         kernel = module.get_function("multistage")
-    dynamic = ring if ring > 48 * 1024 else 0
+    dynamic = ring_dynamic_bytes(ring)
     if dynamic:
         kernel.max_dynamic_shared_size_bytes = dynamic
     print(f"multistage: {kernel.num_regs} registers, {'NVRTC' if args.nvrtc else 'nvcc'}")
