@@ -75,8 +75,8 @@ def parse_yaml(text: str, source: str) -> Any:
             return None
         if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
             raise ConfigError(
-                f"the document expands to more than {MAX_EXPANDED_NODES:,} values through "
-                "anchors and aliases: a sweep file has no need for that many",
+                f"the document expands to more than {MAX_EXPANDED_NODES:,} values (anchors "
+                "and aliases counted at each use): a sweep file has no need for that many",
                 source=source,
             )
         return loader.construct_document(node)

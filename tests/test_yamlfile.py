@@ -50,8 +50,18 @@ def test_aliases_expand_and_the_cap_counts_every_node_exactly(monkeypatch):
     monkeypatch.setattr(yamlfile, "MAX_EXPANDED_NODES", 8)
     with pytest.raises(ConfigError) as info:
         parse_yaml(text, "f.yaml")
-    assert str(info.value) == ("f.yaml: the document expands to more than 8 values through "
-                               "anchors and aliases: a sweep file has no need for that many")  # fmt: skip
+    assert str(info.value) == ("f.yaml: the document expands to more than 8 values (anchors "
+                               "and aliases counted at each use): a sweep file has no need for "
+                               "that many")  # fmt: skip
+
+
+def test_a_plain_list_past_the_cap_is_refused_without_blaming_aliases(monkeypatch):
+    monkeypatch.setattr(yamlfile, "MAX_EXPANDED_NODES", 8)
+    with pytest.raises(ConfigError) as info:
+        parse_yaml("a: [1, 2, 3, 4, 5, 6, 7, 8]\n", "f.yaml")
+    assert str(info.value) == ("f.yaml: the document expands to more than 8 values (anchors "
+                               "and aliases counted at each use): a sweep file has no need for "
+                               "that many")  # fmt: skip
 
 
 def test_a_billion_laughs_is_refused_before_it_is_built():
