@@ -4,8 +4,9 @@ The client (this process) submits one task per point and writes each point's res
 the log as its task completes. On a Dask worker the point runs as it does on one host: in an
 isolated gpubench worker process, so a kernel that breaks its CUDA context costs only that
 variant. A Dask worker that dies costs its point: the scheduler runs the task again on another
-worker, and after `distributed.scheduler.allowed-failures` deaths (set it to 1) the point's
-variants are recorded `crashed`.
+worker (the sweep notes it, as it notes the device pool's retries), and after
+`distributed.scheduler.allowed-failures` deaths (set it to 1) the point's variants are recorded
+`crashed`.
 
 Dask is optional (`pip install ".[cluster]"`) and imported only here.
 """
@@ -119,6 +120,14 @@ def _remote_point(suite: str, backend: str, settings: PlanSettings, point: dict[
     return _PointService.get(suite, backend).call(job)
 
 
+def _worker_deaths(dask_scheduler: Any, keys: list[Any]) -> dict[Any, int]:
+    """On the scheduler: how many times a Dask worker died while it held each task (Dask's
+    `suspicious` count, the one `allowed-failures` is compared with)."""
+    tasks = dask_scheduler.tasks
+    return {key: tasks[key].suspicious for key in keys
+            if key in tasks and tasks[key].suspicious}  # fmt: skip
+
+
 # -- on the client ------------------------------------------------------------------------------
 class DaskRunner:
     """The IsolatedRunner interface over a Dask cluster's workers."""
@@ -129,7 +138,7 @@ class DaskRunner:
         self.observers = list(observers)
         self.environment: dict[str, Any] | None = None
         self.restarts = 0
-        self.retried: list[dict[str, Any]] = []  # the scheduler retries a dead worker's task
+        self.retried: list[dict[str, Any]] = []  # points the scheduler ran again after a death
         self.client: Any = None
         self._futures: list[Any] = []
 
@@ -214,4 +223,22 @@ class DaskRunner:
                 if variant in fresh:
                     notify.result(fresh[variant])
             notify.point_done(point, variants, fresh)
+        self._note_retries(by_future)
         return notify.results
+
+    def _note_retries(self, by_future: dict[Any, tuple[dict[str, Any], list[str]]]) -> None:
+        """Points whose Dask worker died under them and that the scheduler then ran on another
+        worker, in `retried` as the device pool lists its own. Asked once, at the end, while
+        this client still holds every task (the scheduler forgets released ones)."""
+        try:
+            deaths = self.client.run_on_scheduler(_worker_deaths, keys=[f.key for f in by_future])
+        except Exception:  # a scheduler gone by now: the results stand, the notes are lost
+            return
+        for future, (point, variants) in by_future.items():
+            if deaths.get(future.key) and future.status == "finished":
+                # The scheduler counts a death against every task the worker held: the one
+                # it ran, and any queued behind it (worker-saturation above 1.0).
+                reason = ("the Dask worker holding the point (running it, or queued to run it "
+                          "next) died; nothing of the point had been recorded")  # fmt: skip
+                self.retried += [{"variant": v, "point": dict(point), "reason": reason}
+                                 for v in variants]  # fmt: skip

@@ -7,6 +7,7 @@ check, compiling, measuring with the results log open, then the table and the fi
 from __future__ import annotations
 
 import contextlib
+import itertools
 import signal
 import sys
 import time
@@ -164,13 +165,16 @@ def _note_retries(retried: list[dict[str, Any]], result_set: results.ResultSet, 
     if not retried:
         return
     result_set.environment["worker_retries"] = retried
-    for entry in retried:
-        at = ", ".join(f"{k}={v}" for k, v in entry["point"].items())
-        say(
-            err,
-            f"note: {entry['variant']} at {at} was run once more on a fresh worker: "
-            f"{entry['reason']}",
-        )
+    # One note per point and cause: a Dask worker's death reruns a whole point's variants.
+    for (_, reason), group in itertools.groupby(
+        retried, key=lambda entry: (point_key(entry["point"]), entry["reason"])
+    ):
+        entries = list(group)
+        variants = [entry["variant"] for entry in entries]
+        at = ", ".join(f"{k}={v}" for k, v in entries[0]["point"].items())
+        were = "was" if len(variants) == 1 else "were"
+        say(err, f"note: {', '.join(variants)} at {at} {were} run once more on a fresh worker: "
+                 f"{reason}")  # fmt: skip
 
 
 def _precompile(runner: SweepRunner, points: list[dict[str, Any]], err: Any) -> dict[str, Any]:

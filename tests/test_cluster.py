@@ -115,12 +115,67 @@ def test_a_dask_worker_that_dies_costs_its_point_after_one_retry(tmp_path, fake_
             cluster._remote_point = original
             runner.close()
     assert found[2].status is Status.CRASHED and "KilledWorker" in found[2].reason
+    assert all(entry["point"]["n"] != 2 for entry in runner.retried)  # crashed, not rerun
     assert found[1].status is Status.OK and found[3].status is Status.OK
+
+
+def test_a_point_whose_dask_worker_died_once_is_run_again_and_noted(tmp_path, monkeypatch,
+                                                                     fake_backend):  # fmt: skip
+    """The task kills its Dask worker the first time it runs n == 2 only: the scheduler runs
+    it again on another worker, its results are recorded once, and `retried` names the point
+    with all its variants (the only point whose worker died)."""
+    import dask
+
+    from gpubench import registry
+    from gpubench.runner import Plan
+    from gpubench.timing import TimingPolicy
+
+    monkeypatch.setenv("GPUBENCH_TEST_DIED_ONCE", str(tmp_path / "died"))  # the workers inherit it
+    bench = registry.get(str(REPO / "tests/suites/scale.py"))
+    points = [{**bench.defaults(), "n": n} for n in (1, 2, 3)]
+    policy = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
+    plan = Plan(bench, points, ("good", "fast"), "good", policy)
+    # One task at a time per worker, so that a death catches no queued point with it.
+    settings = {"distributed.scheduler.allowed-failures": 1,
+                "distributed.scheduler.worker-saturation": 1.0}  # fmt: skip
+    with dask.config.set(settings), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        worker_class=distributed.Nanny,
+    ) as running:  # fmt: skip
+        runner = cluster.DaskRunner(running.scheduler_address, str(REPO / "tests/suites/scale.py"),
+                                    "tests.fakes:FakeBackend")  # fmt: skip
+        runner.client = distributed.Client(running.scheduler_address)
+        import tests.test_cluster as here
+
+        original = cluster._remote_point
+        cluster._remote_point = here.die_once_at_two
+        try:
+            found = runner.run(plan)
+        finally:
+            cluster._remote_point = original
+            runner.close()
+    assert (tmp_path / "died").exists()  # the first attempt did die
+    assert sorted((r.point["n"], r.variant, r.status) for r in found) == [
+        (n, v, Status.OK) for n in (1, 2, 3) for v in ("fast", "good")]  # fmt: skip
+    assert [(e["point"]["n"], e["variant"]) for e in runner.retried] == [(2, "good"), (2, "fast")]
+    assert runner.retried[0]["reason"].startswith("the Dask worker holding the point (running")
+
+
+def die_once_at_two(suite, backend, plan_args, point, variants):
+    marker = Path(os.environ["GPUBENCH_TEST_DIED_ONCE"])
+    if point["n"] == 2 and not marker.exists():
+        marker.touch()
+        os._exit(1)
+    return ok_results(point, variants)
 
 
 def die_at_two(suite, backend, plan_args, point, variants):
     if point["n"] == 2:
         os._exit(1)
+    return ok_results(point, variants)
+
+
+def ok_results(point, variants):
     from gpubench.results import Result, Status
 
     return [Result(suite="scale", variant=v, point=point, status=Status.OK,

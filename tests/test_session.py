@@ -171,6 +171,24 @@ SWEEP = (f"suite: {SCALE_FILE}\nvariants: [wrong, good]\nparams: {{n: [30, 10]}}
          "timing: {min_samples: 2, max_samples: 3, min_time_s: 0}\n")  # fmt: skip
 
 
+def test_retries_of_one_point_and_cause_share_one_note(tmp_path, monkeypatch):
+    """A Dask worker's death reruns a whole point: one note for its variants, in the order
+    listed; another point, or another cause at the same point, gets a note of its own."""
+    died = "the Dask worker holding the point died"
+    runner = InProcess(retried=[
+        {"variant": "wrong", "point": {"n": 10, "tag": "a"}, "reason": died},
+        {"variant": "good", "point": {"tag": "a", "n": 10}, "reason": died},
+        {"variant": "good", "point": {"n": 30, "tag": "a"}, "reason": died},
+        {"variant": "good", "point": {"n": 30, "tag": "a"}, "reason": "killed by signal 9"},
+    ])  # fmt: skip
+    _, _, err = _execute(tmp_path, monkeypatch, SWEEP, runner, jsonl="log.jsonl")
+    assert [line for line in err.splitlines() if line.startswith("note:")] == [
+        f"note: wrong, good at n=10, tag=a were run once more on a fresh worker: {died}",
+        f"note: good at n=30, tag=a was run once more on a fresh worker: {died}",
+        "note: good at n=30, tag=a was run once more on a fresh worker: killed by signal 9",
+    ]
+
+
 def test_execute_announces_compiles_measures_sorts_renders_and_saves(tmp_path, monkeypatch):
     import json
 

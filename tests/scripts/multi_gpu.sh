@@ -1,43 +1,112 @@
 #!/usr/bin/env bash
-# The multi-GPU measurements of the README (a 2-GPU host): the transpose sweep on one GPU and
-# on both, compared point by point; then a Dask scheduler with one worker per GPU on localhost
-# running the smoke sweep. Logs go under $OUT (default: ./multi-gpu-out). STEPS picks the parts
-# (default "sweeps compare dask"), so the parts fit separate calls of a time-limited runner.
+# The several-GPU measurements of docs/several-gpus-and-ci.md, on one host with any number of
+# GPUs (one worker per GPU; on a one-GPU host "all" is that GPU and the speed-up is 1x):
+#   sweeps   configs/transpose.yaml on GPU 0 alone, then on every GPU (--devices all)
+#   compare  the two logs point by point
+#   dask     the same sweep through a Dask scheduler with one worker per GPU on this host
+#   killpool kill -9 of one pool worker mid-sweep (--devices all)
+#   killdask kill -9 of one Dask worker process mid-sweep
+# After each killed run the log is checked: every (point, variant) of the sweep once.
+# Logs go under $OUT (default: ./multi-gpu-out). STEPS picks the parts (default: all five), so
+# the parts fit separate calls of a time-limited runner. SWEEP overrides the sweep file and
+# KILL_AFTER the seconds before a kill (default 12).
 set -uo pipefail
 OUT=${OUT:-multi-gpu-out}
-STEPS=${STEPS:-sweeps compare dask}
+STEPS=${STEPS:-sweeps compare dask killpool killdask}
+SWEEP=${SWEEP:-configs/transpose.yaml}
+KILL_AFTER=${KILL_AFTER:-12}
+GPUS=$(nvidia-smi -L | wc -l)
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 mkdir -p "$OUT"
+echo "host: $GPUS GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs)" | tee -a "$OUT/summary.txt"
+millis() { date +%s%3N; }
 run() { local name=$1 limit=$2; shift 2
-  local start end code
-  start=$(date +%s%N)
+  local start code
+  start=$(millis)
   timeout "$limit" python3 -m gpubench "$@" > "$OUT/$name.txt" 2>&1; code=$?
-  end=$(date +%s%N)
-  echo "$name exit $code wall $(( (end - start) / 1000000 )) ms" | tee -a "$OUT/summary.txt"
+  echo "$name exit $code wall $(( $(millis) - start )) ms" | tee -a "$OUT/summary.txt"
 }
+# Every (point, variant) of the sweep exactly once in a JSON-lines log, and how they ended.
+check_log() {
+  python3 - "$1" "$SWEEP" <<'PY' | tee -a "$OUT/summary.txt"
+import collections, sys
+from gpubench import config, registry
+from gpubench.results import load_jsonl, point_key
+_, results = load_jsonl(sys.argv[1])
+spec = config.load(sys.argv[2])
+bench = registry.get(spec.suite_ref or spec.suite)
+expected = {(point_key(p), v) for p in spec.points(bench) for v in spec.variants}
+seen = collections.Counter((point_key(r.point), r.variant) for r in results)
+twice = [k for k, n in seen.items() if n > 1]
+print(f"  {sys.argv[1]}: {len(results)} results for {len(expected)} (point, variant) pairs;",
+      f"missing {len(expected - set(seen))}, twice {len(twice)}, unexpected {len(set(seen) - expected)};",
+      "statuses", dict(collections.Counter(str(r.status) for r in results)))
+PY
+}
+# Starts a Dask scheduler (a task whose worker dies runs once more, then is crashed) and one
+# worker per GPU on this host.
+start_dask() {
+  # One point at a time per worker (saturation 1.0): a worker that dies holds only the point it runs.
+  DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1 DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0 \
+    dask scheduler --port 8786 > "$OUT/scheduler.txt" 2>&1 &
+  sleep 4
+  for ((gpu = 0; gpu < GPUS; gpu++)); do
+    CUDA_VISIBLE_DEVICES=$gpu DASK_DISTRIBUTED__WORKER__DAEMON=False \
+      dask worker tcp://127.0.0.1:8786 --nworkers 1 --nthreads 1 --name "gpu$gpu" > "$OUT/worker$gpu.txt" 2>&1 &
+  done
+  sleep 8
+}
+stop_dask() { pkill -f "dask worker" ; pkill -f "dask scheduler"; sleep 2; }
+# The spawned processes below a PID (multiprocessing's spawn children: gpubench's workers).
+spawned_below() { pgrep -f "multiprocessing.spawn" | while read -r p; do
+  local q=$p; while [[ $q -gt 1 ]]; do q=$(ps -o ppid= -p "$q" | tr -d ' '); [[ $q == "$1" ]] && { echo "$p"; break; }; done
+done; }
+
 if wants sweeps; then
-  run one-gpu 300 sweep configs/transpose.yaml --devices 0 --jsonl "$OUT/one.jsonl" --json "$OUT/one.json"
-  run two-gpus 200 sweep configs/transpose.yaml --devices all --jsonl "$OUT/two.jsonl" --json "$OUT/two.json"
+  run one-gpu 300 sweep "$SWEEP" --devices 0 --jsonl "$OUT/one.jsonl" --json "$OUT/one.json" --force
+  run all-gpus 300 sweep "$SWEEP" --devices all --jsonl "$OUT/all.jsonl" --json "$OUT/all.json" --force
 fi
 if wants compare; then
-  run compare 60 compare "$OUT/one.json" "$OUT/two.json" --markdown "$OUT/compare.md"
+  run compare 60 compare "$OUT/one.json" "$OUT/all.json" --markdown "$OUT/compare.md"
   tail -2 "$OUT/compare.txt" | tee -a "$OUT/summary.txt"
   grep -oE '\| (same|faster|slower|only in [a-z]+|not measured[^|]*|broken[^|]*) \|$' "$OUT/compare.md" | sort | uniq -c | tee -a "$OUT/summary.txt"
 fi
-wants dask || exit 0
-# Dask: a scheduler that retries a task once after its worker dies, one worker per GPU.
-DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1 dask scheduler --port 8786 > "$OUT/scheduler.txt" 2>&1 &
-sleep 4
-for gpu in 0 1; do
-  CUDA_VISIBLE_DEVICES=$gpu DASK_DISTRIBUTED__WORKER__DAEMON=False \
-    dask worker tcp://127.0.0.1:8786 --nworkers 1 --nthreads 1 --name "gpu$gpu" > "$OUT/worker$gpu.txt" 2>&1 &
-done
-sleep 8
-run dask-smoke 90 sweep configs/smoke.yaml --scheduler tcp://127.0.0.1:8786 --jsonl "$OUT/dask.jsonl" --json "$OUT/dask.json"
-python3 - "$OUT/dask.json" <<'PY' | tee -a "$OUT/summary.txt"
+if wants dask; then
+  start_dask
+  run dask 300 sweep "$SWEEP" --scheduler tcp://127.0.0.1:8786 --jsonl "$OUT/dask.jsonl" --json "$OUT/dask.json" --force
+  check_log "$OUT/dask.jsonl"
+  python3 - "$OUT/dask.json" <<'PY' | tee -a "$OUT/summary.txt"
 import collections, json, sys
 results = json.load(open(sys.argv[1]))["results"]
-print("dask results by GPU:", dict(collections.Counter(r["device"]["uuid"][-8:] for r in results)),
-      "statuses:", dict(collections.Counter(r["status"] for r in results)))
+print("  dask results by GPU:", dict(collections.Counter(r["device"]["uuid"][-8:] for r in results)))
 PY
-kill %1 %2 %3 2>/dev/null
+  [[ -f "$OUT/all.json" ]] && run compare-dask 60 compare "$OUT/all.json" "$OUT/dask.json" && tail -2 "$OUT/compare-dask.txt" | tee -a "$OUT/summary.txt"
+  stop_dask
+fi
+if wants killpool; then
+  python3 -m gpubench sweep "$SWEEP" --devices all --jsonl "$OUT/killpool.jsonl" --force > "$OUT/killpool.txt" 2>&1 &
+  sweep_pid=$!
+  sleep "$KILL_AFTER"
+  victim=$(spawned_below "$sweep_pid" | tail -1)
+  echo "killpool: kill -9 of pool worker $victim after $KILL_AFTER s" | tee -a "$OUT/summary.txt"
+  kill -9 "$victim"
+  wait "$sweep_pid"; echo "killpool exit $?" | tee -a "$OUT/summary.txt"
+  grep -h "once more\|crashed" "$OUT/killpool.txt" | tee -a "$OUT/summary.txt"
+  check_log "$OUT/killpool.jsonl"
+fi
+if wants killdask; then
+  start_dask
+  python3 -m gpubench sweep "$SWEEP" --scheduler tcp://127.0.0.1:8786 --jsonl "$OUT/killdask.jsonl" --force > "$OUT/killdask.txt" 2>&1 &
+  sweep_pid=$!
+  sleep "$KILL_AFTER"
+  # The Dask worker process that runs the tasks (its nanny starts a new one), not the nanny.
+  nanny=$(pgrep -f "dask worker" | head -1)
+  victim=$(pgrep -P "$nanny" -f "multiprocessing.spawn" | head -1)
+  echo "killdask: kill -9 of Dask worker process $victim (nanny $nanny) after $KILL_AFTER s" | tee -a "$OUT/summary.txt"
+  kill -9 "$victim"
+  wait "$sweep_pid"; echo "killdask exit $?" | tee -a "$OUT/summary.txt"
+  grep -h "once more\|crashed\|lost" "$OUT/killdask.txt" | tee -a "$OUT/summary.txt"
+  check_log "$OUT/killdask.jsonl"
+  grep -ch "Remove worker\|Register worker" "$OUT/scheduler.txt" | tee -a "$OUT/summary.txt"
+  stop_dask
+fi
