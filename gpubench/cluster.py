@@ -223,10 +223,10 @@ class DaskRunner:
                 if variant in fresh:
                     notify.result(fresh[variant])
             notify.point_done(point, variants, fresh)
-        self._note_retries(by_future)
+        self._record_retries(by_future)
         return notify.results
 
-    def _note_retries(self, by_future: dict[Any, tuple[dict[str, Any], list[str]]]) -> None:
+    def _record_retries(self, by_future: dict[Any, tuple[dict[str, Any], list[str]]]) -> None:
         """Points whose Dask worker died under them and that the scheduler then ran on another
         worker, in `retried` as the device pool lists its own. Asked once, at the end, while
         this client still holds every task (the scheduler forgets released ones)."""
