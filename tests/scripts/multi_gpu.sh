@@ -57,10 +57,8 @@ start_dask() {
   sleep 8
 }
 stop_dask() { pkill -f "dask worker" ; pkill -f "dask scheduler"; sleep 2; }
-# The spawned processes below a PID (multiprocessing's spawn children: gpubench's workers).
-spawned_below() { pgrep -f "multiprocessing.spawn" | while read -r p; do
-  local q=$p; while [[ $q -gt 1 ]]; do q=$(ps -o ppid= -p "$q" | tr -d ' '); [[ $q == "$1" ]] && { echo "$p"; break; }; done
-done; }
+# The processes a PID spawned with multiprocessing (gpubench's workers, a Dask nanny's worker).
+spawned_by() { pgrep -P "$1" -f "multiprocessing.spawn"; }
 
 if wants sweeps; then
   run one-gpu 300 sweep "$SWEEP" --devices 0 --jsonl "$OUT/one.jsonl" --json "$OUT/one.json" --force
@@ -87,7 +85,7 @@ if wants killpool; then
   python3 -m gpubench sweep "$SWEEP" --devices all --jsonl "$OUT/killpool.jsonl" --force > "$OUT/killpool.txt" 2>&1 &
   sweep_pid=$!
   sleep "$KILL_AFTER"
-  victim=$(spawned_below "$sweep_pid" | tail -1)
+  victim=$(spawned_by "$sweep_pid" | tail -1)
   echo "killpool: kill -9 of pool worker $victim after $KILL_AFTER s" | tee -a "$OUT/summary.txt"
   kill -9 "$victim"
   wait "$sweep_pid"; echo "killpool exit $?" | tee -a "$OUT/summary.txt"
@@ -101,7 +99,7 @@ if wants killdask; then
   sleep "$KILL_AFTER"
   # The Dask worker process that runs the tasks (its nanny starts a new one), not the nanny.
   nanny=$(pgrep -f "dask worker" | head -1)
-  victim=$(pgrep -P "$nanny" -f "multiprocessing.spawn" | head -1)
+  victim=$(spawned_by "$nanny" | head -1)
   echo "killdask: kill -9 of Dask worker process $victim (nanny $nanny) after $KILL_AFTER s" | tee -a "$OUT/summary.txt"
   kill -9 "$victim"
   wait "$sweep_pid"; echo "killdask exit $?" | tee -a "$OUT/summary.txt"
