@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from gpubench.errors import EnvironmentProblem
+from gpubench.errors import ConfigError, EnvironmentProblem, quote
 from gpubench.pool import remaining_work
 from gpubench.results import Result, Status
 from gpubench.runner import Notifier, Observer, Plan, PlanSettings
@@ -145,9 +145,21 @@ class DaskRunner:
     def start(self) -> dict[str, Any]:
         try:
             from distributed import Client
+            from distributed.comm import get_address_host_port
         except ImportError:
             raise EnvironmentProblem(
                 "--scheduler needs Dask distributed: pip install 'gpubench[cluster]'"
+            ) from None
+        try:  # a malformed address is the user's to mend, not something that answered
+            host, port = get_address_host_port(self.address)
+            host.encode("idna")  # a name the resolver takes: labels of at most 63 characters
+            if not 0 < port < 65536:
+                raise ValueError(f"port {port} is not between 1 and 65535")
+        except ValueError as exc:  # UnicodeError (the host name) included
+            raise ConfigError(
+                f"{quote(self.address)} is not a Dask scheduler address such as "
+                f"tcp://HOST:8786 ({exc})",
+                key="--scheduler",
             ) from None
         try:
             self.client = Client(self.address, timeout=CONNECT_TIMEOUT_S)

@@ -883,3 +883,20 @@ def test_a_huge_value_in_a_usage_error_comes_back_cut(args):
     error = out.output.splitlines()[-1]
     assert error.startswith("Error: ") and len(error) < 400, error[:400]
     assert "x" * 190 in error and "x" * 200 not in error and "…" in error  # cut, and said so
+
+
+def test_a_huge_value_in_a_gpubench_error_comes_back_cut(monkeypatch):
+    """Errors gpubench raises itself are cut the same way (an unreachable 100 kB scheduler
+    address came back whole)."""
+    from gpubench import backends
+    from gpubench.errors import EnvironmentProblem
+
+    def refuse(*args, **kwargs):
+        raise EnvironmentProblem(f"cannot reach the Dask scheduler at tcp://{HUGE}:1: timed out")
+
+    monkeypatch.setattr(backends, "preflight", refuse)
+    out = CliRunner().invoke(cli, ["run", "transpose", "--size", "64"])
+    assert out.exit_code == 4
+    (error,) = out.output.splitlines()
+    address = f"tcp://{HUGE}:1:"[:199] + "…"  # the word cut to 200 characters
+    assert error == f"error: cannot reach the Dask scheduler at {address} timed out"

@@ -84,6 +84,26 @@ def test_an_unreachable_scheduler_is_one_line(monkeypatch, fake_backend):
         runner.start()
 
 
+@pytest.mark.parametrize(("address", "why"), [
+    ("notaurl", "missing port number in address 'notaurl'"),
+    ("tcp://h:x", "invalid literal for int() with base 10: 'x'"),
+    ("tcp://h:0", "port 0 is not between 1 and 65535"),
+    ("tcp://h:65536", "port 65536 is not between 1 and 65535"),
+    ("tcp://a..b:8786", "encoding with 'idna' codec failed (UnicodeError: label empty or too long)"),
+])  # fmt: skip
+def test_a_malformed_scheduler_address_is_a_usage_error_before_any_connection(
+    monkeypatch, address, why
+):
+    from gpubench.errors import EXIT_USAGE, ConfigError
+
+    monkeypatch.setattr(distributed, "Client", None)  # a connection attempt would fail otherwise
+    with pytest.raises(ConfigError) as caught:
+        cluster.DaskRunner(address, "scale", "tests.fakes:FakeBackend").start()
+    assert caught.value.exit_code == EXIT_USAGE
+    assert str(caught.value) == (f"--scheduler: {address!r} is not a Dask scheduler address "
+                                 f"such as tcp://HOST:8786 ({why})")  # fmt: skip
+
+
 def test_a_dask_worker_that_dies_costs_its_point_after_one_retry(tmp_path, fake_backend):
     """The task itself kills its Dask worker at n == 2: the scheduler retries it once on the
     other worker (allowed-failures 1), which dies too; the point is recorded crashed."""

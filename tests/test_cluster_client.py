@@ -67,6 +67,11 @@ def dask(monkeypatch):
     }  # fmt: skip
     monkeypatch.setitem(sys.modules, "distributed",
                         SimpleNamespace(Client=FakeClient, as_completed=list))  # fmt: skip
+    # Dask's address parser, as far as these tests' one address goes (test_cluster.py checks
+    # the real one against bad addresses).
+    parsed = {ADDRESS: ("h", 8786)}
+    monkeypatch.setitem(sys.modules, "distributed.comm",
+                        SimpleNamespace(get_address_host_port=parsed.__getitem__))  # fmt: skip
     return FakeClient
 
 

@@ -37,8 +37,9 @@ class GpubenchGroup(click.Group):
         except GpubenchError as exc:
             from rich.text import Text
 
-            # One line, whatever the message holds (a user's exception text may span lines).
-            message = " ".join(str(exc).split())
+            # One line of a sane length, whatever the message holds (a user's exception text
+            # may span lines; a value quoted whole may be 100 kB).
+            message = shortened(" ".join(str(exc).split()))
             # Only the prefix in red: `Text + Text` would give the whole line the first's style.
             err_console().print(
                 Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True
