@@ -129,6 +129,19 @@ def _worker_deaths(dask_scheduler: Any, keys: list[Any]) -> dict[Any, int]:
 
 
 # -- on the client ------------------------------------------------------------------------------
+def _address_problem(address: str) -> str | None:
+    """Why Dask's parser, or the resolver after it, would refuse this scheduler address; None
+    where it is well formed."""
+    from distributed.comm import get_address_host_port
+
+    try:
+        host, port = get_address_host_port(address)
+        host.encode("idna")  # a name the resolver takes: labels of at most 63 characters
+    except ValueError as exc:  # UnicodeError (the host name) included
+        return str(exc)
+    return None if 0 < port < 65536 else f"port {port} is not between 1 and 65535"
+
+
 class DaskRunner:
     """The IsolatedRunner interface over a Dask cluster's workers."""
 
@@ -145,22 +158,17 @@ class DaskRunner:
     def start(self) -> dict[str, Any]:
         try:
             from distributed import Client
-            from distributed.comm import get_address_host_port
         except ImportError:
             raise EnvironmentProblem(
                 "--scheduler needs Dask distributed: pip install 'gpubench[cluster]'"
             ) from None
-        try:  # a malformed address is the user's to mend, not something that answered
-            host, port = get_address_host_port(self.address)
-            host.encode("idna")  # a name the resolver takes: labels of at most 63 characters
-            if not 0 < port < 65536:
-                raise ValueError(f"port {port} is not between 1 and 65535")
-        except ValueError as exc:  # UnicodeError (the host name) included
+        problem = _address_problem(self.address)
+        if problem:  # the user's to mend, not something that answered
             raise ConfigError(
                 f"{quote(self.address)} is not a Dask scheduler address such as "
-                f"tcp://HOST:8786 ({exc})",
+                f"tcp://HOST:8786 ({problem})",
                 key="--scheduler",
-            ) from None
+            )
         try:
             self.client = Client(self.address, timeout=CONNECT_TIMEOUT_S)
         except Exception as exc:  # refused, timed out, or a server that is not Dask's

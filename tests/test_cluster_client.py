@@ -67,11 +67,8 @@ def dask(monkeypatch):
     }  # fmt: skip
     monkeypatch.setitem(sys.modules, "distributed",
                         SimpleNamespace(Client=FakeClient, as_completed=list))  # fmt: skip
-    # Dask's address parser, as far as these tests' one address goes (test_cluster.py checks
-    # the real one against bad addresses).
-    parsed = {ADDRESS: ("h", 8786)}
-    monkeypatch.setitem(sys.modules, "distributed.comm",
-                        SimpleNamespace(get_address_host_port=parsed.__getitem__))  # fmt: skip
+    # Dask's address parser is Dask's (test_cluster.py checks it against bad addresses).
+    monkeypatch.setattr(cluster, "_address_problem", {ADDRESS: None}.__getitem__)
     return FakeClient
 
 
