@@ -93,7 +93,7 @@ class ParallelRandom:
             stream = np.random.SeedSequence(self.seed, spawn_key=(call, index))
             draw(np.random.Generator(np.random.PCG64(stream)), flat[start : start + CHUNK])
 
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+        with ThreadPoolExecutor(self.workers, thread_name_prefix="gpubench-random") as pool:
             list(pool.map(one, enumerate(starts)))
         return result
 

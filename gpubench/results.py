@@ -39,6 +39,9 @@ class Status(StrEnum):
     # Timed, but nothing to check it against (a kernel file without a reference, or the
     # variant the others are checked against): shown, never silently trusted.
     UNVERIFIED = "unverified"
+    # Verified, but the timing cannot stand: faster than the hardware can go (the ceiling it
+    # broke is named), or the run left work or threads behind. Shown, never ranked.
+    IMPLAUSIBLE = "implausible"
 
     @property
     def is_measured(self) -> bool:

@@ -16,15 +16,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gpubench import memory, metrics, timing
+from gpubench import audit, memory, metrics, timing
 from gpubench.benchmark import Benchmark, Point
-from gpubench.checking import Checker
 from gpubench.errors import KernelCompileError, OutOfMemory, PointError
 from gpubench.kernels import CompileCache
 from gpubench.phases import PhaseClock
 from gpubench.randoms import ParallelRandom
 from gpubench.results import Result, Status, point_key
-from gpubench.stages import Placements, PointState, VariantRun
+from gpubench.stages import PointState, VariantRun
 from gpubench.steps import RunRecord
 
 
@@ -172,6 +171,8 @@ class Runner:
         variants = list(variants)
         out: list[Result] = []
         clock = PhaseClock()
+        # Threads the suite starts (in its inputs or a variant) and leaves running are flagged.
+        threads = audit.live_threads()
 
         def emit(variant: str, status: Status, reason: str = "", **extra: Any) -> None:
             result = Result(suite=plan.bench.name, variant=variant, point=dict(point),
@@ -200,7 +201,8 @@ class Runner:
                 if on_start:
                     on_start(variant)
                 stages = VariantRun(plan, state, variant, module, self.backend)
-                outcome = _guarded(stages)
+                outcome = _flag_threads_left(_guarded(stages), threads)
+                threads = audit.live_threads()  # one variant's threads are not the next's
                 emit(variant, seed=state.seed, phases={"point": clock.snapshot(),
                      "variant": stages.clock.snapshot()}, **outcome)  # fmt: skip
                 if outcome["status"] is Status.CRASHED:
@@ -208,8 +210,7 @@ class Runner:
                     break  # the context is gone: nothing else can run in this process
         finally:
             if not crashed:
-                state.placements.free()
-                state.checker.release()
+                state.free()
         return out
 
     def _point_state(self, plan: Plan, point: Point,
@@ -226,8 +227,7 @@ class Runner:
             return Status.SKIPPED, "the host ran out of memory making the inputs"
         except PointError as exc:
             return Status.LAUNCH_FAILED, f"cannot make the inputs: {exc}"
-        placements = Placements(self.backend, inputs, clock)
-        return PointState(point, seed, inputs, placements, Checker(self.backend, clock))
+        return PointState.make(plan, point, seed, inputs, self.backend, clock)
 
     # -- memory preflight ---------------------------------------------------------------------
     def _inputs_do_not_fit(self, bench: Benchmark, point: Point) -> str | None:
@@ -239,6 +239,19 @@ class Runner:
         free_device, _ = self.backend.memory_info()
         need = memory.Need(device=device, host=total, what="the inputs")
         return memory.shortfall(need, free_device, memory.host_available_bytes())
+
+
+def _flag_threads_left(outcome: dict[str, Any], before: set[Any]) -> dict[str, Any]:
+    """A measured outcome is implausible when the suite left host threads running: work
+    they do is outside every timed interval."""
+    if not outcome["status"].is_measured:
+        return outcome
+    left = audit.threads_left_behind(before)
+    if not left:
+        return outcome
+    return {**outcome, "status": Status.IMPLAUSIBLE,
+            "reason": f"left host threads running ({', '.join(left)}): work they do is "
+            "outside every timed interval"}  # fmt: skip
 
 
 def _guarded(stages: VariantRun) -> dict[str, Any]:

@@ -1,26 +1,34 @@
-"""One variant at one point, as named stages: plan, prepare, checked run, verify, measure,
-re-check, assemble.
+"""One variant at one point, as named stages: plan, prepare, checked run, verify, measure
+(with audits), re-check, assemble.
 
 The order is the product's promise: outputs poisoned, one checked run, verification, and only
 then timing; in-out buffers are restored from the pristine input before every timed run,
-outside the timed region; after the last sample the outputs are poisoned again and one more
-run is checked, so a kernel that is right only on its first launch is caught. Each stage
-either hands on to the next or stops the variant with an outcome (a status and a reason);
-each records its host time in the variant's PhaseClock.
+outside the timed region. The kernel is untrusted, so what is timed is checked too: timed runs
+the kernel cannot tell from the others are audited (outputs poisoned before, checked after,
+the device found idle); after the last sample the inputs must hold what was uploaded, and two
+more runs are checked with the outputs left as the previous run wrote them, first on the
+point's second input set in the same buffers, then on the first again; a result faster than
+the hardware can go is `implausible` (gpubench.audit). Each stage either hands on to the next
+or stops the variant with an outcome (a status and a reason); each records its host time in
+the variant's PhaseClock.
 """
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from gpubench import memory, metrics, timing, verify
+from gpubench import audit, input_sets, memory, metrics, timing, verify
 from gpubench.benchmark import BufferSpec, Case, Point, Tolerance
 from gpubench.checking import Checker
 from gpubench.errors import KernelLaunchError, PointError
+from gpubench.input_sets import FIRST, SECOND, FreshInputs, InputSets, fresh_key, other
 from gpubench.phases import PhaseClock
 from gpubench.results import Status, Verification
 from gpubench.stats import summarize
@@ -89,13 +97,34 @@ class Placements:
 
 @dataclass
 class PointState:
-    """What the variants of one point share: inputs, their placements, the references."""
+    """What the variants of one point share: inputs (two sets), their placements, the
+    references."""
 
     point: Point
     seed: int
     inputs: dict[str, np.ndarray]
     placements: Placements
     checker: Checker
+    sets: InputSets
+
+    @classmethod
+    def make(cls, plan: Any, point: Point, seed: int, inputs: dict[str, np.ndarray],
+             backend: Any, clock: PhaseClock) -> PointState:  # fmt: skip
+        """The point's state, its second input set started on a thread."""
+        placements = Placements(backend, inputs, clock)
+        bench = plan.bench
+        device = [v for v in plan.variants if bench.variant(v).kind != "host"]
+        computes = sorted({bench.variant(v).computes for v in device})
+        if not bench.has_reference() or bench.reference_variant or not device:
+            computes = []  # checked against a variant's own outputs, or not at all
+        fresh = FreshInputs(bench, point, seed, computes, inputs)
+        sets = InputSets(backend, placements, fresh, clock)
+        return cls(point, seed, inputs, placements, Checker(backend, clock), sets)
+
+    def free(self) -> None:
+        self.sets.free()
+        self.placements.free()
+        self.checker.release()
 
 
 @dataclass
@@ -118,6 +147,14 @@ class VariantRun:
     crashed: bool = False
     # From the first timed run on, a failed launch is reported "while timing".
     timing_started: bool = False
+    # The variant's inputs and in-out outputs ({name: location}), and which input set their
+    # buffers hold now.
+    inputs_used: dict[str, str] = field(default_factory=dict)
+    inout_sources: dict[str, str] = field(default_factory=dict)
+    current: str = FIRST
+    # Why the timing cannot stand though every check passed (work left running, a timing
+    # that depends on whether the inputs changed), or None.
+    implausible: str | None = None
 
     @property
     def bench(self) -> Any:
@@ -137,8 +174,8 @@ class VariantRun:
                 self.prepare()
                 record = self.checked_run()
                 verdict, unverified = self.verify(record)
-                measurement = self.measure()
-                self.recheck(verdict, unverified, measurement)
+                measurement = self.measure(unverified)
+                self.recheck(unverified, measurement)
                 spans = self.timeline()
             except KernelLaunchError as exc:
                 return self.failed_launch(exc, "while timing: " if self.timing_started else "")
@@ -202,13 +239,17 @@ class VariantRun:
         device, host = placements.missing_bytes({**wanted, **pristine})
         device += sum(s.nbytes for s in own.values() if not s.on_host)
         host += sum(s.nbytes for s in own.values() if s.on_host)
-        # Downloads of the outputs, and the float64 reference if not made yet.
+        # Downloads of the outputs, and the float64 references (both sets) if not made yet.
         host += sum(s.nbytes for s in case.outputs.values())
         if not checker.has(self.computes):
-            host += sum(8 * s.nbytes // np.dtype(s.dtype).itemsize for s in case.outputs.values())
+            host += 2 * sum(8 * s.nbytes // np.dtype(s.dtype).itemsize
+                            for s in case.outputs.values())  # fmt: skip
         if self.plan.flush_l2:
             device += self.backend.device.l2_bytes
         need = memory.Need(device=device, host=host, what="this variant's buffers")
+        sets = self.state.sets
+        if sets.use_copies and not input_sets.copies_fit(self.backend, sets, wanted, need):
+            sets.use_copies = False  # the second set and a's copy are written from the host
         free_device, _ = self.backend.memory_info()
         too_big = memory.shortfall(need, free_device, memory.host_available_bytes())
         if (
@@ -229,6 +270,8 @@ class VariantRun:
         wanted, wanted_pristine = self.wanted()
         # Inputs placed first: their uploads are the point's phase, not this variant's.
         buffers = {name: placements.get(name, where) for name, where in wanted.items()}
+        self.inputs_used, self.inout_sources = wanted, wanted_pristine
+        self.state.sets.ready(wanted)
         self.pristine = {name: placements.get(name, where)
                          for name, where in wanted_pristine.items()}  # fmt: skip
         with self.clock.phase("prepare"):
@@ -262,6 +305,36 @@ class VariantRun:
             if spec.init == "input":
                 self.backend.restore(self.owned[name], self.pristine[name], spec)
 
+    def stale_outputs(self) -> None:
+        """Before a re-check: in-out outputs restored and zero-initialised ones zeroed, as the
+        contract says; every other output left as the previous run wrote it (a kernel that
+        skips work when its output already holds values is wrong on new inputs)."""
+        case = self.case
+        assert case is not None
+        for name, spec in case.outputs.items():
+            if spec.init == "input":
+                self.backend.restore(self.owned[name], self.pristine[name], spec)
+            elif spec.init == "zero":
+                self.backend.zero(self.owned[name], spec)
+
+    def switch_to(self, which: str) -> None:
+        """Input set `which` into the bound input buffers, and the in-out outputs' source."""
+        sets = self.state.sets
+        sets.load(which, self.inputs_used)
+        self.pristine = {name: sets.pristine(which, name, where)
+                         for name, where in self.inout_sources.items()}  # fmt: skip
+        self.current = which
+
+    def inputs_intact(self, when: str) -> None:
+        """Every input buffer still holds the set loaded into it, bit for bit."""
+        with self.clock.phase("inputs_check"):
+            written = self.state.sets.written(self.current, self.inputs_used)
+        if written:
+            raise Stop({"status": Status.INCORRECT, "kernel_attributes": self.attributes,
+                        "metrics": self.record_metrics,
+                        "reason": f"wrote its inputs: {', '.join(written)} no longer hold "
+                        f"what was uploaded ({when})"})  # fmt: skip
+
     # -- checked run ---------------------------------------------------------------------------
     def checked_run(self) -> RunRecord:
         case, backend = self.case, self.backend
@@ -293,55 +366,108 @@ class VariantRun:
         if self.variant == bench.reference_variant:
             # Its outputs are the answer the other variants are checked against (and its
             # own run after timing must reproduce them).
-            with self.clock.phase("downloads"):
-                checker.set(self.computes, {
-                    name: as_reference(self.backend.read(self.owned[name], spec))
-                    for name, spec in case.outputs.items()
-                })  # fmt: skip
+            self.keep_as_reference(self.computes)
         if unverified:
             return Verification(passed=True, message=unverified), unverified
         verdict = self.check(record, "check")
         if not verdict.passed:
+            self.inputs_intact("after the checked run")  # the likelier cause, if it is one
             raise Stop({"status": Status.INCORRECT, "reason": verdict.message,
                         "metrics": self.record_metrics, "verification": verdict,
                         "kernel_attributes": self.attributes})  # fmt: skip
         return verdict, None
 
-    def check(self, record: RunRecord, phase: str) -> Verification:
-        case, checker = self.case, self.state.checker
+    def keep_as_reference(self, key: str) -> None:
+        """This run's outputs as the reference under `key` (the reference variant's)."""
+        assert self.case is not None
+        with self.clock.phase("downloads"):
+            self.state.checker.set(key, {
+                name: as_reference(self.backend.read(self.owned[name], spec))
+                for name, spec in self.case.outputs.items()
+            })  # fmt: skip
+
+    def check(self, record: RunRecord, phase: str, which: str = FIRST) -> Verification:
+        """The outputs against the reference of input set `which`."""
+        case, checker, state = self.case, self.state.checker, self.state
         assert case is not None
+        key = self.computes if which == FIRST else fresh_key(self.computes)
+        if which == FIRST:
+            make = partial(self.bench.reference, self.computes, state.point, state.inputs)
+        else:
+            make = partial(state.sets.fresh.reference, self.computes)
         try:
-            checker.make(self.computes, lambda: self.bench.reference(
-                self.computes, self.state.point, self.state.inputs))  # fmt: skip
+            checker.make(key, make)
         except PointError as exc:
             return Verification(passed=False, message=f"no reference to check against: {exc}")
         outputs = {name: (self.owned[name], spec) for name, spec in case.outputs.items()}
         dtypes = {name: spec.dtype for name, spec in case.outputs.items()}
-        tolerance = tolerances(case, checker.host[self.computes], dtypes, record)
-        return checker.check(self.computes, outputs, tolerance, self.clock, phase)
+        tolerance = tolerances(case, checker.host[key], dtypes, record)
+        return checker.check(key, outputs, tolerance, self.clock, phase)
+
+    def checkable(self, which: str) -> bool:
+        """Whether input set `which` has a reference: always, but where the suite checks
+        against a variant's outputs and that variant has not run on the set yet."""
+        if not self.bench.reference_variant:
+            return True
+        return self.state.checker.has(self.computes if which == FIRST else fresh_key(self.computes))
 
     # -- measure and re-check -------------------------------------------------------------------
-    def measure(self) -> timing.Measurement:
+    def measure(self, unverified: str | None) -> timing.Measurement:
         self.timing_started = True
+        policy = self.plan.policy
+        checks = not unverified or self.variant == self.bench.reference_variant
+        sampler = AuditedSampler(self, audit.schedule(policy), checks, policy.untrusted,
+                                 policy.warmup)  # fmt: skip
+        self.backend.reset_persisting_l2()  # no L2 set-aside left by an earlier run
+        before = dict(self.clock.seconds)
         with self.clock.phase("timing"):
-            return measure(self.backend, self.plan, self.bound, self.restore_inout)
+            measurement = measure(self.backend, self.plan, self.bound, sampler.before,
+                                  sampler.after)  # fmt: skip
+        # The audits' host time is theirs, not the timing loop's: their checks recorded their
+        # own phases inside it; the rest (poison, loads, the idle wait) is "audit".
+        nested = sum(seconds - before.get(name, 0.0)
+                     for name, seconds in self.clock.seconds.items() if name != "timing")  # fmt: skip
+        self.clock.add("timing", -sampler.seconds)
+        self.clock.add("audit", sampler.seconds - nested)
+        self.implausible = sampler.repeat_effect()
+        return measurement
 
-    def recheck(self, verdict: Verification, unverified: str | None,
-                measurement: timing.Measurement) -> None:  # fmt: skip
-        """What was timed is checked again: outputs poisoned, one more run."""
-        with self.clock.phase("recheck"):
-            self.poison(first=False)
-            after = self.backend.run_checked(self.bound)
-        if unverified and self.variant != self.bench.reference_variant:
-            recheck = verdict
-        else:  # the reference variant too: its second run must reproduce its first
-            recheck = self.check(after, "recheck")
-        if not recheck.passed or not after.converged:
-            why = recheck.message or "did not converge"
-            raise Stop({"status": Status.INCORRECT, "verification": recheck,
-                        "kernel_attributes": self.attributes, "metrics": self.record_metrics,
-                        "reason": f"right on the checked run, wrong on a run after "
-                        f"{measurement.runs} timed runs: {why}"})  # fmt: skip
+    def recheck(self, unverified: str | None, measurement: timing.Measurement) -> None:
+        """What was timed is checked again. The inputs must hold what was uploaded; then two
+        runs with the outputs left as the previous run wrote them: the other input set in the
+        same buffers, then the set that was timed."""
+        self.inputs_intact(f"after {measurement.runs} timed runs")
+        reference = self.variant == self.bench.reference_variant
+        timed = self.current
+        for which in (other(timed), timed):
+            with self.clock.phase("recheck"):
+                self.switch_to(which)
+                if reference and which == SECOND:
+                    self.poison(first=False)  # its outputs become the others' reference
+                else:
+                    self.stale_outputs()
+                after = self.backend.run_checked(self.bound)
+            if reference and which == SECOND:
+                self.keep_as_reference(fresh_key(self.computes))
+                continue
+            if (unverified and not reference) or not self.checkable(which):
+                continue
+            verdict = self.check(after, "recheck", which)
+            if not verdict.passed or not after.converged:
+                self.inputs_intact("after the re-check")
+                self.fail_recheck(which, verdict, measurement)
+        self.inputs_intact("after the re-checks")
+
+    def fail_recheck(self, which: str, verdict: Verification,
+                     measurement: timing.Measurement) -> None:  # fmt: skip
+        why = verdict.message if not verdict.passed else "did not converge"
+        sets = self.state.sets
+        where = "on " + (sets.fresh.describe() if which == SECOND else "the first inputs again")
+        raise Stop({"status": Status.INCORRECT, "verification": verdict,
+                    "kernel_attributes": self.attributes, "metrics": self.record_metrics,
+                    "reason": f"right on the checked run, wrong on a run after "
+                    f"{measurement.runs} timed runs ({where}, outputs left as the previous "
+                    f"run wrote them): {why}"})  # fmt: skip
 
     def timeline(self) -> list[dict[str, Any]]:
         if not self.plan.timeline:
@@ -353,13 +479,23 @@ class VariantRun:
     def assemble(self, record: RunRecord, verdict: Verification, unverified: str | None,
                  measurement: timing.Measurement, spans: list[dict[str, Any]]) -> Outcome:  # fmt: skip
         assert self.case is not None
+        work = self.case.work_for(record)
         outcome = timed_outcome(self.backend.device, measurement, verdict, self.attributes,
-                                self.case.work_for(record), self.case.cgma)  # fmt: skip
+                                work, self.case.cgma)  # fmt: skip
         outcome["metrics"].update(self.record_metrics)
         outcome["timeline"] = spans
         if unverified:
             outcome["status"] = Status.UNVERIFIED
             outcome["reason"] = unverified
+        launches = len(kernel_launches(self.case.steps))
+        impossible = audit.speed_of_light(work, outcome["summary"]["median_ms"],
+                                          self.backend.device, launches)  # fmt: skip
+        if impossible:
+            outcome["status"] = Status.IMPLAUSIBLE
+            outcome["reason"] = f"faster than the hardware allows: {impossible}"
+        elif self.implausible:
+            outcome["status"] = Status.IMPLAUSIBLE
+            outcome["reason"] = self.implausible
         return outcome
 
     def failed_launch(self, exc: KernelLaunchError, when: str = "") -> Outcome:
@@ -427,15 +563,19 @@ def kernel_attributes(module: Any, launches: list[Any], device: Any) -> dict[str
     return attributes
 
 
-def measure(backend: Any, plan: Any, bound: Any,
-            before_each: Callable[[], None]) -> timing.Measurement:  # fmt: skip
+def measure(backend: Any, plan: Any, bound: Any, before_each: Callable[[], None],
+            after_each: Callable[[float], None]) -> timing.Measurement:  # fmt: skip
+    """The timing loop; `before_each` and `after_each` (given the interval's GPU ms) run
+    around every timed interval, outside it."""
     policy = plan.policy
     throttle = {"clock_mhz": backend.sm_clock_mhz, "max_clock_mhz": backend.device.sm_clock_mhz}
     if policy.mode == "hot":
 
         def hot(runs: int) -> float:
             before_each()
-            return backend.time_hot_ms(bound, runs)
+            per_run = backend.time_hot_ms(bound, runs)
+            after_each(per_run * runs)
+            return per_run
 
         one_run = min(hot(1) for _ in range(3))
         runs = timing.hot_runs_per_sample(one_run, policy)
@@ -443,9 +583,76 @@ def measure(backend: Any, plan: Any, bound: Any,
 
     def cold() -> float:
         before_each()  # in-out buffers back to the input: outside the timed interval
-        return backend.time_once_ms(bound, plan.flush_l2)
+        elapsed = backend.time_once_ms(bound, plan.flush_l2)
+        after_each(elapsed)
+        return elapsed
 
     return timing.measure(cold, policy, **throttle)
+
+
+@dataclass
+class AuditedSampler:
+    """Around each call of the timing loop, outside the timed interval: in-out buffers
+    restored; on audited calls the outputs poisoned before and, after, the device found idle
+    and the outputs checked; in untrusted mode the input set drawn at random before every
+    call and the inputs compared after it."""
+
+    run: VariantRun
+    schedule: audit.AuditSchedule
+    checks: bool
+    untrusted: bool
+    warmup: int
+    calls: int = 0
+    seconds: float = 0.0
+    audited: bool = False
+    switched: bool = False
+    # GPU ms of the samples after warm-up, by whether the input set changed before them.
+    by_change: dict[bool, list[float]] = field(default_factory=lambda: {True: [], False: []})
+    draw: random.Random = field(default_factory=random.SystemRandom)
+
+    def before(self) -> None:
+        started = time.perf_counter()
+        run = self.run
+        self.audited = self.schedule.audits(self.calls)
+        if self.untrusted and run.checkable(SECOND):
+            which = self.draw.choice((FIRST, SECOND))
+            self.switched = which != run.current
+            run.switch_to(which)  # written every time: the same cost whether it changed or not
+        if self.audited:
+            run.poison(first=False)
+        else:
+            run.restore_inout()
+        self.seconds += time.perf_counter() - started
+
+    def after(self, elapsed_ms: float) -> None:
+        call, run = self.calls, self.run
+        self.calls += 1
+        if self.untrusted and call >= self.warmup:
+            self.by_change[self.switched].append(elapsed_ms)
+        if not self.audited:
+            return
+        started = time.perf_counter()
+        run.backend.synchronize_device()
+        waited_ms = (time.perf_counter() - started) * 1e3
+        left_running = audit.work_left_running(waited_ms, elapsed_ms)
+        if left_running:
+            raise Stop({"status": Status.IMPLAUSIBLE, "reason": left_running,
+                        "kernel_attributes": run.attributes})  # fmt: skip
+        if self.checks and run.checkable(run.current):
+            verdict = run.check(run.bound.record, "audit", run.current)
+            if not verdict.passed:
+                run.inputs_intact(f"after timed run {call + 1}")
+                raise Stop({"status": Status.INCORRECT, "verification": verdict,
+                            "kernel_attributes": run.attributes, "metrics": run.record_metrics,
+                            "reason": f"right on the checked run, wrong on timed run "
+                            f"{call + 1} (outputs poisoned before it, checked after it): "
+                            f"{verdict.message}"})  # fmt: skip
+        if self.untrusted:
+            run.inputs_intact(f"after timed run {call + 1}")
+        self.seconds += time.perf_counter() - started
+
+    def repeat_effect(self) -> str | None:
+        return audit.repeat_effect(self.by_change[True], self.by_change[False])
 
 
 def run_host_variant(run: VariantRun) -> Outcome:

@@ -44,13 +44,16 @@ class TimingPolicy:
     # A variant whose check and measurement take longer than this is killed with its worker
     # and recorded `timeout` (the kernel never ended, or the machine is stuck).
     time_limit_s: float = 120.0
+    # For kernels you do not trust: every timed run checked, inputs switched between two sets
+    # at random before each, inputs compared after each (gpubench.audit; docs/guarantees.md).
+    untrusted: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def field_types(cls) -> dict[str, type]:
-        hints = {"int": int, "float": float, "str": str, "bool | None": bool}
+        hints = {"int": int, "float": float, "str": str, "bool": bool, "bool | None": bool}
         return {f.name: hints[str(f.type)] for f in fields(cls)}
 
     def check(self) -> list[tuple[str, str]]:

@@ -152,6 +152,94 @@ def _count_down_never_done(values: np.ndarray, changed: np.ndarray, n: int) -> N
     changed.view(np.int32)[0] = 1
 
 
+# -- kernels that game the harness (gpubench.audit, gpubench.input_sets catch each) ----------
+# What a cheating kernel keeps between launches (FakeBackend() clears it), and the share of
+# its usual time the last launch took (a memo hit or a skipped launch is cheap).
+CHEAT_STATE: dict[Any, Any] = {}
+LAUNCH_COST = [1.0]
+
+
+def _scale_skips_filled(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    """Computes only the elements whose output is not a number yet (the poison is NaN)."""
+    o, v = f32(out)[:n], f32(x)[:n]
+    todo = np.isnan(o)
+    o[todo] = 2 * v[todo]
+    LAUNCH_COST[0] = 1.0 if todo.any() else 0.1
+
+
+def _memo(key: Any, out: np.ndarray, x: np.ndarray, n: int, entries: int | None) -> None:
+    """out from the cache under `key`, else computed and cached (keeping at most `entries`)."""
+    if key in CHEAT_STATE:
+        f32(out)[:n] = CHEAT_STATE[key]
+        LAUNCH_COST[0] = 0.1
+        return
+    _scale_good(out, x, n)
+    if entries is not None and len(CHEAT_STATE) >= entries:
+        CHEAT_STATE.clear()
+    CHEAT_STATE[key] = f32(out)[:n].copy()
+
+
+def _scale_memo_by_address(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    """Keeps its answer and returns it while the input buffer's address is unchanged."""
+    _memo(("address", x.ctypes.data, n), out, x, n, None)
+
+
+def _scale_memo_by_values(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    """Keeps every answer keyed by three input values (first, middle, last)."""
+    v = f32(x)[:n]
+    _memo(("values", float(v[0]), float(v[n // 2]), float(v[-1])), out, x, n, None)
+
+
+def _scale_memo_last_values(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    """Keeps its last answer keyed by the input values (a full compare: never wrong)."""
+    _memo(("last", f32(x)[:n].tobytes()), out, x, n, 1)
+
+
+def _scale_even_launches(out: np.ndarray, x: np.ndarray, n: int, counter: np.ndarray) -> None:
+    """Works on even launches only (the checked run is launch 0)."""
+    count = counter.view(np.uint32)
+    if count[0] % 2 == 0:
+        _scale_good(out, x, n)
+    LAUNCH_COST[0] = 1.0 if count[0] % 2 == 0 else 0.0
+    count[0] += 1
+
+
+def _scale_lazy_every_fifth(out: np.ndarray, x: np.ndarray, n: int, counter: np.ndarray) -> None:
+    """Skips one launch in five: too rare for the default mode to be sure of, never missed
+    in untrusted mode."""
+    count = counter.view(np.uint32)
+    if count[0] % 5 != 4:
+        _scale_good(out, x, n)
+    count[0] += 1
+
+
+def _scale_skips_unchanged(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    """Does nothing while two input values are those of its previous launch."""
+    v = f32(x)[:n]
+    key = (float(v[0]), float(v[-1]))
+    if CHEAT_STATE.get("previous") == key:
+        LAUNCH_COST[0] = 0.0
+        return
+    CHEAT_STATE["previous"] = key
+    _scale_good(out, x, n)
+
+
+def _scale_writes_input(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    """Right, then adds one to its first input element."""
+    _scale_good(out, x, n)
+    f32(x)[0] += 1
+
+
+def _scale_leaves_a_thread(out: np.ndarray, x: np.ndarray, n: int) -> None:
+    """Right, and starts a host thread that outlives the variant."""
+    import threading
+
+    _scale_good(out, x, n)
+    if "thread" not in CHEAT_STATE:
+        CHEAT_STATE["thread"] = threading.Thread(target=time.sleep, args=(0.5,), name="cheat")
+        CHEAT_STATE["thread"].start()
+
+
 # Fake GPU time per kernel (ms): `fast` is twice as fast as `good`.
 KERNELS: dict[str, tuple[Any, float]] = {
     "good": (_scale_good, 1.0),
@@ -169,6 +257,34 @@ KERNELS: dict[str, tuple[Any, float]] = {
     "reversed_through_shared": (_reversed_through_shared, 1.0),
     "count_down_never_done": (_count_down_never_done, 0.25),
     "count_down_restless": (_count_down_restless, 0.25),
+    "skips_filled": (_scale_skips_filled, 1.0),
+    "memo_by_address": (_scale_memo_by_address, 1.0),
+    "memo_by_values": (_scale_memo_by_values, 1.0),
+    "memo_last_values": (_scale_memo_last_values, 1.0),
+    "even_launches": (_scale_even_launches, 1.0),
+    "lazy_every_fifth": (_scale_lazy_every_fifth, 1.0),
+    "skips_unchanged": (_scale_skips_unchanged, 1.0),
+    "writes_input": (_scale_writes_input, 1.0),
+    "leaves_a_thread": (_scale_leaves_a_thread, 1.0),
+    # Right, at a speed no device has (8 MB in 0.1 ms on the fake's 16 GB/s DRAM).
+    "too_fast": (_scale_good, 0.1),
+    # Right, and timed at a fraction of a microsecond: a patched timer.
+    "untimed": (_scale_good, 1e-7),
+}
+# The cheats, each with the words of the checks that catch it in the default mode (in
+# untrusted mode, which checks every timed run, another check may come first).
+STALE = "outputs left as the previous run wrote them"
+AUDIT = "outputs poisoned before it, checked after it"
+CHEATS = {
+    "skips_filled": (STALE,),
+    "memo_by_address": (STALE,),
+    "memo_by_values": (STALE,),
+    "even_launches": (STALE, AUDIT),  # the audit catches it when it falls on an odd launch
+    "skips_unchanged": (AUDIT,),
+    "writes_input": ("wrote its inputs: 'x' (1 of",),
+    "leaves_a_thread": ("left host threads running (cheat)",),
+    "too_fast": ("faster than the hardware allows",),
+    "untimed": ("below the launch floor",),
 }
 # Variants that only make sense behind a worker process (they hang or kill the process).
 DANGEROUS = {"hang": (_scale_hang, 1.0), "die": (_scale_die, 1.0), "slow": (_scale_good, 1.0),
@@ -275,6 +391,8 @@ class FakeBackend:
     compiler_id = "fake"
     # Device memory the fake reports free; tests lower it to exercise the preflight.
     free_device_bytes: ClassVar[int] = 2**30
+    # Seconds a device-wide synchronize waits (tests of the idle check raise it).
+    pending_work_s: ClassVar[float] = 0.0
 
     def __init__(self, device_index: int = 0) -> None:
         from dataclasses import replace
@@ -293,7 +411,11 @@ class FakeBackend:
         self.timed: list[str] = []
         self.live_buffers = 0
         self.context_broken = False
+        CHEAT_STATE.clear()
+        LAUNCH_COST[0] = 1.0
         self.restores = 0
+        self.synchronizes = 0
+        self.l2_resets = 0
         self._live: set[int] = set()
 
     def environment(self) -> Environment:
@@ -432,7 +554,8 @@ class FakeBackend:
         if kernel == "slow":
             time.sleep(0.02)  # gives a signal or a kill -9 time to land mid-sweep
         per_launch = KERNELS[kernel][1] if kernel else 1.0
-        return per_launch * max(1, bound.record.iterations)
+        cost, LAUNCH_COST[0] = LAUNCH_COST[0], 1.0
+        return per_launch * cost * max(1, bound.record.iterations)
 
     def time_hot_ms(self, bound: FakeBound, runs: int) -> float:
         assert isinstance(runs, int) and runs >= 1, runs
@@ -457,6 +580,15 @@ class FakeBackend:
         assert not self.context_broken, "a release in a dead context fails (a driver error)"
         assert isinstance(bound, FakeBound) and not bound.released, bound  # released once
         bound.released = True
+
+    def synchronize_device(self) -> None:
+        assert not self.context_broken, "a synchronize in a dead context fails"
+        self.synchronizes += 1
+        if self.pending_work_s:  # a kernel's work still running after its end event
+            time.sleep(self.pending_work_s)
+
+    def reset_persisting_l2(self) -> None:
+        self.l2_resets += 1
 
 
 class ScaleSuite(Benchmark):
@@ -488,7 +620,8 @@ class ScaleSuite(Benchmark):
         block = (2048 if variant == "huge_block" else 256, 1, 1)
         args: tuple[Any, ...] = (BufferRef("out"), BufferRef("x"), np.int32(n))
         scratch = {}
-        if variant in ("first_launch_only", "writes_once", "crash_when_timed"):
+        if variant in ("first_launch_only", "writes_once", "crash_when_timed", "even_launches",
+                       "lazy_every_fifth"):  # fmt: skip
             args += (BufferRef("counter"),)
             scratch["counter"] = BufferSpec((1,), np.dtype(np.uint32), init="zero")
         return Case(
@@ -504,6 +637,14 @@ class ScaleSuite(Benchmark):
         self, computes: str, point: Point, inputs: dict[str, np.ndarray]
     ) -> dict[str, np.ndarray]:
         return {"out": 2 * inputs["x"]}
+
+
+class CheatingScaleSuite(ScaleSuite):
+    """ScaleSuite's honest kernel beside kernels that game the harness (CHEATS)."""
+
+    name = "cheating_scale"
+    variants = tuple(Variant(k, k, computes="double")
+                     for k in ("good", *CHEATS, "memo_last_values", "lazy_every_fifth"))  # fmt: skip
 
 
 class DangerousScaleSuite(ScaleSuite):

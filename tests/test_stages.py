@@ -248,12 +248,14 @@ def test_hot_mode_calibrates_on_three_single_runs_then_samples_with_the_clock_re
 
     backend = _HotBackend()
     plan = SimpleNamespace(policy=replace(QUICK, mode="hot"), flush_l2=False)
-    before = []
-    measurement = stages.measure(backend, plan, object(), lambda: before.append(1))
+    before, after = [], []
+    measurement = stages.measure(backend, plan, object(), lambda: before.append(1), after.append)
     assert backend.calls[:3] == [1, 1, 1] and len(set(backend.calls[3:])) == 1
     runs = backend.calls[3]
     assert runs > 1 and measurement.runs_per_sample == runs
     assert len(before) == len(backend.calls)  # the in-out restore before every call
+    # After every call, the GPU time of the whole interval (all its runs).
+    assert after == pytest.approx([0.001 * r * r for r in backend.calls])
     assert measurement.clock_mhz == 900.0
 
 
@@ -282,7 +284,7 @@ def _fit_check(monkeypatch, *, has_reference=False, checker_bytes=0, verdicts=("
     run = SimpleNamespace(
         case=case, computes="sum", plan=SimpleNamespace(flush_l2=flush_l2),
         state=SimpleNamespace(placements=SimpleNamespace(missing_bytes=lambda wanted: (100, 20)),
-                              checker=checker),
+                              checker=checker, sets=SimpleNamespace(use_copies=False)),
         wanted=lambda: ({}, {}),
         backend=SimpleNamespace(memory_info=lambda: (7000, 8000),
                                 device=SimpleNamespace(l2_bytes=50)),
@@ -294,9 +296,9 @@ def test_a_variant_s_need_counts_every_buffer_on_its_side_and_the_reference_to_c
     answer, asked, released = _fit_check(monkeypatch, verdicts=(None,))
     # device: missing inputs 100 + out 4000 + tmp 1000; host: missing inputs 20 + the
     # host-side pinned_out 400 and staging 500 + downloads of both outputs (4400) + the
-    # float64 reference of both (8800).
+    # float64 references of both, for both input sets (17600).
     assert answer is None and released == []
-    assert asked == [(5100, 14120, "this variant's buffers", 7000, 10**9)]
+    assert asked == [(5100, 22920, "this variant's buffers", 7000, 10**9)]
     _, asked, _ = _fit_check(monkeypatch, has_reference=True, verdicts=(None,), flush_l2=True)
     assert asked == [(5150, 5320, "this variant's buffers", 7000, 10**9)]
 
@@ -341,3 +343,94 @@ def test_a_host_variant_reports_the_cgma_its_case_declares(monkeypatch):
     monkeypatch.setattr(type(bench), "case", with_cgma)
     result = host_variant(monkeypatch)
     assert result.status.is_measured and result.metrics["cgma"] == 3.5
+
+
+# -- kernels that game the harness, on the CPU stand-in ---------------------------------------
+def cheat_run(variants, untrusted=False, n=1000, policy=None):
+    from tests.fakes import CheatingScaleSuite
+
+    bench = CheatingScaleSuite()
+    backend = FakeBackend()
+    points = [bench.resolve({**bench.defaults(), "n": n})]
+    policy = policy or TimingPolicy(warmup=2, min_samples=8, max_samples=40, min_time_s=0,
+                                    max_time_s=5, untrusted=untrusted)  # fmt: skip
+    results = Runner(backend).run(Plan(bench, points, tuple(variants), "good", policy))
+    return {r.variant: r for r in results}, backend
+
+
+@pytest.mark.parametrize("untrusted", [False, True])
+@pytest.mark.parametrize("n", [1, 7, 1000, 10**6])
+def test_every_cheat_is_flagged_with_its_reason_and_the_honest_kernel_is_not(untrusted, n):
+    from tests.fakes import CHEATS
+
+    if n == 10**6 and untrusted:
+        pytest.skip("the same checks as n=1000, every sample: slow on the CPU stand-in")
+    results, backend = cheat_run(["good", *CHEATS], untrusted=untrusted, n=n)
+    assert results["good"].status is Status.OK, results["good"].reason
+    for variant, words in CHEATS.items():
+        r = results[variant]
+        if variant == "too_fast" and n < 10**6:
+            assert r.status is Status.OK  # 8n bytes in 0.1 ms: possible while they fit the L2
+            continue
+        if variant == "memo_by_values" and n < 100:
+            continue  # its keys cover much of a tiny array: tested at the larger sizes
+        assert r.status in (Status.INCORRECT, Status.IMPLAUSIBLE), (variant, r.status)
+        if not untrusted:
+            assert any(w in r.reason for w in words), (variant, r.reason)
+        assert "speedup" not in r.metrics
+    assert backend.l2_resets >= 1
+
+
+def test_a_memo_of_the_last_input_values_is_caught_only_by_its_timing_in_untrusted_mode():
+    quiet, _ = cheat_run(["good", "memo_last_values"])
+    assert quiet["memo_last_values"].status is Status.OK  # always right: the default can't see
+    loud, _ = cheat_run(["good", "memo_last_values"], untrusted=True)
+    r = loud["memo_last_values"]
+    assert r.status is Status.IMPLAUSIBLE
+    assert "the kernel reuses work from earlier runs" in r.reason
+    assert loud["good"].status is Status.OK
+
+
+def test_untrusted_mode_checks_every_timed_run():
+    results, _ = cheat_run(["good", "lazy_every_fifth"], untrusted=True)
+    r = results["lazy_every_fifth"]
+    assert r.status is Status.INCORRECT
+    assert "outputs poisoned before it, checked after it" in r.reason
+    assert results["good"].phases["variant"]["audit"] > 0
+
+
+def test_work_still_running_after_the_end_event_is_implausible(monkeypatch):
+    monkeypatch.setattr(FakeBackend, "pending_work_s", 0.02)
+    results, backend = cheat_run(["good"])
+    r = results["good"]
+    assert r.status is Status.IMPLAUSIBLE
+    assert "after the end event of a timed run of 1.000 ms: the timing missed it" in r.reason
+    assert backend.synchronizes >= 1
+
+
+def test_default_mode_audits_one_timed_run_and_rechecks_on_both_sets():
+    results, backend = cheat_run(["good"])
+    phases = results["good"].phases["variant"]
+    assert {"audit", "recheck", "inputs_check", "timing"} <= set(phases)
+    assert backend.synchronizes >= 1
+    # The second set's host time is the point's.
+    assert "fresh_inputs" in results["good"].phases["point"]
+
+
+def test_a_cheat_s_written_inputs_do_not_reach_the_next_variant():
+    # writes_input adds one to x[0] on every launch; good runs after it on the same buffers.
+    results, _ = cheat_run(["writes_input", "good"])
+    assert results["writes_input"].status is Status.INCORRECT
+    assert results["good"].status is Status.OK, results["good"].reason
+
+
+def test_without_room_for_device_copies_the_sets_are_written_from_the_host(monkeypatch):
+    from gpubench import input_sets
+
+    monkeypatch.setattr(input_sets, "copies_fit", lambda *args: False)
+    from tests.fakes import CHEATS
+
+    results, _ = cheat_run(["good", *CHEATS])
+    assert results["good"].status is Status.OK
+    for variant in ("skips_filled", "memo_by_address", "even_launches", "writes_input"):
+        assert results[variant].status is Status.INCORRECT, variant

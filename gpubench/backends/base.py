@@ -134,3 +134,12 @@ class Backend(Protocol):
     def release(self, bound: BoundRun) -> None:
         """Free what timing attached to a bound run (CUDA graphs)."""
         ...
+
+    def synchronize_device(self) -> None:
+        """Wait for all work in the context, on every stream (the audits' idle check)."""
+        ...
+
+    def reset_persisting_l2(self) -> None:
+        """Return every persisting-L2 line to normal (cuCtxResetPersistingL2Cache), so no
+        set-aside window keeps a variant's inputs resident into its timing."""
+        ...

@@ -12,6 +12,8 @@ then is one, whichever library calls the driver.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -22,6 +24,19 @@ from gpubench.benchmark import BufferSpec
 from gpubench.device import Environment, host_environment
 from gpubench.errors import KernelLaunchError
 from gpubench.steps import Copy, Launch, LibraryCall, Repeat, RunRecord, Step, streams_used
+
+
+@functools.cache
+def _libcuda() -> ctypes.CDLL:
+    return ctypes.CDLL("libcuda.so.1")
+
+
+def _driver_call(name: str) -> None:
+    """A driver call with no arguments on the current context (both backends make the
+    device's primary context current in the thread that runs the harness)."""
+    code = getattr(_libcuda(), name)()
+    if code:
+        raise KernelLaunchError(f"{name} failed with CUDA error {code}")
 
 
 class DriverBackend:
@@ -271,6 +286,16 @@ class DriverBackend:
                 if executable is not None:  # None: a Repeat that could not be captured
                     self._graphs.destroy(executable)
         bound.graphs.clear()
+
+    def synchronize_device(self) -> None:
+        """cuCtxSynchronize: every stream of this context, the library calls' own included."""
+        _driver_call("cuCtxSynchronize")
+
+    def reset_persisting_l2(self) -> None:
+        # Devices without persisting L2 (before compute capability 8.0) refuse the call: there
+        # is nothing to reset there.
+        with contextlib.suppress(KernelLaunchError, OSError):
+            _driver_call("cuCtxResetPersistingL2Cache")
 
     @property
     def graphs_available(self) -> bool:

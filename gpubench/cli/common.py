@@ -122,6 +122,12 @@ def timing_options(func: Any) -> Any:
             default=None,
             help="Flush L2 before every sample (default: the suite decides).",
         ),
+        click.option(
+            "--untrusted/--trusted",
+            default=None,
+            help="For kernels you do not trust: check every timed run, on inputs switched "
+            "between two sets at random (slower; see the guarantees page).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -138,6 +144,7 @@ TIMING_KEYS = (
     "max_time_s",
     "target_noise",
     "flush_l2",
+    "untrusted",
 )
 
 

@@ -21,6 +21,7 @@ STATUS_STYLE = {
     Status.LAUNCH_FAILED: "red",
     Status.SKIPPED: "yellow",
     Status.UNVERIFIED: "yellow",
+    Status.IMPLAUSIBLE: "bold red",
 }
 
 

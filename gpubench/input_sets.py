@@ -1,0 +1,308 @@
+"""A point's two input sets: the first, which every variant is checked and timed on, and a
+second made on a thread while the GPU times the first; and the loader that puts either set
+into the very buffers the variants are bound to.
+
+The second set is what a kernel that caches its output, memoises by input address or by a few
+input values, or skips outputs that already hold values gets wrong. Where the inputs hold
+floating-point arrays it is the first set with a few values changed at random places (a memo
+keyed by any few positions almost surely misses the change, so it returns the first set's
+answer); otherwise (indices, offsets: arrays whose values must stay consistent) it is a fresh
+set from the suite's own `inputs` (whose values the near copy borrows). Its seed is derived
+from the point's, so a result's recorded seed reproduces both sets.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gpubench import memory
+from gpubench.benchmark import BufferSpec
+from gpubench.errors import PointError
+from gpubench.phases import PhaseClock
+from gpubench.randoms import ParallelRandom
+
+FIRST, SECOND = "a", "b"
+# Which set a buffer holds when a kernel wrote it: neither.
+WRITTEN = "written"
+_SALT = 0x9E3779B97F4A7C15
+
+
+def fresh_seed(seed: int) -> int:
+    """The second set's seed, derived from the point's (documented, so it reproduces)."""
+    return (seed ^ _SALT) & (2**63 - 1)
+
+
+def other(which: str) -> str:
+    return SECOND if which == FIRST else FIRST
+
+
+# Values changed in each floating-point input array of the near copy: at most this many,
+# and one in NEAR_SHARE of the array's elements (at least one), so that a memo keyed by a few
+# positions is likely to miss the change even in a small array.
+NEAR_CHANGES = 16
+NEAR_SHARE = 16
+
+
+def near_copy(first: dict[str, np.ndarray], fresh: dict[str, np.ndarray],
+              rng: np.random.Generator) -> dict[str, np.ndarray] | None:  # fmt: skip
+    """The first set with a few values of each floating-point array replaced by the fresh
+    set's values at the same places (the suite's own distribution and domain); None when no
+    array is floating-point. Other arrays are the first set's, unchanged and shared."""
+    near, changed = dict(first), False
+    for name, array in first.items():
+        other_array = fresh.get(name)
+        if (not np.issubdtype(array.dtype, np.floating) or not array.size or other_array is None
+                or other_array.shape != array.shape):  # fmt: skip
+            continue
+        copy = np.array(array, copy=True, order="C")
+        flat = copy.reshape(-1)
+        count = max(1, min(NEAR_CHANGES, flat.size // NEAR_SHARE))
+        places = rng.choice(flat.size, size=count, replace=False)
+        flat[places] = np.ascontiguousarray(other_array).reshape(-1)[places]
+        near[name], changed = copy, True
+    return near if changed else None
+
+
+class FreshInputs:
+    """The second set of inputs (a near copy of the first, or a fresh set) and the
+    references of the computations named, made on a thread from the moment the point's
+    first set exists."""
+
+    def __init__(self, bench: Any, point: Any, seed: int, computes: Iterable[str],
+                 first: dict[str, np.ndarray]) -> None:  # fmt: skip
+        self.seconds = 0.0
+        # "near" (the first set with a few values changed) or "fresh", once made.
+        self.kind = ""
+        self._first = first
+        self._bench, self._point, self._seed = bench, point, seed
+        self._computes = list(computes)
+        self._inputs: dict[str, np.ndarray] | None = None
+        self._references: dict[str, dict[str, np.ndarray]] = {}
+        self._failures: dict[str, BaseException] = {}
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._make, name="gpubench-fresh-inputs",
+                                         daemon=True)  # fmt: skip
+        self._thread.start()
+
+    def _make(self) -> None:
+        started = time.perf_counter()
+        try:
+            seed = fresh_seed(self._seed)
+            fresh = self._bench.inputs(self._point, ParallelRandom(seed))
+            near = near_copy(self._first, fresh, np.random.default_rng(seed))
+            self.kind, self._inputs = ("near", near) if near is not None else ("fresh", fresh)
+            del fresh, near
+            for computes in self._computes:
+                try:
+                    self._references[computes] = self._bench.reference(
+                        computes, self._point, self._inputs
+                    )
+                except Exception as exc:  # reported where the reference is asked for
+                    self._failures[computes] = exc
+        except BaseException as exc:  # MemoryError, PointError: reported by inputs()
+            self._error = exc
+        finally:
+            self.seconds = time.perf_counter() - started
+
+    def ready(self) -> bool:
+        return not self._thread.is_alive()
+
+    def inputs(self) -> dict[str, np.ndarray]:
+        """The second set; PointError when it could not be made."""
+        self._thread.join()
+        if self._error is not None or self._inputs is None:
+            raise PointError(f"cannot make the second input set: {self._error!r}")
+        return self._inputs
+
+    def reference(self, computes: str) -> dict[str, np.ndarray]:
+        """The second set's reference for `computes` (made now if the thread did not)."""
+        inputs = self.inputs()
+        if computes in self._failures:
+            raise self._failures[computes]
+        if computes not in self._references:
+            self._references[computes] = self._bench.reference(computes, self._point, inputs)
+        return self._references[computes]
+
+    def describe(self) -> str:
+        """The second set in words, for a re-check's reason."""
+        self._thread.join()
+        if self.kind == "near":
+            return ("the same inputs with a few values of each floating-point array changed, "
+                    "in the same buffers")  # fmt: skip
+        return "fresh inputs in the same buffers"
+
+    def close(self) -> None:
+        self._thread.join()
+        self._inputs = None
+        self._first = {}
+        self._references.clear()
+
+
+def fresh_key(computes: str) -> str:
+    """The checker's key for the second set's reference of `computes`."""
+    return f"{computes}@{SECOND}"
+
+
+@dataclass
+class InputSets:
+    """Which set each input buffer holds, the sets' device copies, and the loads between them.
+
+    Set a lives in the placements the variants are bound to; a pristine copy of it and set b
+    lie beside them (where device memory allows; else they are written from the host, and
+    compared after a download)."""
+
+    backend: Any
+    first: Any  # stages.Placements of set a
+    fresh: FreshInputs
+    clock: PhaseClock
+    use_copies: bool = True
+    second: Any = None  # stages.Placements of set b, made on first use
+    copies: dict[tuple[str, str], tuple[Any, BufferSpec]] = field(default_factory=dict)
+    holding: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def extra_device_bytes(self, wanted: dict[str, str]) -> int:
+        """Device bytes the copies of these inputs would still take (a's copy and b)."""
+        missing = [name for name, where in wanted.items()
+                   if where == "device" and (name, where) not in self.copies]  # fmt: skip
+        return 2 * sum(self.first.inputs[name].nbytes for name in missing)
+
+    def ready(self, wanted: dict[str, str]) -> None:
+        """Set a in every buffer named ({name: location}), and its pristine copies made
+        before any kernel runs on them."""
+        for name, where in wanted.items():
+            key = (name, where)
+            buffer = self.first.get(name, where)
+            if self.use_copies and key not in self.copies:
+                spec = self.first.spec(name, where)
+                with self.clock.phase("uploads"):
+                    copy = self.backend.alloc(spec)
+                    self.copies[key] = (copy, spec)
+                    self.backend.restore(copy, buffer, spec)
+            if self.holding.get(key, FIRST) != FIRST:
+                self._write(FIRST, name, where, buffer)
+            # Unknown until a check after the variant's runs finds set a intact: a variant that
+            # stops early (or writes its inputs) leaves the next one a reload.
+            self.holding[key] = WRITTEN
+
+    def load(self, which: str, wanted: dict[str, str]) -> None:
+        """Set `which` into the bound input buffers (outside any timed interval)."""
+        for name, where in wanted.items():
+            self._write(which, name, where, self.first.get(name, where))
+            self.holding[(name, where)] = WRITTEN  # known again only once checked
+
+    def pristine(self, which: str, name: str, where: str) -> Any:
+        """A buffer holding input `name` of set `which`, never bound to a kernel (the source
+        of an in-out output's initial values)."""
+        if which == FIRST or self._shared(name):
+            return self.first.get(name, where)
+        return self._second().get(name, where)
+
+    def _shared(self, name: str) -> bool:
+        """Whether the second set holds the first set's very array for `name` (a near copy
+        leaves non-floating arrays as they are)."""
+        return self.fresh.inputs()[name] is self.first.inputs[name]
+
+    def written(self, which: str, wanted: dict[str, str]) -> list[str]:
+        """The inputs whose buffers no longer hold set `which` ("name (k of n elements)");
+        the others are known to hold it."""
+        found = []
+        for name, where in wanted.items():
+            spec = self.first.spec(name, where)
+            differ = self._differing(which, name, where, spec)
+            if differ:
+                found.append(f"{name!r} ({differ:,} of {int(np.prod(spec.shape)):,} elements)")
+            self.holding[(name, where)] = WRITTEN if differ else which
+        return found
+
+    def free(self) -> None:
+        for buffer, _ in self.copies.values():
+            self.backend.free(buffer)
+        self.copies.clear()
+        if self.second is not None:
+            self.second.free()
+        self.fresh.close()
+
+    # -- the set's values: a device copy where there is one, else the host arrays -------------
+    def _second(self) -> Any:
+        if self.second is None:
+            inputs = self.fresh.inputs()
+            self.clock.add("fresh_inputs", self.fresh.seconds)
+            self.second = type(self.first)(self.backend, inputs, self.clock)
+        return self.second
+
+    def _source(self, which: str, name: str, where: str) -> Any | None:
+        if which == SECOND and self.use_copies and not self._shared(name):
+            return self._second().get(name, where)
+        copy = self.copies.get((name, where))
+        return copy[0] if copy is not None else None
+
+    def _host(self, which: str, name: str) -> np.ndarray:
+        return self.first.inputs[name] if which == FIRST else self.fresh.inputs()[name]
+
+    def _write(self, which: str, name: str, where: str, buffer: Any) -> None:
+        spec = self.first.spec(name, where)
+        source = self._source(which, name, where)
+        if source is not None:
+            self.backend.restore(buffer, source, spec)
+        else:
+            self.backend.write(buffer, spec, self._host(which, name))
+
+    def _differing(self, which: str, name: str, where: str, spec: BufferSpec) -> int:
+        """Elements of the bound buffer that differ, bit for bit, from set `which`."""
+        buffer = self.first.get(name, where)
+        source = self._source(which, name, where)
+        if source is not None:
+            on_device = _device_count_differing(self.backend, buffer, source, spec)
+            if on_device is not None:
+                return on_device
+        got = self.backend.read(buffer, spec)
+        return _count_differing(got, self._host(which, name))
+
+
+def _bits(array: Any, dtype: Any) -> Any:
+    """The array as unsigned integers of its item size (NaN equals itself bit for bit)."""
+    unsigned = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}.get(np.dtype(dtype).itemsize)
+    if unsigned is None:
+        return array.reshape(-1).view(np.uint8)
+    return array.reshape(-1).view(unsigned)
+
+
+def _count_differing(got: np.ndarray, expected: np.ndarray) -> int:
+    expected = np.ascontiguousarray(expected)
+    differ = _bits(got, got.dtype) != _bits(expected, expected.dtype)
+    if expected.dtype.itemsize not in (1, 2, 4, 8):
+        return int(np.count_nonzero(differ.reshape(-1, expected.dtype.itemsize).any(axis=1)))
+    return int(np.count_nonzero(differ))
+
+
+def _device_count_differing(backend: Any, buffer: Any, source: Any, spec: BufferSpec) -> int | None:
+    """The count compared on the GPU through CuPy, or None where it cannot be."""
+    from gpubench.checking import cupy_module, device_view
+
+    left, right = backend.device_pointer(buffer), backend.device_pointer(source)
+    cupy = cupy_module() if left is not None and right is not None else None
+    if cupy is None or np.dtype(spec.dtype).itemsize not in (1, 2, 4, 8) or not spec.nbytes:
+        return None
+    backend.synchronize_device()  # the loads are queued on the timing stream
+    flat = BufferSpec((int(np.prod(spec.shape)),), spec.dtype)
+    a = _bits(device_view(cupy, left, flat), spec.dtype)
+    b = _bits(device_view(cupy, right, flat), spec.dtype)
+    count = int(cupy.count_nonzero(a != b))
+    cupy.get_default_memory_pool().free_all_blocks()
+    return count
+
+
+def copies_fit(backend: Any, sets: InputSets, wanted: dict[str, str], need: Any) -> bool:
+    """Whether the variant's buffers and the sets' device copies fit together."""
+    extra = sets.extra_device_bytes(wanted)
+    if not extra:
+        return True
+    free, _ = backend.memory_info()
+    more = memory.Need(device=need.device + extra, host=need.host, what=need.what)
+    return not memory.shortfall(more, free, memory.host_available_bytes())
