@@ -42,11 +42,12 @@ def other(which: str) -> str:
     return SECOND if which == FIRST else FIRST
 
 
-# Values changed in each floating-point input array of the near copy: at most this many,
-# and one in NEAR_SHARE of the array's elements (at least one), so that a memo keyed by a few
-# positions is likely to miss the change even in a small array.
+# Values changed in each floating-point input array of the near copy: one per NEAR_SHARE
+# elements, at least one and at most NEAR_CHANGES. Few, so that a memo keyed by k of n
+# positions is likely to miss the change (it sees it with a chance of about k/n per changed
+# value); more than one in large arrays, so that laziness in part of the output shows too.
 NEAR_CHANGES = 16
-NEAR_SHARE = 16
+NEAR_SHARE = 4096
 
 
 def near_copy(first: dict[str, np.ndarray], fresh: dict[str, np.ndarray],
@@ -304,5 +305,6 @@ def copies_fit(backend: Any, sets: InputSets, wanted: dict[str, str], need: Any)
     if not extra:
         return True
     free, _ = backend.memory_info()
-    more = memory.Need(device=need.device + extra, host=need.host, what=need.what)
+    more = memory.Need(device=need.device + extra, host=need.host,
+                       what=f"{need.what} and the input sets' device copies")  # fmt: skip
     return not memory.shortfall(more, free, memory.host_available_bytes())

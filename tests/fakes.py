@@ -38,7 +38,7 @@ from gpubench.errors import KernelCompileError, KernelLaunchError, OutOfMemory
 
 FAKE_DEVICE = DeviceInfo(
     name="Fake GPU", compute_capability=(9, 0), sm_count=4, sm_clock_mhz=1000.0,
-    memory_clock_mhz=1000.0, memory_bus_width_bits=64, memory_bytes=2**30, l2_bytes=2**20,
+    memory_clock_mhz=1000.0, memory_bus_width_bits=4096, memory_bytes=2**30, l2_bytes=2**20,
     shared_per_block_bytes=48 * 1024, shared_per_block_optin_bytes=96 * 1024,
     shared_per_sm_bytes=96 * 1024, registers_per_sm=65536, registers_per_block=65536,
     max_threads_per_block=1024, max_threads_per_sm=2048, warp_size=32,
@@ -266,8 +266,8 @@ KERNELS: dict[str, tuple[Any, float]] = {
     "skips_unchanged": (_scale_skips_unchanged, 1.0),
     "writes_input": (_scale_writes_input, 1.0),
     "leaves_a_thread": (_scale_leaves_a_thread, 1.0),
-    # Right, at a speed no device has (8 MB in 0.1 ms on the fake's 16 GB/s DRAM).
-    "too_fast": (_scale_good, 0.1),
+    # Right, at a speed no device has (8 MB in 1 µs, past the fake's 4 SMs x 128 B x 1 GHz).
+    "too_fast": (_scale_good, 1e-3),
     # Right, and timed at a fraction of a microsecond: a patched timer.
     "untimed": (_scale_good, 1e-7),
 }

@@ -370,7 +370,7 @@ def test_every_cheat_is_flagged_with_its_reason_and_the_honest_kernel_is_not(unt
     for variant, words in CHEATS.items():
         r = results[variant]
         if variant == "too_fast" and n < 10**6:
-            assert r.status is Status.OK  # 8n bytes in 0.1 ms: possible while they fit the L2
+            assert r.status is Status.OK  # 8n bytes in 1 µs: possible while they are few
             continue
         if variant == "memo_by_values" and n < 100:
             continue  # its keys cover much of a tiny array: tested at the larger sizes
