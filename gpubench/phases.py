@@ -15,10 +15,13 @@ from dataclasses import dataclass, field
 
 # Per point, shared by its variants: compiling, fresh inputs, the reference, input uploads,
 # the reference's upload (where the check runs on the GPU).
-POINT_PHASES = ("compile", "inputs", "reference", "uploads", "reference_upload")
+# The second input set (made on a thread: its host time, overlapping the GPU's work).
+POINT_PHASES = ("compile", "inputs", "reference", "uploads", "reference_upload", "fresh_inputs")
 # Per variant: buffers and poison, the checked run, the check (downloads included on the
-# host path), the timed samples, the re-check after timing, everything else.
-VARIANT_PHASES = ("prepare", "checked_run", "check", "timing", "recheck", "downloads")
+# host path), the timed samples, the audits of timed runs, the comparison of the inputs with
+# what was uploaded, the re-checks after timing, everything else.
+VARIANT_PHASES = ("prepare", "checked_run", "check", "timing", "audit", "inputs_check",
+                  "recheck", "downloads")  # fmt: skip
 
 
 @dataclass

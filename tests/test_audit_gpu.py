@@ -84,9 +84,10 @@ def test_gpu_every_matmul_cheat_is_flagged_at_every_size_it_cheats_at(gpu_backen
     results = Runner(gpu_backend).run(plan)
     _assert_flagged(results, MATMUL_CHEATS_AT, MATMUL_SIZES)
     by = {(r.variant, r.point["n"]): r for r in results}
-    assert "faster than the hardware allows" in by[("memo_by_address", 1024)].reason or (
-        "outputs left as the previous run wrote them" in by[("memo_by_address", 1024)].reason
-    )
+    if not untrusted:  # untrusted mode's audit of every timed run may catch it first
+        assert "faster than the hardware allows" in by[("memo_by_address", 1024)].reason or (
+            "outputs left as the previous run wrote them" in by[("memo_by_address", 1024)].reason
+        )
     assert "left host threads running (suite-helper" in by[("thread_left_running", 256)].reason
 
 
