@@ -111,8 +111,10 @@ class FreshInputs:
         finally:
             self.seconds = time.perf_counter() - started
 
-    def ready(self) -> bool:
-        return not self._thread.is_alive()
+    def wait(self) -> None:
+        """Until the thread is done: before timing anything whose timed interval runs Python
+        (a library call's enqueue, a CPU variant), which the thread would slow down."""
+        self._thread.join()
 
     def inputs(self) -> dict[str, np.ndarray]:
         """The second set; PointError when it could not be made."""

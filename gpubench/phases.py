@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 # The second input set (made on a thread: its host time, overlapping the GPU's work).
 POINT_PHASES = ("compile", "inputs", "reference", "uploads", "reference_upload", "fresh_inputs")
 # Per variant: buffers and poison, the checked run, the check (downloads included on the
-# host path), the timed samples, the audits of timed runs, the comparison of the inputs with
-# what was uploaded, the re-checks after timing, everything else.
-VARIANT_PHASES = ("prepare", "checked_run", "check", "timing", "audit", "inputs_check",
-                  "recheck", "downloads")  # fmt: skip
+# host path), waiting for the second input set (before timing Python work), the timed
+# samples, the audits of timed runs, the comparison of the inputs with what was uploaded, the
+# re-checks after timing, everything else.
+VARIANT_PHASES = ("prepare", "checked_run", "check", "fresh_wait", "timing", "audit",
+                  "inputs_check", "recheck", "downloads")  # fmt: skip
 
 
 @dataclass

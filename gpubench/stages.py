@@ -419,6 +419,10 @@ class VariantRun:
         sampler = AuditedSampler(self, audit.schedule(policy), checks, policy.untrusted,
                                  policy.warmup)  # fmt: skip
         self.backend.reset_persisting_l2()  # no L2 set-aside left by an earlier run
+        assert self.case is not None
+        if policy.untrusted or any(isinstance(s, LibraryCall) for s in flatten(self.case.steps)):
+            with self.clock.phase("fresh_wait"):
+                self.state.sets.fresh.wait()
         before = dict(self.clock.seconds)
         with self.clock.phase("timing"):
             measurement = measure(self.backend, self.plan, self.bound, sampler.before,
@@ -681,6 +685,8 @@ def run_host_variant(run: VariantRun) -> Outcome:
     verdict = check("check")
     if not verdict.passed:
         return {"status": Status.INCORRECT, "reason": verdict.message, "verification": verdict}
+    with run.clock.phase("fresh_wait"):
+        state.sets.fresh.wait()  # the second set's thread would share the CPU being timed
     with run.clock.phase("timing"):
         measurement = timing.measure(lambda: timing.host_time_once_ms(run_once), plan.policy)
     recheck = check("recheck")

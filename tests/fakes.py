@@ -236,7 +236,8 @@ def _scale_leaves_a_thread(out: np.ndarray, x: np.ndarray, n: int) -> None:
 
     _scale_good(out, x, n)
     if "thread" not in CHEAT_STATE:
-        CHEAT_STATE["thread"] = threading.Thread(target=time.sleep, args=(0.5,), name="cheat")
+        CHEAT_STATE["thread"] = threading.Thread(target=time.sleep, args=(5.0,), name="cheat",
+                                                 daemon=True)  # fmt: skip
         CHEAT_STATE["thread"].start()
 
 

@@ -17,19 +17,22 @@ timed() {  # NAME COMMAND...: runs it, its output in OUT/NAME.log, its wall time
     local name=$1
     shift
     local start end
-    start=$(date +%s.%N)
+    start=$(date +%s%N)
     "$@" >"$out/$name.log" 2>&1
     local rc=$?
-    end=$(date +%s.%N)
-    printf '%-28s rc=%d wall=%.1f s\n' "$name" "$rc" "$(echo "$end - $start" | bc)" | tee -a "$out/walls.txt"
+    end=$(date +%s%N)
+    printf '%-28s rc=%d wall=%d ms\n' "$name" "$rc" $(((end - start) / 1000000)) | tee -a "$out/walls.txt"
 }
 
 sweep=configs/transpose.yaml
 for round in 1 2; do
-    timed "transpose_before_$round" before sweep "$sweep" --verbose --json "$out/transpose_before_$round.json"
-    timed "transpose_after_$round" after sweep "$sweep" --verbose --json "$out/transpose_after_$round.json"
+    timed "transpose_before_$round" before sweep "$sweep" --force --verbose \
+        --json "$out/transpose_before_$round.json"
+    timed "transpose_after_$round" after sweep "$sweep" --force --verbose \
+        --json "$out/transpose_after_$round.json"
 done
-timed transpose_untrusted after sweep "$sweep" --verbose --untrusted --json "$out/transpose_untrusted.json"
+timed transpose_untrusted after sweep "$sweep" --force --verbose --untrusted \
+    --json "$out/transpose_untrusted.json"
 
 for side in before after; do
     timed "t16k_$side" "$side" run transpose --size 16384 --json "$out/t16k_$side.json"
