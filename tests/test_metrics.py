@@ -81,8 +81,8 @@ def test_speedup_and_percent_of_vendor_point_the_right_way():
 def test_peaks_come_from_the_device():
     from tests.fakes import FAKE_DEVICE
 
-    # 2 transfers per clock × 1000 MHz × 64-bit bus = 16 GB/s; 4 SMs × 128 lanes × 2 × 1 GHz.
-    assert FAKE_DEVICE.peak_bandwidth_gbps == pytest.approx(16.0)
+    # 2 transfers per clock × 1000 MHz × 4096-bit bus = 1,024 GB/s; 4 SMs × 128 lanes × 2 × 1 GHz.
+    assert FAKE_DEVICE.peak_bandwidth_gbps == pytest.approx(1024.0)
     assert FAKE_DEVICE.peak_fp32_gflops == pytest.approx(1024.0)
 
 

@@ -198,7 +198,7 @@ def test_execute_announces_compiles_measures_sorts_renders_and_saves(tmp_path, m
                               csv=str(tmp_path / "r.csv"), jsonl="log.jsonl")  # fmt: skip
     assert code == 3  # `wrong` is incorrect
     assert err.splitlines() == [
-        "Fake GPU (sm_90, 4 SMs, peak DRAM 16 GB/s) · 2 point(s) × 2 variant(s)",
+        "Fake GPU (sm_90, 4 SMs, peak DRAM 1,024 GB/s) · 2 point(s) × 2 variant(s)",
         "compiled 3 configuration(s) in 0.2 s: 2 new, 1 cached, 0 failed (4 in parallel)",
         "note: good at n=10, tag=a was run once more on a fresh worker: worker died",
         f"results: log.jsonl, {tmp_path / 'r.json'}, {tmp_path / 'r.csv'}",
