@@ -370,6 +370,11 @@ class Benchmark(ABC):
     # A variant whose outputs are the reference the others are checked against (instead of
     # `reference`); it runs first and is itself reported as unverified.
     reference_variant: ClassVar[str | None] = None
+    # The parameters `reference` reads (none: the answer depends on the inputs alone); None
+    # when it may read any. Consecutive points that differ only in compile-time parameters it
+    # does not read pose the same problem: the later is handed the earlier's inputs, with
+    # their reference, as its second input set (gpubench.input_sets).
+    reference_params: ClassVar[frozenset[str] | None] = None
 
     # -- declarations ---------------------------------------------------------------------
     def param(self, name: str) -> Param:

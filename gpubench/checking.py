@@ -81,7 +81,8 @@ class Checker:
     point_clock: PhaseClock
     host: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     _device: dict[str, dict[str, Any]] = field(default_factory=dict)
-    _buffers: list[Any] = field(default_factory=list)
+    # The backend buffers under each device reference (freed with it, or handed over).
+    _buffers: dict[str, list[Any]] = field(default_factory=dict)
 
     def has(self, computes: str) -> bool:
         return computes in self.host
@@ -95,14 +96,29 @@ class Checker:
             with self.point_clock.phase("reference"):
                 self.host[computes] = make()
 
+    def hand_over(self, key: str) -> tuple[dict[str, np.ndarray], Any]:
+        """The reference under `key`, host and device (views and their buffers, or None),
+        given up by this checker: the next point's checker adopts it."""
+        device = None
+        if key in self._device:
+            device = (self._device.pop(key), self._buffers.pop(key, []))
+        return self.host.pop(key), device
+
+    def adopt(self, key: str, host: dict[str, np.ndarray], device: Any) -> None:
+        """A reference another checker handed over, under `key` (its buffers owned now)."""
+        self.host[key] = host
+        if device is not None:
+            self._device[key], self._buffers[key] = device
+
     def device_bytes(self) -> int:
         return sum(a.nbytes for ref in self._device.values() for a in ref.values())
 
     def release(self) -> None:
         """Free the device copies (the point is done, or a variant needs the memory)."""
         self._device.clear()
-        for buffer in self._buffers:
-            self.backend.free(buffer)
+        for buffers in self._buffers.values():
+            for buffer in buffers:
+                self.backend.free(buffer)
         self._buffers.clear()
         cupy = cupy_module() if _cupy else None
         if cupy is not None:
@@ -167,7 +183,7 @@ class Checker:
                 for name, array in host.items():
                     spec = BufferSpec.like(np.ascontiguousarray(array))
                     buffer = self.backend.alloc(spec)
-                    self._buffers.append(buffer)
+                    self._buffers.setdefault(computes, []).append(buffer)
                     self.backend.write(buffer, spec, array)
                     views[name] = device_view(cupy, self.backend.device_pointer(buffer), spec)
             except OutOfMemory:  # what the estimate above missed: check on the host

@@ -1,14 +1,16 @@
 """A point's two input sets: the first, which every variant is checked and timed on, and a
-second made on a thread while the GPU times the first; and the loader that puts either set
-into the very buffers the variants are bound to.
+second whose answer is known too; and the loader that puts either set into the very buffers
+the variants are bound to.
 
-The second set is what a kernel that caches its output, memoises by input address or by a few
-input values, or skips outputs that already hold values gets wrong. Where the inputs hold
-floating-point arrays it is the first set with a few values changed at random places (a memo
-keyed by any few positions almost surely misses the change, so it returns the first set's
-answer); otherwise (indices, offsets: arrays whose values must stay consistent) it is a fresh
-set from the suite's own `inputs` (whose values the near copy borrows). Its seed is derived
-from the point's, so a result's recorded seed reproduces both sets.
+The second set is what a kernel that caches its output, memoises by input address, or skips
+outputs that already hold values gets wrong. It costs the point nothing where the point
+before was the same problem (it differed only in compile-time parameters, which the reference
+does not read): its first set, with its reference, pristine device copies and device
+reference, is handed over. Otherwise a fresh set is made from the suite's own `inputs`, with
+its reference, on a thread while the GPU times the first. In untrusted mode the second set is
+the first with a few values changed at random places (a memo keyed by a few input values
+returns the first set's answer there), its reference made on the thread. Seeds of made sets
+derive from the point's, so a result's recorded seed reproduces them.
 """
 
 from __future__ import annotations
@@ -70,18 +72,64 @@ def near_copy(first: dict[str, np.ndarray], fresh: dict[str, np.ndarray],
     return near if changed else None
 
 
+@dataclass
+class EarlierSet:
+    """The previous point's first set, handed over as this point's second: its host arrays
+    and references, and (where they stayed on the device) its pristine copies and device
+    references, owned by whoever holds this."""
+
+    point: dict[str, Any]
+    inputs: dict[str, np.ndarray]
+    # computes -> (host reference, device reference: (views, buffers) or None)
+    references: dict[str, tuple[dict[str, np.ndarray], Any]]
+    copies: dict[tuple[str, str], tuple[Any, BufferSpec]]
+
+    def matches(self, inputs: dict[str, np.ndarray]) -> bool:
+        """Whether it can stand in for `inputs`: the same arrays, shapes and types."""
+        return inputs.keys() == self.inputs.keys() and all(
+            a.shape == self.inputs[n].shape and a.dtype == self.inputs[n].dtype
+            for n, a in inputs.items()
+        )
+
+    def free_device(self, backend: Any) -> None:
+        """Give its device memory back (the copies, the device references); the host arrays
+        remain, to be uploaded where needed."""
+        for buffer, _ in self.copies.values():
+            backend.free(buffer)
+        self.copies.clear()
+        for computes, (host, device) in list(self.references.items()):
+            if device is not None:
+                for buffer in device[1]:
+                    backend.free(buffer)
+            self.references[computes] = (host, None)
+
+
+def same_problem(bench: Any, earlier: dict[str, Any], point: dict[str, Any]) -> bool:
+    """Whether two points of `bench` pose the same problem: they differ in compile-time
+    parameters only, and the reference reads none of those."""
+    reads = bench.reference_params
+    if reads is None:
+        return False
+    differ = {k for k in earlier.keys() | point.keys() if earlier.get(k) != point.get(k)}
+    compile_time = {p.name for p in bench.params if p.compile_time}
+    return differ <= compile_time and not differ & set(reads)
+
+
 class FreshInputs:
-    """The second set of inputs (a near copy of the first, or a fresh set) and the
-    references of the computations named, made on a thread from the moment the point's
-    first set exists."""
+    """The second set of inputs and the references of the computations named: handed over
+    from the point before, or made on a thread from the moment the first set exists (a
+    fresh set, or in untrusted mode a near copy of the first)."""
 
     def __init__(self, bench: Any, point: Any, seed: int, computes: Iterable[str],
-                 first: dict[str, np.ndarray]) -> None:  # fmt: skip
+                 first: dict[str, np.ndarray], *, near: bool = False,
+                 earlier: EarlierSet | None = None) -> None:  # fmt: skip
         self.seconds = 0.0
-        # "near" (the first set with a few values changed) or "fresh", once made.
+        # "earlier" (the previous point's), "near" (the first with a few values changed) or
+        # "fresh", once known.
         self.kind = ""
+        self.earlier = earlier
         self._first = first
-        self._bench, self._point, self._seed = bench, point, seed
+        self._bench, self._point, self._seed, self._near = bench, point, seed, near
         self._computes = list(computes)
         self._inputs: dict[str, np.ndarray] | None = None
         self._references: dict[str, dict[str, np.ndarray]] = {}
@@ -89,6 +137,10 @@ class FreshInputs:
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._make, name="gpubench-fresh-inputs",
                                          daemon=True)  # fmt: skip
+        if earlier is not None:
+            self.kind, self._inputs = "earlier", earlier.inputs
+            self._references = {c: host for c, (host, _) in earlier.references.items()}
+            return
         self._thread.start()
 
     def _make(self) -> None:
@@ -96,7 +148,9 @@ class FreshInputs:
         try:
             seed = fresh_seed(self._seed)
             fresh = self._bench.inputs(self._point, ParallelRandom(seed))
-            near = near_copy(self._first, fresh, np.random.default_rng(seed))
+            near = (
+                near_copy(self._first, fresh, np.random.default_rng(seed)) if self._near else None
+            )
             self.kind, self._inputs = ("near", near) if near is not None else ("fresh", fresh)
             del fresh, near
             for computes in self._computes:
@@ -114,11 +168,12 @@ class FreshInputs:
     def wait(self) -> None:
         """Until the thread is done: before timing anything whose timed interval runs Python
         (a library call's enqueue, a CPU variant), which the thread would slow down."""
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
 
     def inputs(self) -> dict[str, np.ndarray]:
         """The second set; PointError when it could not be made."""
-        self._thread.join()
+        self.wait()
         if self._error is not None or self._inputs is None:
             raise PointError(f"cannot make the second input set: {self._error!r}")
         return self._inputs
@@ -134,14 +189,16 @@ class FreshInputs:
 
     def describe(self) -> str:
         """The second set in words, for a re-check's reason."""
-        self._thread.join()
+        self.wait()
+        if self.kind == "earlier":
+            return "the previous point's inputs in the same buffers"
         if self.kind == "near":
             return ("the same inputs with a few values of each floating-point array changed, "
                     "in the same buffers")  # fmt: skip
         return "fresh inputs in the same buffers"
 
     def close(self) -> None:
-        self._thread.join()
+        self.wait()
         self._inputs = None
         self._first = {}
         self._references.clear()
@@ -202,8 +259,11 @@ class InputSets:
     def pristine(self, which: str, name: str, where: str) -> Any:
         """A buffer holding input `name` of set `which`, never bound to a kernel (the source
         of an in-out output's initial values)."""
+        earlier = self.fresh.earlier
         if which == FIRST or self._shared(name):
             return self.first.get(name, where)
+        if earlier is not None and (name, where) in earlier.copies:
+            return earlier.copies[(name, where)][0]
         return self._second().get(name, where)
 
     def _shared(self, name: str) -> bool:
@@ -229,7 +289,14 @@ class InputSets:
         self.copies.clear()
         if self.second is not None:
             self.second.free()
+        if self.fresh.earlier is not None:
+            self.fresh.earlier.free_device(self.backend)
         self.fresh.close()
+
+    def hand_over_copies(self) -> dict[tuple[str, str], tuple[Any, BufferSpec]]:
+        """Set a's pristine device copies, given up (the next point's second set)."""
+        copies, self.copies = self.copies, {}
+        return copies
 
     # -- the set's values: a device copy where there is one, else the host arrays -------------
     def _second(self) -> Any:
@@ -240,6 +307,9 @@ class InputSets:
         return self.second
 
     def _source(self, which: str, name: str, where: str) -> Any | None:
+        earlier = self.fresh.earlier
+        if which == SECOND and earlier is not None and (name, where) in earlier.copies:
+            return earlier.copies[(name, where)][0]
         if which == SECOND and self.use_copies and not self._shared(name):
             return self._second().get(name, where)
         copy = self.copies.get((name, where))

@@ -342,6 +342,23 @@ class KernelFileBenchmark(Benchmark):
         return Case(steps=[self._launch(variant, point)], outputs=outputs, work=self._work(point),
                     tolerance=self.kf.tolerance)  # fmt: skip
 
+    @property
+    def reference_params(self) -> frozenset[str] | None:  # type: ignore[override]
+        """The parameters the answer reads: those its expressions and the outputs' shapes
+        name, directly or through a scalar argument; None for a reference function (it may
+        read any)."""
+        kf = self.kf
+        if kf.reference_function:
+            return None
+        names = {n for e in kf.reference_expressions.values() for n in e.names}
+        names |= {n for a in kf.outputs for dim in a.dims for n in dim.names}
+        params = {p.name for p in self.params}
+        through = {a.name: set(a.value.names) for a in kf.scalars}
+        reads = {n for n in names if n in params}
+        for name in names & through.keys():
+            reads |= through[name] & params
+        return frozenset(reads)
+
     def reference(self, computes: str, point: Point,
                   inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:  # fmt: skip
         env = self._env(point)

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from gpubench import audit, memory, metrics, timing
 from gpubench.benchmark import Benchmark, Point
 from gpubench.errors import KernelCompileError, OutOfMemory, PointError
+from gpubench.input_sets import EarlierSet, same_problem
 from gpubench.kernels import CompileCache
 from gpubench.phases import PhaseClock
 from gpubench.randoms import ParallelRandom
@@ -150,13 +151,18 @@ class Runner:
         self.backend = backend
         self.observers = list(observers)
         self.modules = CompileCache(backend)
+        # The last point's state, kept until the next point takes its first set or not.
+        self._last: PointState | None = None
 
     def run(self, plan: Plan) -> list[Result]:
         notify = Notifier(self.observers, plan)
         notify.started(plan.size)
-        for point in plan.points:
-            fresh = self.run_point(plan, point, plan.variants, on_result=notify.result)
-            notify.point_done(point, list(plan.variants), {r.variant: r for r in fresh})
+        try:
+            for point in plan.points:
+                fresh = self.run_point(plan, point, plan.variants, on_result=notify.result)
+                notify.point_done(point, list(plan.variants), {r.variant: r for r in fresh})
+        finally:
+            self.close()
         return notify.results
 
     def run_point(
@@ -210,13 +216,35 @@ class Runner:
                     break  # the context is gone: nothing else can run in this process
         finally:
             if not crashed:
-                state.free()
+                self._last = state  # its first set may serve the next point; freed then
         return out
+
+    def close(self) -> None:
+        """Free what the last point left for the next."""
+        last, self._last = self._last, None
+        if last is not None:
+            last.free()
+
+    def _earlier(self, plan: Plan, point: Point) -> EarlierSet | None:
+        """The previous point's first set, where this point poses the same problem (and
+        untrusted mode does not ask for a near copy instead); anything else of it freed."""
+        last, self._last = self._last, None
+        if last is None:
+            return None
+        if (last.bench is plan.bench and not plan.policy.untrusted
+                and same_problem(plan.bench, last.point, point)):  # fmt: skip
+            return last.hand_over()
+        last.free()
+        return None
 
     def _point_state(self, plan: Plan, point: Point,
                      clock: PhaseClock) -> PointState | tuple[Status, str]:  # fmt: skip
         """Fresh inputs for the point, or why there are none: (status, reason)."""
+        earlier = self._earlier(plan, point)
         too_big = self._inputs_do_not_fit(plan.bench, point)
+        if too_big and earlier is not None:  # the earlier set's device copies make way
+            earlier.free_device(self.backend)
+            too_big = self._inputs_do_not_fit(plan.bench, point)
         if too_big:
             return Status.SKIPPED, too_big
         seed = secrets.randbits(63)
@@ -224,10 +252,14 @@ class Runner:
             with clock.phase("inputs"):
                 inputs = plan.bench.inputs(point, ParallelRandom(seed))
         except MemoryError:
+            if earlier is not None:
+                earlier.free_device(self.backend)
             return Status.SKIPPED, "the host ran out of memory making the inputs"
         except PointError as exc:
+            if earlier is not None:
+                earlier.free_device(self.backend)
             return Status.LAUNCH_FAILED, f"cannot make the inputs: {exc}"
-        return PointState.make(plan, point, seed, inputs, self.backend, clock)
+        return PointState.make(plan, point, seed, inputs, self.backend, clock, earlier)
 
     # -- memory preflight ---------------------------------------------------------------------
     def _inputs_do_not_fit(self, bench: Benchmark, point: Point) -> str | None:

@@ -28,7 +28,15 @@ from gpubench import audit, input_sets, memory, metrics, timing, verify
 from gpubench.benchmark import BufferSpec, Case, Point, Tolerance
 from gpubench.checking import Checker
 from gpubench.errors import KernelLaunchError, PointError
-from gpubench.input_sets import FIRST, SECOND, FreshInputs, InputSets, fresh_key, other
+from gpubench.input_sets import (
+    FIRST,
+    SECOND,
+    EarlierSet,
+    FreshInputs,
+    InputSets,
+    fresh_key,
+    other,
+)
 from gpubench.phases import PhaseClock
 from gpubench.results import Status, Verification
 from gpubench.stats import summarize
@@ -106,20 +114,40 @@ class PointState:
     placements: Placements
     checker: Checker
     sets: InputSets
+    bench: Any = None
 
     @classmethod
     def make(cls, plan: Any, point: Point, seed: int, inputs: dict[str, np.ndarray],
-             backend: Any, clock: PhaseClock) -> PointState:  # fmt: skip
-        """The point's state, its second input set started on a thread."""
+             backend: Any, clock: PhaseClock, earlier: EarlierSet | None = None) -> PointState:  # fmt: skip
+        """The point's state, its second set the earlier point's first where that one is
+        handed over and fits, else made on a thread."""
         placements = Placements(backend, inputs, clock)
         bench = plan.bench
         device = [v for v in plan.variants if bench.variant(v).kind != "host"]
         computes = sorted({bench.variant(v).computes for v in device})
         if not bench.has_reference() or bench.reference_variant or not device:
             computes = []  # checked against a variant's own outputs, or not at all
-        fresh = FreshInputs(bench, point, seed, computes, inputs)
+        if earlier is not None and not earlier.matches(inputs):
+            earlier.free_device(backend)
+            earlier = None
+        fresh = FreshInputs(bench, point, seed, computes, inputs, near=plan.policy.untrusted,
+                            earlier=earlier)  # fmt: skip
+        checker = Checker(backend, clock)
+        for key, (host, on_device) in (earlier.references if earlier else {}).items():
+            checker.adopt(fresh_key(key), host, on_device)
+        if earlier is not None:
+            earlier.references.clear()  # the checker owns them now
         sets = InputSets(backend, placements, fresh, clock)
-        return cls(point, seed, inputs, placements, Checker(backend, clock), sets)
+        return cls(point, seed, inputs, placements, checker, sets, bench)
+
+    def hand_over(self) -> EarlierSet:
+        """This point's first set for the next point (its second), everything else freed."""
+        references = {key: self.checker.hand_over(key) for key in list(self.checker.host)
+                      if not key.endswith(f"@{SECOND}")}  # fmt: skip
+        earlier = EarlierSet(dict(self.point), self.inputs, references,
+                             self.sets.hand_over_copies())  # fmt: skip
+        self.free()
+        return earlier
 
     def free(self) -> None:
         self.sets.free()
@@ -446,12 +474,16 @@ class VariantRun:
         for which in (other(timed), timed):
             with self.clock.phase("recheck"):
                 self.switch_to(which)
-                if reference and which == SECOND:
+                if reference and which == SECOND and not self.checkable(SECOND):
                     self.poison(first=False)  # its outputs become the others' reference
                 else:
                     self.stale_outputs()
                 after = self.backend.run_checked(self.bound)
-            if reference and which == SECOND:
+            if (
+                reference
+                and which == SECOND
+                and not self.state.checker.has(fresh_key(self.computes))
+            ):
                 self.keep_as_reference(fresh_key(self.computes))
                 continue
             if (unverified and not reference) or not self.checkable(which):

@@ -69,7 +69,7 @@ def test_device_outputs_are_checked_on_the_device_against_one_upload(gpu_backend
         assert list(point_clock.seconds) == ["reference_upload"]
         assert len(checker._buffers) == 1 and checker.device_bytes() == 8000  # one upload
         checker.release()
-        assert checker.device_bytes() == 0 and checker._buffers == []
+        assert checker.device_bytes() == 0 and checker._buffers == {}
     finally:
         gpu_backend.free(buffer)
 

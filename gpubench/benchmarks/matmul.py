@@ -128,6 +128,7 @@ def warp_shape_problem(point: Point) -> str | None:
 
 class Matmul(Benchmark):
     name = "matmul"
+    reference_params = frozenset()
     description = (
         "C = A·B in float32 (M×K times K×N): from naive to pipelined, warp-tiled and multistage"
     )

@@ -65,6 +65,7 @@ class _CupySum:
 
 class Reduction(Benchmark):
     name = "reduction"
+    reference_params = frozenset({"dtype"})
     description = (
         "sum of n elements: the classic seven steps, warp shuffles, 16-byte loads, one pass"
     )

@@ -98,6 +98,7 @@ def _scipy() -> Any:
 
 class ShortestPaths(Benchmark):
     name = "sssp"
+    reference_params = frozenset()
     description = (
         "single-source shortest paths on a road graph: Bellman-Ford, pull, worklists, near-far"
     )

@@ -131,6 +131,7 @@ class _Batch:
 
 class Streams(Benchmark):
     name = "streams"
+    reference_params = frozenset()
     description = "L matrix products with host↔device copies: sequential vs overlapped on streams"
     memory_bound = False
     baseline = "sequential"

@@ -30,6 +30,7 @@ DTYPES = {"float32": (np.float32, "float"), "float64": (np.float64, "double")}
 
 class Transpose(Benchmark):
     name = "transpose"
+    reference_params = frozenset()
     description = (
         "out = in^T for a rows x cols matrix: coalescing, shared-memory tiles, bank conflicts"
     )
