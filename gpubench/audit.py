@@ -40,7 +40,10 @@ LAUNCH_FLOOR_MS = 0.25e-3
 
 # After the end event of an audited run has completed, a device-wide synchronize that still
 # waits longer than this (plus a share of the run's own time) means work was left running.
-IDLE_SLACK_MS = 1.0
+# The wait is read on the host clock, so the slack covers a host's hiccups: a thread switch
+# (Python hands its lock over every 5 ms), a busy CI machine. Work that ends sooner is not
+# seen by this check.
+IDLE_SLACK_MS = 20.0
 IDLE_SHARE = 0.25
 
 # Untrusted mode: runs on the inputs of the run before that take less than this share of the

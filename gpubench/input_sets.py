@@ -3,14 +3,15 @@ second whose answer is known too; and the loader that puts either set into the v
 the variants are bound to.
 
 The second set is what a kernel that caches its output, memoises by input address, or skips
-outputs that already hold values gets wrong. It costs the point nothing where the point
-before was the same problem (it differed only in compile-time parameters, which the reference
-does not read): its first set, with its reference, pristine device copies and device
-reference, is handed over. Otherwise a fresh set is made from the suite's own `inputs`, with
-its reference, on a thread while the GPU times the first. In untrusted mode the second set is
-the first with a few values changed at random places (a memo keyed by a few input values
-returns the first set's answer there), its reference made on the thread. Seeds of made sets
-derive from the point's, so a result's recorded seed reproduces them.
+outputs that already hold values gets wrong. Where the point before posed the same problem (it
+differed only in compile-time parameters, which the reference does not read), it costs
+nothing: that point's first set is handed over with its reference, its pristine device copies
+and its device reference. Otherwise it is made on a thread while the GPU times the first set:
+the first set with a few values of each floating-point array changed at random places (a memo
+keyed by a few input values returns the first set's answer there), or, where no array is
+floating-point (indices, offsets: values that must stay consistent), a fresh set from the
+suite's own `inputs`. Untrusted mode always makes one. Seeds of made sets derive from the
+point's, so a result's recorded seed reproduces them.
 """
 
 from __future__ import annotations
@@ -117,19 +118,18 @@ def same_problem(bench: Any, earlier: dict[str, Any], point: dict[str, Any]) -> 
 
 class FreshInputs:
     """The second set of inputs and the references of the computations named: handed over
-    from the point before, or made on a thread from the moment the first set exists (a
-    fresh set, or in untrusted mode a near copy of the first)."""
+    from the point before, or made on a thread from the moment the first set exists (a near
+    copy of the first where it has floating-point arrays, else a fresh set)."""
 
     def __init__(self, bench: Any, point: Any, seed: int, computes: Iterable[str],
-                 first: dict[str, np.ndarray], *, near: bool = False,
-                 earlier: EarlierSet | None = None) -> None:  # fmt: skip
+                 first: dict[str, np.ndarray], earlier: EarlierSet | None = None) -> None:  # fmt: skip
         self.seconds = 0.0
         # "earlier" (the previous point's), "near" (the first with a few values changed) or
         # "fresh", once known.
         self.kind = ""
         self.earlier = earlier
         self._first = first
-        self._bench, self._point, self._seed, self._near = bench, point, seed, near
+        self._bench, self._point, self._seed = bench, point, seed
         self._computes = list(computes)
         self._inputs: dict[str, np.ndarray] | None = None
         self._references: dict[str, dict[str, np.ndarray]] = {}
@@ -148,9 +148,7 @@ class FreshInputs:
         try:
             seed = fresh_seed(self._seed)
             fresh = self._bench.inputs(self._point, ParallelRandom(seed))
-            near = (
-                near_copy(self._first, fresh, np.random.default_rng(seed)) if self._near else None
-            )
+            near = near_copy(self._first, fresh, np.random.default_rng(seed))
             self.kind, self._inputs = ("near", near) if near is not None else ("fresh", fresh)
             del fresh, near
             for computes in self._computes:

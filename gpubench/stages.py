@@ -130,8 +130,7 @@ class PointState:
         if earlier is not None and not earlier.matches(inputs):
             earlier.free_device(backend)
             earlier = None
-        fresh = FreshInputs(bench, point, seed, computes, inputs, near=plan.policy.untrusted,
-                            earlier=earlier)  # fmt: skip
+        fresh = FreshInputs(bench, point, seed, computes, inputs, earlier)
         checker = Checker(backend, clock)
         for key, (host, on_device) in (earlier.references if earlier else {}).items():
             checker.adopt(fresh_key(key), host, on_device)
@@ -645,14 +644,20 @@ class AuditedSampler:
     # GPU ms of the samples after warm-up, by whether the input set changed before them.
     by_change: dict[bool, list[float]] = field(default_factory=lambda: {True: [], False: []})
     draw: random.Random = field(default_factory=random.SystemRandom)
+    # Untrusted mode: whether the next calls change the set, two of each in every four, in an
+    # order drawn from the OS's randomness (both kinds are sampled; neither is predictable).
+    switches: list[bool] = field(default_factory=list)
 
     def before(self) -> None:
         started = time.perf_counter()
         run = self.run
         self.audited = self.schedule.audits(self.calls)
         if self.untrusted and run.checkable(SECOND):
-            which = self.draw.choice((FIRST, SECOND))
-            self.switched = which != run.current
+            if not self.switches:
+                self.switches = [True, True, False, False]
+                self.draw.shuffle(self.switches)
+            self.switched = self.switches.pop()
+            which = other(run.current) if self.switched else run.current
             run.switch_to(which)  # written every time: the same cost whether it changed or not
         if self.audited:
             run.poison(first=False)

@@ -279,7 +279,7 @@ AUDIT = "outputs poisoned before it, checked after it"
 CHEATS = {
     "skips_filled": (STALE,),
     "memo_by_address": (STALE,),
-    "memo_by_values": (STALE,),  # untrusted mode's near copy; the default mode misses it
+    "memo_by_values": (STALE,),  # on a near copy; a handed-over second set misses it
     "even_launches": (STALE, AUDIT),  # the audit catches it when it falls on an odd launch
     "skips_unchanged": (AUDIT,),
     "writes_input": ("wrote its inputs: 'x' (1 of",),

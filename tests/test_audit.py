@@ -104,7 +104,8 @@ def test_a_device_without_peaks_bounds_nothing_it_cannot_know():
 
 
 @pytest.mark.parametrize(("waited", "sample", "left"), [
-    (0.05, 10.0, False), (3.4, 10.0, False), (3.6, 10.0, True), (1.1, 0.01, True),
+    (0.05, 10.0, False), (22.4, 10.0, False), (22.6, 10.0, True), (20.1, 0.01, True),
+    (5.0, 0.01, False),
 ])  # fmt: skip
 def test_work_left_running_is_a_wait_past_the_slack_and_a_share_of_the_run(waited, sample, left):
     reason = audit.work_left_running(waited, sample)

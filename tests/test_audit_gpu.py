@@ -20,21 +20,19 @@ FLAGGED = (Status.INCORRECT, Status.IMPLAUSIBLE)
 HONEST = (Status.OK, Status.UNSTABLE)
 
 AXPY_SIZES = (1, 31, 4099, 1000003, 16777216)
-# Where each mode must flag a cheat (everywhere it is not listed): a grid of one block has no
-# odd blocks. A memo keyed by a few input values is always right; the default mode flags it
-# where its speed breaks the DRAM ceiling (a working set past the L2); untrusted mode's near
-# copy flags it wherever its keys are a small part of the inputs (it changes one value per
-# array below 8192 elements, and sees a key change with a chance of k/n).
+# Where a cheat cheats at all (everywhere it is not listed): a grid of one block has no odd
+# blocks; a memo keyed by a few input values is an honest kernel where its keys cover much of
+# the inputs (the near copy changes one value per array below 8192 elements, and sees a key
+# change with a chance of k/n). Each size here is a problem of its own, so each point's second
+# set is a near copy (a point of a problem met before is handed the earlier point's inputs
+# instead, and a memo keyed by values is caught there only by its speed).
 AXPY_CHEATS_AT = {
-    False: {"memo_by_values": (16777216,), "memo_by_sum": (16777216,),
-            "lazy_odd_blocks": (4099, 1000003, 16777216)},
-    True: {"memo_by_values": (4099, 1000003, 16777216), "memo_by_sum": (1000003, 16777216),
-           "lazy_odd_blocks": (4099, 1000003, 16777216)},
-}  # fmt: skip
+    "memo_by_values": (4099, 1000003, 16777216),
+    "memo_by_sum": (1000003, 16777216),
+    "lazy_odd_blocks": (4099, 1000003, 16777216),
+}
 MATMUL_SIZES = (1, 31, 256, 1024)
-# The memo keyed by values: past the FP32 peak at 1024 in either mode; untrusted mode's near
-# copy sees it at 256 too.
-MATMUL_CHEATS_AT = {False: {"memo_by_values": (1024,)}, True: {"memo_by_values": (256, 1024)}}
+MATMUL_CHEATS_AT = {"memo_by_values": (256, 1024)}
 
 
 def _policy(untrusted: bool) -> TimingPolicy:
@@ -66,7 +64,7 @@ def test_gpu_every_axpy_cheat_is_flagged_at_every_size_it_cheats_at(gpu_backend,
     plan = Plan(bench, points, spec.variants, spec.baseline, _policy(untrusted))
     results = Runner(gpu_backend).run(plan)
     assert len(results) == len(AXPY_SIZES) * 16
-    _assert_flagged(results, AXPY_CHEATS_AT[untrusted], AXPY_SIZES)
+    _assert_flagged(results, AXPY_CHEATS_AT, AXPY_SIZES)
     by = {(r.variant, r.point["n"]): r for r in results}
     # The reasons name the check that caught each.
     assert "wrote its inputs: 'x'" in by[("flips_input_bit_once", 4099)].reason
@@ -87,7 +85,7 @@ def test_gpu_every_matmul_cheat_is_flagged_at_every_size_it_cheats_at(gpu_backen
                 "thread_left_running")  # fmt: skip
     plan = Plan(bench, points, variants, "honest", _policy(untrusted))
     results = Runner(gpu_backend).run(plan)
-    _assert_flagged(results, MATMUL_CHEATS_AT[untrusted], MATMUL_SIZES)
+    _assert_flagged(results, MATMUL_CHEATS_AT, MATMUL_SIZES)
     by = {(r.variant, r.point["n"]): r for r in results}
     if not untrusted:  # untrusted mode's audit of every timed run may catch it first
         assert "faster than the hardware allows" in by[("memo_by_address", 1024)].reason or (

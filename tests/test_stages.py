@@ -373,10 +373,8 @@ def test_every_cheat_is_flagged_with_its_reason_and_the_honest_kernel_is_not(unt
         if variant == "too_fast" and n < 10**6:
             assert r.status is Status.OK  # 8n bytes in 1 µs: possible while they are few
             continue
-        if variant == "memo_by_values" and (n < 100 or not untrusted):
-            # Always right: the default mode's second set is fresh, and at this speed only
-            # untrusted mode's near copy sees it (its keys cover much of a tiny array).
-            continue
+        if variant == "memo_by_values" and n < 100:
+            continue  # its keys cover much of a tiny array: tested at the larger sizes
         assert r.status in (Status.INCORRECT, Status.IMPLAUSIBLE), (variant, r.status)
         if not untrusted:
             assert any(w in r.reason for w in words), (variant, r.reason)
@@ -403,7 +401,7 @@ def test_untrusted_mode_checks_every_timed_run():
 
 
 def test_work_still_running_after_the_end_event_is_implausible(monkeypatch):
-    monkeypatch.setattr(FakeBackend, "pending_work_s", 0.02)
+    monkeypatch.setattr(FakeBackend, "pending_work_s", 0.05)
     results, backend = cheat_run(["good"])
     r = results["good"]
     assert r.status is Status.IMPLAUSIBLE
