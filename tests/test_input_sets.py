@@ -1,0 +1,133 @@
+"""The second input set: the near copy, the hand-over between points of one problem, the
+thread that makes it, and the loads and comparisons on the CPU stand-in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpubench import input_sets
+from gpubench.benchmark import Param
+from gpubench.phases import PhaseClock
+from gpubench.stages import Placements
+from tests.fakes import FakeBackend, ScaleSuite
+
+
+def test_the_second_seed_is_derived_from_the_point_s_and_stays_in_range():
+    assert input_sets.fresh_seed(5) == input_sets.fresh_seed(5) != 5
+    assert all(0 <= input_sets.fresh_seed(s) < 2**63 for s in (0, 1, 2**63 - 1))
+
+
+@pytest.mark.parametrize(("size", "changes"), [(1, 1), (31, 1), (8191, 1), (8192, 2),
+                                               (65536, 16), (10**6, 16)])  # fmt: skip
+def test_a_near_copy_changes_a_few_values_of_each_floating_array_from_the_fresh_set(size, changes):
+    rng = np.random.default_rng(0)
+    first = {"x": rng.random(size, dtype=np.float32), "i": np.arange(size, dtype=np.int32)}
+    fresh = {"x": rng.random(size, dtype=np.float32) + 2, "i": np.arange(size, dtype=np.int32)}
+    near = input_sets.near_copy(first, fresh, np.random.default_rng(1))
+    assert near is not None and near["i"] is first["i"]  # integers: shared, unchanged
+    changed = np.flatnonzero(near["x"] != first["x"])
+    assert changed.size == changes
+    assert np.array_equal(near["x"][changed], fresh["x"][changed])
+    assert first["x"].min() < 1  # the first set itself untouched
+    again = input_sets.near_copy(first, fresh, np.random.default_rng(1))
+    assert np.array_equal(again["x"], near["x"])  # reproducible from the seed
+
+
+def test_inputs_without_floating_arrays_have_no_near_copy():
+    ints = {"i": np.arange(10, dtype=np.int32)}
+    assert input_sets.near_copy(ints, ints, np.random.default_rng(0)) is None
+
+
+class _Tuned(ScaleSuite):
+    params = (*ScaleSuite.params,
+              Param("block", int, 256, "threads", choices=(128, 256), compile_time=True))  # fmt: skip
+
+
+def test_points_pose_one_problem_when_they_differ_only_in_compile_time_params_not_read():
+    bench = _Tuned()
+    a = bench.resolve({**bench.defaults(), "block": 128})
+    b = bench.resolve({**bench.defaults(), "block": 256})
+    assert not input_sets.same_problem(bench, a, b)  # reference_params None: it may read any
+    bench.reference_params = frozenset()
+    assert input_sets.same_problem(bench, a, b)
+    assert input_sets.same_problem(bench, a, a)
+    assert not input_sets.same_problem(bench, a, {**b, "n": 7})  # n is the problem
+    bench.reference_params = frozenset({"block"})
+    assert not input_sets.same_problem(bench, a, b)  # the answer reads block
+
+
+def test_an_earlier_set_stands_in_only_for_arrays_of_the_same_names_shapes_and_types():
+    x = np.zeros(4, np.float32)
+    earlier = input_sets.EarlierSet({}, {"x": x}, {}, {})
+    assert earlier.matches({"x": np.ones(4, np.float32)})
+    assert not earlier.matches({"x": np.ones(5, np.float32)})
+    assert not earlier.matches({"x": np.ones(4, np.float64)})
+    assert not earlier.matches({"x": x, "y": x})
+
+
+def test_a_reference_the_thread_could_not_make_is_made_when_asked_for():
+    calls = []
+
+    class NeedsItsCase(ScaleSuite):
+        ready = False
+
+        def reference(self, computes, point, inputs):
+            calls.append(self.ready)
+            if not self.ready:
+                raise KeyError("what case() keeps")
+            return super().reference(computes, point, inputs)
+
+    bench = NeedsItsCase()
+    point = bench.resolve(bench.defaults())
+    first = bench.inputs(point, np.random.default_rng(0))
+    fresh = input_sets.FreshInputs(bench, point, 3, ["double"], first)
+    fresh.wait()
+    bench.ready = True
+    reference = fresh.reference("double")
+    assert calls == [False, True] and fresh.kind == "near"
+    np.testing.assert_array_equal(reference["out"], 2 * fresh.inputs()["x"])
+    fresh.close()
+
+
+def _sets(use_copies=True):
+    backend = FakeBackend()
+    clock = PhaseClock()
+    bench = ScaleSuite()
+    point = bench.resolve(bench.defaults())
+    first = bench.inputs(point, np.random.default_rng(0))
+    fresh = input_sets.FreshInputs(bench, point, 3, [], first)
+    sets = input_sets.InputSets(backend, Placements(backend, first, clock), fresh, clock,
+                                use_copies=use_copies)  # fmt: skip
+    return backend, sets, first
+
+
+@pytest.mark.parametrize("use_copies", [True, False])
+def test_loads_put_either_set_in_the_bound_buffer_and_a_write_is_counted(use_copies):
+    backend, sets, first = _sets(use_copies)
+    wanted = {"x": "device"}
+    sets.ready(wanted)
+    buffer = sets.first.get("x", "device")
+    spec = sets.first.spec("x", "device")
+    assert sets.written(input_sets.FIRST, wanted) == []
+    sets.load(input_sets.SECOND, wanted)
+    second = sets.fresh.inputs()["x"]
+    np.testing.assert_array_equal(backend.read(buffer, spec), second)
+    assert sets.written(input_sets.SECOND, wanted) == []
+    assert sets.written(input_sets.FIRST, wanted) == ["'x' (1 of 1,000 elements)"]
+    sets.load(input_sets.FIRST, wanted)
+    changed = first["x"].copy()
+    changed[[3, 7]] += 1
+    backend.write(buffer, spec, changed)
+    assert sets.written(input_sets.FIRST, wanted) == ["'x' (2 of 1,000 elements)"]
+    sets.ready(wanted)  # a written buffer is loaded again before the next variant
+    np.testing.assert_array_equal(backend.read(buffer, spec), first["x"])
+    sets.free()
+    sets.first.free()
+    assert backend.live_buffers == 0
+
+
+def test_a_nan_input_is_intact_bit_for_bit():
+    got = np.array([np.nan, 1.0], np.float32)
+    assert input_sets._count_differing(got, got.copy()) == 0
+    assert input_sets._count_differing(got, np.array([np.nan, 2.0], np.float32)) == 1
