@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,24 +53,35 @@ NEAR_CHANGES = 16
 NEAR_SHARE = 4096
 
 
-def near_copy(first: dict[str, np.ndarray], fresh: dict[str, np.ndarray],
-              rng: np.random.Generator) -> dict[str, np.ndarray] | None:  # fmt: skip
-    """The first set with a few values of each floating-point array replaced by the fresh
-    set's values at the same places (the suite's own distribution and domain); None when no
-    array is floating-point. Other arrays are the first set's, unchanged and shared."""
-    near, changed = dict(first), False
+def near_copy(first: dict[str, np.ndarray], rng: np.random.Generator,
+              fresh: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray] | None:  # fmt: skip
+    """The first set with a few values of each floating-point array replaced by values from
+    other places of the same array (the suite's own distribution and domain), or, where those
+    are equal to the old ones (a constant array, a single value), by the values at the same
+    places of a fresh set (`fresh()`, made only then); None when no array is floating-point.
+    Other arrays are the first set's, unchanged and shared."""
+    near, changed, made = dict(first), False, None
     for name, array in first.items():
-        other_array = fresh.get(name)
-        if (not np.issubdtype(array.dtype, np.floating) or not array.size or other_array is None
-                or other_array.shape != array.shape):  # fmt: skip
+        if not np.issubdtype(array.dtype, np.floating) or not array.size:
             continue
         copy = np.array(array, copy=True, order="C")
         flat = copy.reshape(-1)
         count = max(1, min(NEAR_CHANGES, flat.size // NEAR_SHARE))
         places = rng.choice(flat.size, size=count, replace=False)
-        flat[places] = np.ascontiguousarray(other_array).reshape(-1)[places]
+        donors = flat[rng.integers(0, flat.size, size=count)]
+        same = donors.view(_unsigned(flat.dtype)) == flat[places].view(_unsigned(flat.dtype))
+        if same.any():
+            made = made if made is not None else fresh()
+            other_array = made.get(name)
+            if other_array is not None and other_array.shape == array.shape:
+                donors[same] = np.ascontiguousarray(other_array).reshape(-1)[places[same]]
+        flat[places] = donors
         near[name], changed = copy, True
     return near if changed else None
+
+
+def _unsigned(dtype: Any) -> Any:
+    return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dtype).itemsize]
 
 
 @dataclass
@@ -147,10 +158,13 @@ class FreshInputs:
         started = time.perf_counter()
         try:
             seed = fresh_seed(self._seed)
-            fresh = self._bench.inputs(self._point, ParallelRandom(seed))
-            near = near_copy(self._first, fresh, np.random.default_rng(seed))
-            self.kind, self._inputs = ("near", near) if near is not None else ("fresh", fresh)
-            del fresh, near
+
+            def fresh() -> dict[str, np.ndarray]:
+                return self._bench.inputs(self._point, ParallelRandom(seed))
+
+            near = near_copy(self._first, np.random.default_rng(seed), fresh)
+            self.kind, self._inputs = ("near", near) if near is not None else ("fresh", fresh())
+            del near
             for computes in self._computes:
                 try:
                     self._references[computes] = self._bench.reference(

@@ -466,9 +466,9 @@ class VariantRun:
         return measurement
 
     def recheck(self, unverified: str | None, measurement: timing.Measurement) -> None:
-        """What was timed is checked again. The inputs must hold what was uploaded; then two
-        runs with the outputs left as the previous run wrote them: the other input set in the
-        same buffers, then the set that was timed."""
+        """What was timed is checked again. The inputs must still hold what was uploaded; then
+        two runs with the outputs left as the previous run wrote them: the other input set in
+        the same buffers, then the set that was timed."""
         self.inputs_intact(f"after {measurement.runs} timed runs")
         reference = self.variant == self.bench.reference_variant
         timed = self.current
@@ -493,7 +493,8 @@ class VariantRun:
             if not verdict.passed or not after.converged:
                 self.inputs_intact("after the re-check")
                 self.fail_recheck(which, verdict, measurement)
-        self.inputs_intact("after the re-checks")
+        # No comparison after the re-checks: the next variant's inputs are loaded afresh from
+        # the pristine copies (a D2D copy costs less than a comparison).
 
     def fail_recheck(self, which: str, verdict: Verification,
                      measurement: timing.Measurement) -> None:  # fmt: skip
