@@ -264,8 +264,21 @@ def _slug(name: str) -> str:
 
 def _page(title: str, body: str, script: str = "") -> str:
     scripts = f'<script src="{PLOTLY_JS}"></script>\n<script>{script}</script>' if script else ""
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+    return (f"<!doctype html><html><head><meta charset='utf-8'><meta name='viewport' "
+            f"content='width=device-width, initial-scale=1'><title>{html.escape(title)}"
             f"</title><style>{_STYLE}</style></head><body>{body}{scripts}</body></html>")  # fmt: skip
+
+
+# Characters that could end an inline script or start markup, and the two line separators
+# JavaScript source may not hold, as JSON's \u escapes (the same JSON to a parser): a label,
+# a variant or a GPU name from an imported file can hold "</script>".
+_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                              "\u2028": "\\u2028", "\u2029": "\\u2029"})  # fmt: skip
+
+
+def script_json(data: Any) -> str:
+    """`data` as JSON that is safe inside an inline <script>."""
+    return json.dumps(data, separators=(",", ":")).translate(_SCRIPT_SAFE)
 
 
 def _table(headers: list[str], rows: list[list[str]], cls: str) -> str:
@@ -290,7 +303,7 @@ def _suite_page(store: History, suite: str, runs: list[Run], data: dict[str, Any
             + ("<div class='chart' id='roofline'></div>" if data["roofline"] else
                "<p>No result of this run declares its flops and bytes.</p>")
             + f"<h2>Environment of each run</h2>{_environment_table(store, runs)}")  # fmt: skip
-    script = "const DATA = " + json.dumps(data, separators=(",", ":")) + ";\n" + _CHARTS_JS
+    script = "const DATA = " + script_json(data) + ";\n" + _CHARTS_JS
     return _page(f"gpubench · {suite}", body, script)
 
 

@@ -194,3 +194,19 @@ def test_reduction_partners_are_one_scaled_add_away_under_nvrtc(kernel):
     adds = {line.split()[1].rstrip(",") for line in loop.splitlines()
             if line.strip().startswith("add.s32")}  # fmt: skip
     assert not any(line.split()[2].rstrip(",") in adds for line in widened), widened
+
+
+# The exploit corpus (tests/exploits/*.cu): kernels that cheat, run by tests/test_audit_gpu.py.
+EXPLOITS = sorted((Path(__file__).resolve().parents[1] / "exploits").glob("*.cu"))
+
+
+def test_the_exploit_corpus_is_there():
+    assert [p.name for p in EXPLOITS] == ["axpy_cheats.cu", "matmul_cheats.cu"]
+
+
+@NO_NVCC
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("source", EXPLOITS, ids=lambda p: p.stem)
+def test_every_exploit_kernel_compiles(source, arch, tmp_path):
+    done = nvcc(arch, str(source), (), str(tmp_path))
+    assert done.returncode == 0, f"{source.name}: {done.stderr}"

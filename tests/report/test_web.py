@@ -280,3 +280,38 @@ def test_the_latest_change_counts_noise_either_side_and_an_unstable_run_before(t
     assert [(v, verdict, c) for _, v, verdict, c in changes] == [("b", "slower", 1.0),
                                                                  ("c", "slower", 1.0)]  # fmt: skip
     assert data["roofline"]["text"] == ["k · n=1"]
+
+
+PAYLOAD = "</script><svg onload=document.title=/PWNED/.source>"
+
+
+def test_a_label_or_name_holding_a_script_end_stays_data(tmp_path, monkeypatch):
+    import re
+
+    monkeypatch.setattr(web, "_copy_plotly", lambda out: None)
+    hostile = run_of(0, {"a": 1.0, PAYLOAD: 2.0})
+    hostile.environment = {**ENVIRONMENT, "device": {**ENVIRONMENT["device"], "name": PAYLOAD}}
+    with History.open(tmp_path / "h.sqlite") as history:
+        history.append(hostile, label=PAYLOAD, version=CodeVersion(None, None, "0.1.0"))
+        pages = web.write_report(history, str(tmp_path / "site"), threshold=0.02)
+    for page in pages:
+        text = page.read_text()
+        assert PAYLOAD not in text and "<svg" not in text, page.name
+        assert text.count("</script>") == text.count("<script")  # none ended early
+    suite_page = (tmp_path / "site" / "scale.html").read_text()
+    data = json.loads(re.search(r"const DATA = (.*?);\n", suite_page).group(1))
+    assert PAYLOAD in json.dumps(data, ensure_ascii=False)  # the words survive, as data
+
+
+def test_script_json_escapes_what_could_end_a_script_and_parses_back():
+    text = web.script_json({"k": "<&>\u2028\u2029"})
+    assert not set("<&>\u2028\u2029") & set(text)
+    assert json.loads(text) == {"k": "<&>\u2028\u2029"}
+
+
+def test_every_page_fits_a_phone_s_width(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(web, "_copy_plotly", lambda out: None)
+    for page in web.write_report(store, str(tmp_path / "site"), threshold=0.02):
+        assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in (
+            page.read_text()
+        )
