@@ -88,8 +88,10 @@ def speed_of_light(work: Any, median_ms: float, device: Any, launches: int) -> s
     if median_ms <= 0:
         return f"a run took {median_ms} ms: no work takes no time"
     if launches and median_ms < launches * LAUNCH_FLOOR_MS:
-        return (f"{median_ms * 1e3:.3f} µs for a run of {launches} kernel launch(es): below "
-                f"the launch floor of {LAUNCH_FLOOR_MS * 1e3:.2f} µs per launch")  # fmt: skip
+        return (
+            f"{median_ms * 1e3:.3f} µs for a run of {launches} kernel launch(es): below "
+            f"the launch floor of {LAUNCH_FLOOR_MS * 1e3:.2f} µs per launch"
+        )
     seconds = median_ms * 1e-3
     return _bytes_over_ceiling(work, seconds, device) or _flops_over_peak(work, seconds, device)
 
@@ -103,9 +105,11 @@ def _bytes_over_ceiling(work: Any, seconds: float, device: Any) -> str | None:
         path = device.sm_count * SM_BYTES_PER_CLOCK * clock * 1e6 / 1e9
         rate = moved / seconds / 1e9
         if rate > path * (1 + PEAK_MARGIN):
-            return (f"{rate:,.0f} GB/s is more than the SMs can load or store ({path:,.0f} "
-                    f"GB/s: {device.sm_count} SMs x {SM_BYTES_PER_CLOCK} B x "
-                    f"{clock:,.0f} MHz)")  # fmt: skip
+            return (
+                f"{rate:,.0f} GB/s is more than the SMs can load or store ({path:,.0f} "
+                f"GB/s: {device.sm_count} SMs x {SM_BYTES_PER_CLOCK} B x "
+                f"{clock:,.0f} MHz)"
+            )
     peak = device.peak_bandwidth_gbps
     if work.level != "dram" or not peak:
         return None
@@ -117,9 +121,11 @@ def _bytes_over_ceiling(work: Any, seconds: float, device: Any) -> str | None:
     rate = beyond / seconds / 1e9
     if rate <= peak * (1 + PEAK_MARGIN):
         return None
-    return (f"{moved / seconds / 1e9:,.0f} GB/s from DRAM: past what the {_size(device.l2_bytes)} "
-            f"L2 can hold, {_size(beyond)} went at {rate:,.0f} GB/s, {100 * rate / peak:.0f}% "
-            f"of the DRAM peak ({peak:,.0f} GB/s)")  # fmt: skip
+    return (
+        f"{moved / seconds / 1e9:,.0f} GB/s from DRAM: past what the {_size(device.l2_bytes)} "
+        f"L2 can hold, {_size(beyond)} went at {rate:,.0f} GB/s, {100 * rate / peak:.0f}% "
+        f"of the DRAM peak ({peak:,.0f} GB/s)"
+    )
 
 
 def _flops_over_peak(work: Any, seconds: float, device: Any) -> str | None:
@@ -133,9 +139,11 @@ def _flops_over_peak(work: Any, seconds: float, device: Any) -> str | None:
     if rate <= peak * (1 + PEAK_MARGIN):
         return None
     bound = "the FP32 peak" if multiple == 1 else f"{multiple:g}x the FP32 peak"
-    return (f"{rate / 1e3:,.1f} TFLOP/s ({work.precision}) is {rate / fp32:.1f}x the FP32 "
-            f"peak of {fp32 / 1e3:,.1f} TFLOP/s; the bound for {work.precision} is "
-            f"{bound}")  # fmt: skip
+    return (
+        f"{rate / 1e3:,.1f} TFLOP/s ({work.precision}) is {rate / fp32:.1f}x the FP32 "
+        f"peak of {fp32 / 1e3:,.1f} TFLOP/s; the bound for {work.precision} is "
+        f"{bound}"
+    )
 
 
 def work_left_running(waited_ms: float, sample_ms: float) -> str | None:
@@ -143,8 +151,10 @@ def work_left_running(waited_ms: float, sample_ms: float) -> str | None:
     left running past it, or None."""
     if waited_ms <= IDLE_SLACK_MS + IDLE_SHARE * sample_ms:
         return None
-    return (f"work was still running {waited_ms:.2f} ms after the end event of a timed run "
-            f"of {sample_ms:.3f} ms: the timing missed it")  # fmt: skip
+    return (
+        f"work was still running {waited_ms:.2f} ms after the end event of a timed run "
+        f"of {sample_ms:.3f} ms: the timing missed it"
+    )
 
 
 def repeat_effect(changed: list[float], repeated: list[float]) -> str | None:
@@ -157,9 +167,11 @@ def repeat_effect(changed: list[float], repeated: list[float]) -> str | None:
     slow, fast = statistics.median(changed), statistics.median(repeated)
     if fast >= REPEAT_FASTER * slow or slow - fast < REPEAT_MIN_GAP_MS:
         return None
-    return (f"runs on the same inputs as the run before took {fast:.4f} ms (median of "
-            f"{len(repeated)}), runs on changed inputs {slow:.4f} ms (median of {len(changed)}): "
-            "the kernel reuses work from earlier runs")  # fmt: skip
+    return (
+        f"runs on the same inputs as the run before took {fast:.4f} ms (median of "
+        f"{len(repeated)}), runs on changed inputs {slow:.4f} ms (median of {len(changed)}): "
+        "the kernel reuses work from earlier runs"
+    )
 
 
 def _size(nbytes: int) -> str:
@@ -175,8 +187,11 @@ def threads_left_behind(before: set[threading.Thread], grace_s: float = 0.05) ->
     grace), other than gpubench's own."""
     deadline = time.monotonic() + grace_s
     while True:
-        left = [t for t in threading.enumerate() if t not in before and t.is_alive()
-                and not t.name.startswith(OWN_THREAD_PREFIXES)]  # fmt: skip
+        left = [
+            t
+            for t in threading.enumerate()
+            if t not in before and t.is_alive() and not t.name.startswith(OWN_THREAD_PREFIXES)
+        ]
         if not left or time.monotonic() >= deadline:
             return sorted(t.name for t in left)
         time.sleep(0.005)

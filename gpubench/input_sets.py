@@ -53,8 +53,11 @@ NEAR_CHANGES = 16
 NEAR_SHARE = 4096
 
 
-def near_copy(first: dict[str, np.ndarray], rng: np.random.Generator,
-              fresh: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray] | None:  # fmt: skip
+def near_copy(
+    first: dict[str, np.ndarray],
+    rng: np.random.Generator,
+    fresh: Callable[[], dict[str, np.ndarray]],
+) -> dict[str, np.ndarray] | None:
     """The first set with a few values of each floating-point array replaced by values from
     other places of the same array (the suite's own distribution and domain), or, where those
     are equal to the old ones (a constant array, a single value), by the values at the same
@@ -132,8 +135,15 @@ class FreshInputs:
     from the point before, or made on a thread from the moment the first set exists (a near
     copy of the first where it has floating-point arrays, else a fresh set)."""
 
-    def __init__(self, bench: Any, point: Any, seed: int, computes: Iterable[str],
-                 first: dict[str, np.ndarray], earlier: EarlierSet | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        bench: Any,
+        point: Any,
+        seed: int,
+        computes: Iterable[str],
+        first: dict[str, np.ndarray],
+        earlier: EarlierSet | None = None,
+    ) -> None:
         self.seconds = 0.0
         # "earlier" (the previous point's), "near" (the first with a few values changed) or
         # "fresh", once known.
@@ -146,8 +156,9 @@ class FreshInputs:
         self._references: dict[str, dict[str, np.ndarray]] = {}
         self._failures: dict[str, BaseException] = {}
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._make, name="gpubench-fresh-inputs",
-                                         daemon=True)  # fmt: skip
+        self._thread = threading.Thread(
+            target=self._make, name="gpubench-fresh-inputs", daemon=True
+        )
         if earlier is not None:
             self.kind, self._inputs = "earlier", earlier.inputs
             self._references = {c: host for c, (host, _) in earlier.references.items()}
@@ -206,8 +217,10 @@ class FreshInputs:
         if self.kind == "earlier":
             return "the previous point's inputs in the same buffers"
         if self.kind == "near":
-            return ("the same inputs with a few values of each floating-point array changed, "
-                    "in the same buffers")  # fmt: skip
+            return (
+                "the same inputs with a few values of each floating-point array changed, "
+                "in the same buffers"
+            )
         return "fresh inputs in the same buffers"
 
     def close(self) -> None:
@@ -241,8 +254,11 @@ class InputSets:
 
     def extra_device_bytes(self, wanted: dict[str, str]) -> int:
         """Device bytes the copies of these inputs would still take (a's copy and b)."""
-        missing = [name for name, where in wanted.items()
-                   if where == "device" and (name, where) not in self.copies]  # fmt: skip
+        missing = [
+            name
+            for name, where in wanted.items()
+            if where == "device" and (name, where) not in self.copies
+        ]
         return 2 * sum(self.first.inputs[name].nbytes for name in missing)
 
     def ready(self, wanted: dict[str, str]) -> None:
@@ -390,6 +406,9 @@ def copies_fit(backend: Any, sets: InputSets, wanted: dict[str, str], need: Any)
     if not extra:
         return True
     free, _ = backend.memory_info()
-    more = memory.Need(device=need.device + extra, host=need.host,
-                       what=f"{need.what} and the input sets' device copies")  # fmt: skip
+    more = memory.Need(
+        device=need.device + extra,
+        host=need.host,
+        what=f"{need.what} and the input sets' device copies",
+    )
     return not memory.shortfall(more, free, memory.host_available_bytes())

@@ -21,8 +21,17 @@ POINT_PHASES = ("compile", "inputs", "reference", "uploads", "reference_upload",
 # host path), waiting for the second input set (before timing Python work), the timed
 # samples, the audits of timed runs, the comparison of the inputs with what was uploaded, the
 # re-checks after timing, everything else.
-VARIANT_PHASES = ("prepare", "checked_run", "check", "fresh_wait", "timing", "audit",
-                  "inputs_check", "recheck", "downloads")  # fmt: skip
+VARIANT_PHASES = (
+    "prepare",
+    "checked_run",
+    "check",
+    "fresh_wait",
+    "timing",
+    "audit",
+    "inputs_check",
+    "recheck",
+    "downloads",
+)
 
 
 @dataclass

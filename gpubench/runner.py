@@ -231,8 +231,11 @@ class Runner:
         last, self._last = self._last, None
         if last is None:
             return None
-        if (last.bench is plan.bench and not plan.policy.untrusted
-                and same_problem(plan.bench, last.point, point)):  # fmt: skip
+        if (
+            last.bench is plan.bench
+            and not plan.policy.untrusted
+            and same_problem(plan.bench, last.point, point)
+        ):
             return last.hand_over()
         last.free()
         return None
@@ -281,9 +284,12 @@ def _flag_threads_left(outcome: dict[str, Any], before: set[Any]) -> dict[str, A
     left = audit.threads_left_behind(before)
     if not left:
         return outcome
-    return {**outcome, "status": Status.IMPLAUSIBLE,
-            "reason": f"left host threads running ({', '.join(left)}): work they do is "
-            "outside every timed interval"}  # fmt: skip
+    return {
+        **outcome,
+        "status": Status.IMPLAUSIBLE,
+        "reason": f"left host threads running ({', '.join(left)}): work they do is "
+        "outside every timed interval",
+    }
 
 
 def _guarded(stages: VariantRun) -> dict[str, Any]:

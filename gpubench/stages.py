@@ -117,8 +117,16 @@ class PointState:
     bench: Any = None
 
     @classmethod
-    def make(cls, plan: Any, point: Point, seed: int, inputs: dict[str, np.ndarray],
-             backend: Any, clock: PhaseClock, earlier: EarlierSet | None = None) -> PointState:  # fmt: skip
+    def make(
+        cls,
+        plan: Any,
+        point: Point,
+        seed: int,
+        inputs: dict[str, np.ndarray],
+        backend: Any,
+        clock: PhaseClock,
+        earlier: EarlierSet | None = None,
+    ) -> PointState:
         """The point's state, its second set the earlier point's first where that one is
         handed over and fits, else made on a thread."""
         placements = Placements(backend, inputs, clock)
@@ -141,10 +149,14 @@ class PointState:
 
     def hand_over(self) -> EarlierSet:
         """This point's first set for the next point (its second), everything else freed."""
-        references = {key: self.checker.hand_over(key) for key in list(self.checker.host)
-                      if not key.endswith(f"@{SECOND}")}  # fmt: skip
-        earlier = EarlierSet(dict(self.point), self.inputs, references,
-                             self.sets.hand_over_copies())  # fmt: skip
+        references = {
+            key: self.checker.hand_over(key)
+            for key in list(self.checker.host)
+            if not key.endswith(f"@{SECOND}")
+        }
+        earlier = EarlierSet(
+            dict(self.point), self.inputs, references, self.sets.hand_over_copies()
+        )
         self.free()
         return earlier
 
@@ -269,8 +281,9 @@ class VariantRun:
         # Downloads of the outputs, and the float64 references (both sets) if not made yet.
         host += sum(s.nbytes for s in case.outputs.values())
         if not checker.has(self.computes):
-            host += 2 * sum(8 * s.nbytes // np.dtype(s.dtype).itemsize
-                            for s in case.outputs.values())  # fmt: skip
+            host += 2 * sum(
+                8 * s.nbytes // np.dtype(s.dtype).itemsize for s in case.outputs.values()
+            )
         if self.plan.flush_l2:
             device += self.backend.device.l2_bytes
         need = memory.Need(device=device, host=host, what="this variant's buffers")
@@ -348,8 +361,9 @@ class VariantRun:
         """Input set `which` into the bound input buffers, and the in-out outputs' source."""
         sets = self.state.sets
         sets.load(which, self.inputs_used)
-        self.pristine = {name: sets.pristine(which, name, where)
-                         for name, where in self.inout_sources.items()}  # fmt: skip
+        self.pristine = {
+            name: sets.pristine(which, name, where) for name, where in self.inout_sources.items()
+        }
         self.current = which
 
     def inputs_intact(self, when: str) -> None:
@@ -357,10 +371,15 @@ class VariantRun:
         with self.clock.phase("inputs_check"):
             written = self.state.sets.written(self.current, self.inputs_used)
         if written:
-            raise Stop({"status": Status.INCORRECT, "kernel_attributes": self.attributes,
-                        "metrics": self.record_metrics,
-                        "reason": f"wrote its inputs: {', '.join(written)} no longer hold "
-                        f"what was uploaded ({when})"})  # fmt: skip
+            raise Stop(
+                {
+                    "status": Status.INCORRECT,
+                    "kernel_attributes": self.attributes,
+                    "metrics": self.record_metrics,
+                    "reason": f"wrote its inputs: {', '.join(written)} no longer hold "
+                    f"what was uploaded ({when})",
+                }
+            )
 
     # -- checked run ---------------------------------------------------------------------------
     def checked_run(self) -> RunRecord:
@@ -408,10 +427,13 @@ class VariantRun:
         """This run's outputs as the reference under `key` (the reference variant's)."""
         assert self.case is not None
         with self.clock.phase("downloads"):
-            self.state.checker.set(key, {
-                name: as_reference(self.backend.read(self.owned[name], spec))
-                for name, spec in self.case.outputs.items()
-            })  # fmt: skip
+            self.state.checker.set(
+                key,
+                {
+                    name: as_reference(self.backend.read(self.owned[name], spec))
+                    for name, spec in self.case.outputs.items()
+                },
+            )
 
     def check(self, record: RunRecord, phase: str, which: str = FIRST) -> Verification:
         """The outputs against the reference of input set `which`."""
@@ -443,8 +465,9 @@ class VariantRun:
         self.timing_started = True
         policy = self.plan.policy
         checks = not unverified or self.variant == self.bench.reference_variant
-        sampler = AuditedSampler(self, audit.schedule(policy), checks, policy.untrusted,
-                                 policy.warmup)  # fmt: skip
+        sampler = AuditedSampler(
+            self, audit.schedule(policy), checks, policy.untrusted, policy.warmup
+        )
         self.backend.reset_persisting_l2()  # no L2 set-aside left by an earlier run
         assert self.case is not None
         if policy.untrusted or any(isinstance(s, LibraryCall) for s in flatten(self.case.steps)):
@@ -454,12 +477,16 @@ class VariantRun:
             self.inputs_intact("after the checked run")
         before = dict(self.clock.seconds)
         with self.clock.phase("timing"):
-            measurement = measure(self.backend, self.plan, self.bound, sampler.before,
-                                  sampler.after)  # fmt: skip
+            measurement = measure(
+                self.backend, self.plan, self.bound, sampler.before, sampler.after
+            )
         # The audits' host time is theirs, not the timing loop's: their checks recorded their
         # own phases inside it; the rest (poison, loads, the idle wait) is "audit".
-        nested = sum(seconds - before.get(name, 0.0)
-                     for name, seconds in self.clock.seconds.items() if name != "timing")  # fmt: skip
+        nested = sum(
+            seconds - before.get(name, 0.0)
+            for name, seconds in self.clock.seconds.items()
+            if name != "timing"
+        )
         self.clock.add("timing", -sampler.seconds)
         self.clock.add("audit", sampler.seconds - nested)
         self.implausible = sampler.repeat_effect()
@@ -496,16 +523,23 @@ class VariantRun:
         # No comparison after the re-checks: the next variant's inputs are loaded afresh from
         # the pristine copies (a D2D copy costs less than a comparison).
 
-    def fail_recheck(self, which: str, verdict: Verification,
-                     measurement: timing.Measurement) -> None:  # fmt: skip
+    def fail_recheck(
+        self, which: str, verdict: Verification, measurement: timing.Measurement
+    ) -> None:
         why = verdict.message if not verdict.passed else "did not converge"
         sets = self.state.sets
         where = "on " + (sets.fresh.describe() if which == SECOND else "the first inputs again")
-        raise Stop({"status": Status.INCORRECT, "verification": verdict,
-                    "kernel_attributes": self.attributes, "metrics": self.record_metrics,
-                    "reason": f"right on the checked run, wrong on a run after "
-                    f"{measurement.runs} timed runs ({where}, outputs left as the previous "
-                    f"run wrote them): {why}"})  # fmt: skip
+        raise Stop(
+            {
+                "status": Status.INCORRECT,
+                "verification": verdict,
+                "kernel_attributes": self.attributes,
+                "metrics": self.record_metrics,
+                "reason": f"right on the checked run, wrong on a run after "
+                f"{measurement.runs} timed runs ({where}, outputs left as the previous "
+                f"run wrote them): {why}",
+            }
+        )
 
     def timeline(self) -> list[dict[str, Any]]:
         if not self.plan.timeline:
@@ -518,16 +552,18 @@ class VariantRun:
                  measurement: timing.Measurement, spans: list[dict[str, Any]]) -> Outcome:  # fmt: skip
         assert self.case is not None
         work = self.case.work_for(record)
-        outcome = timed_outcome(self.backend.device, measurement, verdict, self.attributes,
-                                work, self.case.cgma)  # fmt: skip
+        outcome = timed_outcome(
+            self.backend.device, measurement, verdict, self.attributes, work, self.case.cgma
+        )
         outcome["metrics"].update(self.record_metrics)
         outcome["timeline"] = spans
         if unverified:
             outcome["status"] = Status.UNVERIFIED
             outcome["reason"] = unverified
         launches = len(kernel_launches(self.case.steps))
-        impossible = audit.speed_of_light(work, outcome["summary"]["median_ms"],
-                                          self.backend.device, launches)  # fmt: skip
+        impossible = audit.speed_of_light(
+            work, outcome["summary"]["median_ms"], self.backend.device, launches
+        )
         if impossible:
             outcome["status"] = Status.IMPLAUSIBLE
             outcome["reason"] = f"faster than the hardware allows: {impossible}"
@@ -601,8 +637,13 @@ def kernel_attributes(module: Any, launches: list[Any], device: Any) -> dict[str
     return attributes
 
 
-def measure(backend: Any, plan: Any, bound: Any, before_each: Callable[[], None],
-            after_each: Callable[[float], None]) -> timing.Measurement:  # fmt: skip
+def measure(
+    backend: Any,
+    plan: Any,
+    bound: Any,
+    before_each: Callable[[], None],
+    after_each: Callable[[float], None],
+) -> timing.Measurement:
     """The timing loop; `before_each` and `after_each` (given the interval's GPU ms) run
     around every timed interval, outside it."""
     policy = plan.policy
@@ -686,17 +727,28 @@ class AuditedSampler:
         waited_ms = (time.perf_counter() - started) * 1e3
         left_running = audit.work_left_running(waited_ms, elapsed_ms)
         if left_running:
-            raise Stop({"status": Status.IMPLAUSIBLE, "reason": left_running,
-                        "kernel_attributes": run.attributes})  # fmt: skip
+            raise Stop(
+                {
+                    "status": Status.IMPLAUSIBLE,
+                    "reason": left_running,
+                    "kernel_attributes": run.attributes,
+                }
+            )
         if self.checks and run.checkable(run.current):
             verdict = run.check(run.bound.record, "audit", run.current)
             if not verdict.passed:
                 run.inputs_intact(f"after timed run {call + 1}")
-                raise Stop({"status": Status.INCORRECT, "verification": verdict,
-                            "kernel_attributes": run.attributes, "metrics": run.record_metrics,
-                            "reason": f"right on the checked run, wrong on timed run "
-                            f"{call + 1} (outputs poisoned before it, checked after it): "
-                            f"{verdict.message}"})  # fmt: skip
+                raise Stop(
+                    {
+                        "status": Status.INCORRECT,
+                        "verification": verdict,
+                        "kernel_attributes": run.attributes,
+                        "metrics": run.record_metrics,
+                        "reason": f"right on the checked run, wrong on timed run "
+                        f"{call + 1} (outputs poisoned before it, checked after it): "
+                        f"{verdict.message}",
+                    }
+                )
         if self.untrusted and self.draw.random() < UNTRUSTED_INPUT_CHECKS:
             run.inputs_intact(f"after timed run {call + 1}")
         self.seconds += time.perf_counter() - started

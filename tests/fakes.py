@@ -236,8 +236,9 @@ def _scale_leaves_a_thread(out: np.ndarray, x: np.ndarray, n: int) -> None:
 
     _scale_good(out, x, n)
     if "thread" not in CHEAT_STATE:
-        CHEAT_STATE["thread"] = threading.Thread(target=time.sleep, args=(5.0,), name="cheat",
-                                                 daemon=True)  # fmt: skip
+        CHEAT_STATE["thread"] = threading.Thread(
+            target=time.sleep, args=(5.0,), name="cheat", daemon=True
+        )
         CHEAT_STATE["thread"].start()
 
 
@@ -621,8 +622,13 @@ class ScaleSuite(Benchmark):
         block = (2048 if variant == "huge_block" else 256, 1, 1)
         args: tuple[Any, ...] = (BufferRef("out"), BufferRef("x"), np.int32(n))
         scratch = {}
-        if variant in ("first_launch_only", "writes_once", "crash_when_timed", "even_launches",
-                       "lazy_every_fifth"):  # fmt: skip
+        if variant in (
+            "first_launch_only",
+            "writes_once",
+            "crash_when_timed",
+            "even_launches",
+            "lazy_every_fifth",
+        ):
             args += (BufferRef("counter"),)
             scratch["counter"] = BufferSpec((1,), np.dtype(np.uint32), init="zero")
         return Case(
@@ -644,8 +650,10 @@ class CheatingScaleSuite(ScaleSuite):
     """ScaleSuite's honest kernel beside kernels that game the harness (CHEATS)."""
 
     name = "cheating_scale"
-    variants = tuple(Variant(k, k, computes="double")
-                     for k in ("good", *CHEATS, "memo_last_values", "lazy_every_fifth"))  # fmt: skip
+    variants = tuple(
+        Variant(k, k, computes="double")
+        for k in ("good", *CHEATS, "memo_last_values", "lazy_every_fifth")
+    )
 
 
 class DangerousScaleSuite(ScaleSuite):

@@ -15,8 +15,13 @@ from gpubench.benchmark import Work
 from gpubench.timing import TimingPolicy
 
 # An H100-like device: 3,352 GB/s DRAM, 50 MB L2, 132 SMs at 1,980 MHz (66.9 TFLOP/s FP32).
-H100 = SimpleNamespace(peak_bandwidth_gbps=3352.0, l2_bytes=50 * 2**20, sm_count=132,
-                       sm_clock_mhz=1980.0, peak_fp32_gflops=132 * 128 * 2 * 1.98)  # fmt: skip
+H100 = SimpleNamespace(
+    peak_bandwidth_gbps=3352.0,
+    l2_bytes=50 * 2**20,
+    sm_count=132,
+    sm_clock_mhz=1980.0,
+    peak_fp32_gflops=132 * 128 * 2 * 1.98,
+)
 
 
 def test_default_mode_audits_one_call_among_those_every_measurement_makes():
@@ -38,8 +43,10 @@ def test_untrusted_mode_audits_every_call():
 
 
 def test_the_schedule_comes_from_the_os_when_no_generator_is_given():
-    draws = {next(iter(audit.schedule(TimingPolicy(warmup=0, min_samples=1000)).chosen))
-             for _ in range(20)}  # fmt: skip
+    draws = {
+        next(iter(audit.schedule(TimingPolicy(warmup=0, min_samples=1000)).chosen))
+        for _ in range(20)
+    }
     assert len(draws) > 1
 
 
@@ -63,8 +70,10 @@ def test_a_working_set_the_l2_can_hold_is_bounded_by_the_sms_not_the_dram():
     small = Work(bytes_moved=32 * 2**20)  # 32 MiB: could all be L2 hits
     assert audit.speed_of_light(small, 0.004, H100, launches=1) is None  # 8.4 TB/s
     reason = audit.speed_of_light(small, 0.0005, H100, launches=1)  # 67 TB/s
-    assert reason == ("67,109 GB/s is more than the SMs can load or store (33,454 GB/s: "
-                      "132 SMs x 128 B x 1,980 MHz)")  # fmt: skip
+    assert reason == (
+        "67,109 GB/s is more than the SMs can load or store (33,454 GB/s: "
+        "132 SMs x 128 B x 1,980 MHz)"
+    )
 
 
 def test_cache_levels_get_only_the_sm_bound():
@@ -77,8 +86,10 @@ def test_flops_over_the_peak_of_their_precision_are_implausible():
     n = 2048
     work = Work(bytes_moved=12 * n * n, flops=2 * n**3)
     reason = audit.speed_of_light(work, 2 * n**3 / 860e12 * 1e3, H100, launches=1)
-    assert reason == ("860.0 TFLOP/s (fp32) is 12.9x the FP32 peak of 66.9 TFLOP/s; the bound "
-                      "for fp32 is the FP32 peak")  # fmt: skip
+    assert reason == (
+        "860.0 TFLOP/s (fp32) is 12.9x the FP32 peak of 66.9 TFLOP/s; the bound "
+        "for fp32 is the FP32 peak"
+    )
     assert audit.speed_of_light(work, 2 * n**3 / 60e12 * 1e3, H100, launches=1) is None
     tensor = Work(bytes_moved=0, flops=2 * n**3, precision="tensor")
     assert audit.speed_of_light(tensor, 2 * n**3 / 800e12 * 1e3, H100, launches=1) is None
@@ -98,15 +109,22 @@ def test_a_run_below_the_launch_floor_was_not_timed():
 
 
 def test_a_device_without_peaks_bounds_nothing_it_cannot_know():
-    blank = SimpleNamespace(peak_bandwidth_gbps=None, l2_bytes=0, sm_count=1, sm_clock_mhz=None,
-                            peak_fp32_gflops=None)  # fmt: skip
+    blank = SimpleNamespace(
+        peak_bandwidth_gbps=None, l2_bytes=0, sm_count=1, sm_clock_mhz=None, peak_fp32_gflops=None
+    )
     assert audit.speed_of_light(Work(10**15, 10**15), 1.0, blank, launches=1) is None
 
 
-@pytest.mark.parametrize(("waited", "sample", "left"), [
-    (0.05, 10.0, False), (22.4, 10.0, False), (22.6, 10.0, True), (20.1, 0.01, True),
-    (5.0, 0.01, False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("waited", "sample", "left"),
+    [
+        (0.05, 10.0, False),
+        (22.4, 10.0, False),
+        (22.6, 10.0, True),
+        (20.1, 0.01, True),
+        (5.0, 0.01, False),
+    ],
+)
 def test_work_left_running_is_a_wait_past_the_slack_and_a_share_of_the_run(waited, sample, left):
     reason = audit.work_left_running(waited, sample)
     assert (reason is not None) is left
@@ -118,9 +136,11 @@ def test_runs_on_repeated_inputs_much_faster_than_on_changed_ones_reuse_work():
     assert audit.repeat_effect([1.0, 1.01, 0.99], [1.0, 0.98, 1.02]) is None
     assert audit.repeat_effect([1.0, 1.0], [0.1, 0.1, 0.1]) is None  # too few to say
     reason = audit.repeat_effect([1.0, 1.1, 0.9, 1.0], [0.2, 0.1, 0.3])
-    assert reason == ("runs on the same inputs as the run before took 0.2000 ms (median of 3), "
-                      "runs on changed inputs 1.0000 ms (median of 4): the kernel reuses work "
-                      "from earlier runs")  # fmt: skip
+    assert reason == (
+        "runs on the same inputs as the run before took 0.2000 ms (median of 3), "
+        "runs on changed inputs 1.0000 ms (median of 4): the kernel reuses work "
+        "from earlier runs"
+    )
     assert audit.repeat_effect([1.0] * 3, [0.51] * 3) is None
     assert audit.repeat_effect([1.0] * 3, [0.49] * 3) is not None
     # Launch-bound microseconds: a 20% gap of 1 µs is no memo.

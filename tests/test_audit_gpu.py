@@ -81,8 +81,7 @@ def test_gpu_every_axpy_cheat_is_flagged_at_every_size_it_cheats_at(gpu_backend,
 def test_gpu_every_matmul_cheat_is_flagged_at_every_size_it_cheats_at(gpu_backend, untrusted):
     bench = registry.load_suite_file(str(EXPLOITS / "matmul_cheats.py"))
     points = [bench.resolve({"n": n}) for n in MATMUL_SIZES]
-    variants = ("honest", "memo_by_address", "memo_by_values", "side_stream",
-                "thread_left_running")  # fmt: skip
+    variants = ("honest", "memo_by_address", "memo_by_values", "side_stream", "thread_left_running")
     plan = Plan(bench, points, variants, "honest", _policy(untrusted))
     results = Runner(gpu_backend).run(plan)
     _assert_flagged(results, MATMUL_CHEATS_AT, MATMUL_SIZES)
@@ -99,8 +98,9 @@ def test_gpu_a_patched_timer_is_below_the_launch_floor(gpu_backend):
     bench = registry.load_suite_file(str(EXPLOITS / "matmul_cheats.py"))
     points = [bench.resolve({"n": 64})]
     try:
-        (result,) = Runner(gpu_backend).run(Plan(bench, points, ("patched_timer",),
-                                                 "patched_timer", QUICK))  # fmt: skip
+        (result,) = Runner(gpu_backend).run(
+            Plan(bench, points, ("patched_timer",), "patched_timer", QUICK)
+        )
     finally:
         type(bench).restore_the_timer()
     assert result.status is Status.IMPLAUSIBLE, result.reason

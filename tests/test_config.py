@@ -392,8 +392,10 @@ def test_a_bad_history_key_is_one_config_error(tmp_path, text, message):
 # -- each refusal's whole line, from the parsed document (what YAML gives) -------------------
 SWEEP = {"suite": "transpose", "params": {"size": [64, 128]}}
 TRANSPOSE_VARIANTS = "copy, naive, coalesced, padded, diagonal, vectorized, bulk_store"
-TIMING_KEYS = ("warmup, min_samples, max_samples, min_time_s, target_noise, max_time_s, mode, "
-               "hot_sample_ms, flush_l2, throttle_threshold, time_limit_s, untrusted")  # fmt: skip
+TIMING_KEYS = (
+    "warmup, min_samples, max_samples, min_time_s, target_noise, max_time_s, mode, "
+    "hot_sample_ms, flush_l2, throttle_threshold, time_limit_s, untrusted"
+)
 
 
 def sweep_with(**keys):

@@ -18,8 +18,9 @@ def test_the_second_seed_is_derived_from_the_point_s_and_stays_in_range():
     assert all(0 <= input_sets.fresh_seed(s) < 2**63 for s in (0, 1, 2**63 - 1))
 
 
-@pytest.mark.parametrize(("size", "changes"), [(1, 1), (31, 1), (8191, 1), (8192, 2),
-                                               (65536, 16), (10**6, 16)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("size", "changes"), [(1, 1), (31, 1), (8191, 1), (8192, 2), (65536, 16), (10**6, 16)]
+)
 def test_a_near_copy_changes_a_few_values_of_each_floating_array(size, changes):
     rng = np.random.default_rng(0)
     first = {"x": rng.random(size, dtype=np.float32), "i": np.arange(size, dtype=np.int32)}
@@ -44,8 +45,7 @@ def test_a_near_copy_changes_a_few_values_of_each_floating_array(size, changes):
 
 def test_a_constant_array_takes_its_changed_values_from_a_fresh_set():
     first = {"x": np.ones(100, np.float64)}
-    near = input_sets.near_copy(first, np.random.default_rng(0),
-                                lambda: {"x": np.full(100, 3.0)})  # fmt: skip
+    near = input_sets.near_copy(first, np.random.default_rng(0), lambda: {"x": np.full(100, 3.0)})
     assert np.count_nonzero(near["x"] == 3.0) == 1
 
 
@@ -55,8 +55,10 @@ def test_inputs_without_floating_arrays_have_no_near_copy():
 
 
 class _Tuned(ScaleSuite):
-    params = (*ScaleSuite.params,
-              Param("block", int, 256, "threads", choices=(128, 256), compile_time=True))  # fmt: skip
+    params = (
+        *ScaleSuite.params,
+        Param("block", int, 256, "threads", choices=(128, 256), compile_time=True),
+    )
 
 
 def test_points_pose_one_problem_when_they_differ_only_in_compile_time_params_not_read():
@@ -112,8 +114,9 @@ def _sets(use_copies=True):
     point = bench.resolve(bench.defaults())
     first = bench.inputs(point, np.random.default_rng(0))
     fresh = input_sets.FreshInputs(bench, point, 3, [], first)
-    sets = input_sets.InputSets(backend, Placements(backend, first, clock), fresh, clock,
-                                use_copies=use_copies)  # fmt: skip
+    sets = input_sets.InputSets(
+        backend, Placements(backend, first, clock), fresh, clock, use_copies=use_copies
+    )
     return backend, sets, first
 
 

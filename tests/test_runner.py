@@ -74,8 +74,11 @@ def test_noise_target_missed_is_unstable_and_still_ranked(monkeypatch):
 
     noisy = itertools.cycle([1.0, 3.0])
     timed = fakes.FakeBackend.time_once_ms  # the kernel still runs: its timed runs are checked
-    monkeypatch.setattr(fakes.FakeBackend, "time_once_ms",
-                        lambda self, bound, flush_l2: timed(self, bound, flush_l2) * 0 + next(noisy))  # fmt: skip
+    monkeypatch.setattr(
+        fakes.FakeBackend,
+        "time_once_ms",
+        lambda self, bound, flush_l2: timed(self, bound, flush_l2) * 0 + next(noisy),
+    )
     results, _ = run(["good", "fast"])
     assert results["fast"].status is Status.UNSTABLE and not results["fast"].status.is_failure
     assert "speedup" in results["fast"].metrics
@@ -336,8 +339,10 @@ def test_a_variant_fits_host_memory_to_the_byte_downloads_and_reference_included
         monkeypatch.setattr(memory, "host_available_bytes", lambda a=available: a)
         (result,) = Runner(FakeBackend()).run(Plan(bench, points, ("good",), "good", QUICK))
         assert result.status is status, (available, result.reason)
-    assert result.reason == (f"needs {memory.human(need)} of host memory for this variant's "
-                             f"buffers; {memory.human(need)} is available")  # fmt: skip
+    assert result.reason == (
+        f"needs {memory.human(need)} of host memory for this variant's "
+        f"buffers; {memory.human(need)} is available"
+    )
 
 
 def test_an_allocation_that_fails_anyway_is_a_clean_skip(monkeypatch):
@@ -542,10 +547,22 @@ def test_observers_see_the_variant_start_before_its_result(monkeypatch):
 def test_a_device_variant_records_each_of_its_phases_in_order():
     results, _ = run(["good"])
     assert list(results["good"].phases["point"]) == [
-        "compile", "inputs", "uploads", "reference", "fresh_inputs"]  # fmt: skip
+        "compile",
+        "inputs",
+        "uploads",
+        "reference",
+        "fresh_inputs",
+    ]
     assert list(results["good"].phases["variant"]) == [
-        "prepare", "checked_run", "check", "downloads", "audit", "timing", "inputs_check",
-        "recheck"]  # fmt: skip
+        "prepare",
+        "checked_run",
+        "check",
+        "downloads",
+        "audit",
+        "timing",
+        "inputs_check",
+        "recheck",
+    ]
 
 
 def test_a_variant_the_suite_cannot_run_here_or_at_this_point_is_skipped_with_its_reason(
@@ -639,7 +656,14 @@ def test_a_device_variant_that_is_the_reference_downloads_its_outputs_for_the_ot
 
     results, _ = run_suite(ReferenceIsGood(), ["good", "fast", "wrong"])
     assert list(results["good"].phases["variant"]) == [
-        "prepare", "checked_run", "downloads", "audit", "timing", "inputs_check", "recheck"]  # fmt: skip
+        "prepare",
+        "checked_run",
+        "downloads",
+        "audit",
+        "timing",
+        "inputs_check",
+        "recheck",
+    ]
     assert results["fast"].status is Status.OK and results["fast"].verification.passed
     assert results["good"].verification.message == (
         "the reference: the other variants are checked against its outputs"
@@ -695,9 +719,11 @@ def test_a_run_that_converges_when_checked_but_not_after_timing_is_incorrect_and
     r = results["restless"]
     assert r.status is Status.INCORRECT and r.verification.passed  # right, but not converged
     runs = r.reason.removeprefix("right on the checked run, wrong on a run after ").split()[0]
-    assert r.reason == (f"right on the checked run, wrong on a run after {runs} timed runs (on "
-                        "fresh inputs in the same buffers, outputs left as the previous run "
-                        "wrote them): did not converge")  # fmt: skip
+    assert r.reason == (
+        f"right on the checked run, wrong on a run after {runs} timed runs (on "
+        "fresh inputs in the same buffers, outputs left as the previous run "
+        "wrote them): did not converge"
+    )
 
 
 def test_a_launch_refused_before_the_checked_run_is_a_failed_launch_without_a_prefix(monkeypatch):

@@ -96,8 +96,13 @@ def host_variant(monkeypatch, host_run=None, reference=None):
 def test_a_host_variant_is_run_checked_timed_and_checked_again_each_in_its_phase(monkeypatch):
     result = host_variant(monkeypatch)
     assert result.status.is_measured and result.verification.passed
-    assert list(result.phases["variant"]) == ["checked_run", "check", "fresh_wait", "timing",
-                                              "recheck"]  # fmt: skip
+    assert list(result.phases["variant"]) == [
+        "checked_run",
+        "check",
+        "fresh_wait",
+        "timing",
+        "recheck",
+    ]
     assert all(seconds >= 0 for seconds in result.phases["variant"].values())
 
 
@@ -353,8 +358,9 @@ def cheat_run(variants, untrusted=False, n=1000, policy=None):
     bench = CheatingScaleSuite()
     backend = FakeBackend()
     points = [bench.resolve({**bench.defaults(), "n": n})]
-    policy = policy or TimingPolicy(warmup=2, min_samples=8, max_samples=40, min_time_s=0,
-                                    max_time_s=5, untrusted=untrusted)  # fmt: skip
+    policy = policy or TimingPolicy(
+        warmup=2, min_samples=8, max_samples=40, min_time_s=0, max_time_s=5, untrusted=untrusted
+    )
     results = Runner(backend).run(Plan(bench, points, tuple(variants), "good", policy))
     return {r.variant: r for r in results}, backend
 
@@ -442,8 +448,10 @@ def test_consecutive_points_of_one_problem_hand_the_first_set_on_as_the_second()
     from tests.fakes import CheatingScaleSuite
 
     class Tuned(CheatingScaleSuite):
-        params = (*CheatingScaleSuite.params,
-                  Param("block", int, 256, "threads", choices=(128, 256), compile_time=True))  # fmt: skip
+        params = (
+            *CheatingScaleSuite.params,
+            Param("block", int, 256, "threads", choices=(128, 256), compile_time=True),
+        )
         reference_params = frozenset()
 
     made = []

@@ -139,10 +139,19 @@ def test_every_policy_check_and_its_boundary():
     assert TimingPolicy(warmup=100_000).check() == []
     assert TimingPolicy(max_time_s=86_401.0).check() == [("max_time_s", "must be at most 86400")]
     assert TimingPolicy.field_types() == {
-        "warmup": int, "min_samples": int, "max_samples": int, "min_time_s": float,
-        "target_noise": float, "max_time_s": float, "mode": str, "hot_sample_ms": float,
-        "flush_l2": bool, "throttle_threshold": float, "time_limit_s": float,
-        "untrusted": bool}  # fmt: skip
+        "warmup": int,
+        "min_samples": int,
+        "max_samples": int,
+        "min_time_s": float,
+        "target_noise": float,
+        "max_time_s": float,
+        "mode": str,
+        "hot_sample_ms": float,
+        "flush_l2": bool,
+        "throttle_threshold": float,
+        "time_limit_s": float,
+        "untrusted": bool,
+    }
 
 
 def test_a_clock_capped_throughout_is_measured_at_that_clock():

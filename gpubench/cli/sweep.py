@@ -29,15 +29,32 @@ if TYPE_CHECKING:
 @click.option("--shard", "shard", metavar="I/N",
               help="Run only every N-th point, from the I-th (0-based): one of N jobs (SLURM "
               "arrays); `gpubench merge` joins their logs.")  # fmt: skip
-@click.option("--untrusted/--trusted", default=None,
-              help="For kernels you do not trust: check every timed run, on inputs switched "
-              "between two sets at random (slower; overrides the file's timing.untrusted).")  # fmt: skip
+@click.option(
+    "--untrusted/--trusted",
+    default=None,
+    help="For kernels you do not trust: check every timed run, on inputs switched "
+    "between two sets at random (slower; overrides the file's timing.untrusted).",
+)
 @output_options
-def sweep(config_path: str, dry_run: bool, resume_path: str | None, force: bool,
-          json_path: str | None, csv_path: str | None, jsonl_path: str | None,
-          markdown_path: str | None, device: int, profile: bool, devices: str | None,
-          verbose: bool, history_path: str | None, label: str, scheduler: str | None,
-          shard: str | None, untrusted: bool | None) -> None:  # fmt: skip
+def sweep(
+    config_path: str,
+    dry_run: bool,
+    resume_path: str | None,
+    force: bool,
+    json_path: str | None,
+    csv_path: str | None,
+    jsonl_path: str | None,
+    markdown_path: str | None,
+    device: int,
+    profile: bool,
+    devices: str | None,
+    verbose: bool,
+    history_path: str | None,
+    label: str,
+    scheduler: str | None,
+    shard: str | None,
+    untrusted: bool | None,
+) -> None:
     """Run a whole sweep from a YAML file: progress bar, table, results files.
 
     Every point runs in a worker process: a kernel that crashes or hangs is recorded

@@ -272,8 +272,9 @@ def _page(title: str, body: str, script: str = "") -> str:
 # Characters that could end an inline script or start markup, and the two line separators
 # JavaScript source may not hold, as JSON's \u escapes (the same JSON to a parser): a label,
 # a variant or a GPU name from an imported file can hold "</script>".
-_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-                              "\u2028": "\\u2028", "\u2029": "\\u2029"})  # fmt: skip
+_SCRIPT_SAFE = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
 
 
 def script_json(data: Any) -> str:

@@ -64,16 +64,49 @@ def _received(decorator, *args):
 
 def test_the_timing_options_as_a_command_receives_them():
     assert _received(common.timing_options) == {
-        "warmup": None, "min_samples": None, "max_samples": None, "min_time_s": None,
-        "max_time_s": None, "target_noise": None, "mode": None, "time_limit_s": None,
-        "flush_l2": None, "untrusted": None}  # fmt: skip
-    assert _received(common.timing_options, "--warmup", "2", "--min-samples", "3",
-                     "--max-samples", "9", "--min-time", "0.5", "--max-time", "1.5",
-                     "--target-noise", "0.01", "--mode", "hot", "--time-limit", "30",
-                     "--no-flush-l2", "--untrusted") == {
-        "warmup": 2, "min_samples": 3, "max_samples": 9, "min_time_s": 0.5, "max_time_s": 1.5,
-        "target_noise": 0.01, "mode": "hot", "time_limit_s": 30.0, "flush_l2": False,
-        "untrusted": True}  # fmt: skip
+        "warmup": None,
+        "min_samples": None,
+        "max_samples": None,
+        "min_time_s": None,
+        "max_time_s": None,
+        "target_noise": None,
+        "mode": None,
+        "time_limit_s": None,
+        "flush_l2": None,
+        "untrusted": None,
+    }
+    assert _received(
+        common.timing_options,
+        "--warmup",
+        "2",
+        "--min-samples",
+        "3",
+        "--max-samples",
+        "9",
+        "--min-time",
+        "0.5",
+        "--max-time",
+        "1.5",
+        "--target-noise",
+        "0.01",
+        "--mode",
+        "hot",
+        "--time-limit",
+        "30",
+        "--no-flush-l2",
+        "--untrusted",
+    ) == {
+        "warmup": 2,
+        "min_samples": 3,
+        "max_samples": 9,
+        "min_time_s": 0.5,
+        "max_time_s": 1.5,
+        "target_noise": 0.01,
+        "mode": "hot",
+        "time_limit_s": 30.0,
+        "flush_l2": False,
+        "untrusted": True,
+    }
     assert _received(common.timing_options, "--flush-l2")["flush_l2"] is True
     assert _received(common.timing_options, "--trusted")["untrusted"] is False
     assert set(common.TIMING_KEYS) == set(_received(common.timing_options))
