@@ -1,10 +1,11 @@
 """A history store as a static web report: a folder of HTML pages and the charting library
 beside them (Plotly's own plotly.min.js, so the pages work from file:// and any static host).
 
-index.html: every suite's runs, and what got slower or faster in its latest run against the
-one before (compare's rule). <suite>.html: for each point, each variant's median over the
-runs (hover: value, noise, run, date, commit, label; regressions marked), the latest run as a
-table, its roofline, and every run's environment. The data are embedded compactly (run
+index.html: every suite's runs and testbeds, and what got slower or faster in its latest run
+against the one before on the same testbed (compare's rule). <suite>.html: for each point,
+each variant's median over the runs, one line per testbed (GPU, card, backend) where there are
+several (hover: value, noise, run, date, commit, label, testbed; regressions marked), the
+latest run as a table, its roofline, and every run's environment. The data are embedded compactly (run
 numbers, not dates, per point) and the traces built in the browser: a year of nightly runs
 stays a few MB per page.
 """
@@ -36,9 +37,12 @@ nav a{margin-right:1em}code{background:#f4f4f4;padding:0 3px}
 
 _CHARTS_JS = """
 const runs = DATA.runs, byId = Object.fromEntries(runs.map(r => [r.id, r]));
+// Plotly reads a subset of HTML in hover text: the strings a run carries are escaped.
+const esc = t => String(t).replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`);
 function hover(runId, noise) {
   const r = byId[runId];
-  return `run ${r.id} · ${r.created}<br>commit ${r.commit || "-"} · ${r.label || ""}` +
+  return `run ${r.id} · ${esc(r.created)}<br>commit ${esc(r.commit || "-")} · ` +
+         `${esc(r.label || "")}<br>${esc(r.testbed)}` +
          `<br>noise ${noise === null ? "-" : (100 * noise).toFixed(2) + "%"}`;
 }
 let metric = "";  // "": the median time; else a metric's key
@@ -119,7 +123,13 @@ def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
     latest_id = runs[-1].id
     changes: list[tuple[str, str, str, float]] = []
     metric_names: dict[str, None] = {}
-    for run_id, variant, point, status, median, noise, metrics_json in store.series(suite):
+    # A line never crosses testbeds (GPU, card, backend): each is a series of its own, and a
+    # change is judged against the run before on the same testbed.
+    testbeds = {r.id: testbed(r) for r in runs}
+    named = len(set(testbeds.values())) > 1
+    for run_id, plain_variant, point, status, median, noise, metrics_json in store.series(suite):
+        bed = testbeds.get(run_id, "")
+        variant = f"{plain_variant} · {bed}" if named else plain_variant
         before = last.get((point, variant))
         last[(point, variant)] = (run_id, status, median, noise)
         if median is None or status not in ("ok", "unstable"):
@@ -145,6 +155,13 @@ def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
         "roofline": _roofline(latest or store.result_set(latest_id)),
     }
     return data, changes
+
+
+def testbed(run: Run) -> str:
+    """The testbed a run was measured on, in words: the GPU model, the card (the start of its
+    UUID) and the backend."""
+    card = f" {run.gpu_uuid.removeprefix('GPU-')[:8]}" if run.gpu_uuid else ""
+    return f"{run.gpu_name or 'unknown GPU'}{card}, {run.backend or 'unknown backend'}"
 
 
 def _varying(points: list[str]) -> set[str] | None:
@@ -211,7 +228,8 @@ def _metric_columns(rows: list[tuple[int, float, float | None, dict]]) -> dict[s
 
 def _run_entry(run: Run) -> dict[str, Any]:
     commit = (run.commit or "")[:10] + ("+" if run.dirty else "")
-    return {"id": run.id, "created": run.created, "commit": commit, "label": run.label}
+    return {"id": run.id, "created": run.created, "commit": commit, "label": run.label,
+            "testbed": testbed(run)}  # fmt: skip
 
 
 def _point_label(point: str, only: set[str] | None = None) -> str:
@@ -360,15 +378,17 @@ def _index_page(summaries: list[tuple[str, list[Run], list[tuple[str, str, str, 
     for suite, runs, changes in summaries:
         slower = sum(c[2] == "slower" for c in changes)
         faster = sum(c[2] == "faster" for c in changes)
+        beds = sorted({testbed(r) for r in runs})
         rows.append([f"<a href='{_slug(suite)}.html'>{html.escape(suite)}</a>", str(len(runs)),
-                     html.escape(runs[-1].created),
+                     "<br>".join(html.escape(b) for b in beds), html.escape(runs[-1].created),
                      f"<span class='slower'>{slower}</span>" if slower else "0",
                      f"<span class='faster'>{faster}</span>" if faster else "0"])  # fmt: skip
         moved += [[html.escape(suite), html.escape(v), html.escape(_point_label(p)),
                    f"<span class='{verdict}'>{verdict}</span>", f"{100 * c:+.1f}%"]
                   for p, v, verdict, c in changes]  # fmt: skip
     body = ("<h1>gpubench history</h1>"
-            + _table(["suite", "runs", "latest run", "slower", "faster"], rows, "suites")
+            + _table(["suite", "runs", "testbeds", "latest run", "slower", "faster"], rows,
+                     "suites")
             + "<h2>What moved in each suite's latest run</h2>"
             + (_table(["suite", "variant", "point", "verdict", "change"], moved, "moved")
                if moved else "<p>Nothing got slower or faster.</p>"))  # fmt: skip
