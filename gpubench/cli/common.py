@@ -134,6 +134,10 @@ def timing_options(func: Any) -> Any:
     return func
 
 
+# The smallest relative change that counts as faster or slower, for `compare` and for the web
+# report alike (each also asks for more than twice the noise): the gate and the page agree.
+CHANGE_THRESHOLD = 0.05
+
 TIMING_KEYS = (
     "mode",
     "time_limit_s",

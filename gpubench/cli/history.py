@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import click
 
-from gpubench.cli.common import EXIT_CODES_HELP, HISTORY_DEFAULT, err_console, out_console
+from gpubench.cli.common import (
+    CHANGE_THRESHOLD,
+    EXIT_CODES_HELP,
+    HISTORY_DEFAULT,
+    err_console,
+    out_console,
+)
 
 store_option = click.option(
     "--store", "store_path", default=HISTORY_DEFAULT, show_default=True, metavar="PATH",
@@ -102,7 +108,7 @@ def delete_runs(store_path: str, run_ids: tuple[int, ...]) -> None:
 @store_option
 @click.option("-o", "--out", "out_dir", default="report", show_default=True,
               type=click.Path(file_okay=False), help="The folder the report is written to.")  # fmt: skip
-@click.option("--threshold", default=0.02, show_default=True, type=click.FloatRange(0, 10),
+@click.option("--threshold", default=CHANGE_THRESHOLD, show_default=True, type=click.FloatRange(0, 10),
               help="The change that counts as a regression (as compare: and above twice the "
               "noise).")  # fmt: skip
 def report(store_path: str, out_dir: str, threshold: float) -> None:

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import click
 
-from gpubench.cli.common import EXIT_CODES_HELP, err_console, need_matplotlib, out_console
+from gpubench.cli.common import (
+    CHANGE_THRESHOLD,
+    EXIT_CODES_HELP,
+    err_console,
+    need_matplotlib,
+    out_console,
+)
 from gpubench.errors import EXIT_FAILED_POINTS, EXIT_OK
 
 
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("base_path", metavar="BASE", type=click.Path(dir_okay=False))
 @click.argument("new_path", metavar="NEW", type=click.Path(dir_okay=False))
-@click.option("--threshold", default=0.05, show_default=True, type=float,
+@click.option("--threshold", default=CHANGE_THRESHOLD, show_default=True, type=float,
               help="Smallest relative change that counts (a change must also exceed twice the noise).")  # fmt: skip
 @click.option("--metric", default="time_ms", show_default=True,
               help="Which metric to compare: time_ms, or any metric key of the results "

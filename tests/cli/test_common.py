@@ -261,3 +261,15 @@ def test_a_console_on_a_pipe_is_wide_and_on_a_terminal_fits_the_terminal(make, m
         piped = make()
         assert not piped.is_terminal and piped.width == common.PIPE_WIDTH
         assert piped.file is plain
+
+
+def test_compare_and_the_web_report_count_a_change_from_the_same_threshold():
+    from gpubench.cli.history import report
+    from gpubench.cli.results import compare
+
+    defaults = {
+        cmd.name: next(p.default for p in cmd.params if p.name == "threshold")
+        for cmd in (compare, report)
+    }
+    assert defaults == {"compare": common.CHANGE_THRESHOLD, "report": common.CHANGE_THRESHOLD}
+    assert common.CHANGE_THRESHOLD == 0.05
