@@ -83,8 +83,12 @@ def near_copy(
     return near if changed else None
 
 
+# Unsigned integers by item size: arrays compared bit for bit through them.
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 def _unsigned(dtype: Any) -> Any:
-    return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dtype).itemsize]
+    return _UNSIGNED[np.dtype(dtype).itemsize]
 
 
 @dataclass
@@ -304,6 +308,7 @@ class InputSets:
         """The inputs whose buffers no longer hold set `which` ("name (k of n elements)");
         the others are known to hold it."""
         found = []
+        self.backend.synchronize_device()  # the loads are queued on the timing stream: once
         for name, where in wanted.items():
             spec = self.first.spec(name, where)
             differ = self._differing(which, name, where, spec)
@@ -369,7 +374,7 @@ class InputSets:
 
 def _bits(array: Any, dtype: Any) -> Any:
     """The array as unsigned integers of its item size (NaN equals itself bit for bit)."""
-    unsigned = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}.get(np.dtype(dtype).itemsize)
+    unsigned = _UNSIGNED.get(np.dtype(dtype).itemsize)
     if unsigned is None:
         return array.reshape(-1).view(np.uint8)
     return array.reshape(-1).view(unsigned)
@@ -391,7 +396,6 @@ def _device_count_differing(backend: Any, buffer: Any, source: Any, spec: Buffer
     cupy = cupy_module() if left is not None and right is not None else None
     if cupy is None or np.dtype(spec.dtype).itemsize not in (1, 2, 4, 8) or not spec.nbytes:
         return None
-    backend.synchronize_device()  # the loads are queued on the timing stream
     flat = BufferSpec((int(np.prod(spec.shape)),), spec.dtype)
     a = _bits(device_view(cupy, left, flat), spec.dtype)
     b = _bits(device_view(cupy, right, flat), spec.dtype)

@@ -228,8 +228,13 @@ def _metric_columns(rows: list[tuple[int, float, float | None, dict]]) -> dict[s
 
 def _run_entry(run: Run) -> dict[str, Any]:
     commit = (run.commit or "")[:10] + ("+" if run.dirty else "")
-    return {"id": run.id, "created": run.created, "commit": commit, "label": run.label,
-            "testbed": testbed(run)}  # fmt: skip
+    return {
+        "id": run.id,
+        "created": run.created,
+        "commit": commit,
+        "label": run.label,
+        "testbed": testbed(run),
+    }
 
 
 def _point_label(point: str, only: set[str] | None = None) -> str:

@@ -319,28 +319,40 @@ def test_every_page_fits_a_phone_s_width(store, tmp_path, monkeypatch):
 
 def test_a_line_never_crosses_testbeds_and_a_change_is_judged_on_its_own_testbed(tmp_path):
     def on(gpu, uuid, backend, run):
-        run.environment = {**ENVIRONMENT, "gpu_uuid": uuid, "backend": {"name": backend},
-                           "device": {**ENVIRONMENT["device"], "name": gpu}}  # fmt: skip
+        run.environment = {
+            **ENVIRONMENT,
+            "gpu_uuid": uuid,
+            "backend": {"name": backend},
+            "device": {**ENVIRONMENT["device"], "name": gpu},
+        }
         return run
 
     with History.open(tmp_path / "h.sqlite") as history:
         version = CodeVersion(None, None, "0.1.0")
-        history.append(on("H100", "GPU-aaaaaaaa-1", "pycuda", run_of(0, {"a": 1.0})),
-                       version=version)  # fmt: skip
-        history.append(on("H200", "GPU-bbbbbbbb-2", "pycuda", run_of(1, {"a": 1.3})),
-                       version=version)  # fmt: skip
-        history.append(on("H100", "GPU-aaaaaaaa-1", "cuda-core", run_of(2, {"a": 1.2})),
-                       version=version)  # fmt: skip
-        history.append(on("H100", "GPU-aaaaaaaa-1", "pycuda", run_of(3, {"a": 1.1})),
-                       version=version)  # fmt: skip
+        history.append(
+            on("H100", "GPU-aaaaaaaa-1", "pycuda", run_of(0, {"a": 1.0})), version=version
+        )
+        history.append(
+            on("H200", "GPU-bbbbbbbb-2", "pycuda", run_of(1, {"a": 1.3})), version=version
+        )
+        history.append(
+            on("H100", "GPU-aaaaaaaa-1", "cuda-core", run_of(2, {"a": 1.2})), version=version
+        )
+        history.append(
+            on("H100", "GPU-aaaaaaaa-1", "pycuda", run_of(3, {"a": 1.1})), version=version
+        )
         runs = history.runs(suite="scale")
         data, changes = web.suite_data(history, "scale", runs, threshold=0.02)
     names = [s["variant"] for s in data["points"][0]["series"]]
-    assert names == ["a · H100 aaaaaaaa, pycuda", "a · H200 bbbbbbbb, pycuda",
-                     "a · H100 aaaaaaaa, cuda-core"]  # fmt: skip
+    assert names == [
+        "a · H100 aaaaaaaa, pycuda",
+        "a · H200 bbbbbbbb, pycuda",
+        "a · H100 aaaaaaaa, cuda-core",
+    ]
     # Runs 2 and 3 (another GPU, another backend) start lines of their own: no change there;
     # run 4 is judged against run 1 alone (+10%), not against run 3 (-8%).
     assert data["points"][0]["regressions"]["runs"] == [4]
     assert [(v, verdict, round(c, 3)) for _, v, verdict, c in changes] == [
-        ("a · H100 aaaaaaaa, pycuda", "slower", 0.1)] * 2  # fmt: skip
+        ("a · H100 aaaaaaaa, pycuda", "slower", 0.1)
+    ] * 2
     assert data["runs"][1]["testbed"] == "H200 bbbbbbbb, pycuda"
