@@ -136,6 +136,10 @@ class Environment:
     sm_clock_mhz_at_start: float | None = None
     temperature_c_at_start: float | None = None
     power_w_at_start: float | None = None
+    # The code that measured: the git commit of the working folder and whether tracked files
+    # had changes (None outside a repository or without git).
+    git_commit: str | None = None
+    git_dirty: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -146,12 +150,27 @@ def host_environment() -> Environment:
 
     from gpubench import __version__
 
+    commit, dirty = _git_provenance()
     return Environment(
         gpubench_version=__version__,
         python_version=platform.python_version(),
         numpy_version=numpy.__version__,
         nvcc_version=nvcc_version(),
+        git_commit=commit,
+        git_dirty=dirty,
     )
+
+
+def _git_provenance() -> tuple[str | None, bool | None]:
+    """The commit and dirty flag of the working folder; (None, None) when git cannot say.
+    Never raises: provenance is a note on the results, not a reason to stop measuring."""
+    try:
+        from gpubench.history import code_version
+
+        version = code_version()
+    except Exception:  # any failure here only costs the note
+        return None, None
+    return version.commit, version.dirty
 
 
 def _nvcc_output(*args: str) -> str | None:

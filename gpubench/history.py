@@ -11,6 +11,7 @@ process killed mid-write leaves the store as it was before that run.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -69,7 +70,7 @@ class CodeVersion:
 
     commit: str | None
     dirty: bool | None
-    gpubench: str
+    gpubench: str | None
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,33 @@ def code_version(directory: str | os.PathLike[str] = ".") -> CodeVersion:
         return CodeVersion(None, None, __version__)
     status = git("status", "--porcelain", "--untracked-files=no")
     return CodeVersion(commit, bool(status) if status is not None else None, __version__)
+
+
+def recorded_version(environment: dict[str, Any] | None) -> CodeVersion:
+    """The code version a results file records (its environment's `git_commit`, `git_dirty`
+    and `gpubench_version`): what measured it, wherever it is imported from. A field the file
+    lacks, or holds in another type, is None: never the commit of the folder importing it."""
+    env = environment if isinstance(environment, dict) else {}
+    commit, dirty, version = (
+        env.get("git_commit"),
+        env.get("git_dirty"),
+        env.get("gpubench_version"),
+    )
+    return CodeVersion(
+        commit if isinstance(commit, str) and commit else None,
+        dirty if isinstance(dirty, bool) else None,
+        version if isinstance(version, str) else None,
+    )
+
+
+def run_digest(created: str, suite: str, gpu_uuid: object, records: list[str]) -> str:
+    """What identifies a run across imports: its date, suite, card and every stored result
+    record (as the store keeps them, so a stored run's digest is computed from the store)."""
+    digest = hashlib.sha256()
+    for part in (created, suite, str(gpu_uuid), *records):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 class History:
@@ -178,8 +206,10 @@ class History:
     def append(self, result_set: ResultSet, label: str = "", version: CodeVersion | None = None,
                source: str = "") -> int:  # fmt: skip
         """Store one run; its id."""
-        version = version or code_version()
         env = result_set.environment or {}
+        # A results file that records its code version (every one gpubench writes now) is
+        # stored with it; else the working folder's, which is what just measured.
+        version = version or (recorded_version(env) if "git_commit" in env else code_version())
         device = env.get("device") if isinstance(env.get("device"), dict) else {}
         backend = env.get("backend") if isinstance(env.get("backend"), dict) else {}
         rows = [_result_row(r) for r in result_set.results]
@@ -197,6 +227,24 @@ class History:
             self._db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?)",
                                  [(run_id, *row) for row in rows])  # fmt: skip
         return run_id
+
+    def find(self, result_set: ResultSet) -> int | None:
+        """The id of the stored run this results file is (same date, suite, card and result
+        records), or None: the candidates share its date and suite, so this reads only them."""
+        env = result_set.environment or {}
+        uuid = env.get("gpu_uuid")
+        records = [_result_row(r)[-1] for r in result_set.results]
+        wanted = run_digest(result_set.created, result_set.suite, uuid, records)
+        candidates = self._db.execute(
+            "SELECT id, gpu_uuid FROM runs WHERE suite = ? AND created = ? ORDER BY id",
+            (result_set.suite, result_set.created),
+        ).fetchall()
+        for run_id, stored_uuid in candidates:
+            stored = [row[0] for row in self._db.execute(
+                "SELECT record FROM results WHERE run_id = ? ORDER BY rowid", (run_id,))]  # fmt: skip
+            if run_digest(result_set.created, result_set.suite, stored_uuid, stored) == wanted:
+                return int(run_id)
+        return None
 
     def delete(self, run_ids: list[int]) -> int:
         """Remove these runs; how many there were."""

@@ -55,17 +55,33 @@ def list_runs(store_path: str, suite: str | None, gpu: str | None, label: str | 
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--label", default="", help="The label of the imported runs.")
 def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
-    """Store results files (JSON or JSON-lines, as gpubench writes them) as runs."""
+    """Store results files (JSON or JSON-lines, as gpubench writes them) as runs.
+
+    Each run keeps the code version its file records (environment.git_commit, git_dirty,
+    gpubench_version), not the one of the folder importing it; a file that records none
+    is stored without a commit. A file whose run is in the store already (same date, suite,
+    card and results) is skipped with a note."""
     from gpubench import results
-    from gpubench.history import History, code_version
+    from gpubench.history import History, recorded_version
     from gpubench.report.plain import say
 
     sets = [(path, results.load_any(path)) for path in files]  # every file read before writing
-    version = code_version()
+    err = err_console()
+    ids = []
     with History.open(store_path) as store:
-        ids = [store.append(s, label=label, version=version, source=path) for path, s in sets]
-    shown = f"run {ids[0]}" if len(ids) == 1 else f"runs {ids[0]} to {ids[-1]}"
-    say(err_console(), f"imported {len(ids)} run(s) into {store_path}: {shown}")
+        for path, result_set in sets:
+            known = store.find(result_set)
+            if known is not None:
+                say(err, f"note: {path} is run {known} of {store_path} already: skipped")
+                continue
+            version = recorded_version(result_set.environment)
+            ids.append(store.append(result_set, label=label, version=version, source=path))
+    if not ids:
+        say(err, f"imported no run into {store_path}: every file is stored already")
+        return
+    shown = (f"run {ids[0]}" if len(ids) == 1 else f"runs {', '.join(map(str, ids))}"
+             if len(ids) <= 10 else f"runs {ids[0]} to {ids[-1]}")  # fmt: skip
+    say(err, f"imported {len(ids)} run(s) into {store_path}: {shown}")
 
 
 @history.command("export")

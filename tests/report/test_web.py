@@ -89,7 +89,8 @@ def test_the_data_a_suite_page_draws(store):
     b20 = data["points"][1]["series"][1]
     assert (b20["variant"], b20["runs"], b20["median"]) == ("b", [1, 3], [4.0, 2.0])
     assert b20["metrics"] == {"gbps": [1000.0, 2000.0]}
-    assert data["points"][0]["regressions"] == {"runs": [3], "median": [1.5], "variant": ["a"]}
+    assert data["points"][0]["regressions"] == {"runs": [3], "median": [1.5], "variant": ["a"],
+                                                "bed": [0]}  # fmt: skip
     assert data["metrics"] == [{"key": "gbps", "label": "GB/s"}]
     roof = data["roofline"]
     assert (roof["bandwidth"], roof["peak_gflops"], roof["ridge"]) == (2000.0, 60000.0, 30.0)
@@ -168,7 +169,8 @@ def test_a_report_needs_plotly(tmp_path, monkeypatch):
     assert str(info.value) == ("the report draws with Plotly, which is not installed: pip "
                                "install 'gpubench[report]'")  # fmt: skip
     assert json.dumps(web._table(["a<b"], [["<i>x</i>"]], "c")) == json.dumps(
-        "<table class='c'><tr><th>a&lt;b</th></tr><tr><td><i>x</i></td></tr></table>")  # fmt: skip
+        "<div class='scroll'><table class='c'><tr><th>a&lt;b</th></tr><tr><td><i>x</i></td></tr>"
+        "</table></div>")  # fmt: skip
 
 
 def edge_run(day, results, suite="edge", environment=ENVIRONMENT):
@@ -219,14 +221,15 @@ def test_the_edges_of_the_chart_data(edge_store):
     assert series["c"]["noise"] == [None, 0.01, 0.01]
     assert series["c"]["metrics"] == {"gbps": [1.0, 1.0, None], "speedup": [2.0, None, None]}
     assert series["u"]["runs"] == [r.id for r in runs]  # unstable results are drawn
-    assert point["regressions"]["variant"] == ["c", "c"]
+    # Marked: the latest run's slowdown (three runs are too few for a step).
+    assert point["regressions"]["variant"] == ["c"] and data["steps"] == []
     assert data["metrics"] == [{"key": "gbps", "label": "GB/s"},
                                {"key": "speedup", "label": "speedup (x)"}]  # fmt: skip
     roof = data["roofline"]
     assert (roof["x"], roof["text"]) == ([100.0], ["k · n=1"])
     assert (roof["xmin"], roof["xmax"]) == (7.5, 400.0)
     assert web._latest_table(None) == ""
-    page = web._index_page([("edge", runs, [])])
+    page = web._index_page([("edge", runs, [], data)])
     assert "latest run</h2><p>Nothing got slower or faster.</p></" in page
     assert "<td>0</td><td>0</td>" in page
 
@@ -299,7 +302,8 @@ def test_a_label_or_name_holding_a_script_end_stays_data(tmp_path, monkeypatch):
         assert PAYLOAD not in text and "<svg" not in text, page.name
         assert text.count("</script>") == text.count("<script")  # none ended early
     suite_page = (tmp_path / "site" / "scale.html").read_text()
-    data = json.loads(re.search(r"const DATA = (.*?);\n", suite_page).group(1))
+    block = re.search(r'<script type="application/json" id="data">(.*?)</script>', suite_page)
+    data = json.loads(block.group(1))
     assert PAYLOAD in json.dumps(data, ensure_ascii=False)  # the words survive, as data
 
 
@@ -343,16 +347,19 @@ def test_a_line_never_crosses_testbeds_and_a_change_is_judged_on_its_own_testbed
         )
         runs = history.runs(suite="scale")
         data, changes = web.suite_data(history, "scale", runs, threshold=0.02)
-    names = [s["variant"] for s in data["points"][0]["series"]]
+    names = [s["name"] for s in data["points"][0]["series"]]
+    # The driver and CUDA version are part of the testbed where the run records them.
     assert names == [
-        "a · H100 aaaaaaaa, pycuda",
-        "a · H200 bbbbbbbb, pycuda",
-        "a · H100 aaaaaaaa, cuda-core",
+        "a · H100 aaaaaaaa, pycuda, driver 580.1, CUDA 13.0",
+        "a · H200 bbbbbbbb, pycuda, driver 580.1, CUDA 13.0",
+        "a · H100 aaaaaaaa, cuda-core, driver 580.1, CUDA 13.0",
     ]
     # Runs 2 and 3 (another GPU, another backend) start lines of their own: no change there;
     # run 4 is judged against run 1 alone (+10%), not against run 3 (-8%).
     assert data["points"][0]["regressions"]["runs"] == [4]
     assert [(v, verdict, round(c, 3)) for _, v, verdict, c in changes] == [
-        ("a · H100 aaaaaaaa, pycuda", "slower", 0.1)
+        ("a · H100 aaaaaaaa, pycuda, driver 580.1, CUDA 13.0", "slower", 0.1)
     ] * 2
-    assert data["runs"][1]["testbed"] == "H200 bbbbbbbb, pycuda"
+    assert (
+        data["testbeds"][data["runs"][1]["bed"]] == "H200 bbbbbbbb, pycuda, driver 580.1, CUDA 13.0"
+    )
