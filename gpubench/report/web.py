@@ -250,6 +250,10 @@ def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
         "palette": list(PALETTE),
         "points": points,
         "overview": _overview(series, varying, colours, beds, named),
+        # The parameters that differ between points (the tables name only these), and the
+        # ones every point shares, said once.
+        "varying": None if varying is None else sorted(varying),
+        "constant": _point_label(next(iter(series), ""), _constant(list(series), varying)),
         "steps": steps,
         "metrics": [_metric_entry(name) for name in metric_names],
         "roofline": _roofline(latest or store.result_set(latest_id)),
@@ -321,6 +325,14 @@ def _varying(points: list[str]) -> set[str] | None:
         return None
     keys = {k for v in values for k in v}
     return {k for k in keys if len({json.dumps(v.get(k)) for v in values}) > 1}
+
+
+def _constant(points: list[str], varying: set[str] | None) -> set[str]:
+    """The parameters every point shares (none when the points are not JSON objects)."""
+    if varying is None or not points:
+        return set()
+    first = json.loads(points[0])
+    return {k for k in first if k not in varying}
 
 
 def _numbers(metrics_json: str | None) -> dict[str, float]:
@@ -513,9 +525,11 @@ def _suite_page(store: History, suite: str, runs: list[Run], data: dict[str, Any
     )
     body = (f"<nav><a href='index.html'>all suites</a></nav><h1>{e(suite)}</h1>"
             f"<p>{len(runs)} run(s), {runs[0].created[:10]} to {runs[-1].created[:10]}, on "
-            f"{len(data['testbeds'])} testbed(s).</p>"
-            f"<h2>Steps: changes that persist</h2>{_steps_table(data['steps'])}"
-            f"<h2>Latest run against the one before</h2>{_changes_table(changes)}"
+            f"{len(data['testbeds'])} testbed(s)"
+            + (f"; every point at {e(data['constant'])}" if data["constant"] else "")
+            + f".</p><h2>Steps: changes that persist</h2>"
+            f"{_steps_table(data['steps'], data['varying'])}"
+            f"<h2>Latest run against the one before</h2>{_changes_table(changes, data['varying'])}"
             f"<h2>Every point of the latest run</h2>"
             f"<div class='chart overview' id='overview'></div>"
             f"<h2>Over time</h2><p>Median time per point and variant by measurement date (log "
@@ -552,11 +566,13 @@ def _metric_chooser(metrics: list[dict[str, str]]) -> str:
     )
 
 
-def _steps_rows(steps: list[dict[str, Any]], suite: str | None = None) -> list[list[str]]:
+def _steps_rows(steps: list[dict[str, Any]], varying: list[str] | None,
+                suite: str | None = None) -> list[list[str]]:  # fmt: skip
     e = html.escape
+    only = None if varying is None else set(varying)
     return [
         ([e(suite)] if suite is not None else [])
-        + [e(s["variant"]), e(_point_label(s["point"])), e(s["testbed"]),
+        + [e(s["variant"]), e(_point_label(s["point"], only) or "-"), e(s["testbed"]),
            f"<span class='{s['verdict']}'>{s['verdict']}</span>",
            f"{format_time(s['base'])} → {format_time(s['new'])}", f"{100 * s['change']:+.1f}%",
            f"run {s['run']} · {e(s['date'])}" + (f" · {e(s['label'])}" if s["label"] else ""),
@@ -569,16 +585,18 @@ _STEP_HEADERS = ["variant", "point", "testbed", "verdict", "base → new", "chan
                  "runs before / after"]  # fmt: skip
 
 
-def _steps_table(steps: list[dict[str, Any]]) -> str:
+def _steps_table(steps: list[dict[str, Any]], varying: list[str] | None) -> str:
     if not steps:
         return "<p>No step: no change that persists beyond the threshold and the noise.</p>"
-    return _table(_STEP_HEADERS, _steps_rows(steps), "steps")
+    return _table(_STEP_HEADERS, _steps_rows(steps, varying), "steps")
 
 
-def _changes_table(changes: list[tuple[str, str, str, float]]) -> str:
+def _changes_table(changes: list[tuple[str, str, str, float]],
+                   varying: list[str] | None = None) -> str:  # fmt: skip
     if not changes:
         return "<p>No change beyond the threshold and the noise.</p>"
-    rows = [[html.escape(v), html.escape(_point_label(p)),
+    only = None if varying is None else set(varying)
+    rows = [[html.escape(v), html.escape(_point_label(p, only) or "-"),
              f"<span class='{verdict}'>{verdict}</span>", f"{100 * change:+.1f}%"]
             for p, v, verdict, change in sorted(changes, key=lambda c: -abs(c[3]))]  # fmt: skip
     return _table(["variant", "point", "verdict", "change"], rows, "changes")
@@ -632,10 +650,12 @@ def _index_page(summaries: list[tuple[str, list[Run], list[tuple[str, str, str, 
                      html.escape(measured_at(runs[-1].created)),
                      f"<span class='slower'>{slower}</span>" if slower else "0",
                      f"<span class='faster'>{faster}</span>" if faster else "0"])  # fmt: skip
-        moved += [[html.escape(suite), html.escape(v), html.escape(_point_label(p)),
+        only = None if data["varying"] is None else set(data["varying"])
+        moved += [[html.escape(suite), html.escape(v), html.escape(_point_label(p, only) or "-"),
                    f"<span class='{verdict}'>{verdict}</span>", f"{100 * c:+.1f}%"]
                   for p, v, verdict, c in changes]  # fmt: skip
-        steps += _steps_rows([s for s in data["steps"] if s["verdict"] == "slower"], suite)
+        steps += _steps_rows([s for s in data["steps"] if s["verdict"] == "slower"],
+                             data["varying"], suite)  # fmt: skip
     body = ("<h1>gpubench history</h1>"
             + _table(["suite", "runs", "testbeds", "labels", "latest run", "slower", "faster"],
                      rows, "suites")

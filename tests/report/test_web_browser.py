@@ -103,7 +103,7 @@ def test_the_charts_have_a_series_per_variant_and_a_point_per_run(report, browse
     for traces in charts:
         variants = [t for t in traces if t[0] != "regression"]
         assert [name for name, _ in variants] == ["copy", "naive", "coalesced", "padded",
-                                                  "diagonal", "vectorized"]  # fmt: skip
+                                                  "diagonal", "vectorized", "bulk_store"]  # fmt: skip
         assert all(points == RUNS for _, points in variants)
     assert page.locator("#roofline").count() == 0 or page.locator("#roofline .main-svg").count()
     assert errors == []
@@ -126,13 +126,92 @@ def test_the_planted_regression_is_marked(report, browser):
 
 def test_choosing_a_metric_redraws_every_chart_with_it(report, browser):
     page, errors = open_page(browser, report / "transpose.html")
-    assert page.locator("#metric option").all_inner_texts() == ["median time (ms)", "GB/s"]
+    assert page.locator("#metric option").all_inner_texts() == ["median time", "GB/s"]
     page.select_option("#metric", "gbps")
     shown = page.evaluate("""() => [...document.querySelectorAll('.chart.js-plotly-plot')]
         .filter(d => d.id.startsWith('chart-'))
         .map(d => [d.layout.yaxis.title.text, d.data.length, d.data[0].y[0]])""")
-    expected = page.evaluate("() => DATA.points.map(p => p.series[0].metrics.gbps[0])")
+    expected = page.evaluate("""() => JSON.parse(document.getElementById("data").textContent)
+        .points.map(p => p.series[0].metrics.gbps[0])""")
     assert [s[0] for s in shown] == ["GB/s"] * 20
-    assert [s[1] for s in shown] == [6] * 20  # the regression marks belong to the time view
+    assert [s[1] for s in shown] == [7] * 20  # the regression marks belong to the time view
     assert [s[2] for s in shown] == expected and all(v > 0 for v in expected)
     assert errors == []
+
+
+def watched_page(browser, path: Path, width: int):
+    """A page at this width, with every console error, dialog and non-file request kept."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    seen: dict[str, list[str]] = {"errors": [], "dialogs": [], "requests": []}
+    page.on("console", lambda m: seen["errors"].append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: seen["errors"].append(str(e)))
+    page.on("dialog", lambda d: (seen["dialogs"].append(d.message), d.dismiss()))
+    page.on("request", lambda r: None if r.url.startswith(("file:", "data:"))
+            else seen["requests"].append(r.url))  # fmt: skip
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    if page.evaluate("() => typeof window.drawAll === 'function'"):
+        page.evaluate("() => window.drawAll()")
+    return page, seen
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_a_phone_and_a_wide_screen_show_every_page_whole(report, browser, width):
+    shots = os.environ.get("GPUBENCH_SCREENSHOTS")
+    for name, title in (("index.html", "gpubench history"), ("transpose.html",
+                                                             "gpubench · transpose")):  # fmt: skip
+        page, seen = watched_page(browser, report / name, width)
+        assert page.title() == title
+        overflow = page.evaluate("() => document.documentElement.scrollWidth")
+        assert overflow <= width, f"{name} is {overflow} px wide at {width} px"
+        assert seen == {"errors": [], "dialogs": [], "requests": []}, name
+        if shots:
+            Path(shots).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(shots) / f"{Path(name).stem}-{width}.png"))
+        page.close()
+
+
+HOSTILE = {"label": "</script><svg onload=alert(1)>", "variant": '"><img src=x onerror=alert(2)>',
+           "gpu": "javascript:alert(3)<b>bold</b>"}  # fmt: skip
+
+
+LINKS = {
+    "index.html": ['<a href="scale.html">scale</a>'],
+    "scale.html": ['<a href="index.html">all suites</a>'],
+}
+
+
+def test_hostile_strings_stay_text_in_the_browser(tmp_path, browser):
+    from gpubench.history import CodeVersion, History
+    from gpubench.report import web
+    from gpubench.results import Result, ResultSet, Status
+
+    with History.open(tmp_path / "h.sqlite") as store:
+        for day, label in enumerate(["nightly", HOSTILE["label"]]):
+            results = [Result("scale", v, {"n": 1}, Status.OK,
+                              summary={"median_ms": 0.01 * (day + 1), "rel_noise": 0.01})
+                       for v in ("plain", HOSTILE["variant"])]  # fmt: skip
+            env = {"device": {"name": HOSTILE["gpu"]}, "gpu_uuid": "GPU-1",
+                   "backend": {"name": "fake"}, "driver_version": HOSTILE["label"]}  # fmt: skip
+            store.append(ResultSet(suite="scale", environment=env, spec={}, results=results,
+                                   created=f"2026-11-2{day}T03:00:00+00:00"), label=label,
+                         version=CodeVersion(None, None, "0.1.0"))  # fmt: skip
+        web.write_report(store, str(tmp_path / "site"), threshold=0.02)
+    for name in ("index.html", "scale.html"):
+        page, seen = watched_page(browser, tmp_path / "site" / name, 1280)
+        assert seen == {"errors": [], "dialogs": [], "requests": []}, name
+        # No element but the page's own links (Plotly's measuring svg aside) came from data.
+        planted = page.evaluate("""() => [...document.querySelectorAll('img, svg, b, a')]
+            .filter(e => !e.closest('.js-plotly-plot') && e.id !== 'js-plotly-tester')
+            .map(e => e.outerHTML)""")
+        assert planted == LINKS[name]
+        text = page.inner_text("body")
+        for words in HOSTILE.values():
+            assert words in text, (name, words)
+        if name == "scale.html":
+            # Plotly's legends and hover read HTML: the names are shown as the words they are.
+            legend = page.evaluate("""() => [...document.querySelectorAll('#chart-0 .legendtext')]
+                .map(e => e.textContent)""")
+            assert legend == ["plain", HOSTILE["variant"], "regression"]
+            assert page.locator("#chart-0 b, #chart-0 img, #overview img").count() == 0
+        page.close()
