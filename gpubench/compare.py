@@ -6,7 +6,8 @@ better) says which change is a regression. The default is the median time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from gpubench.metrics import TIME, Metric
 from gpubench.results import Result, ResultSet, point_key
@@ -21,6 +22,9 @@ class Comparison:
     change: float | None  # new / base - 1
     noise: float | None  # the larger robust noise of the two
     verdict: str  # same, better, worse (shown as faster/slower for time), only in one, ...
+    # (base, new) GPU of this pair when they differ: each result's own card where the file
+    # records it (a sweep over several GPUs), else its run's.
+    gpus: tuple[str, str] | None = None
 
 
 def _value(result: Result | None, metric: Metric) -> float | None:
@@ -31,28 +35,54 @@ def _value(result: Result | None, metric: Metric) -> float | None:
     return result.metrics.get(metric.key)
 
 
-def identity(result: Result, defaults: dict[str, dict[str, object]]) -> tuple[str, str, str]:
+@dataclass(frozen=True)
+class SuiteDefaults:
+    """A suite's defaults as identity needs them: the declared ones, and how the suite fills
+    the parameters a point leaves out (at that point's own size: matmul's tuned warp tile
+    depends on it)."""
+
+    declared: dict[str, object]
+    resolve: Callable[[dict[str, object]], dict[str, object]]
+
+    def at(self, point: dict[str, object]) -> dict[str, object]:
+        """Every parameter of this point, the missing ones at their defaults for it."""
+        try:
+            return self.resolve({**self.declared, **point})
+        except Exception:  # a point the suite cannot resolve keeps the values it has
+            return {**self.declared, **point}
+
+
+def identity(result: Result, defaults: dict[str, SuiteDefaults | dict[str, object]],
+             ) -> tuple[str, str, str]:  # fmt: skip
     """What identifies a result across gpubench versions: its suite, variant and the point
-    without the parameters at their suite's default (a parameter a newer gpubench added, at
-    its default, is the behaviour an older file measured). `defaults`: suite -> defaults."""
-    known = defaults.get(result.suite, {})
-    point = {k: v for k, v in result.point.items() if not (k in known and known[k] == v)}
-    return result.suite, result.variant, point_key(point)
+    with every parameter filled in by its suite at this point (a parameter a newer gpubench
+    added, at its default, is the behaviour an older file measured), less the parameters at
+    the suite's default (a parameter an older file had and a newer one dropped). `defaults`:
+    suite -> SuiteDefaults (or a plain dict of defaults, compared as they are)."""
+    known = defaults.get(result.suite)
+    if isinstance(known, SuiteDefaults):
+        point = known.at(result.point)
+        at_default = known.at({})
+    else:
+        point, at_default = dict(result.point), known or {}
+    kept = {k: v for k, v in point.items() if not (k in at_default and at_default[k] == v)}
+    return result.suite, result.variant, point_key(kept)
 
 
-def suite_defaults(*sets: ResultSet) -> dict[str, dict[str, object]]:
-    """The resolved defaults of every registered suite the sets hold results of (suites and
-    kernel files gpubench cannot find match on their full points)."""
+def suite_defaults(*sets: ResultSet) -> dict[str, SuiteDefaults]:
+    """The defaults of every registered suite the sets hold results of (suites and kernel
+    files gpubench cannot find match on their full points)."""
     from gpubench import registry
 
     suites = registry.all_suites()
     names = {r.suite for s in sets for r in s.results} & set(suites)
-    return {name: suites[name].resolve(suites[name].defaults()) for name in names}
+    return {name: SuiteDefaults(suites[name].defaults(), suites[name].resolve) for name in names}
 
 
 def compare(base: ResultSet, new: ResultSet, threshold: float, metric: Metric = TIME,
             per_suite: dict[str, float] | None = None,
-            defaults: dict[str, dict[str, object]] | None = None) -> list[Comparison]:  # fmt: skip
+            defaults: dict[str, SuiteDefaults | dict[str, object]] | None = None,
+            ) -> list[Comparison]:  # fmt: skip
     """A difference counts only if it exceeds both the threshold (`per_suite`'s for the
     result's suite, else `threshold`) and twice the noise. Results are matched by
     `identity` (`defaults`: the suites' defaults; None: every parameter counts)."""
@@ -63,12 +93,42 @@ def compare(base: ResultSet, new: ResultSet, threshold: float, metric: Metric = 
     for r in new.results:
         key = identity(r, defaults)
         seen.add(key)
-        out.append(_compare_one(old.get(key), r, per_suite.get(r.suite, threshold), metric))
+        row = _compare_one(old.get(key), r, per_suite.get(r.suite, threshold), metric)
+        if key in old:
+            before, after = gpu_of(old[key], base), gpu_of(r, new)
+            if before != after:
+                row = replace(row, gpus=(before, after))
+        out.append(row)
     for key, r in old.items():
         if key not in seen:
             out.append(Comparison(r.point, r.variant, _value(r, metric), None, None, None,
                                   "only in base"))  # fmt: skip
     return out
+
+
+def gpu_of(result: Result, result_set: ResultSet) -> str:
+    """The card that measured a result: its own record's UUID (or name) where the file keeps
+    one per result, else the run's GPU UUID, else its model."""
+    own = result.device or {}
+    env = result_set.environment or {}
+    device = env.get("device") if isinstance(env.get("device"), dict) else {}
+    return str(own.get("uuid") or own.get("name") or env.get("gpu_uuid") or device.get("name"))
+
+
+# The order a gate report lists its rows in: what fails the gate first, then what moved.
+_ORDER = {"broken": 0, "slower": 1, "worse": 1, "only in base": 2, "changed": 3, "faster": 4,
+          "better": 4, "not measured": 5, "only in new": 6, "same": 7}  # fmt: skip
+
+
+def gate_order(rows: list[Comparison], changes_only: bool = False) -> list[Comparison]:
+    """Regressions first (the largest first), then unmatched base results, then other changes;
+    `changes_only`: without the pairs judged the same."""
+    kept = [r for r in rows if not (changes_only and r.verdict == "same")]
+    return sorted(kept, key=lambda r: (_rank(r.verdict), -abs(r.change or 0.0)))
+
+
+def _rank(verdict: str) -> int:
+    return next((rank for word, rank in _ORDER.items() if verdict.startswith(word)), 5)
 
 
 def _compare_one(base: Result | None, new: Result, threshold: float, metric: Metric) -> Comparison:

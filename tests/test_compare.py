@@ -249,3 +249,66 @@ def test_time_is_the_median_whichever_metric_object_names_it():
 
     named = Metric(TIME.key, "time", "ms", "{:.3f}", higher_is_better=False)
     assert named is not TIME and _value(result(1, "a", 2.5), named) == 2.5
+
+
+# -- the gate report: regressions first, changes only, GPUs per result; matmul's tuned tiles --
+def test_the_gate_lists_regressions_first_and_changes_only_leaves_out_the_same():
+    from gpubench.compare import gate_order
+
+    base = result_set(result(1, "a", 1.0), result(2, "a", 1.0), result(3, "a", 1.0),
+                      result(4, "a", 1.0), result(5, "a", 1.0))  # fmt: skip
+    new = result_set(result(1, "a", 0.5), result(2, "a", 1.0), result(3, "a", 1.2),
+                     result(4, "a", 1.6))  # fmt: skip
+    rows = compare(base, new, 0.05)
+    assert [(r.point["n"], r.verdict) for r in gate_order(rows)] == [
+        (4, "slower"), (3, "slower"), (5, "only in base"), (1, "faster"), (2, "same")]  # fmt: skip
+    assert [r.point["n"] for r in gate_order(rows, changes_only=True)] == [4, 3, 5, 1]
+
+
+def test_changes_only_in_the_terminal_and_the_markdown(tmp_path):
+    base = result_set(result(1, "a", 1.0), result(2, "a", 1.0))
+    new = result_set(result(1, "a", 1.0), result(2, "a", 1.5))
+    md = tmp_path / "gate.md"
+    out = _compare_files(tmp_path, base, new, "--changes-only", "--markdown", str(md))
+    assert out.exit_code == 3, out.output
+    assert "slower" in out.output and "same" not in out.output
+    assert "2 pair(s) compared; largest change 50.00%; 1 regression(s)" in out.output
+    text = md.read_text()
+    assert text.count("slower") == 1 and "same" not in text
+
+
+def test_different_gpus_are_noted_per_result_not_per_run(tmp_path):
+    base = result_set(result(1, "a", 1.0), result(2, "a", 1.0))
+    new = result_set(result(1, "a", 1.0), result(2, "a", 1.0))
+    # A sweep over two cards: the run's GPU is the same, result 2 ran on another card.
+    base.results[1].device = {"index": 1, "uuid": "GPU-2", "name": "H100"}
+    new.results[1].device = {"index": 0, "uuid": "GPU-1", "name": "H100"}
+    rows = compare(base, new, 0.05)
+    assert [r.gpus for r in rows] == [None, ("GPU-2", "GPU-1")]
+    out = _compare_files(tmp_path, base, new)
+    assert out.exit_code == 0, out.output
+    assert "note: 1 pair(s) measured on different GPUs (GPU-2 vs GPU-1)" in out.output
+
+
+def _matmul(size: int, with_warp_tile: bool) -> Result:
+    from gpubench import registry
+
+    bench = registry.get("matmul")
+    point = bench.resolve({**bench.defaults(), "size": size, "m": None, "n": None, "k": None})
+    if not with_warp_tile:  # written before matmul had its warp-tile parameters
+        for name in ("wbm", "wbn", "wbk", "wtm", "wtn", "wm", "wn", "wniter", "stages"):
+            point.pop(name)
+    return Result(suite="matmul", variant="warp_tiled", point=point, status=Status.OK,
+                  summary={"median_ms": 1.0, "rel_noise": 0.01})  # fmt: skip
+
+
+def test_a_matmul_file_from_before_the_warp_tile_matches_at_each_point_s_own_size():
+    sizes = (1024, 2048, 4096)  # tuned tiles differ from the default size's at 2048 and 4096
+    older = ResultSet(suite="matmul", environment={}, spec={},
+                      results=[_matmul(s, False) for s in sizes])  # fmt: skip
+    newer = ResultSet(suite="matmul", environment={}, spec={},
+                      results=[_matmul(s, True) for s in sizes])  # fmt: skip
+    assert newer.results[1].point["wbn"] == 256 != newer.results[0].point["wbn"]
+    rows = compare(older, newer, 0.05, defaults=suite_defaults(older, newer))
+    assert [(r.point["size"], r.verdict) for r in rows] == [(1024, "same"), (2048, "same"),
+                                                             (4096, "same")]  # fmt: skip

@@ -26,10 +26,15 @@ from gpubench.errors import EXIT_FAILED_POINTS, EXIT_OK
               help="Also write the comparison as GitHub-flavoured markdown.")  # fmt: skip
 @click.option("--suite-threshold", "suite_thresholds", multiple=True, metavar="SUITE=FRACTION",
               help="A threshold for one suite's results (repeatable), e.g. transpose=0.10.")  # fmt: skip
+@click.option("--changes-only", is_flag=True,
+              help="List only the pairs that changed (the terminal table and the markdown); "
+              "the counts and the exit code still judge every pair.")  # fmt: skip
 def compare(base_path: str, new_path: str, threshold: float, metric: str,
-            markdown_path: str | None, suite_thresholds: tuple[str, ...]) -> None:  # fmt: skip
+            markdown_path: str | None, suite_thresholds: tuple[str, ...],
+            changes_only: bool) -> None:  # fmt: skip
     """Compare two results files point by point: exit 3 if anything got slower (or, with
-    --metric, worse).
+    --metric, worse). Regressions are listed first, then results of BASE with no partner,
+    then the other changes.
 
     Each file may be JSON (--json) or a JSON-lines log (--jsonl, a sweep's default output).
 
@@ -47,9 +52,13 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
         check_writable(markdown_path, "--markdown")
     result = api.compare(base_path, new_path, threshold, metric,
                          api.parse_suite_thresholds(suite_thresholds))  # fmt: skip
+    from dataclasses import replace
+
+    from gpubench.compare import gate_order
     from gpubench.report.tables import comparison_table
 
-    table = comparison_table(result, base_path, new_path)
+    table = comparison_table(replace(result, rows=gate_order(result.rows, changes_only)),
+                             base_path, new_path)  # fmt: skip
     console = out_console()
     console.print(table)
     largest = f"; largest change {100 * max(result.changes):.2f}%" if result.changes else ""
@@ -61,8 +70,8 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
                      f"{new_path}: not compared, so the gate fails")  # fmt: skip
     for note in notes:
         console.print(note, highlight=False)
-    if result.other_gpu:
-        notes.append(f"note: different GPUs ({result.other_gpu[0]} vs {result.other_gpu[1]})")
+    for (before, after), count in _gpu_pairs(result.rows).items():
+        notes.append(f"note: {count} pair(s) measured on different GPUs ({before} vs {after})")
         err_console().print(notes[-1], highlight=False)
     if markdown_path:
         from gpubench.report import markdown
@@ -72,6 +81,15 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
             f"gpubench compare: {verdict}", device_line(result.new.environment, result.new.created),
             [table], notes))  # fmt: skip
     click.get_current_context().exit(EXIT_FAILED_POINTS if result.failed else EXIT_OK)
+
+
+def _gpu_pairs(rows: list) -> dict[tuple[str, str], int]:
+    """How many compared pairs each (base GPU, new GPU) pair of different cards measured."""
+    pairs: dict[tuple[str, str], int] = {}
+    for row in rows:
+        if row.gpus:
+            pairs[row.gpus] = pairs.get(row.gpus, 0) + 1
+    return pairs
 
 
 @click.command(epilog=EXIT_CODES_HELP)
