@@ -104,7 +104,9 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
             ) from None
     kept = None
     if log and not request.resume and holds_results(log):
-        if not request.force:
+        # A finished run leaves nothing to resume: the next run sets its log aside (kept
+        # beside it) by itself, so a nightly job is one command. Only an unfinished log asks.
+        if not request.force and not log_finished(log):
             raise ConfigError(
                 "holds results of an earlier run: continue it with --resume, or give --force "
                 "to start a new log (the old one is kept beside it)",
@@ -173,6 +175,31 @@ def holds_results(log: str) -> bool:
         with path.open("rb") as handle:
             return sum(1 for line in handle if line.strip()) > 1
     except OSError:
+        return False
+
+
+def log_finished(log: str) -> bool:
+    """True if the log holds a result for every point and variant its header plans (the
+    fingerprint's points and variants). Read line by line: memory stays bounded by the plan."""
+    import json
+
+    try:
+        with Path(log).open("rb") as handle:
+            header = json.loads(handle.readline() or b"{}")
+            stamp = header.get("fingerprint") if isinstance(header, dict) else None
+            if not isinstance(stamp, dict):
+                return False
+            points, variants = stamp.get("points"), stamp.get("variants")
+            if not (isinstance(points, list) and isinstance(variants, list)):
+                return False
+            planned, done = len(points) * len(variants), set()
+            for line in handle:
+                record = json.loads(line) if line.strip() else None
+                if isinstance(record, dict) and record.get("kind") == "result":
+                    done.add((json.dumps(record.get("point"), sort_keys=True),
+                              str(record.get("variant"))))  # fmt: skip
+            return planned > 0 and len(done) >= planned
+    except (OSError, ValueError):
         return False
 
 

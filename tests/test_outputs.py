@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gpubench import outputs
@@ -230,3 +232,36 @@ def test_a_log_that_cannot_be_read_holds_no_results(tmp_path, monkeypatch):
 
     monkeypatch.setattr(Path, "open", refused)
     assert outputs.holds_results(str(log)) is False
+
+
+def _log(path, results: int, points=("a", "b"), variants=("v",)) -> None:
+    header = {"kind": "header", "fingerprint": {"points": list(points), "variants": list(variants)}}
+    lines = [json.dumps(header)] + [
+        json.dumps({"kind": "result", "point": {"n": i}, "variant": "v"}) for i in range(results)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_finished_log_is_set_aside_by_itself_and_an_unfinished_one_asks(tmp_path):
+    log = tmp_path / "nightly.jsonl"
+    _log(log, results=2)  # both planned results: the run finished
+    assert outputs.log_finished(str(log)) is True
+    plan = outputs.plan(SPEC, outputs.OutputRequest(jsonl=str(log)))
+    assert plan.kept == str(tmp_path / "nightly.jsonl.1") and not log.exists()
+    _log(log, results=1)  # one of two: interrupted
+    assert outputs.log_finished(str(log)) is False
+    with pytest.raises(ConfigError, match="holds results of an earlier run"):
+        outputs.plan(SPEC, outputs.OutputRequest(jsonl=str(log)))
+    # A dry plan (the check before anything runs) sets nothing aside.
+    _log(log, results=2)
+    assert outputs.plan(SPEC, outputs.OutputRequest(jsonl=str(log)), dry=True).kept is None
+    assert log.exists()
+
+
+@pytest.mark.parametrize("text", ["", "not json\n", '{"kind": "header"}\n{"kind": "result"}\n',
+                                  '{"kind": "header", "fingerprint": {"points": [], "variants": []}}\n',
+                                  '[1]\n'])  # fmt: skip
+def test_a_log_without_a_plan_it_completed_is_not_finished(tmp_path, text):
+    log = tmp_path / "r.jsonl"
+    log.write_text(text)
+    assert outputs.log_finished(str(log)) is False
