@@ -47,7 +47,7 @@ h1{font-size:1.5em;overflow-wrap:anywhere}h2{font-size:1.2em}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;
 font-size:13px;text-align:left}th{background:#f2f2f2}.slower,.broken{color:#b00;font-weight:600}
 .faster{color:#06c;font-weight:600}.chart{width:100%;max-width:1100px;height:360px}
-.overview{height:420px}nav a{margin-right:1em}code{background:#f4f4f4;padding:0 3px}
+.overview{height:520px}nav a{margin-right:1em}code{background:#f4f4f4;padding:0 3px}
 fieldset{border:1px solid #ccc;margin:.5em 0;font-size:13px}label{margin-right:1em;
 white-space:nowrap;display:inline-block}
 """
@@ -103,7 +103,7 @@ function draw(i) {
     marker: {symbol: "x", size: 12, color: "#c00"}, text: pick(marks.variant, ks).map(esc),
     hovertemplate: "slower: %{text}<extra></extra>"});
   Plotly.react("chart-" + i, traces, {title: {text: esc(point.label), font: {size: 13}},
-    margin: {t: 40, b: 40, l: 60, r: 10}, legend, xaxis: {title: {text: "date"}, type: "date"},
+    margin: {t: 40, b: 40, l: 60, r: 10}, legend, xaxis: {type: "date"},
     yaxis: {title: {text: esc(title)}, type: metric ? "linear" : "log"}},
     {displaylogo: false, responsive: true});
 }
@@ -116,7 +116,9 @@ function drawOverview() {
     y: s.median.map(v => v === null ? null : v * scale), type: "scatter", mode: "lines+markers",
     line: {color: colour(s), dash: DASHES[s.bed % DASHES.length]}, marker: {color: colour(s)},
     hovertemplate: "%{x}<br>%{y:.4g} " + unit})),
-    {margin: {t: 20, b: 40, l: 60, r: 10}, legend, xaxis: {type: "category", automargin: true},
+    // The legend above: the points' long names take the space below.
+    {margin: {t: 20, b: 40, l: 60, r: 10}, legend: {...legend, y: 1.02, yanchor: "bottom"},
+     xaxis: {type: "category", automargin: true, tickangle: -35, tickfont: {size: 10}},
      yaxis: {title: {text: `latest median (${unit})`}, type: "log"}},
     {displaylogo: false, responsive: true});
 }

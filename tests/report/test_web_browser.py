@@ -2,7 +2,7 @@
 Playwright) opens every page from file://, with no console error; the charts have the right
 number of series and points; the planted regression is marked; screenshots are kept.
 
-Skips with one line where Playwright or a Chromium is missing (CI installs neither):
+Skips with one line where Playwright or a Chromium is missing (.ci/run installs both where it can):
 `pip install playwright` and `apt-get install chromium`, or set GPUBENCH_CHROMIUM.
 """
 
