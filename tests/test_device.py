@@ -103,3 +103,19 @@ def test_nvcc_is_asked_for_its_release_and_architectures(monkeypatch):
     monkeypatch.setattr(device.shutil, "which", lambda name: f"/cuda/bin/{name}")
     monkeypatch.setattr(device.subprocess, "run", broken)
     assert device.nvcc_version() is None
+
+
+def test_the_environment_records_the_code_that_measured_and_never_fails_for_it(monkeypatch):
+    from gpubench import device, history
+
+    monkeypatch.setattr(history, "code_version",
+                        lambda: history.CodeVersion("ef" * 20, False, "0.1.0"))  # fmt: skip
+    env = device.host_environment().to_dict()
+    assert (env["git_commit"], env["git_dirty"]) == ("ef" * 20, False)
+
+    def broken():
+        raise RuntimeError("no git here")
+
+    monkeypatch.setattr(history, "code_version", broken)
+    env = device.host_environment().to_dict()
+    assert (env["git_commit"], env["git_dirty"]) == (None, None)

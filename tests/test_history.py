@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from gpubench.cli import cli
 from gpubench.errors import ConfigError
 from gpubench.history import CodeVersion, History, code_version
-from gpubench.results import Result, ResultSet, Status
+from gpubench.results import Result, ResultSet, Status, save_json
 
 REPO = Path(__file__).resolve().parents[1]
 FAKE = {"GPUBENCH_BACKEND": "tests.fakes:FakeBackend"}
@@ -448,3 +448,52 @@ def test_the_store_waits_for_a_busy_writer_and_runs_its_own_transactions(tmp_pat
         assert store._db.isolation_level is None
     assert opened == [{"timeout": history.BUSY_TIMEOUT_S, "isolation_level": None}]
     assert history.BUSY_TIMEOUT_S == 120
+
+
+def test_import_keeps_the_code_version_the_file_records_and_null_where_it_has_none(tmp_path):
+    recorded = result_set(created="2026-11-20T03:00:00+00:00")
+    recorded.environment.update(git_commit="cd" * 20, git_dirty=True, gpubench_version="0.9.0")
+    bare = result_set(created="2026-11-21T03:00:00+00:00")  # from before the fields existed
+    save_json(recorded, tmp_path / "recorded.json")
+    save_json(bare, tmp_path / "bare.json")
+    store = tmp_path / "h.sqlite"
+    # Run inside this repository: its commit must not be what the runs are stored with.
+    out = invoke("history", "import", str(tmp_path / "recorded.json"), str(tmp_path / "bare.json"),
+                 "--store", str(store))  # fmt: skip
+    assert out.exit_code == 0, out.output
+    with History.open(store) as history:
+        runs = history.runs()
+    assert [(r.commit, r.dirty, r.gpubench_version) for r in runs] == [
+        ("cd" * 20, True, "0.9.0"), (None, None, None)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("environment", "expected"), [
+    ({"git_commit": "ab", "git_dirty": False, "gpubench_version": "1.0"}, ("ab", False, "1.0")),
+    ({"git_commit": "", "git_dirty": "yes", "gpubench_version": 3}, (None, None, None)),
+    ({}, (None, None, None)),
+    (None, (None, None, None)),
+])  # fmt: skip
+def test_the_recorded_version_takes_only_well_typed_fields(environment, expected):
+    from gpubench.history import recorded_version
+
+    version = recorded_version(environment)
+    assert (version.commit, version.dirty, version.gpubench) == expected
+
+
+def test_a_run_is_found_by_date_suite_card_and_results_and_not_imported_twice(tmp_path):
+    with History.open(tmp_path / "h.sqlite") as store:
+        first = store.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
+        assert store.find(result_set()) == first
+        assert store.find(result_set(medians=(1.0, 2.5))) is None  # other results
+        assert store.find(result_set(gpu="Other GPU")) is None  # another card
+        assert store.find(result_set(created="2026-11-21T03:00:00+00:00")) is None
+    save_json(result_set(), tmp_path / "r.json")
+    out = invoke("history", "import", str(tmp_path / "r.json"), str(tmp_path / "r.json"),
+                 "--store", str(tmp_path / "h.sqlite"))  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert " ".join(out.output.split()) == (
+        f"note: {tmp_path / 'r.json'} is run 1 of {tmp_path / 'h.sqlite'} already: skipped "
+        f"note: {tmp_path / 'r.json'} is run 1 of {tmp_path / 'h.sqlite'} already: skipped "
+        f"imported no run into {tmp_path / 'h.sqlite'}: every file is stored already"
+    )
+    assert len(History.open(tmp_path / "h.sqlite").runs()) == 1
