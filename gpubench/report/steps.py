@@ -1,13 +1,14 @@
 """Steps in a series of runs: a change that persists, not one noisy run.
 
-A series (one variant at one point on one testbed, in date order) is split where a
-piecewise-constant fit of two medians fits it best (the least total absolute deviation from
-each segment's median, as asv does), and the split counts as a step only if both segments hold
+A series (one variant at one point on one testbed, in date order) is split where two levels
+fit it best (binary segmentation, the least squared deviation: one pass of running sums per
+segment), and the split counts as a step only if both segments hold
 at least `MIN_RUNS` runs and the change between their medians passes compare's rule: beyond the
 threshold and twice the noise. The noise is the larger of the runs' own noise (their median
 `rel_noise`) and the spread of the segment's medians run to run (a scaled median absolute
 deviation), so a series that wanders does not make steps of its wandering. Every split such a search
-proposes, down to segments of `MIN_RUNS`, is then judged between its neighbours, and the
+proposes, down to segments of `MIN_RUNS` (where the means either side differ by half the
+threshold or more), is then judged between its neighbours, and the
 weakest that fails is dropped until every one left passes: a series may hold several steps,
 up and back down.
 """
@@ -47,27 +48,40 @@ def detect_steps(values: list[float], noises: list[float | None], threshold: flo
     start = max(0, len(values) - WINDOW)
     series = np.asarray(values[start:], dtype=float)
     noise = np.asarray([n or 0.0 for n in noises[start:]], dtype=float)
-    bounds = sorted(_candidates(series, 0, len(series), min_runs))
-    while True:
+    bounds = sorted(_candidates(series, 0, len(series), min_runs, threshold))
+
+    def judged_at(k: int) -> Step | None:
         edges = [0, *bounds, len(series)]
-        judged = [_judge(series, noise, edges[k - 1], edges[k], edges[k + 1], threshold, min_runs)
-                  for k in range(1, len(edges) - 1)]  # fmt: skip
+        return _judge(series, noise, edges[k], edges[k + 1], edges[k + 2], threshold, min_runs)
+
+    judged = [judged_at(k) for k in range(len(bounds))]
+    while True:
         weak = [(abs(step.change) if step else -1.0, k) for k, step in enumerate(judged)
                 if step is None or step.verdict not in ("slower", "faster")]  # fmt: skip
         if not weak:
             return [replace(step, index=step.index + start) for step in judged if step]
-        # The weakest boundary goes first: its neighbours then meet, and are judged again.
-        del bounds[min(weak)[1]]
+        # The weakest boundary goes first: its neighbours then meet, and only they are judged
+        # again (each judgement reads the segments either side).
+        k = min(weak)[1]
+        del bounds[k], judged[k]
+        for near in (k - 1, k):
+            if 0 <= near < len(bounds):
+                judged[near] = judged_at(near)
 
 
-def _candidates(values: np.ndarray, lo: int, hi: int, min_runs: int) -> list[int]:
-    """Every boundary a binary split by medians proposes, down to segments of `min_runs`;
-    most are noise, which the judging in detect_steps removes."""
+def _candidates(values: np.ndarray, lo: int, hi: int, min_runs: int,
+                threshold: float) -> list[int]:  # fmt: skip
+    """The boundaries a binary split proposes, down to segments of `min_runs`: each side is
+    searched again whatever its split was (a bump inside hides from the split around it), but
+    a split is kept only where the means either side differ by half the threshold or more;
+    the judging in detect_steps removes the noise among the rest."""
     if hi - lo < 2 * min_runs:
         return []
     split = _best_split(values[lo:hi], min_runs) + lo
-    return [*_candidates(values, lo, split, min_runs), split,
-            *_candidates(values, split, hi, min_runs)]  # fmt: skip
+    before, after = float(values[lo:split].mean()), float(values[split:hi].mean())
+    moved = before > 0 and abs(after / before - 1) >= threshold / 2
+    return [*_candidates(values, lo, split, min_runs, threshold), *([split] if moved else []),
+            *_candidates(values, split, hi, min_runs, threshold)]  # fmt: skip
 
 
 def _judge(values: np.ndarray, noises: np.ndarray, lo: int, split: int, hi: int,
@@ -91,15 +105,16 @@ def _judge(values: np.ndarray, noises: np.ndarray, lo: int, split: int, hi: int,
 
 
 def _best_split(values: np.ndarray, min_runs: int) -> int:
-    """Where two medians fit the values best (least total absolute deviation)."""
-    costs = [
-        _cost(values[:k]) + _cost(values[k:]) for k in range(min_runs, len(values) - min_runs + 1)
-    ]
-    return min_runs + int(np.argmin(costs))
-
-
-def _cost(segment: np.ndarray) -> float:
-    return float(np.abs(segment - np.median(segment)).sum())
+    """Where two levels fit the values best: the least total squared deviation from each
+    side's mean, for every split at once from running sums (a proposal only: the judging is
+    by medians, which one outlier does not move)."""
+    n = len(values)
+    sums, squares = np.cumsum(values), np.cumsum(values * values)
+    k = np.arange(min_runs, n - min_runs + 1)
+    left = squares[k - 1] - sums[k - 1] ** 2 / k
+    right_sum, right_squares = sums[-1] - sums[k - 1], squares[-1] - squares[k - 1]
+    right = right_squares - right_sum**2 / (n - k)
+    return int(k[np.argmin(left + right)])
 
 
 def _spread(segment: np.ndarray) -> float:
