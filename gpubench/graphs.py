@@ -120,8 +120,9 @@ def _read_bytes(path: Path, header: Callable[[int, bytes], int | None] | None = 
     return data
 
 
-def _check_sizes(handle: Any, source: str, header: Callable[[int, bytes], int | None] | None
-                 ) -> None:  # fmt: skip
+def _check_sizes(
+    handle: Any, source: str, header: Callable[[int, bytes], int | None] | None
+) -> None:
     """Stream the file once, a chunk at a time, and refuse it at the first chunk past a limit:
     the bytes, the longest line, and the lines (past the header's declared count plus
     SLACK_LINES, or past MAX_HEADERLESS_LINES without a header)."""
@@ -132,8 +133,11 @@ def _check_sizes(handle: Any, source: str, header: Callable[[int, bytes], int | 
     while chunk := handle.read(_CHUNK):
         total += len(chunk)
         if total > MAX_GRAPH_BYTES:
-            raise ConfigError(f"more than {MAX_GRAPH_BYTES >> 30} GiB (uncompressed): larger "
-                              "than any road graph gpubench is made for", source=source)  # fmt: skip
+            raise ConfigError(
+                f"more than {MAX_GRAPH_BYTES >> 30} GiB (uncompressed): larger "
+                "than any road graph gpubench is made for",
+                source=source,
+            )
         buffer = carry + chunk
         cut = buffer.rfind(b"\n") + 1
         whole, carry = buffer[:cut], buffer[cut:]
@@ -149,8 +153,7 @@ def _check_sizes(handle: Any, source: str, header: Callable[[int, bytes], int | 
                     break
         lines += whole.count(b"\n")
         if header is not None and declared is None and lines > SLACK_LINES:
-            raise ConfigError(f"no header line in the first {SLACK_LINES:,} lines",
-                              source=source)  # fmt: skip
+            raise ConfigError(f"no header line in the first {SLACK_LINES:,} lines", source=source)
         if lines > allowed:
             raise ConfigError(_too_many_lines(allowed, declared), source=source)
     if carry and header is not None and declared is None:
@@ -176,8 +179,9 @@ def _check_line_lengths(whole: bytes, carry: bytes, before: int, source: str) ->
     or one inside it (found by NumPy over the newline positions, not a Python loop)."""
     if len(carry) > MAX_LINE_BYTES:
         number = before + whole.count(b"\n") + 1
-        raise ConfigError(f"line {number}: longer than "
-                          f"{MAX_LINE_BYTES:,} bytes: not a graph file", source=source)  # fmt: skip
+        raise ConfigError(
+            f"line {number}: longer than {MAX_LINE_BYTES:,} bytes: not a graph file", source=source
+        )
     # The cheap test first: a line longer than MAX_LINE_BYTES holds a whole window of half
     # that size without a newline; only where such a window is found are the lines measured.
     window = MAX_LINE_BYTES // 2
@@ -187,8 +191,10 @@ def _check_line_lengths(whole: bytes, carry: bytes, before: int, source: str) ->
     lengths = np.diff(ends, prepend=-1) - 1
     longest = int(np.argmax(lengths))
     if lengths[longest] > MAX_LINE_BYTES:
-        raise ConfigError(f"line {before + longest + 1}: longer than {MAX_LINE_BYTES:,} bytes: "
-                          "not a graph file", source=source)  # fmt: skip
+        raise ConfigError(
+            f"line {before + longest + 1}: longer than {MAX_LINE_BYTES:,} bytes: not a graph file",
+            source=source,
+        )
 
 
 # A token NumPy's int64 parser reads: an optional sign and ASCII digits (not `1_0`, which
@@ -204,8 +210,9 @@ def _first_bad_line(body: Iterable[tuple[int, bytes]], width: int, source: str,
         tokens = line.split()
         if len(tokens) != width:
             shown_line = quote(line.rstrip(b"\r\n").decode(errors="replace"))
-            return ConfigError(f"line {number}: expected {width} numbers ({what}), got "
-                               f"{shown_line}", source=source)  # fmt: skip
+            return ConfigError(
+                f"line {number}: expected {width} numbers ({what}), got {shown_line}", source=source
+            )
         for token in tokens:
             shown = quote(token.decode(errors="replace"))
             if not _INTEGER.fullmatch(token):
@@ -245,8 +252,11 @@ def read_snap(path: Path) -> Graph:
     except ValueError:
         # The slow path, only to say which line is wrong.
         # Lazily, line by line: a list of every line would take gigabytes for a large file.
-        body = ((i, line) for i, line in enumerate(io.BytesIO(data), 1)
-                if line.strip() and not line.lstrip().startswith(b"#"))  # fmt: skip
+        body = (
+            (i, line)
+            for i, line in enumerate(io.BytesIO(data), 1)
+            if line.strip() and not line.lstrip().startswith(b"#")
+        )
         raise _first_bad_line(body, 2, source, "source and target") from None
     if numbers.size == 0:
         raise ConfigError("no edges in the file", source=source)
@@ -306,17 +316,24 @@ def _p_line(number: int, line: bytes, source: str) -> tuple[int, int]:
     """(vertices, arcs) from a DIMACS `p sp N M` line, checked against what gpubench holds."""
     parts = line.split()
     if len(parts) != 4 or parts[1] != b"sp":
-        raise ConfigError(f"line {number}: expected `p sp VERTICES ARCS`, got "
-                          f"{quote(line.decode(errors='replace'))}", source=source)  # fmt: skip
+        raise ConfigError(
+            f"line {number}: expected `p sp VERTICES ARCS`, got "
+            f"{quote(line.decode(errors='replace'))}",
+            source=source,
+        )
     try:
         vertices, arcs = int(parts[2]), int(parts[3])
     except ValueError:
-        raise ConfigError(f"line {number}: the vertex and arc counts must be integers",
-                          source=source) from None  # fmt: skip
+        raise ConfigError(
+            f"line {number}: the vertex and arc counts must be integers", source=source
+        ) from None
     if not 0 < vertices <= INT32_MAX or not 0 <= arcs <= MAX_ARCS:
-        raise ConfigError(f"line {number}: {vertices} vertices and {arcs} arcs: gpubench "
-                          f"holds 1 to {INT32_MAX:,} vertices (the kernels' int32 ids) and at "
-                          f"most {MAX_ARCS:,} arcs", source=source)  # fmt: skip
+        raise ConfigError(
+            f"line {number}: {vertices} vertices and {arcs} arcs: gpubench "
+            f"holds 1 to {INT32_MAX:,} vertices (the kernels' int32 ids) and at "
+            f"most {MAX_ARCS:,} arcs",
+            source=source,
+        )
     return vertices, arcs
 
 
@@ -344,8 +361,10 @@ def _mtx_header(source: str) -> Callable[[int, bytes], int | None]:
             return None
         entries = _mtx_size(number, line, source)[1]
         if entries > MAX_ARCS:
-            raise ConfigError(f"line {number}: {entries:,} entries: gpubench holds at most "
-                              f"{MAX_ARCS:,}", source=source)  # fmt: skip
+            raise ConfigError(
+                f"line {number}: {entries:,} entries: gpubench holds at most {MAX_ARCS:,}",
+                source=source,
+            )
         return entries
 
     return header

@@ -598,8 +598,9 @@ class _Endless:
         return self.line * (size // len(self.line))
 
 
-def test_a_graph_file_streams_in_chunks_and_stops_at_the_first_past_the_limit(tmp_path,
-                                                                             monkeypatch):  # fmt: skip
+def test_a_graph_file_streams_in_chunks_and_stops_at_the_first_past_the_limit(
+    tmp_path, monkeypatch
+):
     path = write(tmp_path, "g.txt", "0 1\n")
     stream = _Endless(b"0 1\n")
     monkeypatch.setattr(graphs, "_open", lambda path, source: stream)
@@ -621,36 +622,80 @@ def _bomb(path: Path, head: bytes, line: bytes, count: int) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("name", "head", "line", "count", "message"), [
-    # No newline at all: refused at the first chunk.
-    ("zeros.txt.gz", b"", b"\0", 64 << 20,
-     "line 1: longer than 1,048,576 bytes: not a graph file"),
-    ("zeros.gr.gz", b"p sp 2 1\n", b"\0", 64 << 20,
-     "line 2: longer than 1,048,576 bytes: not a graph file"),
-    # More lines than a file without a header may have.
-    ("lines.txt.gz", b"", b"1 2\n", (1 << 26) + (1 << 20),
-     "more than 67,108,864 lines: larger than any road graph gpubench is made for (a file "
-     "without a header)"),
-    # More lines than the header declares, comments and blank lines counted.
-    ("arcs.gr.gz", b"p sp 2 3\n", b"a 1 2 3\n", 1 << 22,
-     "more than 1,048,579 lines: its header declares 3 arcs or entries, and at most 1,048,576 "
-     "other lines (comments, blank lines) may come with them"),
-    ("comments.gr.gz", b"p sp 2 1\n", b"c\n", 1 << 22,
-     "more than 1,048,577 lines: its header declares 1 arcs or entries, and at most 1,048,576 "
-     "other lines (comments, blank lines) may come with them"),
-    ("entries.mtx.gz", b"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n", b"1 2\n",
-     1 << 22, "more than 1,048,577 lines: its header declares 1 arcs or entries, and at most "
-     "1,048,576 other lines (comments, blank lines) may come with them"),
-    ("late.gr.gz", b"", b"c\n", 1 << 22, "no header line in the first 1,048,576 lines"),
-    ("early.gr.gz", b"c\n", b"a 1 2 3\n", 1 << 22, "line 2: an arc before the `p sp` line"),
-    ("huge.gr.gz", b"p sp 2 2000000000\n", b"a 1 2 3\n", 1 << 20,
-     "line 1: 2 vertices and 2000000000 arcs: gpubench holds 1 to 2,147,483,647 vertices (the "
-     "kernels' int32 ids) and at most 1,073,741,824 arcs"),
-    ("huge.mtx.gz", b"%%MatrixMarket matrix coordinate pattern general\n2 2 2000000000\n",
-     b"1 2\n", 1 << 20, "line 2: 2,000,000,000 entries: gpubench holds at most 1,073,741,824"),
-])  # fmt: skip
-def test_bombs_are_refused_while_streaming_in_bounded_memory_and_time(tmp_path, name, head, line,
-                                                                      count, message):  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "head", "line", "count", "message"),
+    [
+        # No newline at all: refused at the first chunk.
+        (
+            "zeros.txt.gz",
+            b"",
+            b"\0",
+            64 << 20,
+            "line 1: longer than 1,048,576 bytes: not a graph file",
+        ),
+        (
+            "zeros.gr.gz",
+            b"p sp 2 1\n",
+            b"\0",
+            64 << 20,
+            "line 2: longer than 1,048,576 bytes: not a graph file",
+        ),
+        # More lines than a file without a header may have.
+        (
+            "lines.txt.gz",
+            b"",
+            b"1 2\n",
+            (1 << 26) + (1 << 20),
+            "more than 67,108,864 lines: larger than any road graph gpubench is made for (a file "
+            "without a header)",
+        ),
+        # More lines than the header declares, comments and blank lines counted.
+        (
+            "arcs.gr.gz",
+            b"p sp 2 3\n",
+            b"a 1 2 3\n",
+            1 << 22,
+            "more than 1,048,579 lines: its header declares 3 arcs or entries, and at most 1,048,576 "
+            "other lines (comments, blank lines) may come with them",
+        ),
+        (
+            "comments.gr.gz",
+            b"p sp 2 1\n",
+            b"c\n",
+            1 << 22,
+            "more than 1,048,577 lines: its header declares 1 arcs or entries, and at most 1,048,576 "
+            "other lines (comments, blank lines) may come with them",
+        ),
+        (
+            "entries.mtx.gz",
+            b"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n",
+            b"1 2\n",
+            1 << 22,
+            "more than 1,048,577 lines: its header declares 1 arcs or entries, and at most "
+            "1,048,576 other lines (comments, blank lines) may come with them",
+        ),
+        ("late.gr.gz", b"", b"c\n", 1 << 22, "no header line in the first 1,048,576 lines"),
+        ("early.gr.gz", b"c\n", b"a 1 2 3\n", 1 << 22, "line 2: an arc before the `p sp` line"),
+        (
+            "huge.gr.gz",
+            b"p sp 2 2000000000\n",
+            b"a 1 2 3\n",
+            1 << 20,
+            "line 1: 2 vertices and 2000000000 arcs: gpubench holds 1 to 2,147,483,647 vertices (the "
+            "kernels' int32 ids) and at most 1,073,741,824 arcs",
+        ),
+        (
+            "huge.mtx.gz",
+            b"%%MatrixMarket matrix coordinate pattern general\n2 2 2000000000\n",
+            b"1 2\n",
+            1 << 20,
+            "line 2: 2,000,000,000 entries: gpubench holds at most 1,073,741,824",
+        ),
+    ],
+)
+def test_bombs_are_refused_while_streaming_in_bounded_memory_and_time(
+    tmp_path, name, head, line, count, message
+):
     """Each refused in a fresh process, its peak memory (ru_maxrss) and time measured."""
     import json
     import os
@@ -659,8 +704,13 @@ def test_bombs_are_refused_while_streaming_in_bounded_memory_and_time(tmp_path, 
 
     path = _bomb(tmp_path / name, head, line, count)
     env = {**os.environ, "GPUBENCH_CACHE_DIR": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-c", _MEASURE, str(path)], capture_output=True,
-                          text=True, timeout=60, env=env)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     measured = json.loads(done.stdout)
     assert measured["error"] == f"{path}: {message}", done.stderr
     assert measured["seconds"] < 4  # 2 s and less on a quiet machine; this one is shared

@@ -47,6 +47,16 @@ def _value(result: Any, key: str) -> float | None:
     return float(value) if _numeric(value) else None
 
 
+def _panel(value: Any) -> Any:
+    """A facet's value as a panel's key: a list or mapping (a shape, a launch grid) is no
+    dict key, so it stands as its text, which the panel's title shows anyway."""
+    try:
+        hash(value)
+    except TypeError:
+        return str(value)
+    return value
+
+
 def _follows(results: list[Any], x: str, param: str) -> bool:
     """True if `param` has one value per value of `x` (it is derived from x, or fixed)."""
     seen: dict[str, str] = {}
@@ -117,7 +127,7 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
         if not _numeric(xv) or yv is None:
             continue
         label = r.variant if by == "variant" else f"{by}={r.point.get(by)}"
-        panel = (r.variant if facet == "variant" else r.point.get(facet)) if facet else None
+        panel = (r.variant if facet == "variant" else _panel(r.point.get(facet))) if facet else None
         key = (panel, label, float(xv))
         cells[key] = better(cells[key], yv) if key in cells else yv
     lines: dict[Any, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
@@ -143,6 +153,9 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
 
 
 def draw(chart: Chart, path: str, title: str) -> None:
+    from gpubench.outputs import check_picture
+
+    check_picture(path, "--output")  # before the drawing, not as savefig's ValueError after it
     import matplotlib
 
     matplotlib.use("Agg")

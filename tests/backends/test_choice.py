@@ -133,19 +133,35 @@ def test_a_class_without_the_backend_s_methods_names_the_first_four_it_lacks(mon
     assert "it lacks environment, readings, sm_clock_mhz, memory_info)" in str(info.value)
 
 
-@pytest.mark.parametrize(("name", "message"), [
-    (name, f"GPUBENCH_BACKEND: backend {name!r}: expected package.module:Class (an absolute "
-     "module, dotted names, one colon, a class name)")
-    for name in ("..x:Y", ".x:Y", ":Y", "x:", "x:Y:Z", "a b:C", "x.:Y", "x:Y.Z", "1x:Y")
-] + [
-    ("nope", "GPUBENCH_BACKEND: unknown backend 'nope': use one of pycuda, cuda-core, or "
-     "package.module:Class"),
-    ("x" * 300, "GPUBENCH_BACKEND: unknown backend 'xxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxx"
-     "xxxxxxxxxxxxxxxx': use one of pycuda, cuda-core, or package.module:Class"),
-    ("no_such_module_here:Backend", "GPUBENCH_BACKEND: cannot import backend "
-     "'no_such_module_here:Backend': No module named 'no_such_module_here'"),
-    ("json:NoSuchClass", "GPUBENCH_BACKEND: json has no NoSuchClass"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            name,
+            f"GPUBENCH_BACKEND: backend {name!r}: expected package.module:Class (an absolute "
+            "module, dotted names, one colon, a class name)",
+        )
+        for name in ("..x:Y", ".x:Y", ":Y", "x:", "x:Y:Z", "a b:C", "x.:Y", "x:Y.Z", "1x:Y")
+    ]
+    + [
+        (
+            "nope",
+            "GPUBENCH_BACKEND: unknown backend 'nope': use one of pycuda, cuda-core, or "
+            "package.module:Class",
+        ),
+        (
+            "x" * 300,
+            "GPUBENCH_BACKEND: unknown backend 'xxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxx"
+            "xxxxxxxxxxxxxxxx': use one of pycuda, cuda-core, or package.module:Class",
+        ),
+        (
+            "no_such_module_here:Backend",
+            "GPUBENCH_BACKEND: cannot import backend "
+            "'no_such_module_here:Backend': No module named 'no_such_module_here'",
+        ),
+        ("json:NoSuchClass", "GPUBENCH_BACKEND: json has no NoSuchClass"),
+    ],
+)
 def test_a_backend_name_that_names_no_importable_class_is_one_line(monkeypatch, name, message):
     monkeypatch.setattr(backends, "_source", "GPUBENCH_BACKEND")
     with pytest.raises(ConfigError) as info:
@@ -153,11 +169,14 @@ def test_a_backend_name_that_names_no_importable_class_is_one_line(monkeypatch, 
     assert str(info.value) == message
 
 
-@pytest.mark.parametrize(("body", "raised"), [
-    ("raise RuntimeError('boom')", "RuntimeError: boom"),
-    ("import sys; sys.exit(3)", "SystemExit: 3"),
-    ("1/0", "ZeroDivisionError: division by zero"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("body", "raised"),
+    [
+        ("raise RuntimeError('boom')", "RuntimeError: boom"),
+        ("import sys; sys.exit(3)", "SystemExit: 3"),
+        ("1/0", "ZeroDivisionError: division by zero"),
+    ],
+)
 def test_a_backend_module_that_raises_on_import_is_one_line(tmp_path, monkeypatch, body, raised):
     (tmp_path / "raising_backend_module.py").write_text(body + "\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -165,5 +184,6 @@ def test_a_backend_module_that_raises_on_import_is_one_line(tmp_path, monkeypatc
     monkeypatch.setattr(backends, "_source", "GPUBENCH_BACKEND")
     with pytest.raises(ConfigError) as info:
         backends.preflight("raising_backend_module:Backend")
-    assert str(info.value) == ("GPUBENCH_BACKEND: importing backend "
-                               f"'raising_backend_module:Backend' raised {raised}")  # fmt: skip
+    assert str(info.value) == (
+        f"GPUBENCH_BACKEND: importing backend 'raising_backend_module:Backend' raised {raised}"
+    )
