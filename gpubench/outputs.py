@@ -76,7 +76,7 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
             source="command line",
             key="--jsonl",
         )
-    _refuse_empty_paths(request)
+    refuse_empty_paths(request)
     if request.resume and not Path(request.resume).is_file():
         raise ConfigError("no such results log to resume from", source=request.resume)
     log = request.resume or request.jsonl or spec.outputs.jsonl or request.default_log
@@ -130,7 +130,7 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
     )
 
 
-def _refuse_empty_paths(request: OutputRequest) -> None:
+def refuse_empty_paths(request: OutputRequest) -> None:
     """An empty path names no file: refused, rather than taken as "not given" (which would
     silently write nothing) or as the working directory. `--timeline` without FILE is the
     text chart, not an empty path. (The sweep file's `outputs:` are checked where it is
@@ -182,6 +182,10 @@ def _check_history(path: str, dry: bool) -> None:
 def check_writable(path: str, option: str) -> None:
     """Refuse, before anything runs, a path that cannot become a file we write: by trying
     (permission bits do not tell about /proc, read-only mounts or names that are too long)."""
+    if not path.strip():  # Path("") is the working directory: never what was meant
+        raise ConfigError(
+            f"an empty path ({path!r}): give a file name", source="command line", key=option
+        )
     target = Path(path)
     try:
         if target.is_dir():

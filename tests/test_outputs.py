@@ -257,3 +257,12 @@ def test_a_timeline_picture_matplotlib_cannot_write_is_refused_before_the_run(
     )
     assert str(info.value).endswith(".tiff, .webp)") and not target.exists()
     assert outputs.plan(SPEC, outputs.OutputRequest(timeline=str(tmp_path / "t.SVG"))).timeline
+
+
+@pytest.mark.parametrize("empty", ["", " \t"])
+def test_check_writable_refuses_an_empty_path_rather_than_the_working_directory(empty):
+    with pytest.raises(ConfigError) as info:
+        outputs.check_writable(empty, "--markdown")
+    assert (
+        str(info.value) == f"command line: --markdown: an empty path ({empty!r}): give a file name"
+    )

@@ -81,6 +81,19 @@ def sweep(
     spread = spread_from(device, devices, scheduler, shard)
     ctx = click.get_current_context()
     if dry_run:
+        from gpubench.outputs import OutputRequest, refuse_empty_paths
+
+        # The dry run writes nothing, but an empty path would fail the real run: said now.
+        refuse_empty_paths(
+            OutputRequest(
+                json=json_path,
+                csv=csv_path,
+                jsonl=jsonl_path,
+                resume=resume_path,
+                markdown=markdown_path,
+                history=history_path,
+            )
+        )
         print_plan(spec, spread.shard)
         ctx.exit(EXIT_OK)
     from pathlib import Path
