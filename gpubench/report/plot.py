@@ -111,6 +111,12 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
     x = _choose_x(measured, params, varying, x, (by, facet))
     metric = _choose_y(measured, y)
     for name, option in ((by, "--by"), (facet, "--facet")):
+        if name is not None and not name.strip():  # not taken as "not given"
+            raise ConfigError(
+                f"an empty name ({name!r}): give variant or a parameter; "
+                f"parameters: {', '.join(params)}",
+                key=option,
+            )
         if name and name != "variant" and name not in params:
             raise ConfigError(f"no parameter {name!r} in these results; parameters: variant, "
                               f"{', '.join(params)}", key=option)  # fmt: skip

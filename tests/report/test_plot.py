@@ -263,3 +263,13 @@ def test_a_picture_matplotlib_cannot_write_is_refused_before_drawing(tmp_path, n
         f"matplotlib writes, got {shown}: .png, .svg or .pdf (or "
     )
     assert ".webp" in str(info.value) and not target.exists()
+
+
+@pytest.mark.parametrize(("kwargs", "option"), [({"by": ""}, "--by"), ({"facet": " "}, "--facet")])
+def test_an_empty_by_or_facet_is_refused_not_ignored(kwargs, option):
+    with pytest.raises(ConfigError) as info:
+        plot.build(RESULTS, **kwargs)
+    empty = next(iter(kwargs.values()))
+    assert str(info.value) == (
+        f"{option}: an empty name ({empty!r}): give variant or a parameter; parameters: size, tile"
+    )
