@@ -486,10 +486,13 @@ def cache_dir() -> Path:
 def load(path: str | Path) -> Graph:
     """The graph in a file, parsed once and then read from the cache (keyed by the file's
     content, so an edited file is parsed again)."""
+    if not str(path).strip():  # Path("") would be the working directory
+        raise ConfigError(f"an empty graph path ({str(path)!r}): give a graph file")
     path = Path(path)
     try:
         if not path.is_file():
-            raise ConfigError("graph file not found", source=str(path))
+            missing = "not a regular file" if path.exists() else "graph file not found"
+            raise ConfigError(missing, source=str(path))
         with path.open("rb") as handle:
             digest = hashlib.file_digest(handle, "sha256")
     except OSError as exc:  # a name too long for the file system, no permission, ...

@@ -740,3 +740,24 @@ def test_csr_groups_by_source_or_destination_and_nothing_else():
     assert (offsets.tolist(), other.tolist(), w.tolist()) == ([0, 0, 2, 3], [0, 2, 0], [7, 8, 9])
     with pytest.raises(ValueError, match=r"^by='DESTINATION': 'source' or 'destination'$"):
         graph.csr(weights, by="DESTINATION")
+
+
+def test_an_empty_path_a_directory_and_a_device_are_one_line(tmp_path):
+    with pytest.raises(ConfigError) as error:
+        graphs.load("")
+    assert str(error.value) == "an empty graph path (''): give a graph file"
+    for path in (tmp_path, Path("/dev/zero")):
+        with pytest.raises(ConfigError) as error:
+            graphs.load(path)
+        assert str(error.value) == f"{path}: not a regular file"
+
+
+def test_a_name_too_long_for_the_file_system_or_its_cache_is_one_line(tmp_path, monkeypatch):
+    longest = write(tmp_path, "g" * 250 + ".gr", "p sp 2 1\na 1 2 3\n")  # 253 bytes: a name
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / ("c" * 300)))  # no cache: parsed
+    assert graphs.load(longest).weight.tolist() == [3]
+    too_long = tmp_path / ("g" * 256 + ".gr")
+    with pytest.raises(ConfigError) as error:
+        graphs.load(too_long)
+    assert str(error.value).endswith(": cannot read the graph: File name too long")
+    assert error.value.source == str(too_long)
