@@ -96,14 +96,7 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
     if len(paths) != len(set(paths)):
         raise ConfigError("two outputs name the same file", source="command line")
     if timeline_png:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise EnvironmentProblem(
-                "--timeline FILE draws with matplotlib, which is not installed: "
-                "pip install 'gpubench[plot]' (or --timeline without FILE for the text chart)"
-            ) from None
-        check_picture(timeline_png, "--timeline")
+        _check_timeline_picture(timeline_png)
     kept = None
     if log and not request.resume and holds_results(log):
         if not request.force:
@@ -128,6 +121,18 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
         history=history_path,
         label=request.label,
     )
+
+
+def _check_timeline_picture(path: str) -> None:
+    """--timeline FILE: matplotlib installed, and FILE a picture it writes."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise EnvironmentProblem(
+            "--timeline FILE draws with matplotlib, which is not installed: "
+            "pip install 'gpubench[plot]' (or --timeline without FILE for the text chart)"
+        ) from None
+    check_picture(path, "--timeline")
 
 
 def refuse_empty_paths(request: OutputRequest) -> None:

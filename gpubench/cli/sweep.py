@@ -80,25 +80,9 @@ def sweep(
         spec = replace(spec, timing=replace(spec.timing, untrusted=untrusted))
     spread = spread_from(device, devices, scheduler, shard)
     ctx = click.get_current_context()
-    if dry_run:
-        from gpubench.outputs import OutputRequest, refuse_empty_paths
-
-        # The dry run writes nothing, but an empty path would fail the real run: said now.
-        refuse_empty_paths(
-            OutputRequest(
-                json=json_path,
-                csv=csv_path,
-                jsonl=jsonl_path,
-                resume=resume_path,
-                markdown=markdown_path,
-                history=history_path,
-            )
-        )
-        print_plan(spec, spread.shard)
-        ctx.exit(EXIT_OK)
     from pathlib import Path
 
-    from gpubench.outputs import OutputRequest
+    from gpubench.outputs import OutputRequest, refuse_empty_paths
 
     stem = Path(config_path).stem
     if spread.shard:
@@ -107,6 +91,10 @@ def sweep(
                             force=force, progress=True, markdown=markdown_path, profile=profile,
                             verbose=verbose, history=history_path, label=label,
                             default_log=str(Path("results") / f"{stem}.jsonl"))  # fmt: skip
+    if dry_run:
+        refuse_empty_paths(request)  # the dry run writes nothing; the real run would refuse them
+        print_plan(spec, spread.shard)
+        ctx.exit(EXIT_OK)
     ctx.exit(execute(spec, request, device, spread))
 
 
