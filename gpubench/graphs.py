@@ -17,9 +17,10 @@ import re
 import stat
 import warnings
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +32,22 @@ WEIGHT_KINDS = ("file", "unit", "uniform")
 UNIFORM_RANGE = (1, 64)
 # The most a graph file may hold, uncompressed (the USA road graph in DIMACS is 1.3 GB).
 MAX_GRAPH_BYTES = 2 << 30
+# Limits checked while the file streams through once, before it is read whole or parsed, so
+# a file that breaks them is refused in bounded memory (a few chunks) and time: a gzip of NUL
+# bytes at its first MiB, a few MB of gzip that expand into a billion lines long before then.
+# No line of a graph file is longer than this (a NUL or binary file has no lines at all).
+MAX_LINE_BYTES = 1 << 20
+# A file with a header (DIMACS `p sp N M`, Matrix Market `ROWS COLS ENTRIES`) holds at most
+# what its header declares plus this many other lines (comments, blank lines); the header
+# comes within this many lines of the start.
+SLACK_LINES = 1 << 20
+# A file without one (SNAP) holds at most this many lines: 2^26, above the 58M arcs of the
+# full USA road graph.
+MAX_HEADERLESS_LINES = 1 << 26
+# The most arcs a header may declare: 2^30, 18 times the USA road graph.
+MAX_ARCS = 1 << 30
+# Decompressed bytes looked at at a time by the streaming check.
+_CHUNK = 4 << 20
 INT32_MAX = int(np.iinfo(np.int32).max)
 
 
@@ -74,17 +91,25 @@ class Graph:
 
 
 # -- reading --------------------------------------------------------------------------------
-def _read_bytes(path: Path) -> bytes:
-    """The file's bytes (gunzipped), at most MAX_GRAPH_BYTES of them: a small gzip that
-    expands to gigabytes, a FIFO or /dev/zero is refused, never read in full."""
+def _open(path: Path, source: str) -> Any:
+    """A binary handle on the file's bytes, gunzipped where it is a gzip."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ConfigError("not a regular file", source=source)
+    with path.open("rb") as handle:
+        head = handle.read(2)
+    return gzip.open(path, "rb") if head == b"\x1f\x8b" else open(path, "rb")
+
+
+def _read_bytes(path: Path, header: Callable[[int, bytes], int | None] | None = None) -> bytes:
+    """The file's bytes (gunzipped), once they streamed through `_check_sizes` within every
+    limit: a small gzip that expands to gigabytes, a FIFO or /dev/zero is refused, never read
+    in full. `header(number, line)` reads a header line's declared count (None: the line is no
+    header) for files that have one."""
     source = str(path)
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise ConfigError("not a regular file", source=source)
-        with path.open("rb") as handle:
-            head = handle.read(2)
-        opener = gzip.open if head == b"\x1f\x8b" else open
-        with opener(path, "rb") as handle:
+        with _open(path, source) as handle:
+            _check_sizes(handle, source, header)
+        with _open(path, source) as handle:
             data = handle.read(MAX_GRAPH_BYTES + 1)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise ConfigError(f"cannot read the graph: {' '.join(str(exc).split())}",
@@ -95,20 +120,99 @@ def _read_bytes(path: Path) -> bytes:
     return data
 
 
+def _check_sizes(
+    handle: Any, source: str, header: Callable[[int, bytes], int | None] | None
+) -> None:
+    """Stream the file once, a chunk at a time, and refuse it at the first chunk past a limit:
+    the bytes, the longest line, and the lines (past the header's declared count plus
+    SLACK_LINES, or past MAX_HEADERLESS_LINES without a header)."""
+    total = lines = 0
+    allowed = MAX_HEADERLESS_LINES if header is None else SLACK_LINES
+    declared: int | None = None
+    carry = b""
+    while chunk := handle.read(_CHUNK):
+        total += len(chunk)
+        if total > MAX_GRAPH_BYTES:
+            raise ConfigError(
+                f"more than {MAX_GRAPH_BYTES >> 30} GiB (uncompressed): larger "
+                "than any road graph gpubench is made for",
+                source=source,
+            )
+        buffer = carry + chunk
+        cut = buffer.rfind(b"\n") + 1
+        whole, carry = buffer[:cut], buffer[cut:]
+        _check_line_lengths(whole, carry, lines, source)
+        if header is not None and declared is None:
+            # split, not splitlines: numbered as the newlines are counted
+            for number, line in enumerate(whole.split(b"\n")[:-1], lines + 1):
+                declared = header(number, line)
+                if declared is not None:
+                    allowed += declared
+                    break
+                if number > SLACK_LINES:
+                    break
+        lines += whole.count(b"\n")
+        if header is not None and declared is None and lines > SLACK_LINES:
+            raise ConfigError(f"no header line in the first {SLACK_LINES:,} lines", source=source)
+        if lines > allowed:
+            raise ConfigError(_too_many_lines(allowed, declared), source=source)
+    if carry and header is not None and declared is None:
+        header(lines + 1, carry)  # a header on the last line, without a newline: checked
+    if lines + bool(carry) > allowed:
+        raise ConfigError(_too_many_lines(allowed, declared), source=source)
+
+
+def _too_many_lines(allowed: int, declared: int | None) -> str:
+    if declared is None:
+        return (
+            f"more than {allowed:,} lines: larger than any road graph gpubench is made for "
+            "(a file without a header)"
+        )
+    return (
+        f"more than {allowed:,} lines: its header declares {declared:,} arcs or entries, "
+        f"and at most {SLACK_LINES:,} other lines (comments, blank lines) may come with them"
+    )
+
+
+def _check_line_lengths(whole: bytes, carry: bytes, before: int, source: str) -> None:
+    """Refuse a line longer than MAX_LINE_BYTES: the unfinished one at the end of the chunk,
+    or one inside it (found by NumPy over the newline positions, not a Python loop)."""
+    if len(carry) > MAX_LINE_BYTES:
+        number = before + whole.count(b"\n") + 1
+        raise ConfigError(
+            f"line {number}: longer than {MAX_LINE_BYTES:,} bytes: not a graph file", source=source
+        )
+    # The cheap test first: a line longer than MAX_LINE_BYTES holds a whole window of half
+    # that size without a newline; only where such a window is found are the lines measured.
+    window = MAX_LINE_BYTES // 2
+    if all(whole.find(b"\n", i, i + window) >= 0 for i in range(0, len(whole) - window, window)):
+        return
+    ends = np.flatnonzero(np.frombuffer(whole, np.uint8) == ord("\n"))
+    lengths = np.diff(ends, prepend=-1) - 1
+    longest = int(np.argmax(lengths))
+    if lengths[longest] > MAX_LINE_BYTES:
+        raise ConfigError(
+            f"line {before + longest + 1}: longer than {MAX_LINE_BYTES:,} bytes: not a graph file",
+            source=source,
+        )
+
+
 # A token NumPy's int64 parser reads: an optional sign and ASCII digits (not `1_0`, which
 # Python's int() would take).
 _INTEGER = re.compile(rb"[+-]?[0-9]+")
 
 
-def _first_bad_line(body: list[tuple[int, bytes]], width: int, source: str,
+def _first_bad_line(body: Iterable[tuple[int, bytes]], width: int, source: str,
                     what: str) -> ConfigError:  # fmt: skip
     """The slow path, run only after the fast one failed: find and name the bad line by its
     number in the file (comments and blank lines counted)."""
     for number, line in body:
         tokens = line.split()
         if len(tokens) != width:
-            return ConfigError(f"line {number}: expected {width} numbers ({what}), got "
-                               f"{quote(line.decode(errors='replace'))}", source=source)  # fmt: skip
+            shown_line = quote(line.rstrip(b"\r\n").decode(errors="replace"))
+            return ConfigError(
+                f"line {number}: expected {width} numbers ({what}), got {shown_line}", source=source
+            )
         for token in tokens:
             shown = quote(token.decode(errors="replace"))
             if not _INTEGER.fullmatch(token):
@@ -147,9 +251,13 @@ def read_snap(path: Path) -> Graph:
             raise ValueError
     except ValueError:
         # The slow path, only to say which line is wrong.
-        body = [(i, line) for i, line in enumerate(data.splitlines(), 1)
-                if line.strip() and not line.lstrip().startswith(b"#")]  # fmt: skip
-        numbers = _numbers(body, 2, source, "source and target")
+        # Lazily, line by line: a list of every line would take gigabytes for a large file.
+        body = (
+            (i, line)
+            for i, line in enumerate(io.BytesIO(data), 1)
+            if line.strip() and not line.lstrip().startswith(b"#")
+        )
+        raise _first_bad_line(body, 2, source, "source and target") from None
     if numbers.size == 0:
         raise ConfigError("no edges in the file", source=source)
     if (numbers < 0).any():
@@ -163,7 +271,7 @@ def read_snap(path: Path) -> Graph:
 def read_dimacs(path: Path) -> Graph:
     """DIMACS shortest paths: `c` comments, `p sp N M`, then `a U V W` arcs, 1-based."""
     source = str(path)
-    lines = _read_bytes(path).splitlines()
+    lines = _read_bytes(path, _dimacs_header(source)).splitlines()
     vertices = arcs_declared = None
     arc_lines: list[tuple[int, bytes]] = []
     for number, line in enumerate(lines, 1):
@@ -171,15 +279,7 @@ def read_dimacs(path: Path) -> Graph:
         if head == b"c" or not line.strip():
             continue
         if head == b"p":
-            parts = line.split()
-            if len(parts) != 4 or parts[1] != b"sp":
-                raise ConfigError(f"line {number}: expected `p sp VERTICES ARCS`, got "
-                                  f"{quote(line.decode(errors='replace'))}", source=source)  # fmt: skip
-            try:
-                vertices, arcs_declared = int(parts[2]), int(parts[3])
-            except ValueError:
-                raise ConfigError(f"line {number}: the vertex and arc counts must be integers",
-                                  source=source) from None  # fmt: skip
+            vertices, arcs_declared = _p_line(number, line, source)
             continue
         if head == b"a":
             if vertices is None:
@@ -212,6 +312,74 @@ def read_dimacs(path: Path) -> Graph:
                  numbers[:, 2].astype(np.int32), path.name)  # fmt: skip
 
 
+def _p_line(number: int, line: bytes, source: str) -> tuple[int, int]:
+    """(vertices, arcs) from a DIMACS `p sp N M` line, checked against what gpubench holds."""
+    parts = line.split()
+    if len(parts) != 4 or parts[1] != b"sp":
+        raise ConfigError(
+            f"line {number}: expected `p sp VERTICES ARCS`, got "
+            f"{quote(line.decode(errors='replace'))}",
+            source=source,
+        )
+    try:
+        vertices, arcs = int(parts[2]), int(parts[3])
+    except ValueError:
+        raise ConfigError(
+            f"line {number}: the vertex and arc counts must be integers", source=source
+        ) from None
+    if not 0 < vertices <= INT32_MAX or not 0 <= arcs <= MAX_ARCS:
+        raise ConfigError(
+            f"line {number}: {vertices} vertices and {arcs} arcs: gpubench "
+            f"holds 1 to {INT32_MAX:,} vertices (the kernels' int32 ids) and at "
+            f"most {MAX_ARCS:,} arcs",
+            source=source,
+        )
+    return vertices, arcs
+
+
+def _dimacs_header(source: str) -> Callable[[int, bytes], int | None]:
+    """For the streaming check: the arcs a `p sp` line declares; an arc before it is
+    refused there, before the file is read whole."""
+
+    def header(number: int, line: bytes) -> int | None:
+        if line[:1] == b"a":
+            raise ConfigError(f"line {number}: an arc before the `p sp` line", source=source)
+        return _p_line(number, line, source)[1] if line[:1] == b"p" else None
+
+    return header
+
+
+def _mtx_header(source: str) -> Callable[[int, bytes], int | None]:
+    """For the streaming check: the entries a Matrix Market size line declares (the first
+    line after the banner that is no comment)."""
+
+    def header(number: int, line: bytes) -> int | None:
+        if number == 1:
+            _mtx_banner(line, source)
+            return None
+        if line.startswith(b"%") or not line.strip():
+            return None
+        entries = _mtx_size(number, line, source)[1]
+        if entries > MAX_ARCS:
+            raise ConfigError(
+                f"line {number}: {entries:,} entries: gpubench holds at most {MAX_ARCS:,}",
+                source=source,
+            )
+        return entries
+
+    return header
+
+
+def _mtx_banner(line: bytes, source: str) -> tuple[bytes, bytes]:
+    """(field, symmetry) from a Matrix Market banner, lower-cased, checked."""
+    if not line.lower().startswith(b"%%matrixmarket"):
+        raise ConfigError("line 1: expected a %%MatrixMarket header", source=source)
+    banner = line.lower().split()
+    if len(banner) < 5 or banner[1] != b"matrix" or banner[2] != b"coordinate":
+        raise ConfigError("line 1: only `matrix coordinate` files hold graphs", source=source)
+    return banner[3], banner[4]
+
+
 def _mtx_size(number: int, line: bytes, source: str) -> tuple[int, int]:
     """(vertices, entries) from a Matrix Market size line, checked."""
     try:
@@ -233,13 +401,8 @@ def read_matrix_market(path: Path) -> Graph:
     comments, `ROWS COLS ENTRIES`, then `I J [V]` 1-based; symmetric files stand for both
     directions; values must be non-negative integers (distances are exact)."""
     source = str(path)
-    lines = _read_bytes(path).splitlines()
-    if not lines or not lines[0].lower().startswith(b"%%matrixmarket"):
-        raise ConfigError("line 1: expected a %%MatrixMarket header", source=source)
-    header = lines[0].lower().split()
-    if len(header) < 5 or header[1] != b"matrix" or header[2] != b"coordinate":
-        raise ConfigError("line 1: only `matrix coordinate` files hold graphs", source=source)
-    field, symmetry = header[3], header[4]
+    lines = _read_bytes(path, _mtx_header(source)).splitlines()
+    field, symmetry = _mtx_banner(lines[0] if lines else b"", source)
     body = [(i, line) for i, line in enumerate(lines[1:], 2)
             if line.strip() and not line.startswith(b"%")]  # fmt: skip
     if not body:
@@ -323,17 +486,33 @@ def cache_dir() -> Path:
 def load(path: str | Path) -> Graph:
     """The graph in a file, parsed once and then read from the cache (keyed by the file's
     content, so an edited file is parsed again)."""
+    if not str(path).strip():  # Path("") would be the working directory
+        raise ConfigError(f"an empty graph path ({str(path)!r}): give a graph file")
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError("graph file not found", source=str(path))
-    with path.open("rb") as handle:
-        digest = hashlib.file_digest(handle, "sha256")
-    cached = cache_dir() / f"{digest.hexdigest()}.npz"
-    if cached.is_file():
-        graph = _from_cache(cached, path.name)
-        if graph is not None:
-            return graph
+    try:
+        if not path.is_file():
+            missing = "not a regular file" if path.exists() else "graph file not found"
+            raise ConfigError(missing, source=str(path))
+        with path.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256")
+    except OSError as exc:  # a name too long for the file system, no permission, ...
+        raise ConfigError(f"cannot read the graph: {exc.strerror}", source=str(path)) from None
+    try:
+        cached = cache_dir() / f"{digest.hexdigest()}.npz"
+        graph = _from_cache(cached, path.name) if cached.is_file() else None
+    except OSError:  # a cache directory whose path the file system refuses: no cache
+        cached, graph = None, None
+    if graph is not None:
+        return graph
     graph = reader_for(path)(path)
+    if cached is not None:
+        _store(cached, graph)
+    return graph
+
+
+def _store(cached: Path, graph: Graph) -> None:
+    """Write the cache entry (atomically: a temporary file, then a rename), or nothing where
+    the cache cannot be written: the file is then parsed each time."""
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_name(f"{cached.stem}.{os.getpid()}.tmp.npz")
@@ -341,8 +520,7 @@ def load(path: str | Path) -> Graph:
         np.savez(tmp, vertices=graph.vertices, src=graph.src, dst=graph.dst, **weight)
         tmp.replace(cached)
     except OSError:
-        pass  # no cache: parse each time
-    return graph
+        pass
 
 
 def _from_cache(cached: Path, name: str) -> Graph | None:

@@ -76,6 +76,7 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
             source="command line",
             key="--jsonl",
         )
+    refuse_empty_paths(request)
     if request.resume and not Path(request.resume).is_file():
         raise ConfigError("no such results log to resume from", source=request.resume)
     log = request.resume or request.jsonl or spec.outputs.jsonl or request.default_log
@@ -95,13 +96,7 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
     if len(paths) != len(set(paths)):
         raise ConfigError("two outputs name the same file", source="command line")
     if timeline_png:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise EnvironmentProblem(
-                "--timeline FILE draws with matplotlib, which is not installed: "
-                "pip install 'gpubench[plot]' (or --timeline without FILE for the text chart)"
-            ) from None
+        _check_timeline_picture(timeline_png)
     kept = None
     if log and not request.resume and holds_results(log):
         # A finished run leaves nothing to resume: the next run sets its log aside (kept
@@ -130,6 +125,56 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
     )
 
 
+def _check_timeline_picture(path: str) -> None:
+    """--timeline FILE: matplotlib installed, and FILE a picture it writes."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise EnvironmentProblem(
+            "--timeline FILE draws with matplotlib, which is not installed: "
+            "pip install 'gpubench[plot]' (or --timeline without FILE for the text chart)"
+        ) from None
+    check_picture(path, "--timeline")
+
+
+def refuse_empty_paths(request: OutputRequest) -> None:
+    """An empty path names no file: refused, rather than taken as "not given" (which would
+    silently write nothing) or as the working directory. `--timeline` without FILE is the
+    text chart, not an empty path. (The sweep file's `outputs:` are checked where it is
+    read.)"""
+    given = {
+        "--json": request.json,
+        "--csv": request.csv,
+        "--jsonl": request.jsonl,
+        "--resume": request.resume,
+        "--markdown": request.markdown,
+        "--history": request.history,
+    }
+    for option, path in given.items():
+        if path is not None and not path.strip():
+            raise ConfigError(
+                f"an empty path ({path!r}): give a file name", source="command line", key=option
+            )
+
+
+def check_picture(path: str, option: str) -> None:
+    """Refuse, before anything is measured or read, a picture path whose extension matplotlib
+    does not write (its savefig would raise a ValueError listing its formats, after the
+    work), or which has none (savefig would add one, writing a file other than the named)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in formats:
+        shown = f"'.{suffix}'" if suffix else "no extension"
+        raise ConfigError(
+            f"a picture needs an extension matplotlib writes, got {shown}: .png, "
+            f".svg or .pdf (or {', '.join(f'.{f}' for f in sorted(formats))})",
+            source=path,
+            key=option,
+        )
+
+
 def _check_history(path: str, dry: bool) -> None:
     """A history store that cannot be opened is refused before the first measurement (a
     dry check opens only one that exists: it creates nothing)."""
@@ -144,6 +189,10 @@ def _check_history(path: str, dry: bool) -> None:
 def check_writable(path: str, option: str) -> None:
     """Refuse, before anything runs, a path that cannot become a file we write: by trying
     (permission bits do not tell about /proc, read-only mounts or names that are too long)."""
+    if not path.strip():  # Path("") is the working directory: never what was meant
+        raise ConfigError(
+            f"an empty path ({path!r}): give a file name", source="command line", key=option
+        )
     target = Path(path)
     try:
         if target.is_dir():

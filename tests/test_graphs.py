@@ -581,34 +581,154 @@ def test_a_cache_entry_is_never_unpickled(tmp_path):
     assert not _Unpickled.ran
 
 
-class _Huge:
-    """What a read returns past the limit, without the gigabytes."""
+class _Endless:
+    """A stream without end (a FIFO, /dev/zero, a gzip bomb), counting what is asked of it."""
 
-    def __len__(self):
-        return graphs.MAX_GRAPH_BYTES + 1
+    def __init__(self, line: bytes):
+        self.line, self.asked = line, []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def read(self, size=-1):
+        self.asked.append(size)
+        return self.line * (size // len(self.line))
 
 
-def test_a_graph_file_is_read_once_and_at_most_one_byte_past_the_limit(tmp_path, monkeypatch):
+def test_a_graph_file_streams_in_chunks_and_stops_at_the_first_past_the_limit(
+    tmp_path, monkeypatch
+):
     path = write(tmp_path, "g.txt", "0 1\n")
-    asked = []
-
-    class Handle:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def read(self, size=-1):
-            asked.append(size)
-            return _Huge()
-
-    monkeypatch.setattr(graphs, "open", lambda *args: Handle(), raising=False)
+    stream = _Endless(b"0 1\n")
+    monkeypatch.setattr(graphs, "_open", lambda path, source: stream)
+    monkeypatch.setattr(graphs, "MAX_HEADERLESS_LINES", 1 << 40)  # the bytes' limit first
+    monkeypatch.setattr(graphs, "MAX_GRAPH_BYTES", 5 * graphs._CHUNK)
     with pytest.raises(ConfigError) as error:
         graphs.read_snap(path)
-    assert asked == [(2 << 30) + 1]
-    assert str(error.value) == (f"{path}: more than 2 GiB (uncompressed): larger than any road "
+    assert stream.asked == [graphs._CHUNK] * 6  # the sixth chunk is past the limit
+    assert str(error.value) == (f"{path}: more than 0 GiB (uncompressed): larger than any road "
                                 "graph gpubench is made for")  # fmt: skip
+
+
+def _bomb(path: Path, head: bytes, line: bytes, count: int) -> Path:
+    """A gzip of `head` and then `line` `count` times: one member per MiB, compressed once
+    and repeated (gzip readers read the members one after another)."""
+    block = line * ((1 << 20) // len(line))
+    member = gzip.compress(block, compresslevel=9)
+    path.write_bytes(gzip.compress(head) + member * (count * len(line) // len(block)))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "head", "line", "count", "message"),
+    [
+        # No newline at all: refused at the first chunk.
+        (
+            "zeros.txt.gz",
+            b"",
+            b"\0",
+            64 << 20,
+            "line 1: longer than 1,048,576 bytes: not a graph file",
+        ),
+        (
+            "zeros.gr.gz",
+            b"p sp 2 1\n",
+            b"\0",
+            64 << 20,
+            "line 2: longer than 1,048,576 bytes: not a graph file",
+        ),
+        # More lines than a file without a header may have.
+        (
+            "lines.txt.gz",
+            b"",
+            b"1 2\n",
+            (1 << 26) + (1 << 20),
+            "more than 67,108,864 lines: larger than any road graph gpubench is made for (a file "
+            "without a header)",
+        ),
+        # More lines than the header declares, comments and blank lines counted.
+        (
+            "arcs.gr.gz",
+            b"p sp 2 3\n",
+            b"a 1 2 3\n",
+            1 << 22,
+            "more than 1,048,579 lines: its header declares 3 arcs or entries, and at most 1,048,576 "
+            "other lines (comments, blank lines) may come with them",
+        ),
+        (
+            "comments.gr.gz",
+            b"p sp 2 1\n",
+            b"c\n",
+            1 << 22,
+            "more than 1,048,577 lines: its header declares 1 arcs or entries, and at most 1,048,576 "
+            "other lines (comments, blank lines) may come with them",
+        ),
+        (
+            "entries.mtx.gz",
+            b"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n",
+            b"1 2\n",
+            1 << 22,
+            "more than 1,048,577 lines: its header declares 1 arcs or entries, and at most "
+            "1,048,576 other lines (comments, blank lines) may come with them",
+        ),
+        ("late.gr.gz", b"", b"c\n", 1 << 22, "no header line in the first 1,048,576 lines"),
+        ("early.gr.gz", b"c\n", b"a 1 2 3\n", 1 << 22, "line 2: an arc before the `p sp` line"),
+        (
+            "huge.gr.gz",
+            b"p sp 2 2000000000\n",
+            b"a 1 2 3\n",
+            1 << 20,
+            "line 1: 2 vertices and 2000000000 arcs: gpubench holds 1 to 2,147,483,647 vertices (the "
+            "kernels' int32 ids) and at most 1,073,741,824 arcs",
+        ),
+        (
+            "huge.mtx.gz",
+            b"%%MatrixMarket matrix coordinate pattern general\n2 2 2000000000\n",
+            b"1 2\n",
+            1 << 20,
+            "line 2: 2,000,000,000 entries: gpubench holds at most 1,073,741,824",
+        ),
+    ],
+)
+def test_bombs_are_refused_while_streaming_in_bounded_memory_and_time(
+    tmp_path, name, head, line, count, message
+):
+    """Each refused in a fresh process, its peak memory (ru_maxrss) and time measured."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    path = _bomb(tmp_path / name, head, line, count)
+    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    measured = json.loads(done.stdout)
+    assert measured["error"] == f"{path}: {message}", done.stderr
+    assert measured["seconds"] < 4  # 2 s and less on a quiet machine; this one is shared
+    assert measured["peak_mb"] < 500
+
+
+# Run in a small process of its own, so that the forked copy of pytest (which may be large)
+# is not what ru_maxrss reports: it starts the load in a child and measures that child.
+_MEASURE = """
+import json, resource, subprocess, sys, time
+load = ("import sys\\nfrom gpubench import graphs\\nfrom gpubench.errors import ConfigError\\n"
+        "try:\\n    graphs.load(sys.argv[1])\\nexcept ConfigError as exc:\\n    print(exc)\\n")
+started = time.perf_counter()
+done = subprocess.run([sys.executable, "-c", load, sys.argv[1]], capture_output=True, text=True)
+print(json.dumps({"error": done.stdout.strip() or done.stderr[-300:],
+                  "seconds": time.perf_counter() - started,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+"""
 
 
 def test_csr_groups_by_source_or_destination_and_nothing_else():
@@ -620,3 +740,24 @@ def test_csr_groups_by_source_or_destination_and_nothing_else():
     assert (offsets.tolist(), other.tolist(), w.tolist()) == ([0, 0, 2, 3], [0, 2, 0], [7, 8, 9])
     with pytest.raises(ValueError, match=r"^by='DESTINATION': 'source' or 'destination'$"):
         graph.csr(weights, by="DESTINATION")
+
+
+def test_an_empty_path_a_directory_and_a_device_are_one_line(tmp_path):
+    with pytest.raises(ConfigError) as error:
+        graphs.load("")
+    assert str(error.value) == "an empty graph path (''): give a graph file"
+    for path in (tmp_path, Path("/dev/zero")):
+        with pytest.raises(ConfigError) as error:
+            graphs.load(path)
+        assert str(error.value) == f"{path}: not a regular file"
+
+
+def test_a_name_too_long_for_the_file_system_or_its_cache_is_one_line(tmp_path, monkeypatch):
+    longest = write(tmp_path, "g" * 250 + ".gr", "p sp 2 1\na 1 2 3\n")  # 253 bytes: a name
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / ("c" * 300)))  # no cache: parsed
+    assert graphs.load(longest).weight.tolist() == [3]
+    too_long = tmp_path / ("g" * 256 + ".gr")
+    with pytest.raises(ConfigError) as error:
+        graphs.load(too_long)
+    assert str(error.value).endswith(": cannot read the graph: File name too long")
+    assert error.value.source == str(too_long)

@@ -265,3 +265,39 @@ def test_a_log_without_a_plan_it_completed_is_not_finished(tmp_path, text):
     log = tmp_path / "r.jsonl"
     log.write_text(text)
     assert outputs.log_finished(str(log)) is False
+
+
+@pytest.mark.parametrize("field", ["json", "csv", "jsonl", "resume", "markdown", "history"])
+@pytest.mark.parametrize("empty", ["", "   "])
+def test_an_empty_path_on_the_command_line_is_refused_naming_the_option(field, empty):
+    option = f"--{field}"
+    with pytest.raises(ConfigError) as info:
+        outputs.plan(SPEC, outputs.OutputRequest(**{field: empty}))
+    assert str(info.value) == f"command line: {option}: an empty path ({empty!r}): give a file name"
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"), [("t.foo", "'.foo'"), ("t", "no extension"), ("t.png.txt", "'.txt'")]
+)
+def test_a_timeline_picture_matplotlib_cannot_write_is_refused_before_the_run(
+    tmp_path, name, shown
+):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / name
+    with pytest.raises(ConfigError) as info:
+        outputs.plan(SPEC, outputs.OutputRequest(timeline=str(target)))
+    assert str(info.value).startswith(
+        f"{target}: --timeline: a picture needs an extension "
+        f"matplotlib writes, got {shown}: .png, .svg or .pdf (or "
+    )
+    assert str(info.value).endswith(".tiff, .webp)") and not target.exists()
+    assert outputs.plan(SPEC, outputs.OutputRequest(timeline=str(tmp_path / "t.SVG"))).timeline
+
+
+@pytest.mark.parametrize("empty", ["", " \t"])
+def test_check_writable_refuses_an_empty_path_rather_than_the_working_directory(empty):
+    with pytest.raises(ConfigError) as info:
+        outputs.check_writable(empty, "--markdown")
+    assert (
+        str(info.value) == f"command line: --markdown: an empty path ({empty!r}): give a file name"
+    )

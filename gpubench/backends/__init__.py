@@ -8,6 +8,7 @@ is). A backend of one's own (or the tests' CPU stand-in) is named "package.modul
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -15,7 +16,7 @@ import shutil
 import sys
 
 from gpubench.backends.base import Backend, BoundRun, CompiledModule, KernelAttributes
-from gpubench.errors import ConfigError, EnvironmentProblem
+from gpubench.errors import ConfigError, EnvironmentProblem, quote
 
 __all__ = [
     "BUILT_IN", "DEFAULT", "Backend", "BoundRun", "CompiledModule", "KernelAttributes",
@@ -27,6 +28,8 @@ BUILT_IN = {
     "pycuda": "gpubench.backends.pycuda_backend:PyCudaBackend",
     "cuda-core": "gpubench.backends.cuda_core_backend:CudaCoreBackend",
 }
+NO_PYCUDA = "PyCUDA is not installed: pip install '.[cuda]', or --backend cuda-core"
+NO_NVCC = "nvcc not found on PATH: install the CUDA toolkit or --backend cuda-core"
 # Where the backend's name came from, for the line that refuses a bad one.
 _source = "GPUBENCH_BACKEND"
 # Whether this process said that it chose cuda-core by itself.
@@ -56,7 +59,9 @@ def selected() -> str:
     name = os.environ.get("GPUBENCH_BACKEND")
     if name:
         return name
-    if installed("pycuda") or not installed("cuda.core"):
+    if installed("pycuda") or not installed("cuda.core") or not driver_present():
+        # Without a driver cuda-core cannot start either: the default's one line says what
+        # to install, rather than a note about cuda-core and then its failure.
         return DEFAULT
     global _announced
     if not _announced:  # once per process (the workers get the name in their WorkerSpec)
@@ -64,6 +69,22 @@ def selected() -> str:
               file=sys.stderr)  # fmt: skip
         _announced = True
     return "cuda-core"
+
+
+@functools.cache
+def driver_present() -> bool:
+    """Whether the NVIDIA driver's library can be loaded (loaded only: CUDA is not started,
+    so forking workers stays safe)."""
+    import ctypes
+
+    names = ("nvcuda.dll",) if sys.platform == "win32" else ("libcuda.so.1", "libcuda.so")
+    for name in names:
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            continue
+    return False
 
 
 def preflight(name: str = DEFAULT, local: bool = True) -> None:
@@ -84,32 +105,41 @@ def preflight(name: str = DEFAULT, local: bool = True) -> None:
         return
     if not local:
         return
+    # Each message fits one line of an 80-column terminal with its `error: ` (the backends
+    # page of the docs says the rest: what each backend needs, how to install it).
     try:
         import pycuda  # noqa: F401  (the package only: pycuda.driver would load the driver)
-    except ImportError as exc:
-        raise EnvironmentProblem(
-            f"PyCUDA is not installed ({exc}): on a machine with an NVIDIA GPU and driver, "
-            "install pycuda and nvidia-ml-py (pip install pycuda nvidia-ml-py; in a gpubench "
-            "checkout: pip install '.[cuda]'), or, without a CUDA toolkit, the cuda-core "
-            "backend: pip install 'gpubench[cuda-core]' and --backend cuda-core"
-        ) from None
+    except ImportError:
+        raise EnvironmentProblem(NO_PYCUDA) from None
     if shutil.which("nvcc") is None:
-        raise EnvironmentProblem(
-            "nvcc not found on PATH: PyCUDA compiles kernels with it; install the CUDA toolkit "
-            "matching your driver and add its bin/ folder to PATH, or use --backend cuda-core "
-            "(NVRTC from wheels, no toolkit)"
+        raise EnvironmentProblem(NO_NVCC)
+
+
+def _split_reference(name: str) -> tuple[str, str]:
+    """(module, attribute) of a built-in name or `package.module:Class`, checked before any
+    import: a relative module (`..x`), an empty part, a second colon or a name that is no
+    Python identifier is one line, never importlib's TypeError."""
+    reference = BUILT_IN.get(name, name)
+    module, colon, attribute = reference.partition(":")
+    if not colon:
+        known = ", ".join(BUILT_IN)
+        raise ConfigError(
+            f"unknown backend {quote(name)}: use one of {known}, or package.module:Class",
+            source=_source,
         )
+    dotted = module.split(".")
+    if not (all(part.isidentifier() for part in dotted) and attribute.isidentifier()):
+        raise ConfigError(
+            f"backend {quote(name)}: expected package.module:Class (an absolute module, dotted "
+            "names, one colon, a class name)",
+            source=_source,
+        )
+    return module, attribute
 
 
 def _factory(name: str) -> type:
-    reference = BUILT_IN.get(name, name)
-    module, _, attribute = reference.partition(":")
-    if not attribute:
-        known = ", ".join(BUILT_IN)
-        raise ConfigError(
-            f"unknown backend {name!r}: use one of {known}, or package.module:Class",
-            source=_source,
-        )
+    module, attribute = _split_reference(name)
+    reference = f"{module}:{attribute}"
     try:
         found = getattr(importlib.import_module(module), attribute)
     except ImportError as exc:
@@ -118,12 +148,14 @@ def _factory(name: str) -> type:
                 f"the {name} backend could not load ({exc}): check the NVIDIA driver "
                 "(nvidia-smi) and that the backend's packages are installed"
             ) from None
-        raise ConfigError(f"cannot import backend {name!r}: {exc}", source=_source) from None
+        raise ConfigError(f"cannot import backend {quote(name)}: {exc}", source=_source) from None
     except AttributeError:
         raise ConfigError(f"{module} has no {attribute}", source=_source) from None
-    except ValueError as exc:  # ":Class", a relative name
-        raise ConfigError(f"cannot import backend {name!r}: {exc}",
-                          source=_source) from None  # fmt: skip
+    except (Exception, SystemExit) as exc:  # the module's own code raised (or exited) on import
+        raise ConfigError(
+            f"importing backend {quote(name)} raised {type(exc).__name__}: {exc}",
+            source=_source,
+        ) from None
     missing = [m for m in _CONTRACT if not callable(getattr(found, m, None))]
     if not isinstance(found, type) or missing:
         what = (

@@ -33,7 +33,7 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
     from gpubench.report.tables import ceilings_table
 
     for path, option in ((json_path, "--json"), (markdown_path, "--markdown")):
-        if path:
+        if path is not None:  # an empty one too: refused, not taken as "not given"
             check_writable(path, option)
     ctx = click.get_current_context()
     err = err_console()

@@ -32,6 +32,8 @@ def exit_codes_help() -> str:
 
 EXIT_CODES_HELP = exit_codes_help()
 
+INT32_MAX = 2**31 - 1
+
 # Wide enough for a results table when output goes to a file or a CI log.
 PIPE_WIDTH = 180
 
@@ -63,6 +65,8 @@ def spread_from(device: int, devices: str | None, scheduler: str | None = None,
     from gpubench.errors import ConfigError
     from gpubench.session import Spread
 
+    if not 0 <= device <= INT32_MAX:  # CUDA's device ordinal is an int; -1 is no device
+        raise ConfigError(f"expected a device index from 0, got {device}", key="--device")
     chosen = None
     if devices is not None:
         from gpubench.pool import parse_devices

@@ -80,12 +80,9 @@ def sweep(
         spec = replace(spec, timing=replace(spec.timing, untrusted=untrusted))
     spread = spread_from(device, devices, scheduler, shard)
     ctx = click.get_current_context()
-    if dry_run:
-        print_plan(spec, spread.shard)
-        ctx.exit(EXIT_OK)
     from pathlib import Path
 
-    from gpubench.outputs import OutputRequest
+    from gpubench.outputs import OutputRequest, refuse_empty_paths
 
     stem = Path(config_path).stem
     if spread.shard:
@@ -94,6 +91,10 @@ def sweep(
                             force=force, progress=True, markdown=markdown_path, profile=profile,
                             verbose=verbose, history=history_path, label=label,
                             default_log=str(Path("results") / f"{stem}.jsonl"))  # fmt: skip
+    if dry_run:
+        refuse_empty_paths(request)  # the dry run writes nothing; the real run would refuse them
+        print_plan(spec, spread.shard)
+        ctx.exit(EXIT_OK)
     ctx.exit(execute(spec, request, device, spread))
 
 

@@ -47,6 +47,16 @@ def _value(result: Any, key: str) -> float | None:
     return float(value) if _numeric(value) else None
 
 
+def _panel(value: Any) -> Any:
+    """A facet's value as a panel's key: a list or mapping (a shape, a launch grid) is no
+    dict key, so it stands as its text, which the panel's title shows anyway."""
+    try:
+        hash(value)
+    except TypeError:
+        return str(value)
+    return value
+
+
 def _follows(results: list[Any], x: str, param: str) -> bool:
     """True if `param` has one value per value of `x` (it is derived from x, or fixed)."""
     seen: dict[str, str] = {}
@@ -101,6 +111,12 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
     x = _choose_x(measured, params, varying, x, (by, facet))
     metric = _choose_y(measured, y)
     for name, option in ((by, "--by"), (facet, "--facet")):
+        if name is not None and not name.strip():  # not taken as "not given"
+            raise ConfigError(
+                f"an empty name ({name!r}): give variant or a parameter; "
+                f"parameters: {', '.join(params)}",
+                key=option,
+            )
         if name and name != "variant" and name not in params:
             raise ConfigError(f"no parameter {name!r} in these results; parameters: variant, "
                               f"{', '.join(params)}", key=option)  # fmt: skip
@@ -117,7 +133,7 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
         if not _numeric(xv) or yv is None:
             continue
         label = r.variant if by == "variant" else f"{by}={r.point.get(by)}"
-        panel = (r.variant if facet == "variant" else r.point.get(facet)) if facet else None
+        panel = (r.variant if facet == "variant" else _panel(r.point.get(facet))) if facet else None
         key = (panel, label, float(xv))
         cells[key] = better(cells[key], yv) if key in cells else yv
     lines: dict[Any, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
@@ -143,6 +159,9 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
 
 
 def draw(chart: Chart, path: str, title: str) -> None:
+    from gpubench.outputs import check_picture
+
+    check_picture(path, "--output")  # before the drawing, not as savefig's ValueError after it
     import matplotlib
 
     matplotlib.use("Agg")

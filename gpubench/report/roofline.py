@@ -80,6 +80,9 @@ def ridge_point(ceilings: CeilingsRecord, roof: str = COMPUTE_ROOF,
 def draw(placements: list[Placement], ceilings: CeilingsRecord, path: str, title: str) -> None:
     """The roofline chart (and, beside it, the kernels without arithmetic against the DRAM
     roof), written to `path` (PNG or SVG by its suffix)."""
+    from gpubench.outputs import check_picture
+
+    check_picture(path, "--output")  # before the drawing, not as savefig's ValueError after it
     import matplotlib
 
     matplotlib.use("Agg")

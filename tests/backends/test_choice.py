@@ -32,6 +32,10 @@ def test_selected_prefers_the_environment_then_pycuda_then_cuda_core(monkeypatch
     assert backends.selected() == "pycuda"  # both installed: PyCUDA
     monkeypatch.setattr(backends, "installed", lambda m: m == "cuda.core")
     monkeypatch.setattr(backends, "_announced", False)
+    monkeypatch.setattr(backends, "driver_present", lambda: False)
+    assert backends.selected() == "pycuda"  # no driver: cuda-core could not start either
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(backends, "driver_present", lambda: True)
     assert backends.selected() == "cuda-core" and backends.selected() == "cuda-core"
     assert capsys.readouterr().err == ("note: PyCUDA is not installed; using the cuda-core "
                                        "backend (cuda.core, NVRTC)\n")  # fmt: skip
@@ -53,21 +57,20 @@ def test_the_pycuda_preflight(monkeypatch):
     monkeypatch.setitem(sys.modules, "pycuda", None)
     with pytest.raises(EnvironmentProblem) as info:
         backends.preflight("pycuda")
-    assert str(info.value) == (
-        "PyCUDA is not installed (import of pycuda halted; None in sys.modules): on a machine "
-        "with an NVIDIA GPU and driver, install pycuda and nvidia-ml-py (pip install pycuda "
-        "nvidia-ml-py; in a gpubench checkout: pip install '.[cuda]'), or, without a CUDA "
-        "toolkit, the cuda-core backend: pip install 'gpubench[cuda-core]' and --backend "
-        "cuda-core")  # fmt: skip
+    # One line that fits an 80-column terminal after `error: `.
+    assert (
+        str(info.value) == "PyCUDA is not installed: pip install '.[cuda]', or --backend cuda-core"
+    )
+    assert len("error: " + str(info.value)) <= 80
     backends.preflight("pycuda", local=False)
     monkeypatch.setitem(sys.modules, "pycuda", sys)  # "installed"
     monkeypatch.setattr(backends.shutil, "which", lambda name: None if name == "nvcc" else "/x")
     with pytest.raises(EnvironmentProblem) as info:
         backends.preflight("pycuda")
-    assert str(info.value) == (
-        "nvcc not found on PATH: PyCUDA compiles kernels with it; install the CUDA toolkit "
-        "matching your driver and add its bin/ folder to PATH, or use --backend cuda-core "
-        "(NVRTC from wheels, no toolkit)")  # fmt: skip
+    assert (
+        str(info.value) == "nvcc not found on PATH: install the CUDA toolkit or --backend cuda-core"
+    )
+    assert len("error: " + str(info.value)) <= 80
     monkeypatch.setattr(backends.shutil, "which", lambda name: "/usr/bin/" + name)
     backends.preflight("pycuda")
 
@@ -82,7 +85,8 @@ class NotQuite:
     ("no_such_pkg:Backend", "cannot import backend 'no_such_pkg:Backend': No module named "
      "'no_such_pkg'"),
     ("json:Nope", "json has no Nope"),
-    (":X", "cannot import backend ':X': Empty module name"),
+    (":X", "backend ':X': expected package.module:Class (an absolute module, dotted names, one "
+     "colon, a class name)"),
     ("json:dumps", "'json:dumps' is not a backend (not a class): name a class that implements "
      "gpubench.backends.base.Backend"),
     (f"{__name__}:NotQuite", f"'{__name__}:NotQuite' is not a backend (it lacks "),
@@ -127,3 +131,59 @@ def test_a_class_without_the_backend_s_methods_names_the_first_four_it_lacks(mon
         f"--backend: '{__name__}:NotQuite' is not a backend (it lacks {', '.join(lacking[:4])}): "
         "name a class that implements gpubench.backends.base.Backend")  # fmt: skip
     assert "it lacks environment, readings, sm_clock_mhz, memory_info)" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            name,
+            f"GPUBENCH_BACKEND: backend {name!r}: expected package.module:Class (an absolute "
+            "module, dotted names, one colon, a class name)",
+        )
+        for name in ("..x:Y", ".x:Y", ":Y", "x:", "x:Y:Z", "a b:C", "x.:Y", "x:Y.Z", "1x:Y")
+    ]
+    + [
+        (
+            "nope",
+            "GPUBENCH_BACKEND: unknown backend 'nope': use one of pycuda, cuda-core, or "
+            "package.module:Class",
+        ),
+        (
+            "x" * 300,
+            "GPUBENCH_BACKEND: unknown backend 'xxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxx"
+            "xxxxxxxxxxxxxxxx': use one of pycuda, cuda-core, or package.module:Class",
+        ),
+        (
+            "no_such_module_here:Backend",
+            "GPUBENCH_BACKEND: cannot import backend "
+            "'no_such_module_here:Backend': No module named 'no_such_module_here'",
+        ),
+        ("json:NoSuchClass", "GPUBENCH_BACKEND: json has no NoSuchClass"),
+    ],
+)
+def test_a_backend_name_that_names_no_importable_class_is_one_line(monkeypatch, name, message):
+    monkeypatch.setattr(backends, "_source", "GPUBENCH_BACKEND")
+    with pytest.raises(ConfigError) as info:
+        backends.preflight(name)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("body", "raised"),
+    [
+        ("raise RuntimeError('boom')", "RuntimeError: boom"),
+        ("import sys; sys.exit(3)", "SystemExit: 3"),
+        ("1/0", "ZeroDivisionError: division by zero"),
+    ],
+)
+def test_a_backend_module_that_raises_on_import_is_one_line(tmp_path, monkeypatch, body, raised):
+    (tmp_path / "raising_backend_module.py").write_text(body + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "raising_backend_module", raising=False)
+    monkeypatch.setattr(backends, "_source", "GPUBENCH_BACKEND")
+    with pytest.raises(ConfigError) as info:
+        backends.preflight("raising_backend_module:Backend")
+    assert str(info.value) == (
+        f"GPUBENCH_BACKEND: importing backend 'raising_backend_module:Backend' raised {raised}"
+    )

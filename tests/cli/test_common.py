@@ -273,3 +273,11 @@ def test_compare_and_the_web_report_count_a_change_from_the_same_threshold():
     }
     assert defaults == {"compare": common.CHANGE_THRESHOLD, "report": common.CHANGE_THRESHOLD}
     assert common.CHANGE_THRESHOLD == 0.05
+
+
+@pytest.mark.parametrize("device", [-1, 2**31, 10**20])
+def test_a_device_index_cuda_cannot_name_is_refused(device):
+    with pytest.raises(ConfigError) as info:
+        common.spread_from(device, None)
+    assert str(info.value) == f"--device: expected a device index from 0, got {device}"
+    assert common.spread_from(2**31 - 1, None).device == 2**31 - 1

@@ -36,3 +36,15 @@ def test_a_small_dry_run_names_the_fixed_parameters_once(tmp_path, monkeypatch):
     out = dry_run(tmp_path, monkeypatch, {"size": [64, 128], "tile": 32})
     fixed = out.split("at every point: ")[1].split("point(s)")[0]
     assert "tile=32" in fixed and "size=" not in fixed
+
+
+def test_an_empty_output_path_is_refused_by_the_dry_run_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("plan.yaml").write_text(yaml.safe_dump({"suite": "transpose", "params": {"size": 64}}))
+    for option in ("--json", "--csv", "--jsonl", "--markdown", "--history", "--resume"):
+        result = CliRunner().invoke(cli, ["sweep", "plan.yaml", "--dry-run", option, ""])
+        assert result.exit_code == 2
+        assert (
+            result.output
+            == f"error: command line: {option}: an empty path (''): give a file name\n"
+        )

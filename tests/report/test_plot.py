@@ -220,3 +220,56 @@ def test_the_best_over_a_folded_parameter_does_not_depend_on_the_order_of_the_re
     derived = [Result(suite="t", variant="a", point={"size": 8, "tile": t}, status=Status.OK,
                       summary={"median_ms": 8 / t, "rel_noise": 0.01}) for t in (2, 1)]  # fmt: skip
     assert plot.build(derived, x="size", y="time_ms").lines[None] == {"a": [(8.0, 4.0)]}
+
+
+def test_a_facet_or_line_on_a_list_valued_parameter_is_one_panel_per_value():
+    shaped = [
+        Result(
+            suite="t",
+            variant="a",
+            point={"size": s, "shape": shape},
+            status=Status.OK,
+            summary={"median_ms": s / 8},
+            metrics={"gbps": float(s * len(shape))},
+        )
+        for s in (8, 64)
+        for shape in ([1, 2], [4, 8, 16])
+    ]
+    chart = plot.build(shaped, x="size", facet="shape")
+    assert chart.lines == {
+        "[1, 2]": {"a": [(8.0, 16.0), (64.0, 128.0)]},
+        "[4, 8, 16]": {"a": [(8.0, 24.0), (64.0, 192.0)]},
+    }
+    chart = plot.build(shaped, x="size", by="shape")
+    assert chart.lines == {
+        None: {
+            "shape=[1, 2]": [(8.0, 16.0), (64.0, 128.0)],
+            "shape=[4, 8, 16]": [(8.0, 24.0), (64.0, 192.0)],
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [("chart.foo", "'.foo'"), ("chart", "no extension"), ("chart.PNG.bak", "'.bak'")],
+)
+def test_a_picture_matplotlib_cannot_write_is_refused_before_drawing(tmp_path, name, shown):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / name
+    with pytest.raises(ConfigError) as info:
+        plot.draw(plot.build(RESULTS), str(target), "t")
+    assert str(info.value).startswith(
+        f"{target}: --output: a picture needs an extension "
+        f"matplotlib writes, got {shown}: .png, .svg or .pdf (or "
+    )
+    assert ".webp" in str(info.value) and not target.exists()
+
+
+@pytest.mark.parametrize(("kwargs", "option"), [({"by": ""}, "--by"), ({"facet": " "}, "--facet")])
+def test_an_empty_by_or_facet_is_refused_not_ignored(kwargs, option):
+    with pytest.raises(ConfigError) as info:
+        plot.build(RESULTS, **kwargs)
+    empty = next(iter(kwargs.values()))
+    assert str(info.value) == (
+        f"{option}: an empty name ({empty!r}): give variant or a parameter; parameters: size, tile"
+    )

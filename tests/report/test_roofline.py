@@ -212,3 +212,17 @@ def test_the_drawing_at_its_limits_is_the_pinned_one(monkeypatch):
     pinned = Path(__file__).parent / "figures"
     snapshots.matches(pinned / "roofline_wide.txt", wide)
     snapshots.matches(pinned / "roofline_no_compute.txt", bare)
+
+
+def test_a_picture_matplotlib_cannot_write_is_refused_before_drawing(tmp_path):
+    from gpubench.errors import ConfigError
+
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "roofline.txt"
+    with pytest.raises(ConfigError) as info:
+        roofline.draw([], None, str(target), "t")  # refused before the ceilings are looked at
+    assert str(info.value).startswith(
+        f"{target}: --output: a picture needs an extension "
+        "matplotlib writes, got '.txt': .png, .svg or .pdf (or "
+    )
+    assert not target.exists()
