@@ -46,7 +46,7 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
     """
     from gpubench import api
 
-    if markdown_path:
+    if markdown_path is not None:  # '' too: check_writable refuses it in one line
         from gpubench.outputs import check_writable
 
         check_writable(markdown_path, "--markdown")
@@ -73,7 +73,7 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
     for (before, after), count in _gpu_pairs(result.rows).items():
         notes.append(f"note: {count} pair(s) measured on different GPUs ({before} vs {after})")
         err_console().print(notes[-1], highlight=False)
-    if markdown_path:
+    if markdown_path is not None:
         from gpubench.report import markdown
         from gpubench.session import device_line
 
@@ -135,16 +135,17 @@ def roofline(results_paths: tuple[str, ...], output: str | None, ceilings_path: 
     """
     from gpubench import api
     from gpubench.errors import ConfigError
-    from gpubench.outputs import check_writable
+    from gpubench.outputs import check_picture, check_writable
     from gpubench.report import roofline as rl
     from gpubench.report.plain import say
     from gpubench.report.tables import roofline_table
 
     for path, option in ((output, "--output"), (markdown_path, "--markdown")):
-        if path:
+        if path is not None:  # '' too: check_writable refuses it in one line
             check_writable(path, option)
-    if output:
+    if output is not None:
         need_matplotlib("--output")
+        check_picture(output, "--output")  # before the tables, not after them
     groups = api.roofline(list(results_paths), ceilings_path)
     if output and len(groups) > 1 and not ceilings_path:
         raise ConfigError(f"results from {len(groups)} GPUs: draw one roofline per GPU",
@@ -169,7 +170,7 @@ def roofline(results_paths: tuple[str, ...], output: str | None, ceilings_path: 
         rl.draw(placements, record, output, f"{record.gpu_name}: every measured kernel on the "
                 "roofline")  # fmt: skip
         say(err, f"roofline: {output}")
-    if markdown_path:
+    if markdown_path is not None:
         from gpubench.report import markdown
         from gpubench.session import device_line
 
@@ -206,10 +207,13 @@ def plot(results_path: str, x: str | None, y: str | None, by: str, facet: str | 
     from gpubench.outputs import check_writable
     from gpubench.report.plain import say
 
-    target = output or str(Path(results_path).with_suffix(".png"))
+    if not results_path.strip():
+        message = "an empty path: give a results file"
+        raise ConfigError(message, source="command line", key="RESULTS")
+    target = str(Path(results_path).with_suffix(".png")) if output is None else output
+    check_writable(target, "--output")
     if Path(target).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise ConfigError("give a .png, .svg or .pdf file", source=target, key="--output")
-    check_writable(target, "--output")
     need_matplotlib("plot")
     chart = api.plot(results_path, target, x, y, by, facet)
     say(
