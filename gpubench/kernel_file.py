@@ -460,7 +460,7 @@ class _Parser:
                 if isinstance(value, bool):
                     raise ValueError
                 number = float(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise self.error(
                     f"expected a number, got {quote(value)}", f"{key}.{name}"
                 ) from None
@@ -593,6 +593,10 @@ def parse(data: dict[str, Any], source: str) -> KernelFile:
     for key in ("source", "variants", "args", "grid", "block"):
         if key not in raw:
             raise p.error("missing required key", f"kernel.{key}")
+    from gpubench.formats.kernel_file import KernelFile as KernelFileSchema
+    from gpubench.formats.sweep_file import check
+
+    check(data, KernelFileSchema, source)  # the structure; the meaning is checked below
     cu_path, name, description = _identity(p, raw, data, path)
     params = _declared_params(data, source)
     param_names = {q.name for q in params}
