@@ -506,8 +506,9 @@ def _is_numeric(value: Any) -> bool:
 def _too_big(what: str, elements: int, limit: int) -> ExpressionError:
     size = elements * _ITEM_BYTES
     shown = f"{size / 2**30:,.1f} GiB" if size >= 2**30 else f"{size / 2**20:,.1f} MiB"
-    return ExpressionError(f"{what} would make {elements:,} elements ({shown} as float64), more "
-                           f"than {limit:,}")  # fmt: skip
+    return ExpressionError(
+        f"{what} would make {elements:,} elements, more than {limit:,} ({shown} as float64)"
+    )
 
 
 def _elements(shape: Any) -> int:

@@ -480,6 +480,19 @@ def _yaml_hint(text: Any) -> str:
     return ""
 
 
+def _split_hint(data: Any, key: str | None) -> str:
+    """The YAML hint where the mapping holding a wrong field has a key or value with
+    unbalanced parentheses (`{default: ceil_div(n, block)}` split at its comma)."""
+    parent: Any = data
+    for name in (key or "").split(".")[:-1]:
+        parent = parent.get(name) if isinstance(parent, dict) else None
+    if isinstance(parent, dict):
+        for text in [*parent, *parent.values()]:
+            if _yaml_hint(text):
+                return _yaml_hint(text)
+    return ""
+
+
 def _top_level_parts(text: str) -> list[Any]:
     """`ceil_div(w, 32), ceil_div(h, 8)` → its two expressions (a grid or block written as
     one line); anything else as it is."""
@@ -593,10 +606,14 @@ def parse(data: dict[str, Any], source: str) -> KernelFile:
     for key in ("source", "variants", "args", "grid", "block"):
         if key not in raw:
             raise p.error("missing required key", f"kernel.{key}")
-    from gpubench.formats.kernel_file import KernelFile as KernelFileSchema
-    from gpubench.formats.sweep_file import check
+    from gpubench.formats import kernel_file as schema
+    from gpubench.formats.sweep_file import HINTS, check
 
-    check(data, KernelFileSchema, source)  # the structure; the meaning is checked below
+    try:
+        check(data, schema.KernelFile, source, schema.HINTS + HINTS)
+    except ConfigError as exc:
+        raise ConfigError(exc.message + _split_hint(data, exc.key), source=source,
+                          key=exc.key) from None  # fmt: skip  # the structure; the meaning is checked below
     cu_path, name, description = _identity(p, raw, data, path)
     params = _declared_params(data, source)
     param_names = {q.name for q in params}

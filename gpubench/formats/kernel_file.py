@@ -73,3 +73,55 @@ class KernelFile(SweepCommon, kw_only=True):
 
 
 SCHEMAS: dict[str, type] = {"Kernel file": KernelFile}
+
+# The kernel section's fields in the words of gpubench's messages (see sweep_file.HINTS).
+_EXPRESSION = "an expression"
+HINTS: list[tuple[str, str]] = [
+    (r"kernel", "a mapping with source, variants, args, grid, block, ..."),
+    (r"kernel\.source", "the path of a .cu file"),
+    (r"kernel\.name", "a short name (letters, digits, _ . -)"),
+    (
+        r"kernel\.variants",
+        "a list of kernel names (the first is the baseline), or a mapping name: what it shows",
+    ),
+    (r"kernel\.variants\[\d+\]", "a kernel name (a C identifier)"),
+    (r"kernel\.variants\.[^.]+", "a description"),
+    (
+        r"kernel\.args",
+        "the kernel's arguments in order, as a list of `name: in float32[n]` or `name: uint32 = n`",
+    ),
+    (r"kernel\.args\[\d+\]", "one `name: declaration`"),
+    (r"kernel\.args\[\d+\]\.[^.]+", "a declaration such as `in float32[n]` or `uint32 = n`"),
+    (r"kernel\.(grid|block)", "1 to 3 expressions, or a mapping of variants (and default) to them"),
+    (r"kernel\.(grid|block)\.[^.\[]+", "1 to 3 expressions"),
+    (
+        r"kernel\.(reference\.[^.]+|work\.[^.]+)|kernel\.(grid|block)(\.[^.\[]+)?\[\d+\]",
+        _EXPRESSION,
+    ),
+    (r"kernel\.shared(\.[^.]+)?", "one expression"),
+    (
+        r"kernel\.defines",
+        "a list of parameters (passed as -DNAME=value, the name upper-cased) "
+        "or a mapping param: MACRO",
+    ),
+    (r"kernel\.defines\[\d+\]", "a parameter name"),
+    (r"kernel\.defines\.[^.]+", "a macro name"),
+    (r"kernel\.options", "a list of nvcc options"),
+    (r"kernel\.options\[\d+\]", "an nvcc option (such as --use_fast_math or -lineinfo)"),
+    (
+        r"kernel\.init",
+        "a mapping array: uniform(lo, hi) | normal(mean, std) | integers(lo, hi)"
+        " | zeros() | ones() | full(v) | arange()",
+    ),
+    (
+        r"kernel\.init\.[^.]+",
+        "one of uniform(), normal(), integers(), zeros(), ones(), full(), arange()",
+    ),
+    (
+        r"kernel\.reference",
+        "an expression, a mapping output: expression, file.py:function or variant:NAME",
+    ),
+    (r"kernel\.work", "a mapping with bytes, flops, elements"),
+    (r"kernel\.tolerance", "{rtol: R, atol: A} or exact"),
+    (r"kernel\.tolerance\.[^.]+", "a number"),
+]

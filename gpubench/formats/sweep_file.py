@@ -13,6 +13,7 @@ also takes text, because YAML 1.1 reads `1e-3` as a string; the semantic layer c
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from typing import Annotated, Any
@@ -20,7 +21,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Struct
 
-from gpubench.errors import ConfigError
+from gpubench.errors import ConfigError, quote
 
 # A whole number a 64-bit counter holds; beyond it no count, size or limit means anything.
 Int64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
@@ -83,23 +84,102 @@ class SweepFile(SweepCommon, kw_only=True):
 SCHEMAS: dict[str, type] = {"Sweep file": SweepFile}
 
 
-def check(record: Any, schema: type, source: str) -> None:
+# What a field holds, in the words of gpubench's messages: a wrong type at a path matching
+# one of these patterns reads "expected <words>, got <value>".
+HINTS: list[tuple[str, str]] = [
+    (r"description", "text"),
+    (r"suite", "a suite name or a suite .py file"),
+    (r"variants", "a variant name or a list of them"),
+    (r"variants\[\d+\]|baseline", "a variant name"),
+    (r"params", "a mapping"),
+    (r"params\.[^.\[]+", "a value or a list of values"),
+    (r"params\.[^.\[]+\[\d+\]|zip\[\d+\]\.[^.\[]+\[\d+\]", "a number or text"),
+    (r"zip", "a list of groups"),
+    (r"zip\[\d+\]", "a mapping of parameter lists"),
+    (r"zip\[\d+\]\.[^.\[]+", "a list"),
+    (r"constraints", "a list of conditions"),
+    (r"constraints\[\d+\]", "a condition such as 'block_rows <= tile'"),
+    (r"timing|outputs", "a mapping"),
+    (
+        r"timing\.(min_time_s|target_noise|max_time_s|hot_sample_ms|throttle_threshold|"
+        r"time_limit_s)",
+        "a number",
+    ),
+    (r"outputs\.[^.]+", "a file path"),
+    (r"history", "a file path or true"),
+]
+
+
+def check(record: Any, schema: type, source: str, hints: list[tuple[str, str]] = HINTS) -> None:
     """Refuse `record` where it does not have `schema`'s structure: one ConfigError naming the
-    file, the field path and the value. Entries of mappings keyed by the user's own names
-    (parameters, variants, arrays) are named by their key, not msgspec's `[...]`."""
+    file, the field path and the value, in the words of `hints` where one matches the path.
+    Entries of mappings keyed by the user's own names (parameters, variants, arrays) are named
+    by their key, not msgspec's `[...]`."""
     from gpubench.formats import validate
 
     try:
         validate(record, schema, source=source)
     except ConfigError as exc:
-        if "[...]" not in (exc.key or "") and "key` in" not in exc.message:
-            raise
-        found = _locate(record, schema, "")
-        if found is None:
-            raise
-        value, expected, path = found
-        validate(value, expected, source=source, key=path)
-        raise  # the entry alone converted: the first message stands
+        if "key` in" in exc.message:
+            # A key that is not text (`5: [1, 2]`): the semantic checks name it in their own
+            # words (not a parameter name, not an argument name); the rest is checked here.
+            check(_text_keys(record), schema, source, hints)
+            return
+        error = exc
+        if "[...]" in (exc.key or "") or "key` in" in exc.message:
+            found = _locate(record, schema, "")
+            if found is not None:
+                value, expected, path = found
+                try:
+                    validate(value, expected, source=source, key=path)
+                except ConfigError as located:
+                    error = located
+        message = _in_words(error.message, error.key, record, hints)
+        raise ConfigError(message, source=source, key=error.key) from None
+
+
+def _text_keys(value: Any) -> Any:
+    """`value` with every mapping key as text (a copy)."""
+    if isinstance(value, dict):
+        return {str(k): _text_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_text_keys(v) for v in value]
+    return value
+
+
+def _value_at(record: Any, key: str | None) -> tuple[bool, Any]:
+    """The value at a field path such as `kernel.args[0].x`, if it is there."""
+    value = record
+    for name, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", key or ""):
+        try:
+            value = value[int(index)] if index else value[name]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return False, None
+    return True, value
+
+
+# msgspec's names of JSON types, as the rest of gpubench's messages say them.
+_WORDS = {
+    "int": "an integer", "float": "a number", "str": "text", "bool": "true or false",
+    "object": "a mapping", "array": "a list", "null": "nothing", "date": "a date",
+    "datetime": "a date", "bytes": "binary data",
+}  # fmt: skip
+_TYPE_ERROR = re.compile(r"^expected `([^`]*)`(, got `[^`]*`| of length [<>]= \d+)")
+
+
+def _in_words(message: str, key: str | None, record: Any, hints: list[tuple[str, str]]) -> str:
+    """`expected `int | null`, got `float` (found 1.5)` -> `expected an integer, got 1.5`
+    (in the hint's words where one matches the field); other messages with msgspec's type
+    names put in words (`expected an integer <= 9223372036854775807 (found ...)`)."""
+    found, value = _value_at(record, key)
+    match = _TYPE_ERROR.match(message)
+    if match and found:
+        hint = next((words for pattern, words in hints if re.fullmatch(pattern, key or "")), None)
+        if hint is None:
+            names = [n for n in match.group(1).split(" | ") if n != "null"]
+            hint = " or ".join(_WORDS.get(n, n) for n in names)
+        return f"expected {hint}, got {quote(value)}"
+    return re.sub(r"`(\w+)`", lambda m: _WORDS.get(m.group(1), m.group(1)), message)
 
 
 def _locate(value: Any, expected: Any, path: str) -> tuple[Any, Any, str] | None:
