@@ -452,7 +452,7 @@ class _Walker:
                 if name in ("matmul", "dot", "einsum"):
                     _check_product(name, args, self.limit)
                 else:
-                    _check_broadcast(name, args, self.limit)
+                    _check_broadcast(f"{name}()", args, self.limit)
             return self.number(func(*args, **kwargs))
         if isinstance(node, ast.Compare):
             left = self.eval(node.left)

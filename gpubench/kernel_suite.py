@@ -544,10 +544,10 @@ def _init_plan(array: Array, init: Init | None, point: Point) -> tuple[str, list
     function = init.function if init else ("integers" if integer else "uniform")
     args = [_evaluate(a, point, key) for a in init.args] if init else []
     for value in args:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise PointError(f"{key}: {function}() argument {quote(value)} is not a number")
-        # An integer past a double (2^1024) or a float infinity: no bound of any array type.
-        if abs(value) >= 2**1023 or not math.isfinite(value):
+        # Not a number, NaN, infinity, or an integer past any double (2^1024): no bound of
+        # any array type (and NumPy's isfinite refuses such an integer with a TypeError).
+        number = not isinstance(value, bool) and isinstance(value, int | float)
+        if not number or abs(value) >= 2**1023 or not math.isfinite(value):
             raise PointError(f"{key}: {function}() argument {quote(value)} is not a finite number")
     if function == "uniform":
         low, high = {0: (1.0, 2.0), 1: (0.0, args[0] if args else 0), 2: tuple(args)}[len(args)]
