@@ -134,8 +134,9 @@ def check(record: Any, schema: type, source: str, hints: list[tuple[str, str]] =
                     validate(value, expected, source=source, key=path)
                 except ConfigError as located:
                     error = located
-        message = _in_words(error.message, error.key, record, hints)
-        raise ConfigError(message, source=source, key=error.key) from None
+        key = (error.key or "").replace(".[", "[") or None  # `args.[0]` where a part was checked
+        message = _in_words(error.message, key, record, hints)
+        raise ConfigError(message, source=source, key=key) from None
 
 
 def _text_keys(value: Any) -> Any:
@@ -164,7 +165,7 @@ _WORDS = {
     "object": "a mapping", "array": "a list", "null": "nothing", "date": "a date",
     "datetime": "a date", "bytes": "binary data",
 }  # fmt: skip
-_TYPE_ERROR = re.compile(r"^expected `([^`]*)`(, got `[^`]*`| of length [<>]= \d+)")
+_TYPE_ERROR = re.compile(r"^(expected `([^`]*)`(, got `[^`]*`| of length [<>]= \d+)|invalid enum)")
 
 
 def _in_words(message: str, key: str | None, record: Any, hints: list[tuple[str, str]]) -> str:
@@ -176,7 +177,7 @@ def _in_words(message: str, key: str | None, record: Any, hints: list[tuple[str,
     if match and found:
         hint = next((words for pattern, words in hints if re.fullmatch(pattern, key or "")), None)
         if hint is None:
-            names = [n for n in match.group(1).split(" | ") if n != "null"]
+            names = [n for n in (match.group(2) or "str").split(" | ") if n != "null"]
             hint = " or ".join(_WORDS.get(n, n) for n in names)
         return f"expected {hint}, got {quote(value)}"
     return re.sub(r"`(\w+)`", lambda m: _WORDS.get(m.group(1), m.group(1)), message)
@@ -190,6 +191,8 @@ def _locate(value: Any, expected: Any, path: str) -> tuple[Any, Any, str] | None
         return None
     except msgspec.ValidationError:
         pass
+    if typing.get_origin(expected) is Annotated:  # a constraint (a length): the bare type below
+        expected = typing.get_args(expected)[0]
     origin = typing.get_origin(expected)
     args = typing.get_args(expected)
     if isinstance(expected, type) and issubclass(expected, Struct) and isinstance(value, dict):
