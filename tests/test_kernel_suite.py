@@ -1292,12 +1292,12 @@ def test_a_matmul_reference_computes_numpy_s_matmul_of_the_inputs(tmp_path, refe
 
 
 def test_the_matmul_example_s_reference_is_a_at_b():
-    bench = kernel_suite.load_benchmark(str((EXAMPLES / "matmul.yaml").resolve()))
+    bench = kernel_suite.load_benchmark(str((EXAMPLES / "gemm.yaml").resolve()))
     point = {"m": 33, "n": 17, "k": 9, "tile": 16}
     inputs = bench.inputs(point, np.random.default_rng(3))
     got = bench.reference("default", point, inputs)["C"]
     assert np.array_equal(got, inputs["A"].astype(np.float64) @ inputs["B"].astype(np.float64))
-    spec = config.load(EXAMPLES / "matmul.yaml")
+    spec = config.load(EXAMPLES / "gemm.yaml")
     assert bench.dry_run_problems(spec.points(bench)) == []
     assert [v.name for v in bench.variants] == ["matmul_naive", "matmul_tiled"]
 

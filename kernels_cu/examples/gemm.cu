@@ -1,4 +1,4 @@
-// Example kernels for configs/examples/matmul.yaml: C = A @ B for row-major float32 matrices
+// Example kernels for configs/examples/gemm.yaml: C = A @ B for row-major float32 matrices
 // (A is M x K, B is K x N, C is M x N), checked against the reference `A @ B` (NumPy, float64).
 // Compile-time parameter (-D, from the YAML's `defines`): TILE, the block's side in threads.
 
