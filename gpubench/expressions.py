@@ -644,6 +644,14 @@ def _check_product(name: str, args: list[Any], limit: int) -> None:
     if macs > MAX_PRODUCT_MACS:
         raise ExpressionError(f"{name}() would take {macs:,} multiply-adds, more than "
                               f"{MAX_PRODUCT_MACS:,}")  # fmt: skip
+    if name == "einsum" and len(args) > 3:
+        # Three operands or more are contracted pairwise (the greedy path NumPy takes too):
+        # an intermediate of that path may be larger than the result.
+        _, plan = np.einsum_path(*args, optimize="greedy")
+        found = re.search(r"Largest intermediate:\s+([0-9.e+]+) elements", plan)
+        largest = int(float(found.group(1))) if found else 0
+        if largest > limit:
+            raise _too_big("einsum()'s largest intermediate", largest, limit)
 
 
 _EINSUM_TERM = re.compile(r"^[A-Za-z]*$")

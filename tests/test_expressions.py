@@ -586,3 +586,18 @@ def test_an_integer_constant_past_128_bits_is_refused_when_parsed(arrays):
         str(caught.value)
         == f"an integer of 1329 bits is too large in 'n + {'9' * 23}...{'9' * 28}'"
     )
+
+
+def test_an_einsum_of_three_operands_is_contracted_pairwise_within_the_limit():
+    env = {"x": np.arange(40.0), "M": np.arange(1600.0).reshape(40, 40) / 1600}
+    expression = Expression.parse("einsum('ij,jk,k->i', M, M, x)", env, arrays=True)
+    got = expression.evaluate(env, max_elements=1600)
+    np.testing.assert_allclose(got, env["M"] @ env["M"] @ env["x"], rtol=1e-12)
+    with pytest.raises(ExpressionError) as caught:
+        Expression.parse("einsum('i,j,k->ij', x, x, x)", env, arrays=True).evaluate(
+            env, max_elements=1000
+        )
+    assert str(caught.value) == (
+        "\"einsum('i,j,k->ij', x, x, x)\": einsum() would make 1,600 elements, more than 1,000 "
+        "(0.0 MiB as float64)"
+    )
