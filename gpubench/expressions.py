@@ -299,8 +299,9 @@ def _checked_names(tree: ast.Expression, source: str, known: set[str],
                 raise ExpressionError(f"constant {quote(node.value)} is not allowed in "
                                       f"{quote(source)}")  # fmt: skip
             if isinstance(node.value, int) and node.value.bit_length() > MAX_INT_BITS:
-                raise ExpressionError(f"an integer of {node.value.bit_length()} bits is too "
-                                      f"large in {quote(source)}")  # fmt: skip
+                raise ExpressionError(
+                    f"an integer of {node.value.bit_length()} bits is too large in {quote(source)}"
+                )
     return frozenset(used)
 
 
@@ -562,14 +563,16 @@ def _padded_elements(shape: tuple[int, ...], widths: Any) -> int:
     """Elements of pad(x, widths): each dimension grown by its two widths."""
     try:
         grown = np.broadcast_to(np.asarray(widths, dtype=object), (len(shape), 2))
-        return math.prod(d + int(before) + int(after) for d, (before, after)
-                         in zip(shape, grown, strict=True))  # fmt: skip
+        return math.prod(
+            d + int(before) + int(after) for d, (before, after) in zip(shape, grown, strict=True)
+        )
     except (TypeError, ValueError, OverflowError):
         return 0  # NumPy itself says what is wrong with the widths
 
 
-def _check_result_size(name: str, args: list[Any], kwargs: dict[str, Any],
-                       limit: int | None = None) -> None:  # fmt: skip
+def _check_result_size(
+    name: str, args: list[Any], kwargs: dict[str, Any], limit: int | None = None
+) -> None:
     limit = MAX_RESULT_ELEMENTS if limit is None else limit
     try:
         elements = _result_elements(name, args, kwargs)
@@ -625,25 +628,30 @@ def _check_product(name: str, args: list[Any], limit: int) -> None:
         if name == "dot" and (not a or not b):
             return  # a scalar times an array: elementwise
         if not a or not b:
-            raise ExpressionError(f"{name} takes arrays of at least one dimension, got shapes "
-                                  f"{a} and {b}")  # fmt: skip
+            raise ExpressionError(
+                f"{name} takes arrays of at least one dimension, got shapes {a} and {b}"
+            )
         inner = b[0] if len(b) == 1 else b[-2]
         if a[-1] != inner:
-            raise ExpressionError(f"{name} of shapes {a} and {b}: the inner dimensions "
-                                  f"{a[-1]} and {inner} differ")  # fmt: skip
+            raise ExpressionError(
+                f"{name} of shapes {a} and {b}: the inner dimensions {a[-1]} and {inner} differ"
+            )
         if name == "matmul" and len(a) > 2 and len(b) > 2:
             try:
                 np.broadcast_shapes(a[:-2], b[:-2])
             except ValueError:
-                raise ExpressionError(f"{name} of shapes {a} and {b}: the batch dimensions "
-                                      f"{a[:-2]} and {b[:-2]} do not broadcast") from None  # fmt: skip
+                raise ExpressionError(
+                    f"{name} of shapes {a} and {b}: the batch dimensions "
+                    f"{a[:-2]} and {b[:-2]} do not broadcast"
+                ) from None
         elements = _product_elements(name, a, b)
         macs = elements * a[-1]
     if elements > limit:
         raise _too_big(f"{name}()", elements, limit)
     if macs > MAX_PRODUCT_MACS:
-        raise ExpressionError(f"{name}() would take {macs:,} multiply-adds, more than "
-                              f"{MAX_PRODUCT_MACS:,}")  # fmt: skip
+        raise ExpressionError(
+            f"{name}() would take {macs:,} multiply-adds, more than {MAX_PRODUCT_MACS:,}"
+        )
     if name == "einsum" and len(args) > 3:
         # Three operands or more are contracted pairwise (the greedy path NumPy takes too):
         # an intermediate of that path may be larger than the result.
@@ -667,27 +675,35 @@ def _einsum_plan(args: list[Any]) -> tuple[int, int]:
     inputs, arrow, output = subscripts.partition("->")
     terms = inputs.split(",")
     if not all(_EINSUM_TERM.match(t) for t in [*terms, output]) or subscripts.count("->") > 1:
-        raise ExpressionError(f"einsum subscripts {shown}: letters, commas and one -> only "
-                              "(such as 'ij,jk->ik'; no ...)")  # fmt: skip
+        raise ExpressionError(
+            f"einsum subscripts {shown}: letters, commas and one -> only "
+            "(such as 'ij,jk->ik'; no ...)"
+        )
     if len(terms) != len(operands):
-        raise ExpressionError(f"einsum subscripts {shown} name {len(terms)} operand(s), "
-                              f"given {len(operands)}")  # fmt: skip
+        raise ExpressionError(
+            f"einsum subscripts {shown} name {len(terms)} operand(s), given {len(operands)}"
+        )
     sizes: dict[str, int] = {}
     for position, (term, operand) in enumerate(zip(terms, operands, strict=True), 1):
         shape = np.shape(operand) if _is_numeric(operand) else None
         if shape is None or len(shape) != len(term):
-            raise ExpressionError(f"einsum subscripts {shown}: operand {position} has shape "
-                                  f"{shape}, but {term!r} names {len(term)} dimension(s)")  # fmt: skip
+            raise ExpressionError(
+                f"einsum subscripts {shown}: operand {position} has shape "
+                f"{shape}, but {term!r} names {len(term)} dimension(s)"
+            )
         for letter, size in zip(term, shape, strict=True):
             if sizes.get(letter, size) != size:
-                raise ExpressionError(f"einsum subscripts {shown}: {letter!r} is {sizes[letter]} "
-                                      f"in one operand and {size} in operand {position}")  # fmt: skip
+                raise ExpressionError(
+                    f"einsum subscripts {shown}: {letter!r} is {sizes[letter]} "
+                    f"in one operand and {size} in operand {position}"
+                )
             sizes[letter] = size
     if not arrow:  # implicit output: the letters used once, in order
         output = "".join(sorted(c for c in sizes if inputs.count(c) == 1))
     if len(set(output)) != len(output) or not set(output) <= set(sizes):
-        raise ExpressionError(f"einsum subscripts {shown}: the output {output!r} must name "
-                              "input letters, each once")  # fmt: skip
+        raise ExpressionError(
+            f"einsum subscripts {shown}: the output {output!r} must name input letters, each once"
+        )
     return math.prod(sizes[c] for c in output), math.prod(sizes.values())
 
 

@@ -609,11 +609,12 @@ def parse(data: dict[str, Any], source: str) -> KernelFile:
     from gpubench.formats import kernel_file as schema
     from gpubench.formats.sweep_file import HINTS, check
 
-    try:
+    try:  # the structure first (each key's type); the meaning is checked below
         check(data, schema.KernelFile, source, schema.HINTS + HINTS)
     except ConfigError as exc:
-        raise ConfigError(exc.message + _split_hint(data, exc.key), source=source,
-                          key=exc.key) from None  # fmt: skip  # the structure; the meaning is checked below
+        raise ConfigError(
+            exc.message + _split_hint(data, exc.key), source=source, key=exc.key
+        ) from None
     cu_path, name, description = _identity(p, raw, data, path)
     params = _declared_params(data, source)
     param_names = {q.name for q in params}

@@ -467,8 +467,10 @@ PRODUCT_ENV = {
 }
 
 
-@pytest.mark.parametrize("text", ["A @ B", "matmul(A, B)", "dot(A, B)",
-                                  "einsum('ij,jk->ik', A, B)", "einsum('ij, jk', A, B)"])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    ["A @ B", "matmul(A, B)", "dot(A, B)", "einsum('ij,jk->ik', A, B)", "einsum('ij, jk', A, B)"],
+)
 def test_a_matrix_product_is_exactly_numpy_s_matmul(text):
     got = Expression.parse(text, PRODUCT_ENV, arrays=True).evaluate(PRODUCT_ENV)
     np.testing.assert_allclose(got, np.matmul(PRODUCT_ENV["A"], PRODUCT_ENV["B"]), rtol=1e-15)
@@ -477,9 +479,11 @@ def test_a_matrix_product_is_exactly_numpy_s_matmul(text):
 
 def test_matrix_vector_and_batched_products_follow_numpy():
     env = {**PRODUCT_ENV, "T": np.arange(24.0).reshape(2, 3, 4)}
-    for text, expected in (("A @ x", PRODUCT_ENV["A"] @ PRODUCT_ENV["x"]),
-                           ("A @ T", PRODUCT_ENV["A"] @ env["T"]),
-                           ("einsum('i,i->', x, x)", 5.0)):  # fmt: skip
+    for text, expected in (
+        ("A @ x", PRODUCT_ENV["A"] @ PRODUCT_ENV["x"]),
+        ("A @ T", PRODUCT_ENV["A"] @ env["T"]),
+        ("einsum('i,i->', x, x)", 5.0),
+    ):
         got = Expression.parse(text, env, arrays=True).evaluate(env)
         np.testing.assert_array_equal(got, expected)
 
@@ -487,26 +491,48 @@ def test_matrix_vector_and_batched_products_follow_numpy():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("B @ A", "'B @ A': matmul of shapes (3, 4) and (2, 3): the inner dimensions 4 and 2 "
-         "differ"),
-        ("dot(B, A)", "'dot(B, A)': dot of shapes (3, 4) and (2, 3): the inner dimensions 4 and 2 "
-         "differ"),
-        ("A @ 3", "'A @ 3': matmul takes arrays of at least one dimension, got shapes (2, 3) "
-         "and ()"),
-        ("einsum('ij,jk->ik', A)", "\"einsum('ij,jk->ik', A)\": einsum subscripts 'ij,jk->ik' "
-         "name 2 operand(s), given 1"),
-        ("einsum('i...,jk->ik', A, B)", "\"einsum('i...,jk->ik', A, B)\": einsum subscripts "
-         "'i...,jk->ik': letters, commas and one -> only (such as 'ij,jk->ik'; no ...)"),
-        ("einsum('ijk,jk->ik', A, B)", "\"einsum('ijk,jk->ik', A, B)\": einsum subscripts "
-         "'ijk,jk->ik': operand 1 has shape (2, 3), but 'ijk' names 3 dimension(s)"),
-        ("einsum('ij,ik->jk', A, B)", "\"einsum('ij,ik->jk', A, B)\": einsum subscripts "
-         "'ij,ik->jk': 'i' is 2 in one operand and 3 in operand 2"),
-        ("einsum('ij,jk->iik', A, B)", "\"einsum('ij,jk->iik', A, B)\": einsum subscripts "
-         "'ij,jk->iik': the output 'iik' must name input letters, each once"),
-        ("einsum(A, B)", "'einsum(A, B)': einsum takes the subscripts first, as text such as "
-         "'ij,jk->ik'"),
+        (
+            "B @ A",
+            "'B @ A': matmul of shapes (3, 4) and (2, 3): the inner dimensions 4 and 2 differ",
+        ),
+        (
+            "dot(B, A)",
+            "'dot(B, A)': dot of shapes (3, 4) and (2, 3): the inner dimensions 4 and 2 differ",
+        ),
+        (
+            "A @ 3",
+            "'A @ 3': matmul takes arrays of at least one dimension, got shapes (2, 3) and ()",
+        ),
+        (
+            "einsum('ij,jk->ik', A)",
+            "\"einsum('ij,jk->ik', A)\": einsum subscripts 'ij,jk->ik' name 2 operand(s), given 1",
+        ),
+        (
+            "einsum('i...,jk->ik', A, B)",
+            "\"einsum('i...,jk->ik', A, B)\": einsum subscripts "
+            "'i...,jk->ik': letters, commas and one -> only (such as 'ij,jk->ik'; no ...)",
+        ),
+        (
+            "einsum('ijk,jk->ik', A, B)",
+            "\"einsum('ijk,jk->ik', A, B)\": einsum subscripts "
+            "'ijk,jk->ik': operand 1 has shape (2, 3), but 'ijk' names 3 dimension(s)",
+        ),
+        (
+            "einsum('ij,ik->jk', A, B)",
+            "\"einsum('ij,ik->jk', A, B)\": einsum subscripts "
+            "'ij,ik->jk': 'i' is 2 in one operand and 3 in operand 2",
+        ),
+        (
+            "einsum('ij,jk->iik', A, B)",
+            "\"einsum('ij,jk->iik', A, B)\": einsum subscripts "
+            "'ij,jk->iik': the output 'iik' must name input letters, each once",
+        ),
+        (
+            "einsum(A, B)",
+            "'einsum(A, B)': einsum takes the subscripts first, as text such as 'ij,jk->ik'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_products_whose_shapes_do_not_fit_are_one_line_naming_the_shapes(text, message):
     with pytest.raises(ExpressionError) as caught:
         Expression.parse(text, PRODUCT_ENV, arrays=True).evaluate(PRODUCT_ENV)
@@ -538,26 +564,52 @@ def test_the_array_limit_is_four_times_the_largest_array_with_a_floor_and_a_ceil
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("ones((20000, 20000))", "'ones((20000, 20000))': ones() would make 400,000,000 "
-         "elements, more than 1,000 (3.0 GiB as float64)"),
-        ("sum(arange(300000000))", "'sum(arange(300000000))': arange() would make 300,000,000 "
-         "elements, more than 1,000 (2.2 GiB as float64)"),
-        ("outer(x, x)", "'outer(x, x)': outer() would make 1,024 elements, more than 1,000 "
-         "(0.0 MiB as float64)"),
-        ("pad(x, 500)", "'pad(x, 500)': pad() would make 1,032 elements, more than 1,000 "
-         "(0.0 MiB as float64)"),
-        ("ones(shape=(n, n))", "'ones(shape=(n, n))': ones() would make 1,024 elements, more "
-         "than 1,000 (0.0 MiB as float64)"),
-        ("reshape(x, (32, 1)) + x", "'reshape(x, (32, 1)) + x': add would make 1,024 elements, "
-         "more than 1,000 (0.0 MiB as float64)"),
-        ("reshape(x, (32, 1)) < x", "'reshape(x, (32, 1)) < x': comparison would make 1,024 "
-         "elements, more than 1,000 (0.0 MiB as float64)"),
-        ("where(reshape(x, (32, 1)) > 0, x, 0)", "'where(reshape(x, (32, 1)) > 0, x, 0)': "
-         "where() would make 1,024 elements, more than 1,000 (0.0 MiB as float64)"),
-        ("reshape(x, (4, 8))[zeros(200, 'int64')]", "\"reshape(x, (4, 8))[zeros(200, 'int64')]"
-         "\": an index would make 1,600 elements, more than 1,000 (0.0 MiB as float64)"),
+        (
+            "ones((20000, 20000))",
+            "'ones((20000, 20000))': ones() would make 400,000,000 "
+            "elements, more than 1,000 (3.0 GiB as float64)",
+        ),
+        (
+            "sum(arange(300000000))",
+            "'sum(arange(300000000))': arange() would make 300,000,000 "
+            "elements, more than 1,000 (2.2 GiB as float64)",
+        ),
+        (
+            "outer(x, x)",
+            "'outer(x, x)': outer() would make 1,024 elements, more than 1,000 "
+            "(0.0 MiB as float64)",
+        ),
+        (
+            "pad(x, 500)",
+            "'pad(x, 500)': pad() would make 1,032 elements, more than 1,000 (0.0 MiB as float64)",
+        ),
+        (
+            "ones(shape=(n, n))",
+            "'ones(shape=(n, n))': ones() would make 1,024 elements, more "
+            "than 1,000 (0.0 MiB as float64)",
+        ),
+        (
+            "reshape(x, (32, 1)) + x",
+            "'reshape(x, (32, 1)) + x': add would make 1,024 elements, "
+            "more than 1,000 (0.0 MiB as float64)",
+        ),
+        (
+            "reshape(x, (32, 1)) < x",
+            "'reshape(x, (32, 1)) < x': comparison would make 1,024 "
+            "elements, more than 1,000 (0.0 MiB as float64)",
+        ),
+        (
+            "where(reshape(x, (32, 1)) > 0, x, 0)",
+            "'where(reshape(x, (32, 1)) > 0, x, 0)': "
+            "where() would make 1,024 elements, more than 1,000 (0.0 MiB as float64)",
+        ),
+        (
+            "reshape(x, (4, 8))[zeros(200, 'int64')]",
+            "\"reshape(x, (4, 8))[zeros(200, 'int64')]"
+            '": an index would make 1,600 elements, more than 1,000 (0.0 MiB as float64)',
+        ),
     ],
-)  # fmt: skip
+)
 def test_an_array_past_the_limit_is_refused_before_it_is_built(text, message):
     env = {"x": np.arange(32.0), "n": 32}
     expression = Expression.parse(text, env, arrays=True)
@@ -568,10 +620,13 @@ def test_an_array_past_the_limit_is_refused_before_it_is_built(text, message):
     assert str(caught.value) == message
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("'ab' * n", "\"'ab' * n\": arithmetic on 'ab'"),
-    ("(n, n) * n", "'(n, n) * n': arithmetic on (32, 32)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("'ab' * n", "\"'ab' * n\": arithmetic on 'ab'"),
+        ("(n, n) * n", "'(n, n) * n': arithmetic on (32, 32)"),
+    ],
+)
 def test_text_and_tuples_take_no_arithmetic_in_a_reference(text, message):
     with pytest.raises(ExpressionError) as caught:
         Expression.parse(text, ["n"], arrays=True).evaluate({"n": 32})

@@ -1279,8 +1279,9 @@ params:
 """
 
 
-@pytest.mark.parametrize("reference", ["A @ B", "matmul(A, B)", "dot(A, B)",
-                                       "\"einsum('ij,jk->ik', A, B)\""])  # fmt: skip
+@pytest.mark.parametrize(
+    "reference", ["A @ B", "matmul(A, B)", "dot(A, B)", "\"einsum('ij,jk->ik', A, B)\""]
+)
 def test_a_matmul_reference_computes_numpy_s_matmul_of_the_inputs(tmp_path, reference):
     _, bench = load(tmp_path, MATMUL.format(reference=reference))
     point = {"m": 5, "n": 3, "k": 4}
@@ -1313,24 +1314,36 @@ def test_a_product_of_shapes_that_do_not_fit_is_one_line_naming_the_reference(tm
 @pytest.mark.parametrize(
     ("reference", "message"),
     [
-        ("2 * x + sum(arange(300000000))", "arange() would make 300,000,000 elements, more than "
-         "16,777,216 (2.2 GiB as float64)"),
-        ("2 * x + sum(ones((20000, 20000)))", "ones() would make 400,000,000 elements, more than "
-         "16,777,216 (3.0 GiB as float64)"),
-        ("2 * x + sum(outer(arange(n * 20), arange(n * 20)))", "outer() would make 400,000,000 "
-         "elements, more than 16,777,216 (3.0 GiB as float64)"),
+        (
+            "2 * x + sum(arange(300000000))",
+            "arange() would make 300,000,000 elements, more than 16,777,216 (2.2 GiB as float64)",
+        ),
+        (
+            "2 * x + sum(ones((20000, 20000)))",
+            "ones() would make 400,000,000 elements, more than 16,777,216 (3.0 GiB as float64)",
+        ),
+        (
+            "2 * x + sum(outer(arange(n * 20), arange(n * 20)))",
+            "outer() would make 400,000,000 elements, more than 16,777,216 (3.0 GiB as float64)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_reference_that_would_build_gigabytes_is_refused_first(tmp_path, reference, message):
-    spec, bench = load(tmp_path, SCALE.replace("reference: 2 * x", f"reference: {reference}")
-                       .replace("n: [1000, 4097]", "n: [1000]"))  # fmt: skip
+    spec, bench = load(
+        tmp_path,
+        SCALE.replace("reference: 2 * x", f"reference: {reference}").replace(
+            "n: [1000, 4097]", "n: [1000]"
+        ),
+    )
     (problem,) = bench.dry_run_problems(spec.points(bench))
     assert problem == f"kernel.reference.out: {quote(reference)}: {message} (at n=1000, block=128)"
 
 
 def test_a_reference_as_large_as_the_kernel_s_arrays_still_runs(tmp_path):
     # 4 x the largest array is allowed: outer of two 2,048-element vectors for a 4M output.
-    spec, bench = load(tmp_path, """\
+    spec, bench = load(
+        tmp_path,
+        """\
         kernel:
           source: k.cu
           variants: [good]
@@ -1342,13 +1355,19 @@ def test_a_reference_as_large_as_the_kernel_s_arrays_still_runs(tmp_path):
           reference: outer(x, x) + 1
         params:
           n: [2048]
-        """)  # fmt: skip
+        """,
+    )
     assert bench.dry_run_problems(spec.points(bench)) == []
 
 
 def test_refusing_a_3_gb_reference_takes_under_2_s_and_500_mb(tmp_path):
-    write(tmp_path, SCALE.replace("reference: 2 * x", "reference: 2 * x + sum(ones((20000, "
-                                  "20000))) + sum(arange(300000000))"))  # fmt: skip
+    write(
+        tmp_path,
+        SCALE.replace(
+            "reference: 2 * x",
+            "reference: 2 * x + sum(ones((20000, 20000))) + sum(arange(300000000))",
+        ),
+    )
     script = textwrap.dedent(f"""
         import re, time
         from gpubench import config, kernel_suite
@@ -1364,8 +1383,14 @@ def test_refusing_a_3_gb_reference_takes_under_2_s_and_500_mb(tmp_path):
         print(len(problems), "ones() would make 400,000,000" in problems[0], elapsed, peak)
     """)
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60, env=env, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=True,
+    )
     count, named, elapsed, peak_mb = done.stdout.split()
     assert (count, named) == ("1", "True")
     assert float(elapsed) < 2.0, elapsed

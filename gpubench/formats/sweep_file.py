@@ -161,10 +161,17 @@ def _value_at(record: Any, key: str | None) -> tuple[bool, Any]:
 
 # msgspec's names of JSON types, as the rest of gpubench's messages say them.
 _WORDS = {
-    "int": "an integer", "float": "a number", "str": "text", "bool": "true or false",
-    "object": "a mapping", "array": "a list", "null": "nothing", "date": "a date",
-    "datetime": "a date", "bytes": "binary data",
-}  # fmt: skip
+    "int": "an integer",
+    "float": "a number",
+    "str": "text",
+    "bool": "true or false",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "nothing",
+    "date": "a date",
+    "datetime": "a date",
+    "bytes": "binary data",
+}
 _TYPE_ERROR = re.compile(r"^(expected `([^`]*)`(, got `[^`]*`| of length [<>]= \d+)|invalid enum)")
 
 
@@ -218,8 +225,9 @@ def _locate(value: Any, expected: Any, path: str) -> tuple[Any, Any, str] | None
         # A union: descend into the member of the value's own kind (a mapping, a list).
         for member in args:
             kind = typing.get_origin(member) or member
-            if (kind is dict or (isinstance(kind, type) and issubclass(kind, Struct))) and \
-                    isinstance(value, dict):  # fmt: skip
+            if (
+                kind is dict or (isinstance(kind, type) and issubclass(kind, Struct))
+            ) and isinstance(value, dict):
                 return _locate(value, member, path) or (value, expected, path)
             if kind is list and isinstance(value, list):
                 return _locate(value, member, path) or (value, expected, path)

@@ -10,10 +10,31 @@ DEEP: Any = 0
 for _ in range(60):
     DEEP = [DEEP]
 BAD_VALUES: list[Any] = [
-    10**400, -(10**400), 2**70, float("nan"), float("inf"), -float("inf"), True, False, None,
-    "", "x" * 5000, "1e999", "2**70", 3.5, -1, 0, [], {}, [[1, [2]]], {"a": {"b": None}},
-    DEEP, list(range(3000)), {str(i): i for i in range(300)}, b"\x00\xff",
-]  # fmt: skip
+    10**400,
+    -(10**400),
+    2**70,
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    True,
+    False,
+    None,
+    "",
+    "x" * 5000,
+    "1e999",
+    "2**70",
+    3.5,
+    -1,
+    0,
+    [],
+    {},
+    [[1, [2]]],
+    {"a": {"b": None}},
+    DEEP,
+    list(range(3000)),
+    {str(i): i for i in range(300)},
+    b"\x00\xff",
+]
 
 
 def paths(value: Any, prefix: tuple = ()) -> list[tuple]:

@@ -77,53 +77,87 @@ def test_the_schema_is_declared_for_the_docs():
 @pytest.mark.parametrize(
     ("keys", "message"),
     [
-        ({"tolerance": {"rtol": 10**400}}, "k.yaml: kernel.tolerance.rtol: number out of range "
-         "(found <an integer of about 400 digits>)"),
-        ({"tolerance": {"atol": True}}, "k.yaml: kernel.tolerance.atol: expected a number, got "
-         "True"),
-        ({"tolerance": "close"}, "k.yaml: kernel.tolerance: expected {rtol: R, atol: A} or "
-         "exact, got 'close'"),
-        ({"init": {"x": 5}}, "k.yaml: kernel.init.x: expected one of uniform(), normal(), "
-         "integers(), zeros(), ones(), full(), arange(), got 5"),
-        ({"args": [{"out": "out float32[n]"}, {"x": 2**70}]}, "k.yaml: kernel.args[1].x: "
-         "expected a declaration such as `in float32[n]` or `uint32 = n`, got "
-         "1180591620717411303424"),
-        ({"grid": ["n", "1", "1", "1"]}, "k.yaml: kernel.grid: expected 1 to 3 expressions, or a "
-         "mapping of variants (and default) to them, got ['n', '1', '1', '1']"),
-        ({"block": {"good": [True]}}, "k.yaml: kernel.block.good[0]: expected an expression, "
-         "got True"),
-        ({"grid": 10**400}, "k.yaml: kernel.grid: expected an integer <= 9223372036854775807 "
-         "(found <an integer of about 400 digits>)"),
-        ({"reference": {"out": None}}, "k.yaml: kernel.reference.out: expected an expression, "
-         "got None"),
+        (
+            {"tolerance": {"rtol": 10**400}},
+            "k.yaml: kernel.tolerance.rtol: number out of range "
+            "(found <an integer of about 400 digits>)",
+        ),
+        (
+            {"tolerance": {"atol": True}},
+            "k.yaml: kernel.tolerance.atol: expected a number, got True",
+        ),
+        (
+            {"tolerance": "close"},
+            "k.yaml: kernel.tolerance: expected {rtol: R, atol: A} or exact, got 'close'",
+        ),
+        (
+            {"init": {"x": 5}},
+            "k.yaml: kernel.init.x: expected one of uniform(), normal(), "
+            "integers(), zeros(), ones(), full(), arange(), got 5",
+        ),
+        (
+            {"args": [{"out": "out float32[n]"}, {"x": 2**70}]},
+            "k.yaml: kernel.args[1].x: "
+            "expected a declaration such as `in float32[n]` or `uint32 = n`, got "
+            "1180591620717411303424",
+        ),
+        (
+            {"grid": ["n", "1", "1", "1"]},
+            "k.yaml: kernel.grid: expected 1 to 3 expressions, or a "
+            "mapping of variants (and default) to them, got ['n', '1', '1', '1']",
+        ),
+        (
+            {"block": {"good": [True]}},
+            "k.yaml: kernel.block.good[0]: expected an expression, got True",
+        ),
+        (
+            {"grid": 10**400},
+            "k.yaml: kernel.grid: expected an integer <= 9223372036854775807 "
+            "(found <an integer of about 400 digits>)",
+        ),
+        (
+            {"reference": {"out": None}},
+            "k.yaml: kernel.reference.out: expected an expression, got None",
+        ),
         ({"work": {"bytes": [1]}}, "k.yaml: kernel.work.bytes: expected an expression, got [1]"),
         ({"options": 5}, "k.yaml: kernel.options: expected a list of nvcc options, got 5"),
     ],
-)  # fmt: skip
+)
 def test_a_wrong_type_is_one_line_naming_the_field_and_the_value(keys, message):
     assert refusal(kernel_with(**keys)) == message
 
 
 def test_timing_in_a_kernel_file_is_checked_like_a_sweep_s():
     assert refusal({**BASE, "timing": {"untrusted": 1}}) == (
-        "k.yaml: timing.untrusted: expected true or false, got 1")  # fmt: skip
+        "k.yaml: timing.untrusted: expected true or false, got 1"
+    )
 
 
 @pytest.mark.parametrize(
     ("kernel", "message"),
     [
-        ("  tolerance: {rtol: " + "9" * 400 + "}\n", "kernel.tolerance.rtol: number out of "
-         "range (found <an integer of about 400 digits>)"),
-        ("  init: {x: 'uniform(-1, " + "9" * 400 + ")'}\n", "kernel.init.x: an integer of "
-         f"1329 bits is too large in {quote('9' * 400)}"),
-        ("  tolerance: {rtol: .nan}\n", "kernel.tolerance.rtol: expected a finite number >= 0, "
-         "got nan"),
-        ("  tolerance: {atol: .inf}\n", "kernel.tolerance.atol: expected a finite number >= 0, "
-         "got inf"),
-        ("  tolerance: {atol: 1e999}\n", "kernel.tolerance.atol: expected a finite number >= 0, "
-         "got '1e999'"),
+        (
+            "  tolerance: {rtol: " + "9" * 400 + "}\n",
+            "kernel.tolerance.rtol: number out of range (found <an integer of about 400 digits>)",
+        ),
+        (
+            "  init: {x: 'uniform(-1, " + "9" * 400 + ")'}\n",
+            f"kernel.init.x: an integer of 1329 bits is too large in {quote('9' * 400)}",
+        ),
+        (
+            "  tolerance: {rtol: .nan}\n",
+            "kernel.tolerance.rtol: expected a finite number >= 0, got nan",
+        ),
+        (
+            "  tolerance: {atol: .inf}\n",
+            "kernel.tolerance.atol: expected a finite number >= 0, got inf",
+        ),
+        (
+            "  tolerance: {atol: 1e999}\n",
+            "kernel.tolerance.atol: expected a finite number >= 0, got '1e999'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_absurd_numbers_in_a_kernel_file_are_one_line_never_an_overflow(tmp_path, kernel, message):
     (tmp_path / "k.cu").write_text("// k\n")
     path = tmp_path / "k.yaml"

@@ -19,8 +19,11 @@ from tests.formats.fuzzing import BAD_VALUES, paths, replaced
 REPO = Path(__file__).resolve().parents[2]
 SWEEPS = sorted(p for p in (REPO / "configs").glob("*.yaml"))
 # The sweep files of the tests too (the kernel files among them have their own schema).
-TEST_SWEEPS = sorted(p for p in (REPO / "tests" / "suites").glob("*.yaml")
-                     if "suite" in (config.read_document(p) or {}))  # fmt: skip
+TEST_SWEEPS = sorted(
+    p
+    for p in (REPO / "tests" / "suites").glob("*.yaml")
+    if "suite" in (config.read_document(p) or {})
+)
 SOURCE = "s.yaml"
 BASE = {"suite": "transpose", "params": {"size": [64], "tile": 32, "block_rows": 8}}
 
@@ -49,30 +52,46 @@ def test_the_schema_is_declared_for_the_docs():
     ("data", "message"),
     [
         ({"suite": 5}, "s.yaml: suite: expected a suite name or a suite .py file, got 5"),
-        ({"timing": {"warmup": 10**400}}, "s.yaml: timing.warmup: expected an integer <= "
-         "9223372036854775807 (found <an integer of about 400 digits>)"),
-        ({"timing": {"warmup": 2**70}}, "s.yaml: timing.warmup: expected an integer <= "
-         "9223372036854775807 (found 1180591620717411303424)"),
+        (
+            {"timing": {"warmup": 10**400}},
+            "s.yaml: timing.warmup: expected an integer <= "
+            "9223372036854775807 (found <an integer of about 400 digits>)",
+        ),
+        (
+            {"timing": {"warmup": 2**70}},
+            "s.yaml: timing.warmup: expected an integer <= "
+            "9223372036854775807 (found 1180591620717411303424)",
+        ),
         ({"timing": {"warmup": "3"}}, "s.yaml: timing.warmup: expected an integer, got '3'"),
-        ({"timing": {"max_time_s": 10**400}}, "s.yaml: timing.max_time_s: number out of range "
-         "(found <an integer of about 400 digits>)"),
-        ({"timing": {"min_time_s": True}}, "s.yaml: timing.min_time_s: expected a number, "
-         "got True"),
-        ({"timing": {"untrusted": "yes"}}, "s.yaml: timing.untrusted: expected true or false, "
-         "got 'yes'"),
+        (
+            {"timing": {"max_time_s": 10**400}},
+            "s.yaml: timing.max_time_s: number out of range "
+            "(found <an integer of about 400 digits>)",
+        ),
+        (
+            {"timing": {"min_time_s": True}},
+            "s.yaml: timing.min_time_s: expected a number, got True",
+        ),
+        (
+            {"timing": {"untrusted": "yes"}},
+            "s.yaml: timing.untrusted: expected true or false, got 'yes'",
+        ),
         ({"timing": [1]}, "s.yaml: timing: expected a mapping, got [1]"),
         ({"outputs": {"json": 5}}, "s.yaml: outputs.json: expected a file path, got 5"),
-        ({"params": {"size": [[1]]}}, "s.yaml: params.size[0]: expected a number or text, "
-         "got [1]"),
-        ({"params": {"size": None}}, "s.yaml: params.size: expected a value or a list of "
-         "values, got None"),
+        ({"params": {"size": [[1]]}}, "s.yaml: params.size[0]: expected a number or text, got [1]"),
+        (
+            {"params": {"size": None}},
+            "s.yaml: params.size: expected a value or a list of values, got None",
+        ),
         ({"zip": [{"size": 3}]}, "s.yaml: zip[0].size: expected a list, got 3"),
-        ({"constraints": [5]}, "s.yaml: constraints[0]: expected a condition such as "
-         "'block_rows <= tile', got 5"),
+        (
+            {"constraints": [5]},
+            "s.yaml: constraints[0]: expected a condition such as 'block_rows <= tile', got 5",
+        ),
         ({"history": 7}, "s.yaml: history: expected a file path or true, got 7"),
         ({"variants": [1]}, "s.yaml: variants[0]: expected a variant name, got 1"),
     ],
-)  # fmt: skip
+)
 def test_a_wrong_type_is_one_line_naming_the_field_and_the_value(data, message):
     assert refusal({**BASE, **data}) == message
 
@@ -80,7 +99,8 @@ def test_a_wrong_type_is_one_line_naming_the_field_and_the_value(data, message):
 def test_a_key_that_is_not_text_is_left_to_the_named_checks():
     sweep_file.check({**BASE, "params": {5: [1]}}, sweep_file.SweepFile, SOURCE)
     assert refusal({**BASE, "params": {5: [1]}, "timing": {"mode": 5}}) == (
-        "s.yaml: timing.mode: expected text, got 5")  # fmt: skip
+        "s.yaml: timing.mode: expected text, got 5"
+    )
 
 
 def test_numbers_past_what_a_sweep_holds_are_refused_by_the_loader(tmp_path):
@@ -88,8 +108,9 @@ def test_numbers_past_what_a_sweep_holds_are_refused_by_the_loader(tmp_path):
     path.write_text(f"suite: transpose\ntiming: {{min_time_s: {'9' * 400}}}\n")
     with pytest.raises(ConfigError) as caught:
         config.load(path)
-    assert str(caught.value) == (f"{path}: timing.min_time_s: number out of range (found <an "
-                                 "integer of about 400 digits>)")  # fmt: skip
+    assert str(caught.value) == (
+        f"{path}: timing.min_time_s: number out of range (found <an integer of about 400 digits>)"
+    )
 
 
 # -- the fuzzer -------------------------------------------------------------------------------
