@@ -226,6 +226,10 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
             f"expected a mapping at the top level, got {type(data).__name__}", source=source
         )
     _check_keys(data, TOP_LEVEL_KEYS, source, "")
+    if "kernel" not in data and "suite" in data:  # a kernel file is checked by its own schema
+        from gpubench.formats.sweep_file import SweepFile, check
+
+        check(data, SweepFile, source)
     bench, suite_ref = _parse_suite(data, source)
     variants, baseline = _parse_variants_and_baseline(bench, data, source)
     axes = _parse_params(bench, data.get("params") or {}, source)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -89,6 +90,8 @@ ARRAY_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "fma": lambda a, b, c: np.asarray(a, dtype=np.float64) * b + c,
     "min": np.minimum,
     "max": np.maximum,
+    # Checked (subscripts, shapes, cost) by _check_product before it runs.
+    "einsum": partial(np.einsum, optimize=True),
 }
 
 # Functions of the array dialect that work element by element: an expression of only these,
@@ -125,6 +128,7 @@ _SCALAR_NODES: tuple[type, ...] = (
 )  # fmt: skip
 _ARRAY_NODES: tuple[type, ...] = (
     *_SCALAR_NODES, ast.Compare, *_COMPARE, ast.Subscript, ast.Slice, ast.Tuple, ast.List,
+    ast.MatMult,
 )  # fmt: skip
 
 
@@ -178,10 +182,13 @@ class Expression:
                 return False
         return True
 
-    def evaluate(self, env: Mapping[str, Any]) -> Any:
-        """The value at `env`; ExpressionError (never another exception) if it has none."""
+    def evaluate(self, env: Mapping[str, Any], *, max_elements: int | None = None) -> Any:
+        """The value at `env`; ExpressionError (never another exception) if it has none.
+
+        `max_elements` (array expressions): no array the expression builds may have more
+        elements (default MAX_RESULT_ELEMENTS); checked from the shapes before it is built."""
         if self.arrays:
-            return self._evaluate(env)
+            return self._evaluate(env, max_elements)
         values = tuple(env.get(name) for name in self._order)
         try:
             ok, value = self._memo[values]
@@ -225,11 +232,11 @@ class Expression:
             self._derived["compiled"] = compile_scalar(self.tree, self._order) if usable else None
         return self._derived["compiled"]
 
-    def _evaluate(self, env: Mapping[str, Any]) -> Any:
+    def _evaluate(self, env: Mapping[str, Any], max_elements: int | None = None) -> Any:
         def walk() -> Any:
             with np.errstate(all="ignore"):
                 return _Walker(env, ARRAY_FUNCTIONS if self.arrays else SCALAR_FUNCTIONS,
-                               self.arrays).eval(self.tree.body)  # fmt: skip
+                               self.arrays, max_elements).eval(self.tree.body)  # fmt: skip
 
         return self._guarded(walk)
 
@@ -291,6 +298,10 @@ def _checked_names(tree: ast.Expression, source: str, known: set[str],
             if isinstance(node.value, bool) or not isinstance(node.value, kinds):
                 raise ExpressionError(f"constant {quote(node.value)} is not allowed in "
                                       f"{quote(source)}")  # fmt: skip
+            if isinstance(node.value, int) and node.value.bit_length() > MAX_INT_BITS:
+                raise ExpressionError(
+                    f"an integer of {node.value.bit_length()} bits is too large in {quote(source)}"
+                )
     return frozenset(used)
 
 
@@ -382,6 +393,24 @@ class _Walker:
     env: Mapping[str, Any]
     functions: Mapping[str, Callable[..., Any]]
     arrays: bool
+    max_elements: int | None = None
+
+    @property
+    def limit(self) -> int:
+        return MAX_RESULT_ELEMENTS if self.max_elements is None else self.max_elements
+
+    def binary(self, node: ast.BinOp, left: Any, right: Any) -> Any:
+        """An operator of the array dialect: on numbers and arrays only (`'ab' * 10**9` or
+        `(n,) * 10**9` would build gigabytes of text or tuple), its result's size checked
+        from the operands' shapes before NumPy builds it."""
+        for value in (left, right):
+            if isinstance(value, str | tuple | list | slice):
+                raise ExpressionError(f"arithmetic on {quote(value)}")
+        if isinstance(node.op, ast.MatMult):
+            _check_product("matmul", [left, right], self.limit)
+            return np.matmul(left, right)
+        _check_broadcast(type(node.op).__name__.lower(), [left, right], self.limit)
+        return _BINARY[type(node.op)](left, right)
 
     def number(self, value: Any) -> Any:
         if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
@@ -406,6 +435,8 @@ class _Walker:
                 raise ExpressionError(f"exponent {right} is too large")
             if isinstance(node.op, ast.LShift) and isinstance(right, int) and right > 256:
                 raise ExpressionError(f"shift by {right} is too large")
+            if self.arrays:
+                return self.number(self.binary(node, left, right))
             return self.number(_BINARY[type(node.op)](left, right))
         if isinstance(node, ast.UnaryOp):
             value = self.eval(node.operand)
@@ -418,18 +449,27 @@ class _Walker:
             args = [self.eval(a) for a in node.args]
             kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
             if self.arrays:
-                _check_result_size(name, args, kwargs)
+                _check_result_size(name, args, kwargs, self.limit)
+                if name in ("matmul", "dot", "einsum"):
+                    _check_product(name, args, self.limit)
+                else:
+                    _check_broadcast(f"{name}()", args, self.limit)
             return self.number(func(*args, **kwargs))
         if isinstance(node, ast.Compare):
             left = self.eval(node.left)
             result: Any = True
             for op, right_node in zip(node.ops, node.comparators, strict=True):
                 right = self.eval(right_node)
+                if self.arrays:
+                    _check_broadcast("comparison", [result, left, right], self.limit)
                 result = result & _COMPARE[type(op)](left, right)
                 left = right
             return result
         if isinstance(node, ast.Subscript):
-            return self.eval(node.value)[self.eval(node.slice)]
+            value, index = self.eval(node.value), self.eval(node.slice)
+            if self.arrays:
+                _check_index(value, index, self.limit)
+            return value[index]
         if isinstance(node, ast.Slice):
             parts = (node.lower, node.upper, node.step)
             return slice(*(None if p is None else self.eval(p) for p in parts))
@@ -438,10 +478,38 @@ class _Walker:
         raise ExpressionError(f"unexpected {type(node).__name__}")  # parse() rules this out
 
 
-# A reference is a few arrays the size of the kernel's: a one-line expression that would make
-# more elements than this (zeros(10**11), outer(x, x) of a million) is refused before NumPy
-# tries to allocate it.
+# A reference is a few arrays the size of the kernel's. Every array an expression would build
+# is estimated from its operands' shapes before NumPy builds it, and refused past a limit:
+# by default MAX_RESULT_ELEMENTS; a kernel file's reference gets `array_limit` of its largest
+# declared array (so `ones((20000, 20000))` beside arrays of a thousand elements is refused
+# in microseconds, not after 3 GB and half a minute).
 MAX_RESULT_ELEMENTS = 2**31
+# The floor of a reference's limit (128 MiB of float64), whatever its arrays' size ...
+MIN_ARRAY_LIMIT = 2**24
+# ... and how many times the kernel's largest array an intermediate may be above it.
+ARRAY_LIMIT_FACTOR = 4
+# Multiply-adds of one matrix product (`@`, matmul, dot, einsum) on the host: 2^40 is an
+# 8192 x 8192 x 16384 product, minutes of NumPy; past it the answer is not worth the wait.
+MAX_PRODUCT_MACS = 2**40
+_ITEM_BYTES = 8  # the widest element the dialect makes (float64, int64)
+
+
+def array_limit(largest: int) -> int:
+    """The elements any array a reference builds may have, where the kernel's largest
+    declared array has `largest` elements at that point."""
+    return min(MAX_RESULT_ELEMENTS, max(MIN_ARRAY_LIMIT, ARRAY_LIMIT_FACTOR * largest))
+
+
+def _is_numeric(value: Any) -> bool:
+    return isinstance(value, np.ndarray | np.generic | int | float) and not isinstance(value, bool)
+
+
+def _too_big(what: str, elements: int, limit: int) -> ExpressionError:
+    size = elements * _ITEM_BYTES
+    shown = f"{size / 2**30:,.1f} GiB" if size >= 2**30 else f"{size / 2**20:,.1f} MiB"
+    return ExpressionError(
+        f"{what} would make {elements:,} elements, more than {limit:,} ({shown} as float64)"
+    )
 
 
 def _elements(shape: Any) -> int:
@@ -457,7 +525,9 @@ def _elements(shape: Any) -> int:
 
 def _result_elements(name: str, args: list[Any], kwargs: dict[str, Any]) -> int:
     """What the array function would make, estimated from its arguments (0: not a maker)."""
-    size = [int(np.size(a)) for a in args]
+    size = [int(np.size(a)) if _is_numeric(a) else 1 for a in args]
+    if "shape" in kwargs:  # zeros(shape=...), ones_like(x, shape=...)
+        return _elements(kwargs["shape"])
     if name in ("zeros", "ones", "full") and args:
         return _elements(args[0])
     if name == "broadcast_to" and len(args) > 1:
@@ -471,6 +541,10 @@ def _result_elements(name: str, args: list[Any], kwargs: dict[str, Any]) -> int:
         return size[0] * size[1]
     if name in ("matmul", "dot") and len(args) == 2:
         return _product_elements(name, np.shape(args[0]), np.shape(args[1]))
+    if name == "pad" and len(args) > 1 and isinstance(args[0], np.ndarray):
+        return _padded_elements(np.shape(args[0]), args[1])
+    if name in ("concatenate", "stack") and args and isinstance(args[0], tuple | list):
+        return sum(int(np.size(a)) for a in args[0] if _is_numeric(a))
     if name == "bincount" and args and np.size(args[0]):
         return max(int(np.max(args[0])) + 1, int(kwargs.get("minlength") or 0))
     return 0
@@ -485,14 +559,152 @@ def _product_elements(name: str, a: tuple[int, ...], b: tuple[int, ...]) -> int:
     return math.prod(a[:-1]) * math.prod(b[:-2]) * columns
 
 
-def _check_result_size(name: str, args: list[Any], kwargs: dict[str, Any]) -> None:
+def _padded_elements(shape: tuple[int, ...], widths: Any) -> int:
+    """Elements of pad(x, widths): each dimension grown by its two widths."""
+    try:
+        grown = np.broadcast_to(np.asarray(widths, dtype=object), (len(shape), 2))
+        return math.prod(
+            d + int(before) + int(after) for d, (before, after) in zip(shape, grown, strict=True)
+        )
+    except (TypeError, ValueError, OverflowError):
+        return 0  # NumPy itself says what is wrong with the widths
+
+
+def _check_result_size(
+    name: str, args: list[Any], kwargs: dict[str, Any], limit: int | None = None
+) -> None:
+    limit = MAX_RESULT_ELEMENTS if limit is None else limit
     try:
         elements = _result_elements(name, args, kwargs)
     except (TypeError, ValueError, OverflowError):
         return  # NumPy itself says what is wrong with the arguments
-    if elements > MAX_RESULT_ELEMENTS:
-        raise ExpressionError(f"{name}() would make {elements:,} elements, more than "
-                              f"{MAX_RESULT_ELEMENTS:,}")  # fmt: skip
+    if elements > limit:
+        raise _too_big(f"{name}()", elements, limit)
+
+
+def _check_broadcast(what: str, operands: list[Any], limit: int) -> None:
+    """An elementwise operation makes an array of its operands' broadcast shape: refused
+    past `limit` before it is made (shapes that do not broadcast are NumPy's to report)."""
+    shapes = [np.shape(v) for v in operands if isinstance(v, np.ndarray | np.generic)]
+    if not shapes:
+        return
+    try:
+        elements = math.prod(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return
+    if elements > limit:
+        raise _too_big(what, elements, limit)
+
+
+def _check_index(value: Any, index: Any, limit: int) -> None:
+    """x[i] with index arrays makes the broadcast shape of those arrays (times the sliced
+    dimensions): `x[zeros((n, n), int)]` is refused before it is gathered."""
+    if not isinstance(value, np.ndarray):
+        return
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [np.shape(p) for p in parts if isinstance(p, np.ndarray) and p.dtype != np.bool_]
+    if not arrays:
+        return
+    try:
+        elements = math.prod(np.broadcast_shapes(*arrays))
+    except ValueError:
+        return
+    rest = value.shape[len(parts) :] if len(parts) <= value.ndim else ()
+    elements *= math.prod(rest)
+    if elements > limit:
+        raise _too_big("an index", elements, limit)
+
+
+def _check_product(name: str, args: list[Any], limit: int) -> None:
+    """A matrix product (`@`, matmul, dot, einsum): operands whose shapes do not fit are one
+    line naming the shapes; a result past `limit` or a cost past MAX_PRODUCT_MACS
+    multiply-adds is refused before it runs."""
+    if name == "einsum":
+        elements, macs = _einsum_plan(args)
+    else:
+        if len(args) != 2 or not all(_is_numeric(a) for a in args):
+            return  # NumPy says what is wrong with the arguments
+        a, b = (np.shape(x) for x in args)
+        if name == "dot" and (not a or not b):
+            return  # a scalar times an array: elementwise
+        if not a or not b:
+            raise ExpressionError(
+                f"{name} takes arrays of at least one dimension, got shapes {a} and {b}"
+            )
+        inner = b[0] if len(b) == 1 else b[-2]
+        if a[-1] != inner:
+            raise ExpressionError(
+                f"{name} of shapes {a} and {b}: the inner dimensions {a[-1]} and {inner} differ"
+            )
+        if name == "matmul" and len(a) > 2 and len(b) > 2:
+            try:
+                np.broadcast_shapes(a[:-2], b[:-2])
+            except ValueError:
+                raise ExpressionError(
+                    f"{name} of shapes {a} and {b}: the batch dimensions "
+                    f"{a[:-2]} and {b[:-2]} do not broadcast"
+                ) from None
+        elements = _product_elements(name, a, b)
+        macs = elements * a[-1]
+    if elements > limit:
+        raise _too_big(f"{name}()", elements, limit)
+    if macs > MAX_PRODUCT_MACS:
+        raise ExpressionError(
+            f"{name}() would take {macs:,} multiply-adds, more than {MAX_PRODUCT_MACS:,}"
+        )
+    if name == "einsum" and len(args) > 3:
+        # Three operands or more are contracted pairwise (the greedy path NumPy takes too):
+        # an intermediate of that path may be larger than the result.
+        _, plan = np.einsum_path(*args, optimize="greedy")
+        found = re.search(r"Largest intermediate:\s+([0-9.e+]+) elements", plan)
+        largest = int(float(found.group(1))) if found else 0
+        if largest > limit:
+            raise _too_big("einsum()'s largest intermediate", largest, limit)
+
+
+_EINSUM_TERM = re.compile(r"^[A-Za-z]*$")
+
+
+def _einsum_plan(args: list[Any]) -> tuple[int, int]:
+    """(result elements, multiply-adds of the naive loop) of einsum(subscripts, *operands),
+    after checking the subscripts against the operands: `'ij,jk->ik'`, letters only."""
+    if not args or not isinstance(args[0], str):
+        raise ExpressionError("einsum takes the subscripts first, as text such as 'ij,jk->ik'")
+    subscripts, operands = args[0].replace(" ", ""), args[1:]
+    shown = quote(args[0])
+    inputs, arrow, output = subscripts.partition("->")
+    terms = inputs.split(",")
+    if not all(_EINSUM_TERM.match(t) for t in [*terms, output]) or subscripts.count("->") > 1:
+        raise ExpressionError(
+            f"einsum subscripts {shown}: letters, commas and one -> only "
+            "(such as 'ij,jk->ik'; no ...)"
+        )
+    if len(terms) != len(operands):
+        raise ExpressionError(
+            f"einsum subscripts {shown} name {len(terms)} operand(s), given {len(operands)}"
+        )
+    sizes: dict[str, int] = {}
+    for position, (term, operand) in enumerate(zip(terms, operands, strict=True), 1):
+        shape = np.shape(operand) if _is_numeric(operand) else None
+        if shape is None or len(shape) != len(term):
+            raise ExpressionError(
+                f"einsum subscripts {shown}: operand {position} has shape "
+                f"{shape}, but {term!r} names {len(term)} dimension(s)"
+            )
+        for letter, size in zip(term, shape, strict=True):
+            if sizes.get(letter, size) != size:
+                raise ExpressionError(
+                    f"einsum subscripts {shown}: {letter!r} is {sizes[letter]} "
+                    f"in one operand and {size} in operand {position}"
+                )
+            sizes[letter] = size
+    if not arrow:  # implicit output: the letters used once, in order
+        output = "".join(sorted(c for c in sizes if inputs.count(c) == 1))
+    if len(set(output)) != len(output) or not set(output) <= set(sizes):
+        raise ExpressionError(
+            f"einsum subscripts {shown}: the output {output!r} must name input letters, each once"
+        )
+    return math.prod(sizes[c] for c in output), math.prod(sizes.values())
 
 
 # -- conditions (a sweep's constraints): the same parser and walker, one more dialect -------------

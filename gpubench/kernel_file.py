@@ -460,7 +460,7 @@ class _Parser:
                 if isinstance(value, bool):
                     raise ValueError
                 number = float(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise self.error(
                     f"expected a number, got {quote(value)}", f"{key}.{name}"
                 ) from None
@@ -477,6 +477,19 @@ def _yaml_hint(text: Any) -> str:
     if isinstance(text, str) and text.count("(") != text.count(")"):
         return (" (YAML splits [..] and {..} at commas: put the expression in quotes, or "
                 "write the mapping one key per line)")  # fmt: skip
+    return ""
+
+
+def _split_hint(data: Any, key: str | None) -> str:
+    """The YAML hint where the mapping holding a wrong field has a key or value with
+    unbalanced parentheses (`{default: ceil_div(n, block)}` split at its comma)."""
+    parent: Any = data
+    for name in (key or "").split(".")[:-1]:
+        parent = parent.get(name) if isinstance(parent, dict) else None
+    if isinstance(parent, dict):
+        for text in [*parent, *parent.values()]:
+            if _yaml_hint(text):
+                return _yaml_hint(text)
     return ""
 
 
@@ -593,6 +606,15 @@ def parse(data: dict[str, Any], source: str) -> KernelFile:
     for key in ("source", "variants", "args", "grid", "block"):
         if key not in raw:
             raise p.error("missing required key", f"kernel.{key}")
+    from gpubench.formats import kernel_file as schema
+    from gpubench.formats.sweep_file import HINTS, check
+
+    try:  # the structure first (each key's type); the meaning is checked below
+        check(data, schema.KernelFile, source, schema.HINTS + HINTS)
+    except ConfigError as exc:
+        raise ConfigError(
+            exc.message + _split_hint(data, exc.key), source=source, key=exc.key
+        ) from None
     cu_path, name, description = _identity(p, raw, data, path)
     params = _declared_params(data, source)
     param_names = {q.name for q in params}

@@ -17,7 +17,7 @@ import numpy as np
 from gpubench import hostmath
 from gpubench.benchmark import Benchmark, BufferRef, BufferSpec, Case, Launch, Point, Work
 from gpubench.errors import ConfigError, PointError, quote
-from gpubench.expressions import Expression, ExpressionError
+from gpubench.expressions import Expression, ExpressionError, array_limit
 from gpubench.kernel_file import (
     BLOCK_LIMITS,
     GRID_LIMITS,
@@ -363,7 +363,9 @@ class KernelFileBenchmark(Benchmark):
                   inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:  # fmt: skip
         env = self._env(point)
         shapes = {a.name: self._shape(a, env) for a in self.kf.outputs}
-        fast = self._elementwise_reference(env, inputs, shapes)
+        # No array the reference builds may outgrow the kernel's own arrays by much.
+        limit = array_limit(max(math.prod(self._shape(a, env)) for a in self.kf.arrays))
+        fast = self._elementwise_reference(env, inputs, shapes, limit)
         if fast is not None:
             return fast
         for name, array in inputs.items():
@@ -391,7 +393,7 @@ class KernelFileBenchmark(Benchmark):
             raw = {}
             for name, expr in self.kf.reference_expressions.items():
                 try:
-                    raw[name] = expr.evaluate(env)
+                    raw[name] = expr.evaluate(env, max_elements=limit)
                 except ExpressionError as exc:
                     raise PointError(f"kernel.reference.{name}: {exc}") from None
         out = {}
@@ -402,7 +404,8 @@ class KernelFileBenchmark(Benchmark):
         return out
 
     def _elementwise_reference(self, env: dict[str, Any], inputs: dict[str, np.ndarray],
-                               shapes: dict[str, tuple[int, ...]]) -> dict[str, np.ndarray] | None:  # fmt: skip
+                               shapes: dict[str, tuple[int, ...]],
+                               limit: int) -> dict[str, np.ndarray] | None:  # fmt: skip
         """The reference of expressions that work element by element on arrays of the
         output's shape, computed in slices on every core (the inputs upcast a slice at a
         time); None where that does not apply (the one-call path then decides)."""
@@ -423,7 +426,7 @@ class KernelFileBenchmark(Benchmark):
                     key: str = name) -> np.ndarray:  # fmt: skip
                 scope = {**env, **{n: _upcast(p) for n, p in zip(arrays, pieces, strict=True)}}
                 try:
-                    return expr.evaluate(scope)
+                    return expr.evaluate(scope, max_elements=limit)
                 except ExpressionError as exc:
                     raise PointError(f"kernel.reference.{key}: {exc}") from None
 
@@ -541,7 +544,10 @@ def _init_plan(array: Array, init: Init | None, point: Point) -> tuple[str, list
     function = init.function if init else ("integers" if integer else "uniform")
     args = [_evaluate(a, point, key) for a in init.args] if init else []
     for value in args:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
+        # Not a number, NaN, infinity, or an integer past any double (2^1024): no bound of
+        # any array type (and NumPy's isfinite refuses such an integer with a TypeError).
+        number = not isinstance(value, bool) and isinstance(value, int | float)
+        if not number or abs(value) >= 2**1023 or not math.isfinite(value):
             raise PointError(f"{key}: {function}() argument {quote(value)} is not a finite number")
     if function == "uniform":
         low, high = {0: (1.0, 2.0), 1: (0.0, args[0] if args else 0), 2: tuple(args)}[len(args)]

@@ -109,7 +109,7 @@ def test_shipped_configs_are_valid(name):
         ("suite: transpose\nparams: {size: []}\n", "params.size", "empty list"),
         ("suite: transpose\nparams: {size: yes}\n", "params.size", "expected an integer, got True"),
         ("suite: transpose\nparams: {dtype: no}\n", "params.dtype", "quote the value"),
-        ("suite: transpose\nparams: {size: {a: 1}}\n", "params.size", "expected an integer"),
+        ("suite: transpose\nparams: {size: {a: 1}}\n", "params.size", "expected a value or a list"),
         (
             "suite: transpose\ntiming: {min_samples: 2.5}\n",
             "timing.min_samples",
@@ -444,9 +444,15 @@ REFUSED = [
         "'transpose' (did you mean 'size'?); parameters: size, rows, cols, tile, block_rows, dtype",
     ),
     (sweep_with(params={"size": []}), "params.size: empty list: give at least one value"),
-    (sweep_with(params={"size": [[1]]}), "params.size[0]: expected an integer, got [1]"),
-    (sweep_with(params={"size": {"a": 1}}), "params.size: expected an integer, got {'a': 1}"),
-    (sweep_with(params={"dtype": [["x"]]}), "params.dtype[0]: expected text, got ['x']"),
+    (sweep_with(params={"size": [[1]]}), "params.size[0]: expected a number or text, got [1]"),
+    (
+        sweep_with(params={"size": {"a": 1}}),
+        "params.size: expected a value or a list of values, got {'a': 1}",
+    ),
+    (
+        sweep_with(params={"dtype": [["x"]]}),
+        "params.dtype[0]: expected a number or text, got ['x']",
+    ),
     (sweep_with(params={"size": [64, "x"]}), "params.size[1]: expected an integer, got 'x'"),
     (sweep_with(params={"size": "x"}), "params.size: expected an integer, got 'x'"),
     (sweep_with(params={"tile": [7]}), "params.tile[0]: 7 is not allowed (allowed: 16, 32, 64)"),
@@ -457,7 +463,7 @@ REFUSED = [
         "would be ignored where rows=64, cols=32 (the suite derives size from them there): set "
         "either size or the parameters it stands for",
     ),
-    (sweep_with(zip=5), "zip: expected a list of groups"),
+    (sweep_with(zip=5), "zip: expected a list of groups, got 5"),
     (sweep_with(zip=[5]), "zip[0]: expected a mapping of parameter lists, got 5"),
     (sweep_with(zip=[{"tile": [32]}, {}]), "zip[1]: expected a mapping of parameter lists, got {}"),
     (
@@ -477,7 +483,7 @@ REFUSED = [
         sweep_with(params={}, zip=[{"rows": [64], "tile": [7]}]),
         "zip[0].tile[0]: 7 is not allowed (allowed: 16, 32, 64)",
     ),
-    (sweep_with(constraints=5), "constraints: expected a list of conditions"),
+    (sweep_with(constraints=5), "constraints: expected a list of conditions, got 5"),
     (
         sweep_with(constraints=["size > 1", "size >"]),
         "constraints[1]: cannot parse condition 'size >'",

@@ -457,3 +457,202 @@ def test_a_product_s_size_is_known_before_it_is_made_batches_included(name, a, b
 
     x, y = np.ones(a), np.ones(b)
     assert _result_elements(name, [x, y], {}) == getattr(np, name)(x, y).size
+
+
+# -- matrix products in the reference dialect ---------------------------------------------------
+PRODUCT_ENV = {
+    "A": np.arange(6.0).reshape(2, 3) - 2.5,
+    "B": np.arange(12.0).reshape(3, 4) / 7,
+    "x": np.arange(3.0),
+}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["A @ B", "matmul(A, B)", "dot(A, B)", "einsum('ij,jk->ik', A, B)", "einsum('ij, jk', A, B)"],
+)
+def test_a_matrix_product_is_exactly_numpy_s_matmul(text):
+    got = Expression.parse(text, PRODUCT_ENV, arrays=True).evaluate(PRODUCT_ENV)
+    np.testing.assert_allclose(got, np.matmul(PRODUCT_ENV["A"], PRODUCT_ENV["B"]), rtol=1e-15)
+    assert got.shape == (2, 4)
+
+
+def test_matrix_vector_and_batched_products_follow_numpy():
+    env = {**PRODUCT_ENV, "T": np.arange(24.0).reshape(2, 3, 4)}
+    for text, expected in (
+        ("A @ x", PRODUCT_ENV["A"] @ PRODUCT_ENV["x"]),
+        ("A @ T", PRODUCT_ENV["A"] @ env["T"]),
+        ("einsum('i,i->', x, x)", 5.0),
+    ):
+        got = Expression.parse(text, env, arrays=True).evaluate(env)
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "B @ A",
+            "'B @ A': matmul of shapes (3, 4) and (2, 3): the inner dimensions 4 and 2 differ",
+        ),
+        (
+            "dot(B, A)",
+            "'dot(B, A)': dot of shapes (3, 4) and (2, 3): the inner dimensions 4 and 2 differ",
+        ),
+        (
+            "A @ 3",
+            "'A @ 3': matmul takes arrays of at least one dimension, got shapes (2, 3) and ()",
+        ),
+        (
+            "einsum('ij,jk->ik', A)",
+            "\"einsum('ij,jk->ik', A)\": einsum subscripts 'ij,jk->ik' name 2 operand(s), given 1",
+        ),
+        (
+            "einsum('i...,jk->ik', A, B)",
+            "\"einsum('i...,jk->ik', A, B)\": einsum subscripts "
+            "'i...,jk->ik': letters, commas and one -> only (such as 'ij,jk->ik'; no ...)",
+        ),
+        (
+            "einsum('ijk,jk->ik', A, B)",
+            "\"einsum('ijk,jk->ik', A, B)\": einsum subscripts "
+            "'ijk,jk->ik': operand 1 has shape (2, 3), but 'ijk' names 3 dimension(s)",
+        ),
+        (
+            "einsum('ij,ik->jk', A, B)",
+            "\"einsum('ij,ik->jk', A, B)\": einsum subscripts "
+            "'ij,ik->jk': 'i' is 2 in one operand and 3 in operand 2",
+        ),
+        (
+            "einsum('ij,jk->iik', A, B)",
+            "\"einsum('ij,jk->iik', A, B)\": einsum subscripts "
+            "'ij,jk->iik': the output 'iik' must name input letters, each once",
+        ),
+        (
+            "einsum(A, B)",
+            "'einsum(A, B)': einsum takes the subscripts first, as text such as 'ij,jk->ik'",
+        ),
+    ],
+)
+def test_products_whose_shapes_do_not_fit_are_one_line_naming_the_shapes(text, message):
+    with pytest.raises(ExpressionError) as caught:
+        Expression.parse(text, PRODUCT_ENV, arrays=True).evaluate(PRODUCT_ENV)
+    assert str(caught.value) == message
+
+
+def test_a_product_past_the_cost_limit_is_refused_before_it_runs(monkeypatch):
+    from gpubench import expressions
+
+    monkeypatch.setattr(expressions, "MAX_PRODUCT_MACS", 24)  # A @ B is 2 * 4 * 3
+    Expression.parse("A @ B", PRODUCT_ENV, arrays=True).evaluate(PRODUCT_ENV)
+    monkeypatch.setattr(expressions, "MAX_PRODUCT_MACS", 23)
+    for text, name in (("A @ B", "matmul"), ("einsum('ij,jk->ik', A, B)", "einsum")):
+        with pytest.raises(ExpressionError) as caught:
+            Expression.parse(text, PRODUCT_ENV, arrays=True).evaluate(PRODUCT_ENV)
+        assert str(caught.value).endswith(f"{name}() would take 24 multiply-adds, more than 23")
+
+
+# -- every array a reference builds, bounded before it is built -----------------------------------
+def test_the_array_limit_is_four_times_the_largest_array_with_a_floor_and_a_ceiling():
+    from gpubench.expressions import array_limit
+
+    assert array_limit(0) == 2**24
+    assert array_limit(2**22) == 2**24
+    assert array_limit(2**28) == 2**30
+    assert array_limit(2**40) == 2**31
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "ones((20000, 20000))",
+            "'ones((20000, 20000))': ones() would make 400,000,000 "
+            "elements, more than 1,000 (3.0 GiB as float64)",
+        ),
+        (
+            "sum(arange(300000000))",
+            "'sum(arange(300000000))': arange() would make 300,000,000 "
+            "elements, more than 1,000 (2.2 GiB as float64)",
+        ),
+        (
+            "outer(x, x)",
+            "'outer(x, x)': outer() would make 1,024 elements, more than 1,000 "
+            "(0.0 MiB as float64)",
+        ),
+        (
+            "pad(x, 500)",
+            "'pad(x, 500)': pad() would make 1,032 elements, more than 1,000 (0.0 MiB as float64)",
+        ),
+        (
+            "ones(shape=(n, n))",
+            "'ones(shape=(n, n))': ones() would make 1,024 elements, more "
+            "than 1,000 (0.0 MiB as float64)",
+        ),
+        (
+            "reshape(x, (32, 1)) + x",
+            "'reshape(x, (32, 1)) + x': add would make 1,024 elements, "
+            "more than 1,000 (0.0 MiB as float64)",
+        ),
+        (
+            "reshape(x, (32, 1)) < x",
+            "'reshape(x, (32, 1)) < x': comparison would make 1,024 "
+            "elements, more than 1,000 (0.0 MiB as float64)",
+        ),
+        (
+            "where(reshape(x, (32, 1)) > 0, x, 0)",
+            "'where(reshape(x, (32, 1)) > 0, x, 0)': "
+            "where() would make 1,024 elements, more than 1,000 (0.0 MiB as float64)",
+        ),
+        (
+            "reshape(x, (4, 8))[zeros(200, 'int64')]",
+            "\"reshape(x, (4, 8))[zeros(200, 'int64')]"
+            '": an index would make 1,600 elements, more than 1,000 (0.0 MiB as float64)',
+        ),
+    ],
+)
+def test_an_array_past_the_limit_is_refused_before_it_is_built(text, message):
+    env = {"x": np.arange(32.0), "n": 32}
+    expression = Expression.parse(text, env, arrays=True)
+    if "GiB" not in message:  # the small ones run under a higher limit
+        assert expression.evaluate(env, max_elements=2000) is not None
+    with pytest.raises(ExpressionError) as caught:
+        expression.evaluate(env, max_elements=1000)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("'ab' * n", "\"'ab' * n\": arithmetic on 'ab'"),
+        ("(n, n) * n", "'(n, n) * n': arithmetic on (32, 32)"),
+    ],
+)
+def test_text_and_tuples_take_no_arithmetic_in_a_reference(text, message):
+    with pytest.raises(ExpressionError) as caught:
+        Expression.parse(text, ["n"], arrays=True).evaluate({"n": 32})
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("arrays", [False, True])
+def test_an_integer_constant_past_128_bits_is_refused_when_parsed(arrays):
+    with pytest.raises(ExpressionError) as caught:
+        Expression.parse("n + " + "9" * 400, ["n"], arrays=arrays)
+    assert (
+        str(caught.value)
+        == f"an integer of 1329 bits is too large in 'n + {'9' * 23}...{'9' * 28}'"
+    )
+
+
+def test_an_einsum_of_three_operands_is_contracted_pairwise_within_the_limit():
+    env = {"x": np.arange(40.0), "M": np.arange(1600.0).reshape(40, 40) / 1600}
+    expression = Expression.parse("einsum('ij,jk,k->i', M, M, x)", env, arrays=True)
+    got = expression.evaluate(env, max_elements=1600)
+    np.testing.assert_allclose(got, env["M"] @ env["M"] @ env["x"], rtol=1e-12)
+    with pytest.raises(ExpressionError) as caught:
+        Expression.parse("einsum('i,j,k->ij', x, x, x)", env, arrays=True).evaluate(
+            env, max_elements=1000
+        )
+    assert str(caught.value) == (
+        "\"einsum('i,j,k->ij', x, x, x)\": einsum() would make 1,600 elements, more than 1,000 "
+        "(0.0 MiB as float64)"
+    )

@@ -1258,3 +1258,140 @@ def test_a_launch_name_the_compiled_check_cannot_take_is_checked_point_by_point(
         1,
         ("kernel.grid: '_gpb_g' is 0; each dimension must be an integer in [1, 2147483647]"),
     )
+
+
+# -- matrix products and bounded references ---------------------------------------------------
+MATMUL = """\
+kernel:
+  source: k.cu
+  variants: [good]
+  args:
+    - C: out float32[m, n]
+    - A: in float32[m, k]
+    - B: in float32[k, n]
+  grid: 1
+  block: 1
+  reference: {reference}
+params:
+  m: [5]
+  n: [3]
+  k: [4]
+"""
+
+
+@pytest.mark.parametrize(
+    "reference", ["A @ B", "matmul(A, B)", "dot(A, B)", "\"einsum('ij,jk->ik', A, B)\""]
+)
+def test_a_matmul_reference_computes_numpy_s_matmul_of_the_inputs(tmp_path, reference):
+    _, bench = load(tmp_path, MATMUL.format(reference=reference))
+    point = {"m": 5, "n": 3, "k": 4}
+    inputs = bench.inputs(point, np.random.default_rng(7))
+    got = bench.reference("default", point, inputs)["C"]
+    expected = np.matmul(inputs["A"].astype(np.float64), inputs["B"].astype(np.float64))
+    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0)
+    assert got.shape == (5, 3) and got.dtype == np.float64
+
+
+def test_the_matmul_example_s_reference_is_a_at_b():
+    bench = kernel_suite.load_benchmark(str((EXAMPLES / "gemm.yaml").resolve()))
+    point = {"m": 33, "n": 17, "k": 9, "tile": 16}
+    inputs = bench.inputs(point, np.random.default_rng(3))
+    got = bench.reference("default", point, inputs)["C"]
+    assert np.array_equal(got, inputs["A"].astype(np.float64) @ inputs["B"].astype(np.float64))
+    spec = config.load(EXAMPLES / "gemm.yaml")
+    assert bench.dry_run_problems(spec.points(bench)) == []
+    assert [v.name for v in bench.variants] == ["matmul_naive", "matmul_tiled"]
+
+
+def test_a_product_of_shapes_that_do_not_fit_is_one_line_naming_the_reference(tmp_path):
+    spec, bench = load(tmp_path, MATMUL.format(reference="B @ A"))
+    assert bench.dry_run_problems(spec.points(bench)) == [
+        "kernel.reference.C: 'B @ A': matmul of shapes (4, 3) and (5, 4): the inner dimensions "
+        "3 and 5 differ (at m=5, n=3, k=4)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("reference", "message"),
+    [
+        (
+            "2 * x + sum(arange(300000000))",
+            "arange() would make 300,000,000 elements, more than 16,777,216 (2.2 GiB as float64)",
+        ),
+        (
+            "2 * x + sum(ones((20000, 20000)))",
+            "ones() would make 400,000,000 elements, more than 16,777,216 (3.0 GiB as float64)",
+        ),
+        (
+            "2 * x + sum(outer(arange(n * 20), arange(n * 20)))",
+            "outer() would make 400,000,000 elements, more than 16,777,216 (3.0 GiB as float64)",
+        ),
+    ],
+)
+def test_a_reference_that_would_build_gigabytes_is_refused_first(tmp_path, reference, message):
+    spec, bench = load(
+        tmp_path,
+        SCALE.replace("reference: 2 * x", f"reference: {reference}").replace(
+            "n: [1000, 4097]", "n: [1000]"
+        ),
+    )
+    (problem,) = bench.dry_run_problems(spec.points(bench))
+    assert problem == f"kernel.reference.out: {quote(reference)}: {message} (at n=1000, block=128)"
+
+
+def test_a_reference_as_large_as_the_kernel_s_arrays_still_runs(tmp_path):
+    # 4 x the largest array is allowed: outer of two 2,048-element vectors for a 4M output.
+    spec, bench = load(
+        tmp_path,
+        """\
+        kernel:
+          source: k.cu
+          variants: [good]
+          args:
+            - out: out float32[n, n]
+            - x: in float32[n]
+          grid: 1
+          block: 1
+          reference: outer(x, x) + 1
+        params:
+          n: [2048]
+        """,
+    )
+    assert bench.dry_run_problems(spec.points(bench)) == []
+
+
+def test_refusing_a_3_gb_reference_takes_under_2_s_and_500_mb(tmp_path):
+    write(
+        tmp_path,
+        SCALE.replace(
+            "reference: 2 * x",
+            "reference: 2 * x + sum(ones((20000, 20000))) + sum(arange(300000000))",
+        ),
+    )
+    script = textwrap.dedent(f"""
+        import re, time
+        from gpubench import config, kernel_suite
+        start = time.perf_counter()
+        spec = config.load({str(tmp_path / "k.yaml")!r})
+        bench = kernel_suite.load_benchmark({str((tmp_path / "k.yaml").resolve())!r})
+        problems = bench.dry_run_problems(spec.points(bench))
+        elapsed = time.perf_counter() - start
+        # VmHWM: this process's peak resident memory since its exec (ru_maxrss would carry
+        # over the peak of the pytest process that forked it).
+        status = open("/proc/self/status").read()
+        peak = int(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1)) // 1024
+        print(len(problems), "ones() would make 400,000,000" in problems[0], elapsed, peak)
+    """)
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=True,
+    )
+    count, named, elapsed, peak_mb = done.stdout.split()
+    assert (count, named) == ("1", "True")
+    assert float(elapsed) < 2.0, elapsed
+    assert int(peak_mb) < 500, peak_mb  # the whole process, Python and NumPy included
