@@ -393,6 +393,9 @@ def bundled_configs() -> list[Path]:
 
 def find(name: str) -> Path:
     """A sweep file by path, or a bundled one by name (`smoke`, `smoke.yaml`)."""
+    if not name.strip():  # Path("") is the working directory: never what was meant
+        message = "an empty path: give a sweep file or a bundled sweep's name"
+        raise ConfigError(message, source="command line", key="CONFIG")
     path = Path(name)
     try:
         if path.exists() or len(path.parts) > 1:

@@ -685,3 +685,12 @@ def test_the_bundled_sweep_files_are_found_in_a_checkout_or_inside_an_installed_
     assert config.configs_dir() == package / "configs"  # the wheel's layout
     (package.parent / "configs").mkdir()
     assert config.configs_dir() == package.parent / "configs"  # a checkout's, first
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_an_empty_sweep_name_is_one_line_not_the_working_directory(name):
+    with pytest.raises(ConfigError) as caught:
+        config.find(name)
+    assert str(caught.value) == (
+        "command line: CONFIG: an empty path: give a sweep file or a bundled sweep's name"
+    )
