@@ -4,18 +4,16 @@ under its UUID (`<cache>/ceilings/<uuid>.json`) or written with `--json`, read b
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Literal
 
-from msgspec import Meta, Struct
+from msgspec import Struct
 
-from gpubench.formats.results import Environment, NonNegative
-
-RECORD_KIND = "gpubench-ceilings"
+from gpubench.formats.results import Environment, Int, NonNegative
 
 
 class CeilingsRecord(Struct, forbid_unknown_fields=True):
-    kind: Annotated[str, Meta(pattern=f"^{RECORD_KIND}$")]
-    version: Annotated[int, Meta(ge=1, le=1)]
+    kind: Literal["gpubench-ceilings"]
+    version: Int
     gpu_uuid: str | None
     gpu_name: str
     # Ceiling key (dram_read_gbps, fp32_gflops, ...) -> figure.
@@ -23,7 +21,7 @@ class CeilingsRecord(Struct, forbid_unknown_fields=True):
     theoretical: dict[str, NonNegative | None] = {}
     environment: Environment | None = None
     # "measured" (gpubench ceilings) or "theoretical" (the device's peaks stand in).
-    source: Annotated[str, Meta(pattern="^(measured|theoretical)$")] = "measured"
+    source: Literal["measured", "theoretical"] = "measured"
     measured_at: str = ""
     # The median SM clock (MHz) each ceiling was measured at.
     clock_mhz: dict[str, NonNegative] = {}
