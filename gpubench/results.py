@@ -212,7 +212,9 @@ class ResultSet:
             results=results,
             created=record["created"],
             schema_version=version,
-            compile_report=record.get("compile_report") or {},
+            compile_report=report
+            if isinstance(report := record.get("compile_report"), dict)
+            else {},
         )
 
 
@@ -445,6 +447,15 @@ def _log_record(line: bytes, number: int, cut_short: bool, source: str) -> dict[
     return record
 
 
+def _validate_line(record: dict[str, Any], schema: type, source: str, number: int) -> None:
+    """validate, with the line number before the field path: `line 3: results.device`."""
+    try:
+        validate(record, schema, source=source)
+    except ConfigError as exc:
+        where = f"line {number}: {exc.key}" if exc.key else f"line {number}"
+        raise ConfigError(exc.message, source=source, key=where) from None
+
+
 def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Result]]:
     """(header, results) of a JSON-lines log. A last line cut short by a kill is ignored; any
     other problem is a ConfigError naming the line (and, for a wrong field, its path)."""
@@ -459,18 +470,18 @@ def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Resul
             continue
         kind, where = record.get("kind"), f"line {number}"
         if kind == "header" and header is None:
-            validate(record, formats.Header, source=source, key=where)
+            _validate_line(record, formats.Header, source, number)
             header = {k: v for k, v in record.items() if k != "kind"}
             continue
         if header is None:
             raise ConfigError("no header line: not a gpubench results log", source=source)
         if kind == "result":
-            validate(record, formats.ResultLine, source=source, key=where)
+            _validate_line(record, formats.ResultLine, source, number)
             fields = {k: v for k, v in record.items() if k != "kind"}
             result = Result._from_checked(fields, source, where)
             results[(point_key(result.point), result.variant)] = result
         elif kind == "metrics":
-            validate(record, formats.MetricsLine, source=source, key=where)
+            _validate_line(record, formats.MetricsLine, source, number)
             key = (point_key(record["point"]), record["variant"])
             if key in results:
                 results[key].metrics.update(record["metrics"])

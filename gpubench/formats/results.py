@@ -193,7 +193,8 @@ class ResultsFile(Struct):
     environment: Environment
     spec: Spec
     results: list[Result]
-    compile_report: dict[str, Any] | None = None
+    # How the kernels were compiled; informative only (a damaged one reads as empty).
+    compile_report: Any = None
 
 
 SCHEMAS: dict[str, type] = {"Results file (JSON)": ResultsFile}
