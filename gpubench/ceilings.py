@@ -87,7 +87,7 @@ class CeilingsRecord:
             raise ConfigError("is not a ceilings record (made by gpubench ceilings)", source=source)
         validate(record, formats.CeilingsRecord, source=source)
         return cls(
-            gpu_uuid=record["gpu_uuid"],
+            gpu_uuid=record.get("gpu_uuid"),
             gpu_name=record["gpu_name"],
             measured={k: float(v) for k, v in record["measured"].items()},
             theoretical={

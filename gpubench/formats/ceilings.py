@@ -13,11 +13,11 @@ from gpubench.formats.results import Environment, Int, NonNegative
 
 class CeilingsRecord(Struct, forbid_unknown_fields=True):
     kind: Literal["gpubench-ceilings"]
-    version: Int
-    gpu_uuid: str | None
     gpu_name: str
     # Ceiling key (dram_read_gbps, fp32_gflops, ...) -> figure.
     measured: dict[str, NonNegative]
+    version: Int = 1
+    gpu_uuid: str | None = None
     theoretical: dict[str, NonNegative | None] = {}
     environment: Environment | None = None
     # "measured" (gpubench ceilings) or "theoretical" (the device's peaks stand in).
