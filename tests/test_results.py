@@ -129,13 +129,19 @@ def result_file(results):
     [
         ("[1, 2]", "expected a results object"),
         (json.dumps({**result_file([]), "results": None}), "results: expected `array`, got `null`"),
-        (json.dumps({k: v for k, v in result_file([]).items() if k != "suite"}), "missing required field `suite`"),
+        (
+            json.dumps({k: v for k, v in result_file([]).items() if k != "suite"}),
+            "missing required field `suite`",
+        ),
         (json.dumps(result_file([{**GOOD, "status": "great"}])), "invalid enum value 'great'"),
         (json.dumps(result_file([{**GOOD, "extra": 1}])), "unknown field `extra`"),
         (json.dumps(result_file([{**GOOD, "summary": {"median_ms": None}}])), "positive median_ms"),
         (json.dumps(result_file([{**GOOD, "summary": {"median_ms": 0}}])), "positive median_ms"),
         (json.dumps(result_file([{**GOOD, "point": [1]}])), "results[0].point: expected `object`"),
-        (json.dumps(result_file([{**GOOD, "metrics": {"gbps": "fast"}}])), "`float | null`, got `str`"),
+        (
+            json.dumps(result_file([{**GOOD, "metrics": {"gbps": "fast"}}])),
+            "`float | null`, got `str`",
+        ),
         (json.dumps(result_file(["x"])), "results[0]: expected `object`, got `str` (found 'x')"),
         ('{"schema_version": 1, "results": NaN}', "not valid JSON"),
         ("[" * 100000, "not valid JSON"),
@@ -231,15 +237,18 @@ def _record(**changes):
     [
         (
             json.dumps(_record()).replace('"median_ms": 1.0', '"median_ms": ' + "9" * 400),
-            "results[0].summary[...]: number out of range",
+            "results[0].summary['median_ms']: number out of range "
+            "(found <an integer of about 400 digits>)",
         ),
         (
             json.dumps(_record()).replace('"median_ms": 1.0', '"median_ms": 1e400'),
-            "results[0].summary[...]: expected `float` <= 1.7976931348623157e+308",
+            "results[0].summary['median_ms']: expected `float` <= 1.7976931348623157e+308 "
+            "(found inf)",
         ),
         (
             json.dumps(_record(summary={"median_ms": 1.0, "rel_noise": "low"})),
-            "results[0].summary[...]: expected `bool | float | null`, got `str`",
+            "results[0].summary['rel_noise']: expected `bool | float | null`, got `str` "
+            "(found 'low')",
         ),
         (
             json.dumps(_record(work={"bytes_moved": "lots"})),
@@ -431,7 +440,7 @@ PROBLEMS = [
     ({**GOOD, "variant": None}, "variant: expected `str`, got `null` (found None)"),
     ({**GOOD, "point": [1]}, "point: expected `object`, got `array`"),
     ({**GOOD, "point": 3}, "point: expected `object`, got `int` (found 3)"),
-    ({**GOOD, "point": {"n": {"a": 1}}}, "point[...]: expected `bool | int | float | str | null`, got `object`"),
+    ({**GOOD, "point": {"n": {"a": 1}}}, "point['n']: expected `bool | int | float | str | null`, got `object`"),
     ({**GOOD, "status": 3}, "status: expected `str`, got `int` (found 3)"),
     ({**GOOD, "status": "great"}, "status: invalid enum value 'great' (found 'great')"),
     *[({**GOOD, key: [1]}, f"{key}: expected `object | null`, got `array`")
@@ -440,11 +449,11 @@ PROBLEMS = [
     ({**GOOD, "kernel_attributes": [1]}, "kernel_attributes: expected `object`, got `array`"),
     ({**GOOD, "timeline": {}}, "timeline: expected `array`, got `object`"),
     ({**GOOD, "phases": []}, "phases: expected `object`, got `array`"),
-    ({**GOOD, "phases": {"a": 1}}, "phases[...]: expected `object`, got `int`"),
-    ({**GOOD, "phases": {"a": {"x": "1"}}}, "phases[...][...]: expected `float`, got `str`"),
-    ({**GOOD, "metrics": {"a": True}}, "metrics[...]: expected `float | null`, got `bool`"),
-    ({**GOOD, "summary": {"median_ms": 1.0, "x": "y"}}, "summary[...]: expected `bool | float | "
-     "null`, got `str`"),
+    ({**GOOD, "phases": {"a": 1}}, "phases['a']: expected `object`, got `int` (found 1)"),
+    ({**GOOD, "phases": {"a": {"x": "1"}}}, "phases['a']['x']: expected `float`, got `str` (found '1')"),
+    ({**GOOD, "metrics": {"a": True}}, "metrics['a']: expected `float | null`, got `bool` (found True)"),
+    ({**GOOD, "summary": {"median_ms": 1.0, "x": "y"}}, "summary['x']: expected `bool | float | "
+     "null`, got `str` (found 'y')"),
     ({**GOOD, "work": {"flops": -1}}, "work.flops: expected `float` >= 0.0 (found -1)"),
     ({**GOOD, "verification": {"passed": True, "nope": 1}}, "verification: object contains "
      "unknown field `nope`"),
@@ -515,8 +524,8 @@ def log_of(tmp_path, *lines, end="\n"):
     ([HEADER, json.dumps({"kind": "metrics", "point": {}, "variant": "a", "metrics": []})], "\n",
      "line 2: metrics: expected `object`, got `array`"),
     ([HEADER, json.dumps({"kind": "metrics", "point": {}, "variant": "a",
-                          "metrics": {"x": "1"}})], "\n", "line 2: metrics[...]: expected "
-     "`float | null`, got `str`"),
+                          "metrics": {"x": "1"}})], "\n", "line 2: metrics['x']: expected "
+     "`float | null`, got `str` (found '1')"),
     ([HEADER, json.dumps({"kind": "metrics", "point": {}, "metrics": {}})], "\n", "line 2: "
      "object missing required field `variant`"),
 ])  # fmt: skip

@@ -114,7 +114,7 @@ def test_truncated_and_doubled_files_are_one_line(tmp_path, cut, doubled):
         (
             ("spec", "points"),
             [{"n": {"a": 1}}],
-            "spec.points[0][...]: expected `bool | int | float | str | null`, got `object`",
+            "spec.points[0]['n']: expected `bool | int | float | str | null`, got `object`",
         ),
         (
             ("environment", "git_dirty"),
