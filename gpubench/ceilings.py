@@ -195,7 +195,7 @@ MAX_RECORD_BYTES = 1 << 20
 def load_file(path: str | Path) -> CeilingsRecord:
     """A ceilings record, or a results file of the ceilings suite (JSON or JSON lines)."""
     source = str(path)
-    from gpubench.results import MAX_LOG_BYTES, check_readable
+    from gpubench.results import MAX_LOG_BYTES, check_readable, size_text
 
     what = "a ceilings record is a JSON file"
     try:
@@ -207,8 +207,8 @@ def load_file(path: str | Path) -> CeilingsRecord:
     if len(raw) > MAX_RECORD_BYTES:
         if RECORD_KIND.encode() in raw[:200]:
             raise ConfigError(
-                f"more than {MAX_RECORD_BYTES >> 20} MiB: a ceilings record is at most "
-                f"{MAX_RECORD_BYTES >> 20} MiB",
+                f"more than {size_text(MAX_RECORD_BYTES)}: a ceilings record is at most "
+                f"{size_text(MAX_RECORD_BYTES)}",
                 source=source,
             )
         return _from_results_file(source)

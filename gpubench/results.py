@@ -121,19 +121,24 @@ class Result:
     @classmethod
     def _from_checked(cls, record: dict[str, Any], source: str | None, key: str | None) -> Result:
         """A result from a record the schema has passed: the rule no schema can say."""
-        status = Status(record["status"])
-        if status.is_measured:
-            median = (record.get("summary") or {}).get("median_ms")
-            if median is None or median <= 0:
-                raise ConfigError(
-                    f"a measured result needs a positive median_ms, got {quote(median)}",
-                    source=source,
-                    key=key,
-                )
-        record = dict(record, status=status)
+        check_measured(record, source, key)
+        record = dict(record, status=Status(record["status"]))
         if record.get("verification") is not None:
             record["verification"] = Verification(**record["verification"])
         return cls(**record)
+
+
+def check_measured(record: dict[str, Any], source: str | None, key: str | None) -> None:
+    """A measured result (ok, unstable, unverified) of a record the schema has passed needs
+    a positive median: the rule no schema can say."""
+    if Status(record["status"]).is_measured:
+        median = (record.get("summary") or {}).get("median_ms")
+        if median is None or median <= 0:
+            raise ConfigError(
+                f"a measured result needs a positive median_ms, got {quote(median)}",
+                source=source,
+                key=key,
+            )
 
 
 def validate(record: Any, schema: type, *, source: str | None, key: str | None = None) -> Any:
@@ -238,17 +243,48 @@ def save_json(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-# The largest results file read whole (JSON): about 200,000 results. Larger ones are refused
-# before they are read, since a JSON file is parsed in memory whole.
-MAX_RESULTS_BYTES = 1 << 30
-# A results log is read a line at a time, so it may be larger: a 10^6-point sweep writes about
-# 1 GB of it. A line holds one result (a long timeline at most a few MB).
+# Every limit below keeps the memory of refusing a damaged or hostile file under about
+# 250 MB (a file gpubench wrote reads in about twice its size; a file of nothing but `{},`
+# would take about 50 bytes of Python objects per byte of JSON, twice while it is checked).
+#
+# A results file (JSON) is parsed whole: at most 8 MiB, about 12,000 results. A larger sweep
+# belongs in a results log (JSON lines), which is read a line at a time.
+MAX_RESULTS_BYTES = 8 << 20
+# A results log may be much larger: a 10^6-point sweep writes about 1 GB of it. Each line (one
+# result; a long timeline at most a few MB) is parsed on its own.
 MAX_LOG_BYTES = 16 << 30
-MAX_LOG_LINE_BYTES = 16 << 20
+MAX_LOG_LINE_BYTES = 8 << 20
+# The results a log holds are kept in memory (about 3 KB each): a log is checked line by line
+# first, keeping nothing, and refused past this many results before any is built.
+MAX_LOG_RESULTS = 2_000_000
+# Objects and arrays in one JSON document (a results file, a line of a log), counted as `{`
+# and `[` characters before it is parsed: each costs at least 64 bytes once built, where a
+# result of gpubench's own has about 10 in 700 bytes of JSON.
+MAX_JSON_CONTAINERS = 500_000
+LARGER_SWEEPS = "a larger sweep belongs in a results log (--jsonl), read a line at a time"
 
 
-def _size_text(limit: int) -> str:
-    return f"{limit >> 30} GiB" if limit >= 1 << 30 else f"{limit >> 20} MiB"
+def size_text(size: int) -> str:
+    """A byte count in the unit that fits: `100 bytes`, `1.5 KiB`, `8 MiB`, `16 GiB`."""
+    for unit, name in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if size >= unit:
+            return f"{size / unit:.1f}".removesuffix(".0") + f" {name}"
+    return f"{size} byte" + ("" if size == 1 else "s")
+
+
+def check_containers(
+    raw: bytes, source: str, what: str, advice: str = "", key: str | None = None
+) -> None:
+    """Refuse, before it is parsed, a JSON document of more than MAX_JSON_CONTAINERS objects
+    and arrays (`what` names the kind of document: `a results file`)."""
+    found = raw.count(b"{") + raw.count(b"[")
+    if found > MAX_JSON_CONTAINERS:
+        raise ConfigError(
+            f"{found:,} objects and arrays: {what} holds at most {MAX_JSON_CONTAINERS:,}"
+            + (f"; {advice}" if advice else ""),
+            source=source,
+            key=key,
+        )
 
 
 def check_readable(
@@ -263,8 +299,10 @@ def check_readable(
     if not stat.S_ISREG(info.st_mode):
         raise ConfigError(f"not a regular file: {what}", source=str(path))
     if info.st_size > limit:
+        advice = f"; {LARGER_SWEEPS}" if limit == MAX_RESULTS_BYTES else ""
         raise ConfigError(
-            f"{info.st_size:,} bytes: {kind} is at most {_size_text(limit)}", source=str(path)
+            f"{info.st_size:,} bytes: {kind} is at most {size_text(limit)}{advice}",
+            source=str(path),
         )
 
 
@@ -284,10 +322,11 @@ def _read_text(path: str | os.PathLike[str]) -> str:
         raw = handle.read(MAX_RESULTS_BYTES + 1)  # the file may have grown since the check
     if len(raw) > MAX_RESULTS_BYTES:
         raise ConfigError(
-            f"more than {_size_text(MAX_RESULTS_BYTES)}: a results file is at "
-            f"most {_size_text(MAX_RESULTS_BYTES)}",
+            f"more than {size_text(MAX_RESULTS_BYTES)}: a results file is at "
+            f"most {size_text(MAX_RESULTS_BYTES)}; {LARGER_SWEEPS}",
             source=str(path),
         )
+    check_containers(raw, str(path), "a results file", LARGER_SWEEPS)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -425,8 +464,8 @@ def _log_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes, bool]
             if len(line) > MAX_LOG_LINE_BYTES:
                 raise ConfigError(
                     f"line {number} is longer than "
-                    f"{_size_text(MAX_LOG_LINE_BYTES)}: a line of {kind} is at "
-                    f"most {_size_text(MAX_LOG_LINE_BYTES)}",
+                    f"{size_text(MAX_LOG_LINE_BYTES)}: a line of {kind} is at "
+                    f"most {size_text(MAX_LOG_LINE_BYTES)}",
                     source=str(path),
                 )
             yield number, line, not line.endswith(b"\n")
@@ -456,43 +495,80 @@ def _validate_line(record: dict[str, Any], schema: type, source: str, number: in
         raise ConfigError(exc.message, source=source, key=where) from None
 
 
-def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Result]]:
-    """(header, results) of a JSON-lines log. A last line cut short by a kill is ignored; any
-    other problem is a ConfigError naming the line (and, for a wrong field, its path)."""
+def _log_entries(
+    path: str | os.PathLike[str], check: bool, last: int | None = None
+) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(line number, kind, record less its kind) of each line of a results log, the header
+    first; blank lines and a last line a kill cut short left out. With `check`, each line is
+    checked against the log's format (the order of its lines, the schema of its kind) and a
+    wrong one is a ConfigError naming the line; `last` stops after that line."""
     from gpubench.formats import results_log as formats
 
     source = str(path)
-    header: dict[str, Any] | None = None  # a header of no fields but its kind is a header
-    results: dict[tuple[str, str], Result] = {}
+    schemas: dict[Any, type] = {"result": formats.ResultLine, "metrics": formats.MetricsLine}
+    header_seen = False  # a header of no fields but its kind is a header
     for number, line, cut_short in _log_lines(path):
+        if last is not None and number > last:
+            return
+        where = f"line {number}"
+        if check:
+            check_containers(line, source, "a line of a results log", key=where)
         record = _log_record(line, number, cut_short, source)
         if record is None:
             continue
-        kind, where = record.get("kind"), f"line {number}"
-        if kind == "header" and header is None:
-            _validate_line(record, formats.Header, source, number)
-            header = {k: v for k, v in record.items() if k != "kind"}
-            continue
-        if header is None:
+        kind = record.get("kind")
+        if kind == "header" and not header_seen:
+            header_seen, schema = True, formats.Header
+        elif not header_seen:
             raise ConfigError("no header line: not a gpubench results log", source=source)
-        if kind == "result":
-            _validate_line(record, formats.ResultLine, source, number)
-            fields = {k: v for k, v in record.items() if k != "kind"}
-            result = Result._from_checked(fields, source, where)
-            results[(point_key(result.point), result.variant)] = result
-        elif kind == "metrics":
-            _validate_line(record, formats.MetricsLine, source, number)
-            key = (point_key(record["point"]), record["variant"])
-            if key in results:
-                results[key].metrics.update(record["metrics"])
         elif kind == "header":
             raise ConfigError(
                 f"{where}: a second header line (one log holds one run)", source=source
             )
+        elif isinstance(kind, str) and kind in schemas:
+            schema = schemas[kind]
         else:
             raise ConfigError(f"{where}: unknown kind of line {quote(kind)}", source=source)
-    if header is None:
+        fields = {k: v for k, v in record.items() if k != "kind"}
+        if check:
+            _validate_line(record, schema, source, number)
+            if kind == "result":
+                check_measured(fields, source, where)
+        yield number, kind, fields
+    if not header_seen:
         raise ConfigError("no header line: not a gpubench results log", source=source)
+
+
+def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Result]]:
+    """(header, results) of a JSON-lines log. A last line cut short by a kill is ignored; any
+    other problem is a ConfigError naming the line (and, for a wrong field, its path).
+
+    The log is read twice: first every line is checked and the results counted, keeping
+    nothing, so that a damaged log (or one of more than MAX_LOG_RESULTS results) is refused
+    in the memory of one line, however many results come before the damage; then the results
+    are built from the lines that were checked."""
+    source = str(path)
+    last, count = 0, 0
+    for number, kind, _ in _log_entries(path, check=True):
+        last = number
+        count += kind == "result"
+        if count > MAX_LOG_RESULTS:
+            raise ConfigError(
+                f"more than {MAX_LOG_RESULTS:,} results: a results log holds at most "
+                f"{MAX_LOG_RESULTS:,} (split the sweep with --shard I/N)",
+                source=source,
+                key=f"line {number}",
+            )
+    header: dict[str, Any] = {}
+    results: dict[tuple[str, str], Result] = {}
+    for number, kind, record in _log_entries(path, check=False, last=last):
+        if kind == "header":
+            header = record
+        elif kind == "result":
+            result = Result._from_checked(record, source, f"line {number}")
+            results[(point_key(result.point), result.variant)] = result
+        elif (key := (point_key(record["point"]), record["variant"])) in results:
+            results[key].metrics.update(record["metrics"])
     return header, list(results.values())
 
 

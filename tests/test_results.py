@@ -603,12 +603,15 @@ def test_the_reading_limits_in_their_words(tmp_path, monkeypatch):
         handle.truncate((3 << 30) + 5)  # a sparse file: its size without the disk space
     with pytest.raises(ConfigError) as info:
         load_json(big)
-    assert str(info.value) == f"{big}: 3,221,225,477 bytes: a results file is at most 1 GiB"
+    assert str(info.value) == (
+        f"{big}: 3,221,225,477 bytes: a results file is at most 8 MiB; a larger sweep belongs "
+        "in a results log (--jsonl), read a line at a time"
+    )
     big.unlink()
     # A file that grows between the size check and the read is cut at the limit, not read on.
     grown = tmp_path / "grown.json"
     grown.write_bytes(b"x" * 11)
-    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", (1 << 30) + 10)
+    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", 10)
     monkeypatch.setattr(results.os, "stat", lambda path: os.stat_result((0o100644, *[0] * 9)))
     opened = []
     real_open = open
@@ -619,7 +622,7 @@ def test_the_reading_limits_in_their_words(tmp_path, monkeypatch):
 
         def read(self, size):
             opened.append(size)
-            return b"x" * min(size, (1 << 30) + 11)
+            return b"x" * min(size, 12)
 
         def __enter__(self):
             return self
@@ -630,8 +633,11 @@ def test_the_reading_limits_in_their_words(tmp_path, monkeypatch):
     monkeypatch.setattr(results, "_open_results", Reader)
     with pytest.raises(ConfigError) as info:
         load_json(grown)
-    assert str(info.value) == f"{grown}: more than 1 GiB: a results file is at most 1 GiB"
-    assert opened == [(1 << 30) + 11]
+    assert str(info.value) == (
+        f"{grown}: more than 10 bytes: a results file is at most 10 bytes; a larger sweep "
+        "belongs in a results log (--jsonl), read a line at a time"
+    )
+    assert opened == [11]
 
 
 def test_save_json_writes_indented_json_through_a_temporary_file(tmp_path):
