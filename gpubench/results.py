@@ -243,18 +243,20 @@ def save_json(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-# Every limit below keeps the memory of refusing a damaged or hostile file under about
-# 250 MB (a file gpubench wrote reads in about twice its size; a file of nothing but `{},`
-# would take about 50 bytes of Python objects per byte of JSON, twice while it is checked).
+# The limits below keep refusing a damaged or hostile file well under 500 MB: JSON of
+# nothing but `{},` takes about 25 bytes of Python objects per byte once parsed, and again
+# while it is checked against its schema, so the size alone cannot bound it; the number of
+# objects and arrays does. Measured (tests/formats): the costliest results file within the
+# limits is refused in about 150 MB and half a second.
 #
-# A results file (JSON) is parsed whole: at most 8 MiB, about 12,000 results. A larger sweep
+# A results file (JSON) is parsed whole: at most 8 MiB, about 10,000 results. A larger sweep
 # belongs in a results log (JSON lines), which is read a line at a time.
 MAX_RESULTS_BYTES = 8 << 20
 # A results log may be much larger: a 10^6-point sweep writes about 1 GB of it. Each line (one
 # result; a long timeline at most a few MB) is parsed on its own.
 MAX_LOG_BYTES = 16 << 30
 MAX_LOG_LINE_BYTES = 8 << 20
-# The results a log holds are kept in memory (about 3 KB each): a log is checked line by line
+# The results a log holds are kept in memory (2 to 3 KB each): a log is checked line by line
 # first, keeping nothing, and refused past this many results before any is built.
 MAX_LOG_RESULTS = 2_000_000
 # Objects and arrays in one JSON document (a results file, a line of a log), counted as `{`

@@ -61,8 +61,12 @@ def exit_codes_page() -> str:
 
 
 def formats_page(schemas: dict[str, dict[str, Any]]) -> str:
-    """The JSON Schema of each file format gpubench writes or reads (gpubench.formats)."""
+    """The JSON Schema of each file format gpubench writes or reads (gpubench.formats), and
+    the limits its readers hold it to."""
     import json
+
+    from gpubench import ceilings, results
+    from gpubench.results import size_text
 
     out = [
         "# File formats",
@@ -73,6 +77,14 @@ def formats_page(schemas: dict[str, dict[str, Any]]) -> str:
         "later versions may extend (the environment, the spec, a summary) accept keys they "
         "do not list; the listed ones must have the listed type. Integers hold at most 64 "
         "bits and numbers are finite.",
+        "",
+        f"Limits, checked before a file is parsed or its results are built: a results file (JSON, read whole) at most "
+        f"{size_text(results.MAX_RESULTS_BYTES)} and {results.MAX_JSON_CONTAINERS:,} objects "
+        f"and arrays; a results log (JSON lines, read a line at a time) at most "
+        f"{size_text(results.MAX_LOG_BYTES)} and {results.MAX_LOG_RESULTS:,} results, each "
+        f"line at most {size_text(results.MAX_LOG_LINE_BYTES)} and "
+        f"{results.MAX_JSON_CONTAINERS:,} objects and arrays; a ceilings record at most "
+        f"{size_text(ceilings.MAX_RECORD_BYTES)}. A history export is a results file.",
         "",
     ]
     for title, schema in schemas.items():
