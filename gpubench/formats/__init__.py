@@ -88,9 +88,8 @@ def _options_of(annotations: list[Any]) -> list[Any]:
 
 def _first_misfit(pairs: Iterable[tuple[Any, Any]], annotations: list[Any]) -> tuple[bool, Any]:
     """The first (name, item) of `pairs` whose item does not convert to any of `annotations`
-    (declared types, bounds included):
-    msgspec converts a mapping in its order and stops at the first wrong entry, so this is
-    the one it hit."""
+    (declared types, bounds included). msgspec converts a mapping in its order and stops at
+    the first wrong entry, so this is the one it reported."""
     import msgspec
 
     if not annotations:
