@@ -259,6 +259,10 @@ MAX_LOG_LINE_BYTES = 8 << 20
 # The results a log holds are kept in memory (2 to 3 KB each): a log is checked line by line
 # first, keeping nothing, and refused past this many results before any is built.
 MAX_LOG_RESULTS = 2_000_000
+# A result and its metrics line, and the header: counted first, at the speed of reading the
+# file, so that a log of far too many results is refused in a second rather than after
+# checking every line.
+MAX_LOG_LINES = 2 * MAX_LOG_RESULTS + 1
 # Objects and arrays in one JSON document (a results file, a line of a log), counted as `{`
 # and `[` characters before it is parsed: each costs at least 64 bytes once built, where a
 # result of gpubench's own has about 10 in 700 bytes of JSON.
@@ -528,6 +532,22 @@ def _log_entry(
     return kind, fields
 
 
+def _count_lines(path: str | os.PathLike[str]) -> None:
+    """Refuse a log of more than MAX_LOG_LINES lines, counted a block at a time (and no
+    further than the limit) before any line is parsed."""
+    lines = 0
+    with _open_results(path, "a results log", MAX_LOG_BYTES) as handle:
+        while block := handle.read(16 << 20):
+            lines += block.count(b"\n")
+            if lines > MAX_LOG_LINES:
+                raise ConfigError(
+                    f"more than {MAX_LOG_LINES:,} lines: a results log holds at most "
+                    f"{MAX_LOG_RESULTS:,} results, each with at most one metrics line (split "
+                    "the sweep with --shard I/N)",
+                    source=str(path),
+                )
+
+
 def _check_log(path: str | os.PathLike[str]) -> int:
     """Check every line of a log, keeping nothing, and count its results; the number of its
     last line. A line msgspec decodes against the log's schema is checked in that one step
@@ -538,6 +558,7 @@ def _check_log(path: str | os.PathLike[str]) -> int:
     from gpubench.formats import results_log as formats
 
     source = str(path)
+    _count_lines(path)
     decoder = msgspec.json.Decoder(formats.Line)
     kinds = {formats.Header: "header", formats.ResultLine: "result", formats.MetricsLine: "metrics"}
     header_seen, count, last = False, 0, 0

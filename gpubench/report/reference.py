@@ -81,7 +81,8 @@ def formats_page(schemas: dict[str, dict[str, Any]]) -> str:
         f"Limits, checked before a file is parsed or its results are built: a results file (JSON, read whole) at most "
         f"{size_text(results.MAX_RESULTS_BYTES)} and {results.MAX_JSON_CONTAINERS:,} objects "
         f"and arrays; a results log (JSON lines, read a line at a time) at most "
-        f"{size_text(results.MAX_LOG_BYTES)} and {results.MAX_LOG_RESULTS:,} results, each "
+        f"{size_text(results.MAX_LOG_BYTES)}, {results.MAX_LOG_RESULTS:,} results and "
+        f"{results.MAX_LOG_LINES:,} lines, each "
         f"line at most {size_text(results.MAX_LOG_LINE_BYTES)} and "
         f"{results.MAX_JSON_CONTAINERS:,} objects and arrays; a ceilings record at most "
         f"{size_text(ceilings.MAX_RECORD_BYTES)}. A history export is a results file.",

@@ -153,6 +153,25 @@ def test_a_log_of_more_results_than_its_limit_is_refused_before_any_is_built(tmp
     assert len(results.load_jsonl(file)[1]) == 3  # exactly at the limit: read
 
 
+def test_a_log_of_more_lines_than_its_limit_is_refused_before_any_is_parsed(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "MAX_LOG_LINES", 4)
+    file = tmp_path / "r.jsonl"
+    file.write_text(many_results(3) + "\n")  # the header, 3 results and a blank line
+    parsed = []
+    monkeypatch.setattr(results, "_log_record", lambda *a: parsed.append(a))
+    with pytest.raises(GpubenchError) as info:
+        results.load_jsonl(file)
+    assert str(info.value) == (
+        f"{file}: more than 4 lines: a results log holds at most 2,000,000 results, each with "
+        "at most one metrics line (split the sweep with --shard I/N)"
+    )
+    assert parsed == []
+    file.write_text(many_results(3))
+    monkeypatch.undo()
+    monkeypatch.setattr(results, "MAX_LOG_LINES", 4)
+    assert len(results.load_jsonl(file)[1]) == 3  # exactly at the limit: read
+
+
 def test_refusing_a_log_takes_the_memory_of_one_line_and_bounded_time(tmp_path):
     """A log of 50,000 results whose last line is damaged is refused before any result is
     built; one past a (lowered) results limit likewise; a line of the most objects and arrays
