@@ -341,7 +341,11 @@ def test_a_record_file_past_the_size_limit_is_refused_before_it_is_read(tmp_path
         handle.truncate((1 << 30) + 1)  # sparse: no disk used
     with pytest.raises(ConfigError) as info:
         store.load_file(big)
-    assert str(info.value) == f"{big}: 1,073,741,825 bytes: a results file is at most 1 GiB"
+    # Past a record's 1 MiB it is read as a results file (JSON: not a log's header line).
+    assert str(info.value) == (
+        f"{big}: 1,073,741,825 bytes: a results file is at most 8 MiB; a larger sweep belongs "
+        "in a results log (--jsonl), read a line at a time"
+    )
 
 
 def test_a_record_keeps_where_its_figures_come_from_through_a_file(tmp_path):
