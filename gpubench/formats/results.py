@@ -176,7 +176,8 @@ class Spec(Struct):
     variants: list[str] | None = None
     baseline: str | None = None
     axes: dict[str, list[Scalar]] | None = None
-    zip: list[list[str]] | None = None
+    # Groups of parameters that vary together: each group maps a parameter to its values.
+    zip: list[dict[str, list[Scalar]]] | None = None
     constraints: list[str] | None = None
     timing: dict[str, Scalar] | None = None
     description: str | None = None

@@ -113,6 +113,28 @@ def test_the_named_kinds_in_their_exact_words(tmp_path, path, value, message):
     assert str(info.value) == f"{file}: {message}"
 
 
+def test_the_spec_a_sweep_writes_reads_back(tmp_path):
+    """SweepSpec.to_dict as a sweep file with zip groups and constraints writes it."""
+    from gpubench import config
+
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(
+        "suite: transpose\nvariants: [naive]\n"
+        "zip: [{rows: [32, 64], cols: [64, 128]}]\nconstraints: [rows <= cols]\n"
+    )
+    spec = config.load(sweep).to_dict()
+    assert spec["zip"] == [{"rows": [32, 64], "cols": [64, 128]}]
+    file = tmp_path / "r.json"
+    file.write_text(json.dumps({**BASE, "spec": spec}))
+    assert results.load_json(file).spec["zip"] == spec["zip"]
+    file.write_text(json.dumps(replaced(BASE, ("spec", "zip"), [{"rows": [[1]]}])))
+    with pytest.raises(GpubenchError) as info:
+        results.load_json(file)
+    assert str(info.value) == (
+        f"{file}: spec.zip[0]['rows'][0]: expected `bool | int | float | str | null`, got `array`"
+    )
+
+
 def test_compare_of_a_damaged_file_is_exit_2_and_one_line(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(replaced(BASE, ("environment", "device"), "H100")))
