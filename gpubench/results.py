@@ -299,13 +299,13 @@ def check_readable(
     """Refuse, before it is opened, anything but a regular file of at most `limit` bytes
     (MAX_RESULTS_BYTES unless given; a FIFO would block the open, /dev/zero never end the
     read); OSError passes through. `what` says what the file should be, `kind` names it in
-    the size limit."""
+    the size limit (past the results file's, where a larger sweep belongs)."""
+    advice = f"; {LARGER_SWEEPS}" if limit is None else ""
     limit = MAX_RESULTS_BYTES if limit is None else limit
     info = os.stat(path)
     if not stat.S_ISREG(info.st_mode):
         raise ConfigError(f"not a regular file: {what}", source=str(path))
     if info.st_size > limit:
-        advice = f"; {LARGER_SWEEPS}" if limit == MAX_RESULTS_BYTES else ""
         raise ConfigError(
             f"{info.st_size:,} bytes: {kind} is at most {size_text(limit)}{advice}",
             source=str(path),
@@ -597,10 +597,11 @@ def load_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Resul
     """(header, results) of a JSON-lines log. A last line cut short by a kill is ignored; any
     other problem is a ConfigError naming the line (and, for a wrong field, its path).
 
-    The log is read twice: first every line is checked and the results counted, keeping
-    nothing, so that a damaged log (or one of more than MAX_LOG_RESULTS results) is refused
-    in the memory of one line, however many results come before the damage; then the results
-    are built from the lines that were checked (lines appended since are left for later)."""
+    The log is read three times: its lines counted (MAX_LOG_LINES), at the speed of reading;
+    every line checked and the results counted, keeping nothing, so that a damaged log (or one
+    of more than MAX_LOG_RESULTS results) is refused in the memory of one line, however many
+    results come before the damage; then the results built from the lines that were checked
+    (lines appended since are left for later)."""
     source = str(path)
     last = _check_log(path)
     header: dict[str, Any] = {}
