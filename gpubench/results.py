@@ -246,16 +246,18 @@ def save_json(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
 # The limits below keep refusing a damaged or hostile file well under 500 MB: JSON of
 # nothing but `{},` takes about 25 bytes of Python objects per byte once parsed, and again
 # while it is checked against its schema, so the size alone cannot bound it; the number of
-# objects and arrays does. Measured (tests/formats): the costliest results file within the
-# limits is refused in about 150 MB and half a second.
+# objects and arrays does. Measured (tests/formats): the costliest results file or log line
+# within the limits (empty objects, or an object of 400,000 short keys, the wrong value last)
+# is refused in at most about 110 MB and under a second.
 #
-# A results file (JSON) is parsed whole: at most 8 MiB, about 10,000 results. A larger sweep
+# A results file (JSON) is parsed whole: at most 4 MiB, about 5,000 results. A larger sweep
 # belongs in a results log (JSON lines), which is read a line at a time.
-MAX_RESULTS_BYTES = 8 << 20
+MAX_RESULTS_BYTES = 4 << 20
 # A results log may be much larger: a 10^6-point sweep writes about 1 GB of it. Each line (one
 # result; a long timeline at most a few MB) is parsed on its own.
 MAX_LOG_BYTES = 16 << 30
-MAX_LOG_LINE_BYTES = 8 << 20
+MAX_LOG_LINE_BYTES = 4 << 20
+FAST_CHECK_BYTES = 1 << 20
 # The results a log holds are kept in memory (2 to 3 KB each): a log is checked line by line
 # first, keeping nothing, and refused past this many results before any is built.
 MAX_LOG_RESULTS = 2_000_000
@@ -567,11 +569,15 @@ def _check_log(path: str | os.PathLike[str]) -> int:
         check_containers(line, source, "a line of a results log", key=where)
         if not line.strip():
             continue
-        try:
-            entry = decoder.decode(line)
-            kind = kinds[type(entry)]
-        except (msgspec.DecodeError, RecursionError):  # ValidationError included
-            entry, kind = None, None
+        entry, kind = None, None
+        # A long line (a long timeline; or a hostile one) goes straight to the check that
+        # names what is wrong: decoding it first would build it a third time when it is bad.
+        if len(line) <= FAST_CHECK_BYTES:
+            try:
+                entry = decoder.decode(line)
+                kind = kinds[type(entry)]
+            except (msgspec.DecodeError, RecursionError):  # ValidationError included
+                entry, kind = None, None
         if kind is None or (kind == "header") == header_seen:  # refused, or out of order
             checked = _log_entry(line, number, cut_short, source, header_seen, check=True)
             if checked is None:

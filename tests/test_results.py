@@ -604,7 +604,7 @@ def test_the_reading_limits_in_their_words(tmp_path, monkeypatch):
     with pytest.raises(ConfigError) as info:
         load_json(big)
     assert str(info.value) == (
-        f"{big}: 3,221,225,477 bytes: a results file is at most 8 MiB; a larger sweep belongs "
+        f"{big}: 3,221,225,477 bytes: a results file is at most 4 MiB; a larger sweep belongs "
         "in a results log (--jsonl), read a line at a time"
     )
     big.unlink()
