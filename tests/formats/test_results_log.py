@@ -78,6 +78,31 @@ def test_a_wrong_metric_is_named_by_its_key_and_line(tmp_path):
     )
 
 
+@pytest.mark.parametrize("fast_check_bytes", [0, 1 << 20])
+def test_long_and_short_lines_read_alike_and_are_refused_alike(
+    tmp_path, monkeypatch, fast_check_bytes
+):
+    """A line longer than FAST_CHECK_BYTES skips the one-step decode: same results, same
+    messages (a measured result without a median included)."""
+    monkeypatch.setattr(results, "FAST_CHECK_BYTES", fast_check_bytes)
+    file = tmp_path / "r.jsonl"
+    file.write_text(log_text(LOG))
+    assert [r.variant for r in results.load_jsonl(file)[1]] == [
+        r["variant"] for r in BASE["results"]
+    ]
+    for lines, message in [
+        (replaced(LOG, (1, "summary"), None), "line 2: a measured result needs a positive "
+         "median_ms, got None"),
+        ([*LOG, HEADER], "line 5: a second header line (one log holds one run)"),
+        ([LOG[1]], "no header line: not a gpubench results log"),
+        ([*LOG, {"kind": "nope"}], "line 5: unknown kind of line 'nope'"),
+    ]:  # fmt: skip
+        file.write_text(log_text(lines))
+        with pytest.raises(GpubenchError) as info:
+            results.load_jsonl(file)
+        assert str(info.value) == f"{file}: {message}"
+
+
 def test_compare_of_a_damaged_log_is_exit_2_and_one_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(log_text(replaced(LOG, (2, "device"), "H100")))
