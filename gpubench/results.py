@@ -250,9 +250,11 @@ def save_json(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
 # within the limits (empty objects, or an object of 400,000 short keys, the wrong value last)
 # is refused in at most about 110 MB and under a second.
 #
-# A results file (JSON) is parsed whole: at most 4 MiB, about 5,000 results. A larger sweep
-# belongs in a results log (JSON lines), which is read a line at a time.
-MAX_RESULTS_BYTES = 4 << 20
+# A results file (JSON) is parsed whole: at most 16 MiB, about 20,000 results of 700 bytes
+# (the 500,000 objects and arrays below allow about 50,000). A larger sweep belongs in a
+# results log (JSON lines), which is read a line at a time; save_json says so when it writes
+# a file past this limit.
+MAX_RESULTS_BYTES = 16 << 20
 # A results log may be much larger: a 10^6-point sweep writes about 1 GB of it. Each line (one
 # result; a long timeline at most a few MB) is parsed on its own.
 MAX_LOG_BYTES = 16 << 30
@@ -270,6 +272,19 @@ MAX_LOG_LINES = 2 * MAX_LOG_RESULTS + 1
 # result of gpubench's own has about 10 in 700 bytes of JSON.
 MAX_JSON_CONTAINERS = 500_000
 LARGER_SWEEPS = "a larger sweep belongs in a results log (--jsonl), read a line at a time"
+
+
+def read_back_note(path: str | os.PathLike[str]) -> str | None:
+    """A note for a results file just written past what a results file may hold when read
+    back (MAX_RESULTS_BYTES): compare, plot and history import would refuse it."""
+    size = os.stat(path).st_size
+    if size <= MAX_RESULTS_BYTES:
+        return None
+    return (
+        f"note: {path} holds {size_text(size)}, more than gpubench reads back from a results "
+        f"file ({size_text(MAX_RESULTS_BYTES)}): compare, plot and history import read the "
+        "sweep's JSON-lines log (--jsonl) instead"
+    )
 
 
 def size_text(size: int) -> str:

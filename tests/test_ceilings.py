@@ -343,7 +343,7 @@ def test_a_record_file_past_the_size_limit_is_refused_before_it_is_read(tmp_path
         store.load_file(big)
     # Past a record's 1 MiB it is read as a results file (JSON: not a log's header line).
     assert str(info.value) == (
-        f"{big}: 1,073,741,825 bytes: a results file is at most 4 MiB; a larger sweep belongs "
+        f"{big}: 1,073,741,825 bytes: a results file is at most 16 MiB; a larger sweep belongs "
         "in a results log (--jsonl), read a line at a time"
     )
 

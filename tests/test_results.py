@@ -604,7 +604,7 @@ def test_the_reading_limits_in_their_words(tmp_path, monkeypatch):
     with pytest.raises(ConfigError) as info:
         load_json(big)
     assert str(info.value) == (
-        f"{big}: 3,221,225,477 bytes: a results file is at most 4 MiB; a larger sweep belongs "
+        f"{big}: 3,221,225,477 bytes: a results file is at most 16 MiB; a larger sweep belongs "
         "in a results log (--jsonl), read a line at a time"
     )
     big.unlink()
@@ -737,3 +737,18 @@ def test_infinity_inside_a_tuple_is_written_as_null(tmp_path):
     log = JsonLinesLog(tmp_path / "r.jsonl", header={"span": (1, float("nan"))})
     log.close()
     assert json.loads((tmp_path / "r.jsonl").read_text())["span"] == [1, None]
+
+
+def test_a_results_file_written_past_the_read_back_limit_gets_a_note(tmp_path, monkeypatch):
+    from gpubench import results
+
+    small, large = tmp_path / "small.json", tmp_path / "large.json"
+    small.write_text("x" * 100)
+    large.write_text("x" * 101)
+    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", 100)
+    assert results.read_back_note(small) is None
+    assert results.read_back_note(large) == (
+        f"note: {large} holds 101 bytes, more than gpubench reads back from a results file "
+        "(100 bytes): compare, plot and history import read the sweep's JSON-lines log "
+        "(--jsonl) instead"
+    )
