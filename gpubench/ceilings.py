@@ -4,7 +4,6 @@ read back by `gpubench roofline`. No GPU is touched here."""
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -79,33 +78,28 @@ class CeilingsRecord:
 
     @classmethod
     def from_dict(cls, record: Any, source: str) -> CeilingsRecord:
+        """A record from its JSON form; a ConfigError naming the file, the field path and the
+        value where it does not fit the ceilings format (gpubench.formats.ceilings)."""
+        from gpubench.formats import ceilings as formats
+        from gpubench.formats import validate
+
         if not isinstance(record, dict) or record.get("kind") != RECORD_KIND:
             raise ConfigError("is not a ceilings record (made by gpubench ceilings)", source=source)
-        try:
-            return cls(
-                gpu_uuid=record.get("gpu_uuid"),
-                gpu_name=str(record["gpu_name"]),
-                measured={k: _figure(v) for k, v in dict(record["measured"]).items()},
-                theoretical={k: None if v is None else _figure(v)
-                             for k, v in dict(record.get("theoretical") or {}).items()},
-                environment=dict(record.get("environment") or {}),
-                source=str(record.get("source", "measured")),
-                measured_at=str(record.get("measured_at", "")),
-                clock_mhz={k: _figure(v) for k, v in dict(record.get("clock_mhz") or {}).items()},
-                clock_capped=[str(k) for k in list(record.get("clock_capped") or [])],
-            )  # fmt: skip
-        except (KeyError, TypeError, ValueError, OverflowError) as exc:
-            raise ConfigError(f"a damaged ceilings record ({exc})", source=source) from None
-
-
-def _figure(value: Any) -> float:
-    """A measured or theoretical figure: a finite, non-negative JSON number."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{value!r} is not a number")
-    figure = float(value)  # OverflowError for an integer no float holds
-    if not math.isfinite(figure) or figure < 0:
-        raise ValueError(f"{value!r} is not a finite, non-negative number")
-    return figure
+        validate(record, formats.CeilingsRecord, source=source)
+        return cls(
+            gpu_uuid=record.get("gpu_uuid"),
+            gpu_name=record["gpu_name"],
+            measured={k: float(v) for k, v in record["measured"].items()},
+            theoretical={
+                k: None if v is None else float(v)
+                for k, v in (record.get("theoretical") or {}).items()
+            },
+            environment=dict(record.get("environment") or {}),
+            source=record.get("source", "measured"),
+            measured_at=record.get("measured_at", ""),
+            clock_mhz={k: float(v) for k, v in (record.get("clock_mhz") or {}).items()},
+            clock_capped=list(record.get("clock_capped") or []),
+        )
 
 
 def theoretical_from_device(device: dict[str, Any]) -> dict[str, float | None]:
@@ -193,32 +187,50 @@ def load_for(uuid: str | None) -> CeilingsRecord | None:
     return load_file(path)
 
 
+# A ceilings record is a few kB; a file past this size is read as a results file of the
+# ceilings suite (with the results' own limits) and refused outright if it claims to be a record.
+MAX_RECORD_BYTES = 1 << 20
+
+
 def load_file(path: str | Path) -> CeilingsRecord:
     """A ceilings record, or a results file of the ceilings suite (JSON or JSON lines)."""
     source = str(path)
-    from gpubench.results import check_readable
+    from gpubench.results import MAX_LOG_BYTES, check_readable, size_text
 
+    what = "a ceilings record is a JSON file"
     try:
-        check_readable(
-            path, "a ceilings record is a JSON file", "a ceilings record or results file"
-        )
-        text = Path(path).read_text(encoding="utf-8")
+        check_readable(path, what, "a ceilings record or results file", MAX_LOG_BYTES)
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_RECORD_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"cannot read the file: {exc.strerror}", source=source) from None
+    if len(raw) > MAX_RECORD_BYTES:
+        if RECORD_KIND.encode() in raw[:200]:
+            raise ConfigError(
+                f"more than {size_text(MAX_RECORD_BYTES)}: a ceilings record is at most "
+                f"{size_text(MAX_RECORD_BYTES)}",
+                source=source,
+            )
+        return _from_results_file(source)
+    try:
+        record = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ConfigError("not UTF-8 text", source=source) from None
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         record = None
     if isinstance(record, dict) and record.get("kind") == RECORD_KIND:
         return CeilingsRecord.from_dict(record, source)
+    return _from_results_file(source)
+
+
+def _from_results_file(source: str) -> CeilingsRecord:
     from gpubench import results
 
     result_set = results.load_any(source)
     if not any(r.suite == "ceilings" for r in result_set.results):
-        raise ConfigError("holds neither a ceilings record nor results of the ceilings suite",
-                          source=source)  # fmt: skip
+        raise ConfigError(
+            "holds neither a ceilings record nor results of the ceilings suite", source=source
+        )
     return from_results(result_set.results, result_set.environment, result_set.created)
 
 

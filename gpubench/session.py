@@ -360,6 +360,8 @@ def _save_and_exit_code(err: Any, result_set: results.ResultSet, files: outputs.
                         interrupted: bool) -> int:  # fmt: skip
     if files.json:
         results.save_json(result_set, files.json)
+        if note := results.read_back_note(files.json):
+            say(err, note)
     if files.csv:
         results.save_csv(result_set, files.csv)
     if files.history:

@@ -94,9 +94,13 @@ def test_a_results_file_of_the_ceilings_suite_serves_as_a_record(tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"kind": "gpubench-ceilings", "version": 1}', "a damaged ceilings record"),
+        ('{"kind": "gpubench-ceilings", "version": 1}', "object missing required field `gpu_name`"),
         ('{"kind": "gpubench-ceilings", "gpu_name": "x", "measured": {"a": "fast"}}',
-         "a damaged ceilings record"),
+         "measured['a']: expected `float`, got `str` (found 'fast')"),
+        ('{"kind": "gpubench-ceilings", "gpu_name": "x", "measured": {}, "clock_capped": 5}',
+         "clock_capped: expected `array`, got `int` (found 5)"),
+        ('{"kind": "gpubench-ceilings", "gpu_name": "x", "measured": {}, "gpu_uuid": 7}',
+         "gpu_uuid: expected `str | null`, got `int` (found 7)"),
         ("not json at all", ""),
     ],
 )  # fmt: skip
@@ -163,7 +167,7 @@ def test_the_clocks_travel_with_the_record_and_a_damaged_clock_entry_is_refused(
     assert again.clock_capped == ["tensor_fp16_gflops"]
     damaged = {**record.to_dict(), "clock_mhz": "fast"}
     (tmp_path / "d.json").write_text(json.dumps(damaged))
-    with pytest.raises(ConfigError, match="damaged ceilings record"):
+    with pytest.raises(ConfigError, match="clock_mhz: expected `object`, got `str`"):
         store.load_file(tmp_path / "d.json")
 
 
@@ -218,7 +222,9 @@ def test_a_figure_that_is_no_finite_non_negative_number_is_a_damaged_record(tmp_
         f'"{field}": {{', f'"{field}": {{"extra_gflops": {value}, ', 1
     )
     (tmp_path / "bad.json").write_text(text)
-    with pytest.raises(ConfigError, match="damaged ceilings record"):
+    with pytest.raises(
+        ConfigError, match=rf"{field}\['extra_gflops'\]: (expected `float|number out)"
+    ):
         store.load_file(tmp_path / "bad.json")
 
 
@@ -271,9 +277,9 @@ def test_saving_without_a_uuid_or_to_an_unwritable_place_is_one_line(tmp_path):
         (None, "cannot read the file: No such file or directory"),
         (b"\xff\xfe", "not UTF-8 text"),
         (b"not json", "not valid JSON: Expecting value: line 1 column 1 (char 0)"),
-        ("-1", "a damaged ceilings record (-1 is not a finite, non-negative number)"),
-        ('"fast"', "a damaged ceilings record ('fast' is not a number)"),
-        ("1e400", "a damaged ceilings record (inf is not a finite, non-negative number)"),
+        ("-1", "measured['x_gflops']: expected `float` >= 0.0 (found -1)"),
+        ('"fast"', "measured['x_gflops']: expected `float`, got `str` (found 'fast')"),
+        ("1e400", "measured['x_gflops']: expected `float` <= 1.7976931348623157e+308 (found inf)"),
     ],
 )  # fmt: skip
 def test_each_unreadable_record_is_its_exact_line(tmp_path, content, message):
@@ -335,8 +341,11 @@ def test_a_record_file_past_the_size_limit_is_refused_before_it_is_read(tmp_path
         handle.truncate((1 << 30) + 1)  # sparse: no disk used
     with pytest.raises(ConfigError) as info:
         store.load_file(big)
-    assert str(info.value) == (f"{big}: 1,073,741,825 bytes: a ceilings record or results file "
-                               "is at most 1 GiB")  # fmt: skip
+    # Past a record's 1 MiB it is read as a results file (JSON: not a log's header line).
+    assert str(info.value) == (
+        f"{big}: 1,073,741,825 bytes: a results file is at most 16 MiB; a larger sweep belongs "
+        "in a results log (--jsonl), read a line at a time"
+    )
 
 
 def test_a_record_keeps_where_its_figures_come_from_through_a_file(tmp_path):

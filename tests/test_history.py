@@ -370,7 +370,7 @@ def test_a_run_s_values_that_are_not_json_or_not_objects_are_stored_as_text_or_l
         with pytest.raises(ConfigError) as info:  # read back, the run is one line, no traceback
             store.result_set(run_id)
         assert str(info.value) == (f"{tmp_path / 'h.sqlite'} run {run_id}: environment.device: "
-                                   "environment.device must be an object")  # fmt: skip
+                                   "expected `object | null`, got `str` (found 'H100')")  # fmt: skip
         rs.environment = {"device": {"name": "G"}, "where": Path("/a/b")}
         again = store.append(rs, version=CodeVersion(None, None, "0.1.0"), source="s.yaml")
         assert store.result_set(again).spec == {"source": "s.yaml"}

@@ -113,16 +113,35 @@ def test_one_gpu_gives_no_gpu_list(tmp_path):
     assert header["environment"]["devices"] == [{"uuid": "GPU-a", "name": "H100"}]
 
 
+# A value of the field's own type that differs from FINGERPRINT's (a string where the
+# format has a list would be a damaged log, refused by the schema before merge compares).
+OTHER = {"variants": ["other"], "timing": {"warmup": 2}}
+
+
 @pytest.mark.parametrize("key", merge.MUST_AGREE)
 def test_logs_of_different_sweeps_are_refused_naming_what_differs(tmp_path, key):
+    first, _ = two_shards(tmp_path)
+    ours = OTHER.get(key, "other")
+    other = write_log(tmp_path / "c.jsonl", [2], "1/2", {}, **{key: ours})
+    with pytest.raises(ConfigError) as error:
+        merge.merge([first, other], str(tmp_path / "out.jsonl"))
+    assert error.value.source == other
+    mine = repr(ours) if isinstance(ours, str) else ours
+    theirs = repr(FINGERPRINT[key]) if isinstance(FINGERPRINT[key], str) else FINGERPRINT[key]
+    assert str(error.value) == (f"{other}: {key} differs from {first}'s ({mine} vs {theirs}): "
+                                "logs of different sweeps or kernel sources")  # fmt: skip
+
+
+@pytest.mark.parametrize(("key", "expected"), [("variants", "array"), ("timing", "object")])
+def test_a_fingerprint_field_of_the_wrong_type_is_a_damaged_log(tmp_path, key, expected):
     first, _ = two_shards(tmp_path)
     other = write_log(tmp_path / "c.jsonl", [2], "1/2", {}, **{key: "other"})
     with pytest.raises(ConfigError) as error:
         merge.merge([first, other], str(tmp_path / "out.jsonl"))
-    assert error.value.source == other
-    theirs = repr(FINGERPRINT[key]) if isinstance(FINGERPRINT[key], str) else FINGERPRINT[key]
-    assert str(error.value) == (f"{other}: {key} differs from {first}'s ('other' vs {theirs}): "
-                                "logs of different sweeps or kernel sources")  # fmt: skip
+    assert str(error.value) == (
+        f"{other}: line 1: fingerprint.{key}: expected `{expected} | null`, got `str` "
+        "(found 'other')"
+    )
 
 
 def test_other_axes_overlaps_and_missing_fingerprints_are_refused(tmp_path):

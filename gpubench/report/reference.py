@@ -60,10 +60,45 @@ def exit_codes_page() -> str:
     return "\n".join(out) + "\n"
 
 
+def formats_page(schemas: dict[str, dict[str, Any]]) -> str:
+    """The JSON Schema of each file format gpubench writes or reads (gpubench.formats), and
+    the limits its readers hold it to."""
+    import json
+
+    from gpubench import ceilings, results
+    from gpubench.results import size_text
+
+    out = [
+        "# File formats",
+        "",
+        "Generated from the schemas in `gpubench/formats/`: every file gpubench writes and "
+        "reads back is checked against its schema when read, and a value of a wrong type is "
+        "one line naming the file, the field path and the value (exit code 2). Objects that "
+        "later versions may extend (the environment, the spec, a summary) accept keys they "
+        "do not list; the listed ones must have the listed type. Integers hold at most 64 "
+        "bits and numbers are finite.",
+        "",
+        f"Limits, checked before a file is parsed or its results are built: a results file (JSON, read whole) at most "
+        f"{size_text(results.MAX_RESULTS_BYTES)} and {results.MAX_JSON_CONTAINERS:,} objects "
+        f"and arrays; a results log (JSON lines, read a line at a time) at most "
+        f"{size_text(results.MAX_LOG_BYTES)}, {results.MAX_LOG_RESULTS:,} results and "
+        f"{results.MAX_LOG_LINES:,} lines, each "
+        f"line at most {size_text(results.MAX_LOG_LINE_BYTES)} and "
+        f"{results.MAX_JSON_CONTAINERS:,} objects and arrays; a ceilings record at most "
+        f"{size_text(ceilings.MAX_RECORD_BYTES)}. A history export is a results file.",
+        "",
+    ]
+    for title, schema in schemas.items():
+        out += [f"## {title}", "", "```json", json.dumps(schema, indent=2), "```", ""]
+    return "\n".join(out)
+
+
 def pages() -> dict[str, str]:
     """File name (under docs/reference/) -> markdown."""
     from gpubench import config, registry
+    from gpubench.formats import json_schemas
 
     configs = [(path.stem, *config.describe(path)) for path in config.bundled_configs()]
     return {"suites.md": suites_page(registry.all_suites()),
-            "configs.md": configs_page(configs), "exit-codes.md": exit_codes_page()}  # fmt: skip
+            "configs.md": configs_page(configs), "exit-codes.md": exit_codes_page(),
+            "formats.md": formats_page(json_schemas())}  # fmt: skip

@@ -40,7 +40,7 @@ def test_the_pages_are_the_pinned_ones():
     from tests import snapshots
 
     pages = reference.pages()
-    assert sorted(pages) == ["configs.md", "exit-codes.md", "suites.md"]
+    assert sorted(pages) == ["configs.md", "exit-codes.md", "formats.md", "suites.md"]
     for name, text in pages.items():
         snapshots.matches(Path(__file__).parent / "pages" / name, text)
 

@@ -19,7 +19,7 @@ PINNED = Path(__file__).parent / "pages"
 ENVIRONMENT = {
     "device": {"name": "Fake GPU", "peak_bandwidth_gbps": 2000.0, "peak_fp32_gflops": 60000.0},
     "gpu_uuid": "GPU-1", "backend": {"name": "fake"}, "driver_version": "580.1",
-    "cuda_driver_api_version": 13000, "sm_clock_mhz_at_start": 1980,
+    "cuda_driver_api_version": "13.0", "sm_clock_mhz_at_start": 1980,
 }  # fmt: skip
 
 
