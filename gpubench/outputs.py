@@ -89,6 +89,9 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
         if path:
             check_writable(path, option)
     history_path = request.history or spec.outputs.history
+    from gpubench.history import check_label
+
+    check_label(request.label)  # a label the store would refuse, refused before measuring
     if history_path:
         _check_history(history_path, dry)
         named["--history"] = history_path
@@ -155,6 +158,9 @@ def refuse_empty_paths(request: OutputRequest) -> None:
             raise ConfigError(
                 f"an empty path ({path!r}): give a file name", source="command line", key=option
             )
+    from gpubench.history import check_label
+
+    check_label(request.label)  # as the real run would
 
 
 def check_picture(path: str, option: str) -> None:

@@ -13,10 +13,32 @@ from gpubench.cli.common import (
     out_console,
 )
 
+
+def _store_path(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not value.strip():  # Path("") is the working directory: never what was meant
+        from gpubench.errors import ConfigError
+
+        raise ConfigError(
+            "an empty path (''): give the store's file name", source="command line", key="--store"
+        )
+    return value
+
+
+def _finite_threshold(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if value != value:  # FloatRange lets NaN through: every comparison with it is false
+        raise click.BadParameter("nan is not a number in the range 0<=x<=10.")
+    return value
+
+
 store_option = click.option(
-    "--store", "store_path", default=HISTORY_DEFAULT, show_default=True, metavar="PATH",
+    "--store",
+    "store_path",
+    default=HISTORY_DEFAULT,
+    show_default=True,
+    metavar="PATH",
+    callback=_store_path,
     help="The history store (SQLite).",
-)  # fmt: skip
+)
 
 
 @click.group(epilog=EXIT_CODES_HELP)
@@ -62,9 +84,10 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
     is stored without a commit. A file whose run is in the store already (same date, suite,
     card and results) is skipped with a note."""
     from gpubench import results
-    from gpubench.history import History, recorded_version
+    from gpubench.history import History, check_label, recorded_version
     from gpubench.report.plain import say
 
+    check_label(label)
     sets = [(path, results.load_any(path)) for path in files]  # every file read before writing
     err = err_console()
     ids = []
@@ -124,9 +147,14 @@ def delete_runs(store_path: str, run_ids: tuple[int, ...]) -> None:
 @store_option
 @click.option("-o", "--out", "out_dir", default="report", show_default=True,
               type=click.Path(file_okay=False), help="The folder the report is written to.")  # fmt: skip
-@click.option("--threshold", default=CHANGE_THRESHOLD, show_default=True, type=click.FloatRange(0, 10),
-              help="The change that counts as a regression (as compare: and above twice the "
-              "noise).")  # fmt: skip
+@click.option(
+    "--threshold",
+    default=CHANGE_THRESHOLD,
+    show_default=True,
+    type=click.FloatRange(0, 10),
+    callback=_finite_threshold,
+    help="The change that counts as a regression (as compare: and above twice the noise).",
+)
 def report(store_path: str, out_dir: str, threshold: float) -> None:
     """Write the history store as a static web report: an index of what got slower and
     faster, and one page per suite with every point's variants over time, the latest run, its
