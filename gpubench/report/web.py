@@ -230,7 +230,8 @@ def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
         bed = bed_of[run_id]
         shown = f"{variant} · {beds[bed]}" if named else variant
         before = last.get((point, variant, bed))
-        last[(point, variant, bed)] = (status, median, noise)
+        # A median no ratio can take (0, negative, infinite) is no base to judge against.
+        last[(point, variant, bed)] = (status, median if _drawable(median) else None, noise)
         if not _drawable(median) or status not in ("ok", "unstable"):
             continue
         noise = noise if _drawable(noise) or noise == 0 else None
