@@ -203,6 +203,8 @@ def check_writable(path: str, option: str) -> None:
     try:
         if target.is_dir():
             raise ConfigError("is a directory; give a file name", source=path, key=option)
+        if target.is_fifo() or target.is_socket():  # opening one to try it would block
+            raise ConfigError("is a pipe or socket; give a file name", source=path, key=option)
         parent = target.parent
         while not parent.exists():
             parent = parent.parent
