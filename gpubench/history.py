@@ -351,9 +351,12 @@ class History:
              commit: str | None = None) -> list[Run]:  # fmt: skip
         """Runs, oldest first; `gpu` matches the model name or UUID, `commit` a prefix."""
         where, args = [], []
-        for clause, value in (("suite = ?", suite), ("label = ?", label),
-                              ("(gpu_name = ? OR gpu_uuid = ?)", gpu),
-                              ("substr(git_commit, 1, length(?)) = ?", commit)):  # fmt: skip
+        for clause, value in (
+            ("suite = ?", suite),
+            ("label = ?", label),
+            ("(gpu_name = ? OR gpu_uuid = ?)", gpu),
+            ("substr(git_commit, 1, length(?)) = ?", commit),
+        ):
             if value is not None:
                 where.append(clause)
                 args += [value] * clause.count("?")

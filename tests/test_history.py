@@ -521,23 +521,42 @@ HINT = "(a store edited by hand? `gpubench history delete` removes the run)"
     ("change", "command", "message"),
     [
         ("UPDATE runs SET label = NULL", "list", "run 1: label: expected text, got None"),
-        ("UPDATE runs SET created = x'00ff'", "list", "run 1: created: expected text, got b'\\x00\\xff'"),
+        (
+            "UPDATE runs SET created = x'00ff'",
+            "list",
+            "run 1: created: expected text, got b'\\x00\\xff'",
+        ),
         ("UPDATE runs SET dirty = 'yes'", "list", "run 1: dirty: expected 0, 1 or NULL, got 'yes'"),
         ("UPDATE runs SET suite = NULL", "report", "run 1: suite: expected text, got None"),
-        ("UPDATE results SET median_ms = 'fast'", "report",
-         "run 1: median_ms: expected a number or NULL, got 'fast'"),
-        ("UPDATE results SET rel_noise = x'01'", "report",
-         "run 1: rel_noise: expected a number or NULL, got b'\\x01'"),
+        (
+            "UPDATE results SET median_ms = 'fast'",
+            "report",
+            "run 1: median_ms: expected a number or NULL, got 'fast'",
+        ),
+        (
+            "UPDATE results SET rel_noise = x'01'",
+            "report",
+            "run 1: rel_noise: expected a number or NULL, got b'\\x01'",
+        ),
         ("UPDATE results SET variant = NULL", "report", "run 1: variant: expected text, got None"),
-        ("UPDATE results SET record = 'not json' WHERE run_id = 1", "report",
-         "run 1: record: expected JSON text, got '<not JSON>'"),
-        ("UPDATE results SET record = 'not json' WHERE run_id = 1", "export",
-         "run 1: record: expected JSON text, got 'not json'"),
-        ("UPDATE runs SET environment = NULL", "export",
-         "run 1: environment: expected JSON text, got None"),
+        (
+            "UPDATE results SET record = 'not json' WHERE run_id = 1",
+            "report",
+            "run 1: record: expected JSON text, got '<not JSON>'",
+        ),
+        (
+            "UPDATE results SET record = 'not json' WHERE run_id = 1",
+            "export",
+            "run 1: record: expected JSON text, got 'not json'",
+        ),
+        (
+            "UPDATE runs SET environment = NULL",
+            "export",
+            "run 1: environment: expected JSON text, got None",
+        ),
         ("UPDATE runs SET spec = '{'", "export", "run 1: spec: expected JSON text, got '{'"),
     ],
-)  # fmt: skip
+)
 def test_a_stored_value_of_the_wrong_type_is_one_line_naming_run_and_column(
     tmp_path, change, command, message
 ):
@@ -580,8 +599,12 @@ def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path):
     db.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY, x)")
     db.commit()
     db.close()
-    for args in (["history", "list"], ["history", "import", str(tmp_path / "none.json")],
-                 ["report", "-o", str(tmp_path / "site")], ["history", "delete", "1"]):  # fmt: skip
+    for args in (
+        ["history", "list"],
+        ["history", "import", str(tmp_path / "none.json")],
+        ["report", "-o", str(tmp_path / "site")],
+        ["history", "delete", "1"],
+    ):
         result = invoke(*args, "--store", str(other))
         if args[1] == "import":  # the file is read first: that is the error it names
             assert result.exit_code == 2
@@ -614,10 +637,18 @@ def test_reading_a_store_never_waits_for_a_writer(tmp_path):
     path = tmp_path / "h.sqlite"
     with History.open(path) as store:
         store.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
-    holder = subprocess.Popen([sys.executable, "-c", (
-        f"import sqlite3, time; db = sqlite3.connect({str(path)!r}, isolation_level=None); "
-        "db.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(20)")],
-        stdout=subprocess.PIPE, text=True)  # fmt: skip
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                f"import sqlite3, time; db = sqlite3.connect({str(path)!r}, isolation_level=None); "
+                "db.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(20)"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         started = time.perf_counter()
@@ -635,12 +666,16 @@ def test_reading_a_store_never_waits_for_a_writer(tmp_path):
     [
         ("x" * 100_000, "a label of 100,000 characters: at most 200"),
         ("a\nb", "a label holds the control character '\\n' at 1: give one line of printable text"),
-        ("\x1b[31m", "a label holds the control character '\\x1b' at 0: give one line of "
-         "printable text"),
-        ("tab\there", "a label holds the control character '\\t' at 3: give one line of "
-         "printable text"),
+        (
+            "\x1b[31m",
+            "a label holds the control character '\\x1b' at 0: give one line of printable text",
+        ),
+        (
+            "tab\there",
+            "a label holds the control character '\\t' at 3: give one line of printable text",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_label_is_one_short_line_of_text(tmp_path, label, message):
     with pytest.raises(ConfigError) as info:
         check_label(label)
@@ -648,13 +683,21 @@ def test_a_label_is_one_short_line_of_text(tmp_path, label, message):
     results_file = tmp_path / "r.json"
     save_json(result_set(), str(results_file))
     store = tmp_path / "h.sqlite"
-    imported = invoke("history", "import", str(results_file), "--store", str(store),
-                      "--label", label)  # fmt: skip
+    imported = invoke(
+        "history", "import", str(results_file), "--store", str(store), "--label", label
+    )
     assert imported.exit_code == 2
     assert imported.output.strip() == f"error: command line: --label: {message}"
     assert not store.exists()  # refused before the store was made
-    ran = invoke("run", str(REPO / "tests" / "suites" / "scale.py"), "--history", str(store),
-                 "--label", label, env=FAKE)  # fmt: skip
+    ran = invoke(
+        "run",
+        str(REPO / "tests" / "suites" / "scale.py"),
+        "--history",
+        str(store),
+        "--label",
+        label,
+        env=FAKE,
+    )
     assert ran.exit_code == 2 and ran.output.strip() == f"error: command line: --label: {message}"
 
 
@@ -692,3 +735,20 @@ def test_the_commit_filter_is_a_prefix_not_a_pattern(tmp_path):
         assert [r.id for r in store.runs(commit="abab")] == [1]
         assert store.runs(commit="%") == [] and store.runs(commit="_b") == []
         assert store.runs(commit="a" * 100_000) == []  # no "pattern too complex"
+
+
+def test_list_shows_the_newest_runs_and_says_how_many_it_left_out(tmp_path):
+    store = tmp_path / "h.sqlite"
+    with History.open(store) as h:
+        for day in range(1, 6):
+            created = f"2026-11-0{day}T03:00:00+00:00"
+            version = CodeVersion(None, None, "0.1.0")
+            h.append(result_set(created=created), label=f"day{day}", version=version)
+    args = ["history", "list", "--store", str(store), "--last", "2"]
+    result = CliRunner().invoke(cli, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "day4" in result.output and "day5" in result.output and "day3" not in result.output
+    assert result.output.strip().endswith("showing the newest 2 of 5 runs: --last 0 lists them all")
+    every = invoke("history", "list", "--store", str(store), "--last", "0")
+    assert all(f"day{day}" in every.output for day in range(1, 6))
+    assert "showing" not in every.output

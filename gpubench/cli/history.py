@@ -55,21 +55,46 @@ def history() -> None:
     """
 
 
+# A table of this many runs draws in about a second; a store of a year of nightly runs on
+# several GPUs holds tens of thousands, which would take minutes to draw.
+LIST_LAST = 1000
+
+
 @history.command("list")
 @store_option
 @click.option("--suite", help="Only runs of this suite.")
 @click.option("--gpu", help="Only runs on this GPU (its model name or UUID).")
 @click.option("--label", help="Only runs with this label.")
 @click.option("--commit", help="Only runs at this git commit (a prefix is enough).")
-def list_runs(store_path: str, suite: str | None, gpu: str | None, label: str | None,
-              commit: str | None) -> None:  # fmt: skip
+@click.option(
+    "--last",
+    default=LIST_LAST,
+    show_default=True,
+    type=click.IntRange(0, 2**31),
+    help="Only the newest this many of the runs that match (0: all of them).",
+)
+def list_runs(
+    store_path: str,
+    suite: str | None,
+    gpu: str | None,
+    label: str | None,
+    commit: str | None,
+    last: int,
+) -> None:
     """List the stored runs, oldest first."""
     from gpubench.history import History
+    from gpubench.report.plain import say
     from gpubench.report.tables import runs_table
 
     with History.open(store_path, create=False) as store:
         runs = store.runs(suite=suite, gpu=gpu, label=label, commit=commit)
-    out_console().print(runs_table(runs, store_path))
+    shown = runs[-last:] if last and len(runs) > last else runs
+    out_console().print(runs_table(shown, store_path))
+    if len(shown) < len(runs):
+        say(
+            err_console(),
+            f"showing the newest {len(shown):,} of {len(runs):,} runs: --last 0 lists them all",
+        )
 
 
 @history.command("import")

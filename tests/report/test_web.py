@@ -374,11 +374,19 @@ def test_every_suite_gets_a_page_of_its_own(tmp_path, monkeypatch):
             history.append(run_of(k % 10, {"a": 1.0}, suite=suite))
         pages = web.write_report(history, str(tmp_path / "site"), threshold=0.02)
     digest = {s: __import__("hashlib").sha256(s.encode()).hexdigest()[:10] for s in suites}
-    assert sorted(p.name for p in pages) == sorted([
-        "index.html", "a_b.html", f"a_b-{digest['a/b']}.html",
-        f"index-{digest['index']}.html", "Scale.html", f"scale-{digest['scale']}.html",
-        f"{'x' * 60}-{digest[long]}.html", "___up.html", "nul_l.html",
-    ])  # fmt: skip
+    assert sorted(p.name for p in pages) == sorted(
+        [
+            "index.html",
+            "a_b.html",
+            f"a_b-{digest['a/b']}.html",
+            f"index-{digest['index']}.html",
+            "Scale.html",
+            f"scale-{digest['scale']}.html",
+            f"{'x' * 60}-{digest[long]}.html",
+            "___up.html",
+            "nul_l.html",
+        ]
+    )
     assert all(p.parent == tmp_path / "site" and p.is_file() for p in pages)
     index = (tmp_path / "site" / "index.html").read_text()
     assert f"<a href='a_b-{digest['a/b']}.html'>a/b</a>" in index
@@ -389,8 +397,9 @@ def test_a_median_a_log_axis_cannot_take_is_not_drawn(tmp_path, median):
     with History.open(tmp_path / "h.sqlite") as history:
         for day in range(3):
             history.append(run_of(day, {"a": 1.0, "b": 2.0}))
-        history._db.execute("UPDATE results SET median_ms = ? WHERE run_id = 2 AND variant = 'a'",
-                            (median,))  # fmt: skip
+        history._db.execute(
+            "UPDATE results SET median_ms = ? WHERE run_id = 2 AND variant = 'a'", (median,)
+        )
         runs = history.runs()
         data, changes = web.suite_data(history, "scale", runs, 0.02)
     drawn = {tuple(s["runs"]) for p in data["points"] for s in p["series"] if s["name"] == "a"}
