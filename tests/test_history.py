@@ -752,3 +752,31 @@ def test_list_shows_the_newest_runs_and_says_how_many_it_left_out(tmp_path):
     every = invoke("history", "list", "--store", str(store), "--last", "0")
     assert all(f"day{day}" in every.output for day in range(1, 6))
     assert "showing" not in every.output
+
+
+def test_import_reads_every_file_before_writing_and_holds_one_at_a_time(tmp_path, monkeypatch):
+    from gpubench import results
+
+    files = []
+    for day in range(1, 4):
+        path = tmp_path / f"r{day}.json"
+        save_json(result_set(created=f"2026-11-0{day}T03:00:00+00:00"), str(path))
+        files.append(str(path))
+    (tmp_path / "bad.json").write_text("{")
+    store = tmp_path / "h.sqlite"
+    refused = invoke("history", "import", *files, str(tmp_path / "bad.json"), "--store", str(store))
+    assert refused.exit_code == 2 and not store.exists()  # nothing written before the bad file
+    reads = []
+    load_any = results.load_any
+    monkeypatch.setattr(results, "load_any", lambda path: reads.append(path) or load_any(path))
+    assert invoke("history", "import", files[0], "--store", str(store)).exit_code == 0
+    assert reads == [files[0]]  # one file: read once
+    reads.clear()
+    imported = invoke("history", "import", *files[1:], "--store", str(store))
+    assert imported.exit_code == 0, imported.output
+    assert reads == [files[1], files[2], files[1]]  # checked, then stored one at a time
+    assert [run.created[:10] for run in History.open(store).runs()] == [
+        "2026-11-01",
+        "2026-11-02",
+        "2026-11-03",
+    ]

@@ -113,11 +113,17 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
     from gpubench.report.plain import say
 
     check_label(label)
-    sets = [(path, results.load_any(path)) for path in files]  # every file read before writing
+    # Every file is read (and refused, if it must be) before the store is written; only one
+    # is held at a time, so many large files do not add up in memory. The last one read is
+    # kept: a single file is read once.
+    last = None
+    for path in files:
+        last = results.load_any(path)
     err = err_console()
     ids = []
     with History.open(store_path) as store:
-        for path, result_set in sets:
+        for number, path in enumerate(files, 1):
+            result_set = last if number == len(files) else results.load_any(path)
             known = store.find(result_set)
             if known is not None:
                 say(err, f"note: {path} is run {known} of {store_path} already: skipped")
