@@ -281,10 +281,17 @@ class History:
             raise ConfigError(f"cannot write the history store ({exc})", source=self.path) from None
         try:
             yield
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:  # a read-only file or folder, a full disk
+            self._roll_back()
+            raise ConfigError(f"cannot write the history store ({exc})", source=self.path) from None
         except BaseException:
-            self._db.execute("ROLLBACK")
+            self._roll_back()
             raise
-        self._db.execute("COMMIT")
+
+    def _roll_back(self) -> None:
+        if self._db.in_transaction:  # a failed COMMIT may have ended it already
+            self._db.execute("ROLLBACK")
 
     # -- writing ----------------------------------------------------------------------------
     def append(self, result_set: ResultSet, label: str = "", version: CodeVersion | None = None,

@@ -210,9 +210,11 @@ def check_writable(path: str, option: str) -> None:
             parent = parent.parent
         if not parent.is_dir():
             raise ConfigError(f"{parent} is a file, not a directory", source=path, key=option)
-        if not os.access(target if target.exists() else parent, os.W_OK):
-            raise ConfigError(f"cannot write here ({parent} is read-only for you)", source=path,
-                              key=option)  # fmt: skip
+        checked = target if target.exists() else parent
+        if not os.access(checked, os.W_OK):
+            raise ConfigError(
+                f"cannot write here ({checked} is read-only for you)", source=path, key=option
+            )
         if target.parent.is_dir():
             existed = target.exists()
             with target.open("a"):

@@ -780,3 +780,23 @@ def test_import_reads_every_file_before_writing_and_holds_one_at_a_time(tmp_path
         "2026-11-02",
         "2026-11-03",
     ]
+
+
+def test_writing_a_read_only_store_is_one_line_and_changes_nothing(tmp_path):
+    path = tmp_path / "h.sqlite"
+    with History.open(path) as store:
+        store.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
+    # A read-only connection stands for a read-only file (permission bits do not stop root).
+    read_only = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    with History(path, read_only) as store:
+        for write in (
+            lambda: store.append(result_set(created="2026-11-22T03:00:00+00:00")),
+            lambda: store.delete([1]),
+        ):
+            with pytest.raises(ConfigError) as info:
+                write()
+            assert str(info.value) == (
+                f"{path}: cannot write the history store (attempt to write a readonly database)"
+            )
+            assert not read_only.in_transaction
+        assert [run.id for run in store.runs()] == [1]
