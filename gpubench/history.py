@@ -31,6 +31,28 @@ SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 120
 # What a result keeps in the store: everything but its per-step timeline and host phases.
 _HEAVY = ("timeline", "phases")
+# A run's label is one line of text a list and a web page show whole: this long at most.
+MAX_LABEL = 200
+# The tables and columns gpubench reads: a file that lacks one is not a store of this version.
+_TABLES = {
+    "meta": ("key", "value"),
+    "runs": (
+        "id",
+        "created",
+        "suite",
+        "label",
+        "git_commit",
+        "dirty",
+        "gpubench_version",
+        "gpu_name",
+        "gpu_uuid",
+        "backend",
+        "source",
+        "environment",
+        "spec",
+    ),
+    "results": ("run_id", "variant", "point", "status", "median_ms", "rel_noise", "record"),
+}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -127,6 +149,24 @@ def recorded_version(environment: dict[str, Any] | None) -> CodeVersion:
     )
 
 
+def check_label(label: str, option: str = "--label") -> None:
+    """Refuse a label that is not one short line of text (a list shows one run a line)."""
+    if len(label) > MAX_LABEL:
+        raise ConfigError(
+            f"a label of {len(label):,} characters: at most {MAX_LABEL}",
+            source="command line",
+            key=option,
+        )
+    for index, char in enumerate(label):
+        if not char.isprintable() and char != " ":
+            raise ConfigError(
+                f"a label holds the control character {char!r} at {index}: give one line of "
+                "printable text",
+                source="command line",
+                key=option,
+            )
+
+
 def run_digest(created: str, suite: str, gpu_uuid: object, records: list[str]) -> str:
     """What identifies a run across imports: its date, suite, card and every stored result
     record (as the store keeps them, so a stored run's digest is computed from the store)."""
@@ -146,6 +186,10 @@ class History:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], create: bool = True) -> History:
+        if not str(path).strip():  # Path("") is the working directory: never what was meant
+            raise ConfigError(
+                "an empty path (''): give the store's file name", source="history store"
+            )
         target = Path(path)
         if target.exists() and not target.is_file():
             raise ConfigError("is not a file", source=str(path))
@@ -177,6 +221,46 @@ class History:
         self.close()
 
     def _initialise(self) -> None:
+        """Check the file is a store of this version; create what a new one lacks. A store
+        that has everything is only read: a reader never waits for another writer."""
+        tables = {
+            name
+            for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if tables and "meta" not in tables:  # another program's database: never written to
+            others = ", ".join(sorted(tables - {"sqlite_sequence"})[:5])
+            raise ConfigError(
+                f"not a gpubench history store (its tables: {others})", source=self.path
+            )
+        if tables >= _TABLES.keys() and self._stored_version() is not None:
+            self._check_version()
+        else:
+            self._create()
+        self._check_columns()
+
+    def _stored_version(self) -> object:
+        row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return None if row is None else row[0]
+
+    def _check_version(self) -> None:
+        version = self._stored_version()
+        if version != str(SCHEMA_VERSION):
+            raise ConfigError(
+                f"history schema {version} is not this gpubench's ({SCHEMA_VERSION})",
+                source=self.path,
+            )
+
+    def _check_columns(self) -> None:
+        for table, wanted in _TABLES.items():
+            have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            missing = [column for column in wanted if column not in have]
+            if missing:
+                raise ConfigError(
+                    f"not a gpubench history store (table {table} lacks {', '.join(missing)})",
+                    source=self.path,
+                )
+
+    def _create(self) -> None:
         with self._write():
             for statement in filter(str.strip, _SCHEMA.split(";")):
                 self._db.execute(statement)
@@ -197,10 +281,17 @@ class History:
             raise ConfigError(f"cannot write the history store ({exc})", source=self.path) from None
         try:
             yield
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:  # a read-only file or folder, a full disk
+            self._roll_back()
+            raise ConfigError(f"cannot write the history store ({exc})", source=self.path) from None
         except BaseException:
-            self._db.execute("ROLLBACK")
+            self._roll_back()
             raise
-        self._db.execute("COMMIT")
+
+    def _roll_back(self) -> None:
+        if self._db.in_transaction:  # a failed COMMIT may have ended it already
+            self._db.execute("ROLLBACK")
 
     # -- writing ----------------------------------------------------------------------------
     def append(self, result_set: ResultSet, label: str = "", version: CodeVersion | None = None,
@@ -235,19 +326,25 @@ class History:
         uuid = env.get("gpu_uuid")
         records = [_result_row(r)[-1] for r in result_set.results]
         wanted = run_digest(result_set.created, result_set.suite, uuid, records)
-        candidates = self._db.execute(
+        candidates = self._read(
             "SELECT id, gpu_uuid FROM runs WHERE suite = ? AND created = ? ORDER BY id",
             (result_set.suite, result_set.created),
-        ).fetchall()
+        )
         for run_id, stored_uuid in candidates:
-            stored = [row[0] for row in self._db.execute(
-                "SELECT record FROM results WHERE run_id = ? ORDER BY rowid", (run_id,))]  # fmt: skip
+            # str(): a record of another type (a store edited by hand) is simply not this run.
+            stored = [
+                str(row[0])
+                for row in self._read(
+                    "SELECT record FROM results WHERE run_id = ? ORDER BY rowid", (run_id,)
+                )
+            ]
             if run_digest(result_set.created, result_set.suite, stored_uuid, stored) == wanted:
                 return int(run_id)
         return None
 
     def delete(self, run_ids: list[int]) -> int:
-        """Remove these runs; how many there were."""
+        """Remove these runs; how many there were (an id named twice counts once)."""
+        run_ids = list(dict.fromkeys(run_ids))
         with self._write():
             found = [i for i in run_ids
                      if self._db.execute("SELECT 1 FROM runs WHERE id=?", (i,)).fetchone()]  # fmt: skip
@@ -261,9 +358,12 @@ class History:
              commit: str | None = None) -> list[Run]:  # fmt: skip
         """Runs, oldest first; `gpu` matches the model name or UUID, `commit` a prefix."""
         where, args = [], []
-        for clause, value in (("suite = ?", suite), ("label = ?", label),
-                              ("(gpu_name = ? OR gpu_uuid = ?)", gpu),
-                              ("git_commit LIKE ? || '%'", commit)):  # fmt: skip
+        for clause, value in (
+            ("suite = ?", suite),
+            ("label = ?", label),
+            ("(gpu_name = ? OR gpu_uuid = ?)", gpu),
+            ("substr(git_commit, 1, length(?)) = ?", commit),
+        ):
             if value is not None:
                 where.append(clause)
                 args += [value] * clause.count("?")
@@ -271,39 +371,151 @@ class History:
                "r.gpubench_version, r.gpu_name, r.gpu_uuid, r.backend, r.source, "
                "(SELECT COUNT(*) FROM results WHERE run_id = r.id) FROM runs r"
                + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY r.created, r.id")  # fmt: skip
-        return [Run(row[0], row[1], row[2], row[3], row[4], None if row[5] is None else bool(row[5]),
-                    *row[6:]) for row in self._db.execute(sql, args)]  # fmt: skip
+        return [self._run(row) for row in self._read(sql, args)]
+
+    def _run(self, row: tuple[Any, ...]) -> Run:
+        """A runs row as a Run, each value checked: a store edited by hand or written by
+        another program must not reach a table or a page in a type nobody expects."""
+        run_id = row[0]
+        where = f"run {run_id}"
+        texts = [
+            _text(self.path, where, column, value, nullable=column in _NULLABLE)
+            for column, value in zip(_RUN_TEXTS, (*row[1:5], *row[6:11]), strict=True)
+        ]
+        dirty = row[5]
+        if dirty is not None and not isinstance(dirty, int):
+            raise _bad_row(self.path, where, "dirty", "0, 1 or NULL", dirty)
+        created, suite, label, commit, version, gpu_name, gpu_uuid, backend, source = texts
+        return Run(
+            run_id,
+            created,
+            suite,
+            label,
+            commit,
+            None if dirty is None else bool(dirty),
+            version,
+            gpu_name,
+            gpu_uuid,
+            backend,
+            source,
+            row[11],
+        )
+
+    def _read(self, sql: str, args: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a query; a file that turns out damaged is one line naming the store."""
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"cannot read the history store ({exc})", source=self.path) from None
+
+    def _json(self, run_id: int, column: str, text: object) -> Any:
+        where = f"run {run_id}"
+        if not isinstance(text, str):
+            raise _bad_row(self.path, where, column, "JSON text", text)
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            raise _bad_row(self.path, where, column, "JSON text", text) from None
 
     def result_set(self, run_id: int) -> ResultSet:
         """One run as the results file it was (less timelines and phases)."""
-        row = self._db.execute("SELECT suite, created, environment, spec FROM runs WHERE id=?",
-                               (run_id,)).fetchone()  # fmt: skip
-        if row is None:
+        found = self._read(
+            "SELECT suite, created, environment, spec FROM runs WHERE id=?", (run_id,)
+        )
+        if not found:
             raise ConfigError(f"no run {run_id} in the store", source=self.path)
-        records = [json.loads(r[0]) for r in self._db.execute(
-            "SELECT record FROM results WHERE run_id=? ORDER BY rowid", (run_id,))]  # fmt: skip
-        return ResultSet.from_dict({"schema_version": 1, "created": row[1], "suite": row[0],
-                                    "environment": json.loads(row[2]), "spec": json.loads(row[3]),
-                                    "results": records}, source=f"{self.path} run {run_id}")  # fmt: skip
+        suite, created, environment, spec = found[0]
+        stored = self._read("SELECT record FROM results WHERE run_id=? ORDER BY rowid", (run_id,))
+        records = [self._json(run_id, "record", row[0]) for row in stored]
+        return ResultSet.from_dict(
+            {
+                "schema_version": 1,
+                "created": created,
+                "suite": suite,
+                "environment": self._json(run_id, "environment", environment),
+                "spec": self._json(run_id, "spec", spec),
+                "results": records,
+            },
+            source=f"{self.path} run {run_id}",
+        )
 
     def series(self, suite: str) -> list[tuple[int, str, str, str, float | None, float | None,
                                               str | None]]:  # fmt: skip
         """(run id, variant, point key, status, median ms, noise, metrics as JSON text) of
         every result of a suite, in run order: what the report draws, without parsing whole
         result records."""
-        return list(self._db.execute(
+        rows = self._read(
             "SELECT x.run_id, x.variant, x.point, x.status, x.median_ms, x.rel_noise, "
-            "json_extract(x.record, '$.metrics') "
-            "FROM results x JOIN runs r ON r.id = x.run_id WHERE r.suite = ? "
-            "ORDER BY r.created, r.id", (suite,)))  # fmt: skip
+            "CASE WHEN json_valid(x.record) THEN json_extract(x.record, '$.metrics') END, "
+            "json_valid(x.record) FROM results x JOIN runs r ON r.id = x.run_id "
+            "WHERE r.suite = ? ORDER BY r.created, r.id",
+            (suite,),
+        )
+        return [self._series_row(row) for row in rows]
+
+    def _series_row(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        run_id, variant, point, status, median, noise, metrics, valid = row
+        where = f"run {run_id}"
+        if not valid:
+            raise _bad_row(self.path, where, "record", "JSON text", "<not JSON>")
+        for column, value in (("variant", variant), ("point", point), ("status", status)):
+            _text(self.path, where, column, value, nullable=False, numbers=False)
+        for column, value in (("median_ms", median), ("rel_noise", noise)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)
+            ):
+                raise _bad_row(self.path, where, column, "a number or NULL", value)
+        if metrics is not None and not isinstance(metrics, str):
+            metrics = None  # a record whose metrics are not an object: nothing to draw
+        return (run_id, variant, point, status, median, noise, metrics)
 
     def environment(self, run_id: int) -> str:
         """The run's environment record, as stored (JSON text)."""
-        row = self._db.execute("SELECT environment FROM runs WHERE id=?", (run_id,)).fetchone()
-        return row[0] if row else "{}"
+        rows = self._read("SELECT environment FROM runs WHERE id=?", (run_id,))
+        return rows[0][0] if rows and isinstance(rows[0][0], str) else "{}"
 
     def suites(self) -> list[str]:
-        return [r[0] for r in self._db.execute("SELECT DISTINCT suite FROM runs ORDER BY suite")]
+        rows = self._read("SELECT MIN(id), suite FROM runs GROUP BY suite ORDER BY suite")
+        for run_id, suite in rows:
+            _text(self.path, f"run {run_id}", "suite", suite, nullable=False, numbers=False)
+        return [row[1] for row in rows]
+
+
+# The runs columns read as text, in the order Run holds them; those that may be NULL.
+_RUN_TEXTS = (
+    "created",
+    "suite",
+    "label",
+    "git_commit",
+    "gpubench_version",
+    "gpu_name",
+    "gpu_uuid",
+    "backend",
+    "source",
+)
+_NULLABLE = {"git_commit", "gpubench_version", "gpu_name", "gpu_uuid", "backend"}
+
+
+def _bad_row(path: str, where: str, column: str, expected: str, value: object) -> ConfigError:
+    from gpubench.errors import quote
+
+    return ConfigError(
+        f"{column}: expected {expected}, got {quote(value)} (a store edited "
+        f"by hand? `gpubench history delete` removes the run)",
+        source=f"{path} {where}",
+    )
+
+
+def _text(
+    path: str, where: str, column: str, value: object, *, nullable: bool, numbers: bool = True
+) -> str | None:
+    """A text column's value: text; NULL where the column allows it; a number as its text
+    where `numbers` (what SQLite's own text affinity would have stored)."""
+    if isinstance(value, str) or (value is None and nullable):
+        return value
+    if numbers and isinstance(value, int | float):
+        return str(value)
+    raise _bad_row(path, where, column, "text" + (" or NULL" if nullable else ""), value)
 
 
 def _result_row(result: Result) -> tuple[str, str, str, float | None, float | None, str]:

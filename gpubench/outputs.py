@@ -89,6 +89,9 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
         if path:
             check_writable(path, option)
     history_path = request.history or spec.outputs.history
+    from gpubench.history import check_label
+
+    check_label(request.label)  # a label the store would refuse, refused before measuring
     if history_path:
         _check_history(history_path, dry)
         named["--history"] = history_path
@@ -155,6 +158,9 @@ def refuse_empty_paths(request: OutputRequest) -> None:
             raise ConfigError(
                 f"an empty path ({path!r}): give a file name", source="command line", key=option
             )
+    from gpubench.history import check_label
+
+    check_label(request.label)  # as the real run would
 
 
 def check_picture(path: str, option: str) -> None:
@@ -197,14 +203,18 @@ def check_writable(path: str, option: str) -> None:
     try:
         if target.is_dir():
             raise ConfigError("is a directory; give a file name", source=path, key=option)
+        if target.is_fifo() or target.is_socket():  # opening one to try it would block
+            raise ConfigError("is a pipe or socket; give a file name", source=path, key=option)
         parent = target.parent
         while not parent.exists():
             parent = parent.parent
         if not parent.is_dir():
             raise ConfigError(f"{parent} is a file, not a directory", source=path, key=option)
-        if not os.access(target if target.exists() else parent, os.W_OK):
-            raise ConfigError(f"cannot write here ({parent} is read-only for you)", source=path,
-                              key=option)  # fmt: skip
+        checked = target if target.exists() else parent
+        if not os.access(checked, os.W_OK):
+            raise ConfigError(
+                f"cannot write here ({checked} is read-only for you)", source=path, key=option
+            )
         if target.parent.is_dir():
             existed = target.exists()
             with target.open("a"):

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from gpubench.cli import cli
 from gpubench.errors import ConfigError
-from gpubench.history import CodeVersion, History, code_version
+from gpubench.history import CodeVersion, History, check_label, code_version
 from gpubench.results import Result, ResultSet, Status, save_json
 
 REPO = Path(__file__).resolve().parents[1]
@@ -497,3 +497,306 @@ def test_a_run_is_found_by_date_suite_card_and_results_and_not_imported_twice(tm
         f"imported no run into {tmp_path / 'h.sqlite'}: every file is stored already"
     )
     assert len(History.open(tmp_path / "h.sqlite").runs()) == 1
+
+
+def _loose_copy(store: Path, target: Path) -> Path:
+    """The store rebuilt without its NOT NULL constraints: what another program (or a hand
+    with the sqlite3 shell) could leave in it."""
+    db, source = sqlite3.connect(target), sqlite3.connect(store)
+    for table in ("meta", "runs", "results"):
+        columns = [row[1] for row in source.execute(f"PRAGMA table_info({table})")]
+        db.execute(f"CREATE TABLE {table} ({', '.join(columns)})")
+        rows = source.execute(f"SELECT * FROM {table}").fetchall()
+        db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns))})", rows)
+    db.commit()
+    db.close()
+    source.close()
+    return target
+
+
+HINT = "(a store edited by hand? `gpubench history delete` removes the run)"
+
+
+@pytest.mark.parametrize(
+    ("change", "command", "message"),
+    [
+        ("UPDATE runs SET label = NULL", "list", "run 1: label: expected text, got None"),
+        (
+            "UPDATE runs SET created = x'00ff'",
+            "list",
+            "run 1: created: expected text, got b'\\x00\\xff'",
+        ),
+        ("UPDATE runs SET dirty = 'yes'", "list", "run 1: dirty: expected 0, 1 or NULL, got 'yes'"),
+        ("UPDATE runs SET suite = NULL", "report", "run 1: suite: expected text, got None"),
+        (
+            "UPDATE results SET median_ms = 'fast'",
+            "report",
+            "run 1: median_ms: expected a number or NULL, got 'fast'",
+        ),
+        (
+            "UPDATE results SET rel_noise = x'01'",
+            "report",
+            "run 1: rel_noise: expected a number or NULL, got b'\\x01'",
+        ),
+        ("UPDATE results SET variant = NULL", "report", "run 1: variant: expected text, got None"),
+        (
+            "UPDATE results SET record = 'not json' WHERE run_id = 1",
+            "report",
+            "run 1: record: expected JSON text, got '<not JSON>'",
+        ),
+        (
+            "UPDATE results SET record = 'not json' WHERE run_id = 1",
+            "export",
+            "run 1: record: expected JSON text, got 'not json'",
+        ),
+        (
+            "UPDATE runs SET environment = NULL",
+            "export",
+            "run 1: environment: expected JSON text, got None",
+        ),
+        ("UPDATE runs SET spec = '{'", "export", "run 1: spec: expected JSON text, got '{'"),
+    ],
+)
+def test_a_stored_value_of_the_wrong_type_is_one_line_naming_run_and_column(
+    tmp_path, change, command, message
+):
+    store = tmp_path / "h.sqlite"
+    with History.open(store) as h:  # run 2 is the latest: the report reads run 1 as a series
+        h.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
+        h.append(result_set(created="2026-11-21T03:00:00+00:00"))
+    loose = _loose_copy(store, tmp_path / "loose.sqlite")
+    db = sqlite3.connect(loose)
+    db.execute(change)
+    db.commit()
+    db.close()
+    args = {
+        "list": ["history", "list"],
+        "report": ["report", "-o", str(tmp_path / "site")],
+        "export": ["history", "export", "1", "--json", str(tmp_path / "x.json")],
+    }[command]
+    result = invoke(*args, "--store", str(loose))
+    assert result.exit_code == 2, result.output
+    assert " ".join(result.output.split()) == f"error: {loose} {message} {HINT}"
+
+
+def test_a_gpu_uuid_stored_as_a_number_reads_as_its_text(tmp_path):
+    store = tmp_path / "h.sqlite"
+    with History.open(store) as h:
+        h.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
+    loose = _loose_copy(store, tmp_path / "loose.sqlite")
+    db = sqlite3.connect(loose)
+    db.execute("UPDATE runs SET gpu_uuid = 42")
+    db.commit()
+    db.close()
+    with History.open(loose) as h:
+        assert h.runs()[0].gpu_uuid == "42"
+
+
+def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path):
+    other = tmp_path / "app.sqlite"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE users (name TEXT)")
+    db.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY, x)")
+    db.commit()
+    db.close()
+    for args in (
+        ["history", "list"],
+        ["history", "import", str(tmp_path / "none.json")],
+        ["report", "-o", str(tmp_path / "site")],
+        ["history", "delete", "1"],
+    ):
+        result = invoke(*args, "--store", str(other))
+        if args[1] == "import":  # the file is read first: that is the error it names
+            assert result.exit_code == 2
+            continue
+        assert result.exit_code == 2, result.output
+        assert result.output.strip() == (
+            f"error: {other}: not a gpubench history store (its tables: runs, users)"
+        )
+    db = sqlite3.connect(other)
+    tables = sorted(row[0] for row in db.execute("SELECT name FROM sqlite_master"))
+    assert tables == ["runs", "users"]  # nothing created in it
+    db.close()
+
+
+def test_a_store_lacking_a_column_is_refused(tmp_path):
+    store = tmp_path / "h.sqlite"
+    History.open(store).close()
+    db = sqlite3.connect(store)
+    db.execute("ALTER TABLE runs DROP COLUMN source")
+    db.commit()
+    db.close()
+    result = invoke("history", "list", "--store", str(store))
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"error: {store}: not a gpubench history store (table runs lacks source)"
+    )
+
+
+def test_reading_a_store_never_waits_for_a_writer(tmp_path):
+    path = tmp_path / "h.sqlite"
+    with History.open(path) as store:
+        store.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                f"import sqlite3, time; db = sqlite3.connect({str(path)!r}, isolation_level=None); "
+                "db.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(20)"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        started = time.perf_counter()
+        with History.open(path, create=False) as store:
+            assert [r.id for r in store.runs()] == [1]
+            assert store.result_set(1).suite == "scale"
+        assert time.perf_counter() - started < 5
+    finally:
+        holder.kill()
+        holder.wait(10)
+
+
+@pytest.mark.parametrize(
+    ("label", "message"),
+    [
+        ("x" * 100_000, "a label of 100,000 characters: at most 200"),
+        ("a\nb", "a label holds the control character '\\n' at 1: give one line of printable text"),
+        (
+            "\x1b[31m",
+            "a label holds the control character '\\x1b' at 0: give one line of printable text",
+        ),
+        (
+            "tab\there",
+            "a label holds the control character '\\t' at 3: give one line of printable text",
+        ),
+    ],
+)
+def test_a_label_is_one_short_line_of_text(tmp_path, label, message):
+    with pytest.raises(ConfigError) as info:
+        check_label(label)
+    assert str(info.value) == f"command line: --label: {message}"
+    results_file = tmp_path / "r.json"
+    save_json(result_set(), str(results_file))
+    store = tmp_path / "h.sqlite"
+    imported = invoke(
+        "history", "import", str(results_file), "--store", str(store), "--label", label
+    )
+    assert imported.exit_code == 2
+    assert imported.output.strip() == f"error: command line: --label: {message}"
+    assert not store.exists()  # refused before the store was made
+    ran = invoke(
+        "run",
+        str(REPO / "tests" / "suites" / "scale.py"),
+        "--history",
+        str(store),
+        "--label",
+        label,
+        env=FAKE,
+    )
+    assert ran.exit_code == 2 and ran.output.strip() == f"error: command line: --label: {message}"
+
+
+def test_labels_that_are_fine(tmp_path):
+    for label in ("", "nightly", "</script><b>", "x" * 200, "ünïcode · 夜"):
+        check_label(label)
+
+
+def test_an_empty_store_path_is_refused_not_taken_as_the_working_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for args in (["history", "list"], ["history", "delete", "1"], ["report"]):
+        result = invoke(*args, "--store", "")
+        assert result.exit_code == 2
+        assert result.output.strip() == (
+            "error: command line: --store: an empty path (''): give the store's file name"
+        )
+    with pytest.raises(ConfigError) as info:
+        History.open("")
+    assert str(info.value) == "history store: an empty path (''): give the store's file name"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_id_named_twice_is_deleted_once(tmp_path):
+    store = tmp_path / "h.sqlite"
+    with History.open(store) as h:
+        h.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
+    result = invoke("history", "delete", "1", "1", "--store", str(store))
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"deleted 1 run(s) from {store}"
+
+
+def test_the_commit_filter_is_a_prefix_not_a_pattern(tmp_path):
+    with History.open(tmp_path / "h.sqlite") as store:
+        store.append(result_set(), version=CodeVersion("ab" * 20, False, "0.1.0"))
+        assert [r.id for r in store.runs(commit="abab")] == [1]
+        assert store.runs(commit="%") == [] and store.runs(commit="_b") == []
+        assert store.runs(commit="a" * 100_000) == []  # no "pattern too complex"
+
+
+def test_list_shows_the_newest_runs_and_says_how_many_it_left_out(tmp_path):
+    store = tmp_path / "h.sqlite"
+    with History.open(store) as h:
+        for day in range(1, 6):
+            created = f"2026-11-0{day}T03:00:00+00:00"
+            version = CodeVersion(None, None, "0.1.0")
+            h.append(result_set(created=created), label=f"day{day}", version=version)
+    args = ["history", "list", "--store", str(store), "--last", "2"]
+    result = CliRunner().invoke(cli, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "day4" in result.output and "day5" in result.output and "day3" not in result.output
+    assert result.output.strip().endswith("showing the newest 2 of 5 runs: --last 0 lists them all")
+    every = invoke("history", "list", "--store", str(store), "--last", "0")
+    assert all(f"day{day}" in every.output for day in range(1, 6))
+    assert "showing" not in every.output
+
+
+def test_import_reads_every_file_before_writing_and_holds_one_at_a_time(tmp_path, monkeypatch):
+    from gpubench import results
+
+    files = []
+    for day in range(1, 4):
+        path = tmp_path / f"r{day}.json"
+        save_json(result_set(created=f"2026-11-0{day}T03:00:00+00:00"), str(path))
+        files.append(str(path))
+    (tmp_path / "bad.json").write_text("{")
+    store = tmp_path / "h.sqlite"
+    refused = invoke("history", "import", *files, str(tmp_path / "bad.json"), "--store", str(store))
+    assert refused.exit_code == 2 and not store.exists()  # nothing written before the bad file
+    reads = []
+    load_any = results.load_any
+    monkeypatch.setattr(results, "load_any", lambda path: reads.append(path) or load_any(path))
+    assert invoke("history", "import", files[0], "--store", str(store)).exit_code == 0
+    assert reads == [files[0]]  # one file: read once
+    reads.clear()
+    imported = invoke("history", "import", *files[1:], "--store", str(store))
+    assert imported.exit_code == 0, imported.output
+    assert reads == [files[1], files[2], files[1]]  # checked, then stored one at a time
+    assert [run.created[:10] for run in History.open(store).runs()] == [
+        "2026-11-01",
+        "2026-11-02",
+        "2026-11-03",
+    ]
+
+
+def test_writing_a_read_only_store_is_one_line_and_changes_nothing(tmp_path):
+    path = tmp_path / "h.sqlite"
+    with History.open(path) as store:
+        store.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
+    # A read-only connection stands for a read-only file (permission bits do not stop root).
+    read_only = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    with History(path, read_only) as store:
+        for write in (
+            lambda: store.append(result_set(created="2026-11-22T03:00:00+00:00")),
+            lambda: store.delete([1]),
+        ):
+            with pytest.raises(ConfigError) as info:
+                write()
+            assert str(info.value) == (
+                f"{path}: cannot write the history store (attempt to write a readonly database)"
+            )
+            assert not read_only.in_transaction
+        assert [run.id for run in store.runs()] == [1]

@@ -301,3 +301,13 @@ def test_check_writable_refuses_an_empty_path_rather_than_the_working_directory(
     assert (
         str(info.value) == f"command line: --markdown: an empty path ({empty!r}): give a file name"
     )
+
+
+def test_a_pipe_as_an_output_is_refused_rather_than_waited_on(tmp_path):
+    import os
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    with pytest.raises(ConfigError) as info:
+        outputs.check_writable(str(pipe), "--json")  # opening it would block for a reader
+    assert str(info.value) == f"{pipe}: --json: is a pipe or socket; give a file name"

@@ -13,10 +13,32 @@ from gpubench.cli.common import (
     out_console,
 )
 
+
+def _store_path(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not value.strip():  # Path("") is the working directory: never what was meant
+        from gpubench.errors import ConfigError
+
+        raise ConfigError(
+            "an empty path (''): give the store's file name", source="command line", key="--store"
+        )
+    return value
+
+
+def _finite_threshold(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if value != value:  # FloatRange lets NaN through: every comparison with it is false
+        raise click.BadParameter("nan is not a number in the range 0<=x<=10.")
+    return value
+
+
 store_option = click.option(
-    "--store", "store_path", default=HISTORY_DEFAULT, show_default=True, metavar="PATH",
+    "--store",
+    "store_path",
+    default=HISTORY_DEFAULT,
+    show_default=True,
+    metavar="PATH",
+    callback=_store_path,
     help="The history store (SQLite).",
-)  # fmt: skip
+)
 
 
 @click.group(epilog=EXIT_CODES_HELP)
@@ -33,21 +55,46 @@ def history() -> None:
     """
 
 
+# A table of this many runs draws in about a second; a store of a year of nightly runs on
+# several GPUs holds tens of thousands, which would take minutes to draw.
+LIST_LAST = 1000
+
+
 @history.command("list")
 @store_option
 @click.option("--suite", help="Only runs of this suite.")
 @click.option("--gpu", help="Only runs on this GPU (its model name or UUID).")
 @click.option("--label", help="Only runs with this label.")
 @click.option("--commit", help="Only runs at this git commit (a prefix is enough).")
-def list_runs(store_path: str, suite: str | None, gpu: str | None, label: str | None,
-              commit: str | None) -> None:  # fmt: skip
+@click.option(
+    "--last",
+    default=LIST_LAST,
+    show_default=True,
+    type=click.IntRange(0, 2**31),
+    help="Only the newest this many of the runs that match (0: all of them).",
+)
+def list_runs(
+    store_path: str,
+    suite: str | None,
+    gpu: str | None,
+    label: str | None,
+    commit: str | None,
+    last: int,
+) -> None:
     """List the stored runs, oldest first."""
     from gpubench.history import History
+    from gpubench.report.plain import say
     from gpubench.report.tables import runs_table
 
     with History.open(store_path, create=False) as store:
         runs = store.runs(suite=suite, gpu=gpu, label=label, commit=commit)
-    out_console().print(runs_table(runs, store_path))
+    shown = runs[-last:] if last and len(runs) > last else runs
+    out_console().print(runs_table(shown, store_path))
+    if len(shown) < len(runs):
+        say(
+            err_console(),
+            f"showing the newest {len(shown):,} of {len(runs):,} runs: --last 0 lists them all",
+        )
 
 
 @history.command("import")
@@ -62,14 +109,21 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
     is stored without a commit. A file whose run is in the store already (same date, suite,
     card and results) is skipped with a note."""
     from gpubench import results
-    from gpubench.history import History, recorded_version
+    from gpubench.history import History, check_label, recorded_version
     from gpubench.report.plain import say
 
-    sets = [(path, results.load_any(path)) for path in files]  # every file read before writing
+    check_label(label)
+    # Every file is read (and refused, if it must be) before the store is written; only one
+    # is held at a time, so many large files do not add up in memory. The last one read is
+    # kept: a single file is read once.
+    last = None
+    for path in files:
+        last = results.load_any(path)
     err = err_console()
     ids = []
     with History.open(store_path) as store:
-        for path, result_set in sets:
+        for number, path in enumerate(files, 1):
+            result_set = last if number == len(files) else results.load_any(path)
             known = store.find(result_set)
             if known is not None:
                 say(err, f"note: {path} is run {known} of {store_path} already: skipped")
@@ -124,9 +178,14 @@ def delete_runs(store_path: str, run_ids: tuple[int, ...]) -> None:
 @store_option
 @click.option("-o", "--out", "out_dir", default="report", show_default=True,
               type=click.Path(file_okay=False), help="The folder the report is written to.")  # fmt: skip
-@click.option("--threshold", default=CHANGE_THRESHOLD, show_default=True, type=click.FloatRange(0, 10),
-              help="The change that counts as a regression (as compare: and above twice the "
-              "noise).")  # fmt: skip
+@click.option(
+    "--threshold",
+    default=CHANGE_THRESHOLD,
+    show_default=True,
+    type=click.FloatRange(0, 10),
+    callback=_finite_threshold,
+    help="The change that counts as a regression (as compare: and above twice the noise).",
+)
 def report(store_path: str, out_dir: str, threshold: float) -> None:
     """Write the history store as a static web report: an index of what got slower and
     faster, and one page per suite with every point's variants over time, the latest run, its

@@ -120,3 +120,9 @@ def print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
         f"({', '.join(spec.variants)}; baseline {spec.baseline}) = "
         f"{total:,} measurement(s), {plan.builds:,} distinct compile(s)",
     )
+    if spec.timing.untrusted:  # the dry run says which mode the real run would measure in
+        say(
+            console,
+            "untrusted mode: every timed run checked, inputs switched between two "
+            "sets at random (docs: guarantees)",
+        )

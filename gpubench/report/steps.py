@@ -15,6 +15,7 @@ up and back down.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -47,7 +48,8 @@ def detect_steps(values: list[float], noises: list[float | None], threshold: flo
     """The persistent steps of a series of positive medians, oldest first."""
     start = max(0, len(values) - WINDOW)
     series = np.asarray(values[start:], dtype=float)
-    noise = np.asarray([n or 0.0 for n in noises[start:]], dtype=float)
+    # A noise that is not a finite positive number (none, or a store edited by hand) counts 0.
+    noise = np.asarray([_usable(n) for n in noises[start:]], dtype=float)
     bounds = sorted(_candidates(series, 0, len(series), min_runs, threshold))
 
     def judged_at(k: int) -> Step | None:
@@ -67,6 +69,10 @@ def detect_steps(values: list[float], noises: list[float | None], threshold: flo
         for near in (k - 1, k):
             if 0 <= near < len(bounds):
                 judged[near] = judged_at(near)
+
+
+def _usable(noise: float | None) -> float:
+    return noise if isinstance(noise, float | int) and math.isfinite(noise) and noise > 0 else 0.0
 
 
 def _candidates(values: np.ndarray, lo: int, hi: int, min_runs: int,

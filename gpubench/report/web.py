@@ -12,6 +12,7 @@ stays a few MB per page.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import math
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from gpubench.compare import judge
-from gpubench.errors import EnvironmentProblem
+from gpubench.errors import ConfigError, EnvironmentProblem
 from gpubench.history import History, Run
 from gpubench.results import ResultSet
 
@@ -158,21 +159,27 @@ if (DATA.roofline) {
 
 def write_report(store: History, out_dir: str, threshold: float) -> list[Path]:
     """Write the report; the pages written."""
+    if not out_dir.strip():  # Path("") is the working directory: never what was meant
+        raise ConfigError(
+            "an empty path (''): give the report's folder", source="command line", key="--out"
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _copy_plotly(out)
     (out / REPORT_JS).write_text(_CHARTS_JS)
     summaries, pages = [], []
-    for suite in store.suites():
+    suites = store.suites()
+    page_names = _page_names(suites)
+    for suite in suites:
         runs = in_date_order(store.runs(suite=suite))  # a suite is listed for its runs
         latest = store.result_set(runs[-1].id)  # read once, shown twice
         data, latest_changes = suite_data(store, suite, runs, threshold, latest)
-        page = out / f"{_slug(suite)}.html"
+        page = out / page_names[suite]
         page.write_text(_suite_page(store, suite, runs, data, latest_changes, latest))
         pages.append(page)
         summaries.append((suite, runs, latest_changes, data))
     index = out / "index.html"
-    index.write_text(_index_page(summaries))
+    index.write_text(_index_page(summaries, page_names))
     return [index, *pages]
 
 
@@ -223,9 +230,11 @@ def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
         bed = bed_of[run_id]
         shown = f"{variant} · {beds[bed]}" if named else variant
         before = last.get((point, variant, bed))
-        last[(point, variant, bed)] = (status, median, noise)
-        if median is None or status not in ("ok", "unstable"):
+        # A median no ratio can take (0, negative, infinite) is no base to judge against.
+        last[(point, variant, bed)] = (status, median if _drawable(median) else None, noise)
+        if not _drawable(median) or status not in ("ok", "unstable"):
             continue
+        noise = noise if _drawable(noise) or noise == 0 else None
         metrics = _numbers(metrics_json)
         metric_names.update(dict.fromkeys(metrics))
         series[point].setdefault((variant, bed), []).append((run_id, median, noise, metrics))
@@ -289,7 +298,7 @@ def _cuda_version(value: object) -> object:
 def _json_object(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -483,8 +492,37 @@ def _copy_plotly(out: Path) -> None:
     shutil.copyfile(source, out / PLOTLY_JS)
 
 
+def _drawable(value: object) -> bool:
+    """A median a log axis and a ratio can take: a positive finite number (a store edited by
+    hand may hold 0, a negative or an infinity)."""
+    return isinstance(value, int | float) and math.isfinite(value) and value > 0
+
+
+# A suite's page name keeps this many characters of its name (a file name has 255 bytes at
+# most): the rest, and any name that is not already a safe file name, adds a short digest.
+MAX_SLUG = 60
+
+
 def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in ("-", "_") else "_" for c in name) or "suite"
+
+
+def _page_names(suites: list[str]) -> dict[str, str]:
+    """Each suite's page file, distinct from every other's and from index.html, on a file
+    system that ignores case too: "a/b" and "a_b" must not overwrite each other's page. A
+    name that is a safe file name already keeps it; another that would collide, or is too
+    long, adds a digest of the whole name."""
+    names: dict[str, str] = {}
+    taken = {"index"}
+    # Names that are their own slug first: their pages keep the plain name whatever else.
+    for suite in sorted(suites, key=lambda name: _slug(name) != name):
+        slug = _slug(suite)
+        if len(slug) > MAX_SLUG or slug.casefold() in taken:
+            digest = hashlib.sha256(suite.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+            slug = f"{slug[:MAX_SLUG]}-{digest}"
+        taken.add(slug.casefold())
+        names[suite] = f"{slug}.html"
+    return names
 
 
 def _page(title: str, body: str, data: Any = None) -> str:
@@ -627,7 +665,7 @@ def _latest_table(latest: ResultSet | None) -> str:
 def _environment_table(store: History, runs: list[Run]) -> str:
     rows = []
     for run in runs:
-        env = json.loads(store.environment(run.id))
+        env = _json_object(store.environment(run.id))
         commit = (run.commit or "")[:10] + (" (dirty)" if run.dirty else "")
         rows.append([str(run.id), html.escape(run.created), html.escape(run.label),
                      html.escape(commit or run.gpubench_version or ""),
@@ -640,14 +678,17 @@ def _environment_table(store: History, runs: list[Run]) -> str:
                    "SM clock at start (MHz)"], rows, "environment")  # fmt: skip
 
 
-def _index_page(summaries: list[tuple[str, list[Run], list[tuple[str, str, str, float]],
-                                    dict[str, Any]]]) -> str:  # fmt: skip
+def _index_page(
+    summaries: list[tuple[str, list[Run], list[tuple[str, str, str, float]], dict[str, Any]]],
+    page_names: dict[str, str] | None = None,
+) -> str:
+    page_names = page_names or _page_names([summary[0] for summary in summaries])
     rows, moved, steps = [], [], []
     for suite, runs, changes, data in summaries:
         slower = sum(c[2] == "slower" for c in changes)
         faster = sum(c[2] == "faster" for c in changes)
         labels = ", ".join(html.escape(label) for label in data["labels"] if label)
-        rows.append([f"<a href='{_slug(suite)}.html'>{html.escape(suite)}</a>", str(len(runs)),
+        rows.append([f"<a href='{html.escape(page_names[suite])}'>{html.escape(suite)}</a>", str(len(runs)),
                      "<br>".join(html.escape(b) for b in sorted(data["testbeds"])), labels,
                      html.escape(measured_at(runs[-1].created)),
                      f"<span class='slower'>{slower}</span>" if slower else "0",

@@ -48,3 +48,40 @@ def test_an_empty_output_path_is_refused_by_the_dry_run_too(tmp_path, monkeypatc
             result.output
             == f"error: command line: {option}: an empty path (''): give a file name\n"
         )
+
+
+UNTRUSTED_LINE = (
+    "untrusted mode: every timed run checked, inputs switched between two sets at random "
+    "(docs: guarantees)"
+)
+
+
+def test_the_dry_run_says_when_the_run_would_be_untrusted(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for timing, options, shown in (
+        (None, [], False),
+        (None, ["--untrusted"], True),
+        ({"untrusted": True}, [], True),
+        ({"untrusted": True}, ["--trusted"], False),  # the command line wins over the file
+        (None, ["--untrusted", "--trusted"], False),  # the last of the pair wins
+    ):
+        plan = {"suite": "transpose", "params": {"size": 64}}
+        if timing is not None:
+            plan["timing"] = timing
+        Path("plan.yaml").write_text(yaml.safe_dump(plan))
+        result = CliRunner().invoke(
+            cli, ["sweep", "plan.yaml", "--dry-run", *options], terminal_width=200
+        )
+        assert result.exit_code == 0, result.output
+        assert (UNTRUSTED_LINE in result.output) is shown, (timing, options)
+
+
+def test_a_label_the_store_would_refuse_is_refused_by_the_dry_run_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("plan.yaml").write_text(yaml.safe_dump({"suite": "transpose", "params": {"size": 64}}))
+    result = CliRunner().invoke(cli, ["sweep", "plan.yaml", "--dry-run", "--label", "a\nb"])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "error: command line: --label: a label holds the control character '\\n' at 1: give "
+        "one line of printable text"
+    )

@@ -112,3 +112,10 @@ def test_one_variant_slowed_on_one_testbed_from_run_12_is_exactly_one_step(tmp_p
     assert (marks["runs"], marks["variant"]) == ([twelfth.id], [step["name"]])
     assert page.count("<span class='slower'>slower</span>") == 1
     assert "run " + str(twelfth.id) + " · 2026-01-12 03:00:00 · nightly" in page
+
+
+@pytest.mark.parametrize("noise", [None, float("nan"), float("inf"), -1.0, 0.0])
+def test_a_noise_that_is_not_a_finite_positive_number_counts_as_none(noise):
+    values = [1.0] * 11 + [1.1] * 9
+    (step,) = detect_steps(values, [noise] * 20, threshold=0.05)
+    assert step == Step(11, 1.0, 1.1, pytest.approx(0.1), 0.0, "slower", 11, 9)

@@ -363,3 +363,66 @@ def test_a_line_never_crosses_testbeds_and_a_change_is_judged_on_its_own_testbed
     assert (
         data["testbeds"][data["runs"][1]["bed"]] == "H200 bbbbbbbb, pycuda, driver 580.1, CUDA 13.0"
     )
+
+
+def test_every_suite_gets_a_page_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setattr(web, "_copy_plotly", lambda out: None)
+    long = "x" * 300
+    suites = ["a_b", "a/b", "index", "Scale", "scale", long, "../up", "nul\x00l"]
+    with History.open(tmp_path / "h.sqlite") as history:
+        for k, suite in enumerate(suites):
+            history.append(run_of(k % 10, {"a": 1.0}, suite=suite))
+        pages = web.write_report(history, str(tmp_path / "site"), threshold=0.02)
+    digest = {s: __import__("hashlib").sha256(s.encode()).hexdigest()[:10] for s in suites}
+    assert sorted(p.name for p in pages) == sorted(
+        [
+            "index.html",
+            "a_b.html",
+            f"a_b-{digest['a/b']}.html",
+            f"index-{digest['index']}.html",
+            "Scale.html",
+            f"scale-{digest['scale']}.html",
+            f"{'x' * 60}-{digest[long]}.html",
+            "___up.html",
+            "nul_l.html",
+        ]
+    )
+    assert all(p.parent == tmp_path / "site" and p.is_file() for p in pages)
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert f"<a href='a_b-{digest['a/b']}.html'>a/b</a>" in index
+
+
+@pytest.mark.parametrize("median", [0.0, -1.0, float("inf"), float("-inf")])
+def test_a_median_a_log_axis_cannot_take_is_not_drawn(tmp_path, median):
+    with History.open(tmp_path / "h.sqlite") as history:
+        for day in range(3):
+            history.append(run_of(day, {"a": 1.0, "b": 2.0}))
+        history._db.execute(
+            "UPDATE results SET median_ms = ? WHERE run_id = 2 AND variant = 'a'", (median,)
+        )
+        runs = history.runs()
+        data, changes = web.suite_data(history, "scale", runs, 0.02)
+    drawn = {tuple(s["runs"]) for p in data["points"] for s in p["series"] if s["name"] == "a"}
+    assert drawn == {(1, 3)}  # run 2's median of a is left out; nothing divides by it
+    assert changes == []
+
+
+def test_a_report_into_an_empty_path_or_with_a_nan_threshold_is_refused(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from gpubench.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    History.open(tmp_path / "h.sqlite").close()
+    result = CliRunner().invoke(cli, ["report", "--store", "h.sqlite", "-o", ""])
+    assert result.exit_code == 2
+    assert (
+        result.output.strip()
+        == "error: command line: --out: an empty path (''): give the report's folder"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.sqlite"]  # nothing written here
+    result = CliRunner().invoke(cli, ["report", "--store", "h.sqlite", "--threshold", "nan"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--threshold': nan is not a number in the range 0<=x<=10." in (
+        result.output
+    )
