@@ -484,12 +484,21 @@ def test_a_log_that_holds_results_is_never_overwritten(fake_gpu, tmp_path):
     log = tmp_path / "results" / "s.jsonl"
     assert invoke("sweep", str(path)).exit_code == 0
     first = log.read_text()
+    # A finished run's log is set aside by the next run on its own (a nightly job is one
+    # command), and kept whole beside the new one.
     again = invoke("sweep", str(path))
-    assert again.exit_code == 2 and "--resume" in again.output and "--force" in again.output
-    assert log.read_text() == first
+    assert again.exit_code == 0 and "kept as" in again.output
+    assert (tmp_path / "results" / "s.jsonl.1").read_text() == first
+    assert len(logged(log)) == 4
+    # An unfinished one (its last result lost) asks for --resume or --force, untouched.
+    unfinished = "".join(first.splitlines(keepends=True)[:2])
+    log.write_text(unfinished)
+    refused = invoke("sweep", str(path))
+    assert refused.exit_code == 2 and "--resume" in refused.output and "--force" in refused.output
+    assert log.read_text() == unfinished
     forced = invoke("sweep", str(path), "--force")
     assert forced.exit_code == 0 and "kept as" in forced.output
-    assert (tmp_path / "results" / "s.jsonl.1").read_text() == first
+    assert (tmp_path / "results" / "s.jsonl.2").read_text() == unfinished
     assert len(logged(log)) == 4
 
 
@@ -697,12 +706,13 @@ def test_a_changed_kernel_source_blocks_a_resume(fake_gpu, tmp_path):
     assert result.exit_code == 2 and "kernel_source_sha256" in result.output
 
 
-def test_run_refuses_to_overwrite_a_log_and_force_keeps_it(fake_gpu, tmp_path):
+def test_run_sets_a_finished_log_aside_and_keeps_it(fake_gpu, tmp_path):
     log = tmp_path / "r.jsonl"
     assert invoke("run", SCALE, "-v", "good", "--jsonl", str(log)).exit_code == 0
-    refused = invoke("run", SCALE, "-v", "good", "--jsonl", str(log))
-    assert refused.exit_code == 2 and "--force" in refused.output
-    assert invoke("run", SCALE, "-v", "good", "--jsonl", str(log), "--force").exit_code == 0
+    first = log.read_text()
+    again = invoke("run", SCALE, "-v", "good", "--jsonl", str(log))
+    assert again.exit_code == 0 and "kept as" in again.output
+    assert (tmp_path / "r.jsonl.1").read_text() == first
     assert len(logged(log)) == 1 and len(logged(tmp_path / "r.jsonl.1")) == 1
 
 
@@ -881,8 +891,8 @@ HUGE = "x" * 100_000
 def test_a_huge_value_in_a_usage_error_comes_back_cut(args):
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 2
-    error = out.output.splitlines()[-1]
-    assert error.startswith("Error: ") and len(error) < 400, error[:400]
+    [error] = out.output.splitlines()  # one line, not click's four
+    assert error.startswith("error: gpubench") and len(error) < 500, error[:500]
     assert "x" * 190 in error and "x" * 200 not in error and "…" in error  # cut, and said so
 
 

@@ -7,6 +7,7 @@ the commands, so `gpubench --help` starts fast.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -17,23 +18,42 @@ from gpubench.cli.common import EXIT_CODES_HELP, err_console
 from gpubench.errors import EXIT_INTERRUPTED, GpubenchError, shortened
 
 
+def _usage_error(exc: click.UsageError) -> None:
+    """Click's usage error (a bad option, value or argument) as one line on stderr and exit
+    2, like every other error: click's own form spans four (usage, hint, blank, error)."""
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        raise exc  # a group called bare: its help is what was asked for
+    from rich.text import Text
+
+    path = "gpubench"  # whatever name the process was started by (a test runner's "cli")
+    if exc.ctx is not None:
+        path += exc.ctx.command_path[len(exc.ctx.find_root().info_name or "") :]
+    message = shortened(" ".join(exc.format_message().split())).removesuffix(".")
+    err_console().print(
+        Text.assemble(("error: ", "bold red"), f"{path}: {message} (see '{path} --help')"),
+        highlight=False,
+        soft_wrap=True,
+    )
+    sys.exit(exc.exit_code)
+
+
 class GpubenchGroup(click.Group):
-    """Turns GpubenchError and Ctrl-C into one line on stderr and the documented exit code,
-    and keeps click's usage errors (exit 2) to a sane length whatever value they quote."""
+    """Turns GpubenchError, click's usage errors and Ctrl-C into one line on stderr and the
+    documented exit code, whatever length of value they quote."""
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:
             return super().make_context(*args, **kwargs)
         except click.UsageError as exc:  # an option of gpubench itself
-            exc.message = shortened(exc.message)
-            raise
+            _usage_error(exc)
+            raise  # not reached: _usage_error exits
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:  # a command, or a command's option or argument
-            exc.message = shortened(exc.message)
-            raise
+            _usage_error(exc)
+            raise  # not reached: _usage_error exits
         except GpubenchError as exc:
             from rich.text import Text
 

@@ -200,23 +200,20 @@ def in_date_order(runs: list[Run]) -> list[Run]:
     return sorted(runs, key=lambda r: (measured_at(r.created), r.id))
 
 
-def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
-               latest: ResultSet | None = None,
-               ) -> tuple[dict[str, Any], list[tuple[str, str, str, float]]]:  # fmt: skip
-    """What the suite page draws (runs, per point the variants' series, steps and
-    regressions), and the latest run's slower/faster pairs against the run before it.
-    `runs`: the suite's runs, at least one; `latest`: the last one's results where the caller
-    has read them already."""
-    runs = in_date_order(runs)
-    order = {r.id: k for k, r in enumerate(runs)}
-    environments = {r.id: _json_object(store.environment(r.id)) for r in runs}
-    names = [testbed(r, environments[r.id]) for r in runs]
-    beds = list(dict.fromkeys(names))
-    bed_of = {r.id: beds.index(name) for r, name in zip(runs, names, strict=True)}
-    named = len(beds) > 1
-    latest_id = runs[-1].id
-    rows = sorted((row for row in store.series(suite) if row[0] in order),
-                  key=lambda row: order[row[0]])  # fmt: skip
+Series = dict[str, dict[tuple[str, int], list[tuple[int, float, float | None, dict]]]]
+
+
+def _collect_series(
+    rows: list[tuple],
+    bed_of: dict[int, int],
+    beds: list[str],
+    named: bool,
+    latest_id: int,
+    threshold: float,
+) -> tuple[Series, list[tuple[str, str, str, float]], dict[str, list], dict[str, None]]:
+    """The store's rows of a suite, in date order, as series per point and (variant,
+    testbed); the latest run's changes against the run before on the same testbed, the
+    points where it is slower, and every metric name met."""
     # A line never crosses testbeds: each (point, variant, testbed) is a series of its own,
     # and a change is judged against the run before on the same testbed.
     series: dict[str, dict[tuple[str, int], list[tuple[int, float, float | None, dict]]]] = (
@@ -248,6 +245,29 @@ def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
             changes.append((point, shown, verdict, change))
         if verdict == "slower":
             latest_marks[point].append((run_id, median, shown, bed))
+    return series, changes, latest_marks, metric_names
+
+
+def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
+               latest: ResultSet | None = None,
+               ) -> tuple[dict[str, Any], list[tuple[str, str, str, float]]]:  # fmt: skip
+    """What the suite page draws (runs, per point the variants' series, steps and
+    regressions), and the latest run's slower/faster pairs against the run before it.
+    `runs`: the suite's runs, at least one; `latest`: the last one's results where the caller
+    has read them already."""
+    runs = in_date_order(runs)
+    order = {r.id: k for k, r in enumerate(runs)}
+    environments = {r.id: _json_object(store.environment(r.id)) for r in runs}
+    names = [testbed(r, environments[r.id]) for r in runs]
+    beds = list(dict.fromkeys(names))
+    bed_of = {r.id: beds.index(name) for r, name in zip(runs, names, strict=True)}
+    named = len(beds) > 1
+    latest_id = runs[-1].id
+    rows = sorted((row for row in store.series(suite) if row[0] in order),
+                  key=lambda row: order[row[0]])  # fmt: skip
+    series, changes, latest_marks, metric_names = _collect_series(
+        rows, bed_of, beds, named, latest_id, threshold
+    )
     colours = {v: k for k, v in enumerate(sorted({v for s in series.values() for v, _ in s}))}
     varying = _varying(list(series))
     steps = [step for point, variants in series.items()
