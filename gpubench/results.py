@@ -160,13 +160,31 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def now_iso() -> str:
+    """The present moment as results files record it: ISO 8601, UTC, to the second."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def check_created(created: str, source: str | None, key: str) -> None:
+    """Refuse a `created` that is not an ISO 8601 date and time: the history store orders
+    runs by it, and the report draws them at it."""
+    try:
+        datetime.fromisoformat(created)
+    except ValueError:
+        raise ConfigError(
+            f"expected an ISO 8601 date and time (2026-11-27T09:30:00+00:00), got {quote(created)}",
+            source=source,
+            key=key,
+        ) from None
+
+
 @dataclass
 class ResultSet:
     suite: str
     environment: dict[str, Any]
     spec: dict[str, Any]
     results: list[Result] = field(default_factory=list)
-    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    created: str = field(default_factory=lambda: now_iso())
     schema_version: int = SCHEMA_VERSION
     # How the sweep's kernels were compiled: configurations, compiled, cached, failed, seconds.
     compile_report: dict[str, Any] = field(default_factory=dict)
@@ -206,6 +224,7 @@ class ResultSet:
                 source=source,
             )
         validate(record, formats.ResultsFile, source=source)
+        check_created(record["created"], source, "created")
         results = [
             Result._from_checked(item, source, f"results[{index}]")
             for index, item in enumerate(record["results"])
@@ -425,7 +444,8 @@ class JsonLinesLog:
             repair_tail(self.path)
         self._handle = self.path.open("a" if append else "w", encoding="utf-8")
         if not append:
-            self._write({"kind": "header", "schema_version": SCHEMA_VERSION, **(header or {})})
+            first = {"kind": "header", "schema_version": SCHEMA_VERSION, "created": now_iso()}
+            self._write({**first, **(header or {})})
 
     def _write(self, record: dict[str, Any]) -> None:
         self._handle.write(json.dumps(_finite(record), default=str, allow_nan=False) + "\n")
@@ -653,10 +673,16 @@ def load_any(path: str | os.PathLike[str]) -> ResultSet:
     first_line = start.split(b"\n", 1)[0]
     if b'"kind"' in first_line and b'"header"' in first_line:
         header, loaded = load_jsonl(path)
+        created = header.get("created")
+        if created is None:  # a log from before the header said when: its last write
+            modified = datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
+            created = modified.isoformat(timespec="seconds")
+        check_created(created, str(path), "line 1: created")
         return ResultSet(
             suite=header.get("suite") or (loaded[0].suite if loaded else ""),
             environment=dict(header.get("environment") or {}),
             spec=dict(header.get("spec") or {}),
             results=loaded,
+            created=created,
         )
     return load_json(path)

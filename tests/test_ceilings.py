@@ -96,7 +96,7 @@ def test_a_results_file_of_the_ceilings_suite_serves_as_a_record(tmp_path):
     [
         ('{"kind": "gpubench-ceilings", "version": 1}', "object missing required field `gpu_name`"),
         ('{"kind": "gpubench-ceilings", "gpu_name": "x", "measured": {"a": "fast"}}',
-         "measured['a']: expected `float`, got `str` (found 'fast')"),
+         "measured.a: expected `float`, got `str` (found 'fast')"),
         ('{"kind": "gpubench-ceilings", "gpu_name": "x", "measured": {}, "clock_capped": 5}',
          "clock_capped: expected `array`, got `int` (found 5)"),
         ('{"kind": "gpubench-ceilings", "gpu_name": "x", "measured": {}, "gpu_uuid": 7}',
@@ -223,7 +223,7 @@ def test_a_figure_that_is_no_finite_non_negative_number_is_a_damaged_record(tmp_
     )
     (tmp_path / "bad.json").write_text(text)
     with pytest.raises(
-        ConfigError, match=rf"{field}\['extra_gflops'\]: (expected `float|number out)"
+        ConfigError, match=rf"{field}\.extra_gflops: (expected `float|number out)"
     ):
         store.load_file(tmp_path / "bad.json")
 
@@ -277,9 +277,9 @@ def test_saving_without_a_uuid_or_to_an_unwritable_place_is_one_line(tmp_path):
         (None, "cannot read the file: No such file or directory"),
         (b"\xff\xfe", "not UTF-8 text"),
         (b"not json", "not valid JSON: Expecting value: line 1 column 1 (char 0)"),
-        ("-1", "measured['x_gflops']: expected `float` >= 0.0 (found -1)"),
-        ('"fast"', "measured['x_gflops']: expected `float`, got `str` (found 'fast')"),
-        ("1e400", "measured['x_gflops']: expected `float` <= 1.7976931348623157e+308 (found inf)"),
+        ("-1", "measured.x_gflops: expected `float` >= 0.0 (found -1)"),
+        ('"fast"', "measured.x_gflops: expected `float`, got `str` (found 'fast')"),
+        ("1e400", "measured.x_gflops: expected `float` <= 1.7976931348623157e+308 (found inf)"),
     ],
 )  # fmt: skip
 def test_each_unreadable_record_is_its_exact_line(tmp_path, content, message):

@@ -237,18 +237,16 @@ def _record(**changes):
     [
         (
             json.dumps(_record()).replace('"median_ms": 1.0', '"median_ms": ' + "9" * 400),
-            "results[0].summary['median_ms']: number out of range "
+            "results[0].summary.median_ms: number out of range "
             "(found <an integer of about 400 digits>)",
         ),
         (
             json.dumps(_record()).replace('"median_ms": 1.0', '"median_ms": 1e400'),
-            "results[0].summary['median_ms']: expected `float` <= 1.7976931348623157e+308 "
-            "(found inf)",
+            "results[0].summary.median_ms: expected `float` <= 1.7976931348623157e+308 (found inf)",
         ),
         (
             json.dumps(_record(summary={"median_ms": 1.0, "rel_noise": "low"})),
-            "results[0].summary['rel_noise']: expected `bool | float | null`, got `str` "
-            "(found 'low')",
+            "results[0].summary.rel_noise: expected `bool | float | null`, got `str` (found 'low')",
         ),
         (
             json.dumps(_record(work={"bytes_moved": "lots"})),
@@ -440,7 +438,7 @@ PROBLEMS = [
     ({**GOOD, "variant": None}, "variant: expected `str`, got `null` (found None)"),
     ({**GOOD, "point": [1]}, "point: expected `object`, got `array`"),
     ({**GOOD, "point": 3}, "point: expected `object`, got `int` (found 3)"),
-    ({**GOOD, "point": {"n": {"a": 1}}}, "point['n']: expected `bool | int | float | str | null`, got `object`"),
+    ({**GOOD, "point": {"n": {"a": 1}}}, "point.n: expected `bool | int | float | str | null`, got `object`"),
     ({**GOOD, "status": 3}, "status: expected `str`, got `int` (found 3)"),
     ({**GOOD, "status": "great"}, "status: invalid enum value 'great' (found 'great')"),
     *[({**GOOD, key: [1]}, f"{key}: expected `object | null`, got `array`")
@@ -449,10 +447,10 @@ PROBLEMS = [
     ({**GOOD, "kernel_attributes": [1]}, "kernel_attributes: expected `object`, got `array`"),
     ({**GOOD, "timeline": {}}, "timeline: expected `array`, got `object`"),
     ({**GOOD, "phases": []}, "phases: expected `object`, got `array`"),
-    ({**GOOD, "phases": {"a": 1}}, "phases['a']: expected `object`, got `int` (found 1)"),
-    ({**GOOD, "phases": {"a": {"x": "1"}}}, "phases['a']['x']: expected `float`, got `str` (found '1')"),
-    ({**GOOD, "metrics": {"a": True}}, "metrics['a']: expected `float | null`, got `bool` (found True)"),
-    ({**GOOD, "summary": {"median_ms": 1.0, "x": "y"}}, "summary['x']: expected `bool | float | "
+    ({**GOOD, "phases": {"a": 1}}, "phases.a: expected `object`, got `int` (found 1)"),
+    ({**GOOD, "phases": {"a": {"x": "1"}}}, "phases.a.x: expected `float`, got `str` (found '1')"),
+    ({**GOOD, "metrics": {"a": True}}, "metrics.a: expected `float | null`, got `bool` (found True)"),
+    ({**GOOD, "summary": {"median_ms": 1.0, "x": "y"}}, "summary.x: expected `bool | float | "
      "null`, got `str` (found 'y')"),
     ({**GOOD, "work": {"flops": -1}}, "work.flops: expected `float` >= 0.0 (found -1)"),
     ({**GOOD, "verification": {"passed": True, "nope": 1}}, "verification: object contains "
@@ -524,7 +522,7 @@ def log_of(tmp_path, *lines, end="\n"):
     ([HEADER, json.dumps({"kind": "metrics", "point": {}, "variant": "a", "metrics": []})], "\n",
      "line 2: metrics: expected `object`, got `array`"),
     ([HEADER, json.dumps({"kind": "metrics", "point": {}, "variant": "a",
-                          "metrics": {"x": "1"}})], "\n", "line 2: metrics['x']: expected "
+                          "metrics": {"x": "1"}})], "\n", "line 2: metrics.x: expected "
      "`float | null`, got `str` (found '1')"),
     ([HEADER, json.dumps({"kind": "metrics", "point": {}, "metrics": {}})], "\n", "line 2: "
      "object missing required field `variant`"),
@@ -680,11 +678,16 @@ def test_a_json_file_that_mentions_kind_or_header_is_still_json(tmp_path):
     assert load_any(minified).results[0].point == {"x": "header"}
 
 
-def test_a_log_s_header_line_and_a_deeply_nested_file(tmp_path):
+def test_a_log_s_header_line_and_a_deeply_nested_file(tmp_path, monkeypatch):
+    from gpubench import results
+
+    monkeypatch.setattr(results, "now_iso", lambda: "2026-11-27T09:30:00+00:00")
     log = JsonLinesLog(tmp_path / "r.jsonl", header={"suite": "s"})
     log.close()
     assert (tmp_path / "r.jsonl").read_text() == (
-        '{"kind": "header", "schema_version": 1, "suite": "s"}\n')  # fmt: skip
+        '{"kind": "header", "schema_version": 1, "created": "2026-11-27T09:30:00+00:00", '
+        '"suite": "s"}\n'
+    )
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000)
     with pytest.raises(ConfigError) as info:
@@ -719,14 +722,60 @@ def test_a_log_writes_values_json_has_no_form_for_as_text(tmp_path):
     assert record["summary"]["median_ms"] is None
 
 
-def test_a_new_log_replaces_what_the_file_held(tmp_path):
+def test_a_new_log_replaces_what_the_file_held(tmp_path, monkeypatch):
+    from gpubench import results
+
+    monkeypatch.setattr(results, "now_iso", lambda: "2026-11-27T09:30:00+00:00")
     # A log of a header only is not set aside (it holds no results): a new run starts it anew.
     path = tmp_path / "r.jsonl"
     JsonLinesLog(path, header={"fingerprint": {"run": 1}}).close()
     JsonLinesLog(path, header={"fingerprint": {"run": 2}}).close()
     (line,) = path.read_text().splitlines()
-    assert json.loads(line) == {"kind": "header", "schema_version": SCHEMA_VERSION,
-                                "fingerprint": {"run": 2}}  # fmt: skip
+    assert json.loads(line) == {
+        "kind": "header",
+        "schema_version": SCHEMA_VERSION,
+        "created": "2026-11-27T09:30:00+00:00",
+        "fingerprint": {"run": 2},
+    }
+
+
+def test_a_log_s_run_is_dated_by_its_header_else_by_its_last_write(tmp_path):
+    import os
+
+    from gpubench.results import load_any
+
+    dated = tmp_path / "dated.jsonl"
+    dated.write_text('{"kind": "header", "created": "2026-11-20T08:00:00+00:00", "suite": "s"}\n')
+    assert load_any(dated).created == "2026-11-20T08:00:00+00:00"
+    undated = tmp_path / "undated.jsonl"
+    undated.write_text('{"kind": "header", "suite": "s"}\n')
+    os.utime(undated, (1_764_230_400, 1_764_230_400))
+    assert load_any(undated).created == "2025-11-27T08:00:00+00:00"
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('{"kind": "header", "created": "garbage", "suite": "s"}\n', "line 1: created"),
+        (
+            '{"schema_version": 1, "created": "last tuesday", "suite": "s", "environment": {}, '
+            '"spec": {}, "results": []}',
+            "created",
+        ),
+    ],
+)
+def test_a_created_that_is_no_date_is_one_line(tmp_path, text, key):
+    from gpubench.results import load_any
+
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_any(path)
+    found = "'garbage'" if "garbage" in text else "'last tuesday'"
+    assert str(info.value) == (
+        f"{path}: {key}: expected an ISO 8601 date and time (2026-11-27T09:30:00+00:00), "
+        f"got {found}"
+    )
 
 
 def test_infinity_inside_a_tuple_is_written_as_null(tmp_path):

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gpubench.errors import ConfigError, quote
+from gpubench.errors import MAX_QUOTED, ConfigError, quote
 
 # The modules of this package that declare formats, in the order the docs list them.
 FORMAT_MODULES = (
@@ -103,6 +103,15 @@ def _first_misfit(pairs: Iterable[tuple[Any, Any]], annotations: list[Any]) -> t
     return False, None
 
 
+def _key_part(key: Any) -> str:
+    """A mapping key in a field path: `.gbps` where it reads as a name (as a field does, so
+    that a path into a file reads the same whether the schema declares the key or the user
+    chose it), else `['a b']`."""
+    if isinstance(key, str) and key.isidentifier() and len(key) <= MAX_QUOTED:
+        return f".{key}"
+    return f"[{quote(key)}]"
+
+
 def _spot(record: Any, schema: type, path: str, key_error: bool) -> _Spot:
     """Follow a msgspec error path (`$.results[3].metrics[...]`) through the record and the
     schema together, naming each mapping key msgspec leaves out. Where the record and the path
@@ -123,7 +132,7 @@ def _spot(record: Any, schema: type, path: str, key_error: bool) -> _Spot:
                 if not hit:
                     raise LookupError(match.group(0))
                 value, annotations = item[1], values
-                shown += f"[{quote(item[0])}]"
+                shown += _key_part(item[0])
         except (LookupError, TypeError, AttributeError, ValueError):
             return _Spot(shown + path[match.start() :])
     if key_error:
@@ -136,7 +145,7 @@ def _spot(record: Any, schema: type, path: str, key_error: bool) -> _Spot:
 def validate(record: Any, schema: type, *, source: str | None, key: str | None = None) -> Any:
     """`record` converted to `schema` (strictly: no str -> int coercion); a wrong field is a
     one-line ConfigError naming `source`, the field path and the value found there. A wrong
-    entry of a mapping is named by its key (`metrics['gbps']`), which msgspec leaves out.
+    entry of a mapping is named by its key (`metrics.gbps`), which msgspec leaves out.
 
     `key` prefixes the path where `record` is part of a larger file (`results[3]`)."""
     import msgspec

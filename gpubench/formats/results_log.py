@@ -31,6 +31,8 @@ class Header(Struct, tag="header", tag_field="kind"):
     """The first line: what run the results belong to."""
 
     schema_version: int | None = None
+    # When the run began (ISO 8601, UTC); logs written before it was recorded lack it.
+    created: str | None = None
     suite: str | None = None
     environment: Environment | None = None
     spec: Spec | None = None

@@ -120,13 +120,15 @@ def check(record: Any, schema: type, source: str, hints: list[tuple[str, str]] =
     try:
         validate(record, schema, source=source)
     except ConfigError as exc:
-        if "key` in" in exc.message:
+        if exc.message.startswith("a key: "):
             # A key that is not text (`5: [1, 2]`): the semantic checks name it in their own
             # words (not a parameter name, not an argument name); the rest is checked here.
             check(_text_keys(record), schema, source, hints)
             return
         error = exc
-        if "[...]" in (exc.key or "") or "key` in" in exc.message:
+        # A key the shared validator could not write as a name (`grid['block)']`): located
+        # again here, with every key spelled out as the user's files spell them.
+        if "[...]" in (exc.key or "") or "['" in (exc.key or ""):
             found = _locate(record, schema, "")
             if found is not None:
                 value, expected, path = found

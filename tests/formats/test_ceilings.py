@@ -88,9 +88,9 @@ def test_truncated_and_doubled_records_are_one_line(tmp_path, cut, doubled):
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        (("measured", "fp32_gflops"), "fast", "measured['fp32_gflops']: expected `float`, got "
+        (("measured", "fp32_gflops"), "fast", "measured.fp32_gflops: expected `float`, got "
          "`str` (found 'fast')"),
-        (("theoretical", "fp16_gflops"), -1, "theoretical['fp16_gflops']: expected `float` >= "
+        (("theoretical", "fp16_gflops"), -1, "theoretical.fp16_gflops: expected `float` >= "
          "0.0 (found -1)"),
         (("clock_capped", 0), 7, "clock_capped[0]: expected `str`, got `int` (found 7)"),
         (("source",), "guessed", "source: invalid enum value 'guessed' (found 'guessed')"),

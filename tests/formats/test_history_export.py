@@ -82,7 +82,7 @@ def test_import_of_a_damaged_file_is_one_line_and_stores_nothing(tmp_path, path,
         ("device.json", json.dumps(replaced(BASE, ("environment", "device"), "H100")),
          "environment.device: expected `object | null`, got `str` (found 'H100')"),
         ("metric.jsonl", log_text(replaced(LOG, (1, "metrics"), {"gbps": "fast"})),
-         "line 2: metrics['gbps']: expected `float | null`, got `str` (found 'fast')"),
+         "line 2: metrics.gbps: expected `float | null`, got `str` (found 'fast')"),
     ],
 )  # fmt: skip
 def test_import_of_a_damaged_file_names_the_file_and_the_field(tmp_path, name, text, message):

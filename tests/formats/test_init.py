@@ -28,19 +28,19 @@ def test_a_valid_record_converts_to_its_schema():
     [
         (
             {"metrics": {"gbps": 1.0, "tflops": "fast"}},
-            "results[3].metrics['tflops']: expected `float | null`, got `str` (found 'fast')",
+            "results[3].metrics.tflops: expected `float | null`, got `str` (found 'fast')",
         ),
         (
             {"phases": {"point": {"compile": 1.0}, "variant": {"launch": "slow"}}},
-            "results[3].phases['variant']['launch']: expected `float`, got `str` (found 'slow')",
+            "results[3].phases.variant.launch: expected `float`, got `str` (found 'slow')",
         ),
         (
             {"summary": {"median_ms": 1.0, "min_ms": [1]}},
-            "results[3].summary['min_ms']: expected `bool | float | null`, got `array`",
+            "results[3].summary.min_ms: expected `bool | float | null`, got `array`",
         ),
         (
             {"point": {"n": 1, "m": 10**400}},
-            "results[3].point['m']: expected `int` <= 9223372036854775807 "
+            "results[3].point.m: expected `int` <= 9223372036854775807 "
             "(found <an integer of about 400 digits>)",
         ),
         (
@@ -64,7 +64,7 @@ def test_the_message_names_the_path_with_each_key_and_the_value(change, expected
 def test_a_key_of_a_mapping_inside_a_list_is_named():
     record = {"points": [{"n": 1}, {"n": 2, "m": {"a": 1}}]}
     assert message(record, Spec, key=None) == (
-        "r.json: points[1]['m']: expected `bool | int | float | str | null`, got `object`"
+        "r.json: points[1].m: expected `bool | int | float | str | null`, got `object`"
     )
 
 

@@ -95,14 +95,14 @@ def test_truncated_and_doubled_files_are_one_line(tmp_path, cut, doubled):
          "(found 'fast')"),
         (("spec", "points"), 3, "spec.points: expected `array | null`, got `int` (found 3)"),
         (("spec", "points"), [{"n": {"a": 1}}],
-         "spec.points[0]['n']: expected `bool | int | float | str | null`, got `object`"),
+         "spec.points[0].n: expected `bool | int | float | str | null`, got `object`"),
         (("environment", "git_dirty"), "yes",
          "environment.git_dirty: expected `bool | null`, got `str` (found 'yes')"),
         (("results", 0, "seed"), 10**400,
          "results[0].seed: expected `int` <= 9223372036854775807 "
          "(found <an integer of about 400 digits>)"),
         (("results", 1, "metrics"), {"gbps": 1.0, "speedup": "2x"},
-         "results[1].metrics['speedup']: expected `float | null`, got `str` (found '2x')"),
+         "results[1].metrics.speedup: expected `float | null`, got `str` (found '2x')"),
     ],
 )  # fmt: skip
 def test_the_named_kinds_in_their_exact_words(tmp_path, path, value, message):
@@ -131,7 +131,7 @@ def test_the_spec_a_sweep_writes_reads_back(tmp_path):
     with pytest.raises(GpubenchError) as info:
         results.load_json(file)
     assert str(info.value) == (
-        f"{file}: spec.zip[0]['rows'][0]: expected `bool | int | float | str | null`, got `array`"
+        f"{file}: spec.zip[0].rows[0]: expected `bool | int | float | str | null`, got `array`"
     )
 
 

@@ -74,7 +74,7 @@ def test_a_wrong_metric_is_named_by_its_key_and_line(tmp_path):
     with pytest.raises(GpubenchError) as info:
         results.load_jsonl(file)
     assert str(info.value) == (
-        f"{file}: line 2: metrics['x']: expected `float | null`, got `str` (found 'fast')"
+        f"{file}: line 2: metrics.x: expected `float | null`, got `str` (found 'fast')"
     )
 
 
