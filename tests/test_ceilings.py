@@ -222,9 +222,7 @@ def test_a_figure_that_is_no_finite_non_negative_number_is_a_damaged_record(tmp_
         f'"{field}": {{', f'"{field}": {{"extra_gflops": {value}, ', 1
     )
     (tmp_path / "bad.json").write_text(text)
-    with pytest.raises(
-        ConfigError, match=rf"{field}\.extra_gflops: (expected `float|number out)"
-    ):
+    with pytest.raises(ConfigError, match=rf"{field}\.extra_gflops: (expected `float|number out)"):
         store.load_file(tmp_path / "bad.json")
 
 
