@@ -569,13 +569,31 @@ def _log_entry(
     return kind, fields
 
 
+def _too_many_results(source: str, key: str | None = None) -> ConfigError:
+    return ConfigError(
+        f"more than {MAX_LOG_RESULTS:,} results: a results log holds at most "
+        f"{MAX_LOG_RESULTS:,} (split the sweep with --shard I/N)",
+        source=source,
+        key=key,
+    )
+
+
+# How gpubench writes a result line's kind (json.dumps' separators). Outside a string a quote
+# is a quote, inside one it is escaped: the bytes occur once per result line gpubench wrote.
+RESULT_KIND = b'"kind": "result"'
+
+
 def _count_lines(path: str | os.PathLike[str]) -> None:
-    """Refuse a log of more than MAX_LOG_LINES lines, counted a block at a time (and no
-    further than the limit) before any line is parsed."""
-    lines = 0
+    """Refuse a log of more than MAX_LOG_LINES lines, or of more results lines than
+    MAX_LOG_RESULTS as gpubench writes them, counted a block at a time (and no further than
+    the limit) before any line is parsed: refused at the speed of reading, not of checking.
+    (A hand-written line with other spacing escapes this count; the check of every line that
+    follows counts it.)"""
+    lines = found = 0
     with _open_results(path, "a results log", MAX_LOG_BYTES) as handle:
         while block := handle.read(16 << 20):
             lines += block.count(b"\n")
+            found += block.count(RESULT_KIND)
             if lines > MAX_LOG_LINES:
                 raise ConfigError(
                     f"more than {MAX_LOG_LINES:,} lines: a results log holds at most "
@@ -583,6 +601,8 @@ def _count_lines(path: str | os.PathLike[str]) -> None:
                     "the sweep with --shard I/N)",
                     source=str(path),
                 )
+            if found > MAX_LOG_RESULTS:
+                raise _too_many_results(str(path))
 
 
 def _check_log(path: str | os.PathLike[str]) -> int:
@@ -623,12 +643,7 @@ def _check_log(path: str | os.PathLike[str]) -> int:
         header_seen, last = True, number
         count += kind == "result"
         if count > MAX_LOG_RESULTS:
-            raise ConfigError(
-                f"more than {MAX_LOG_RESULTS:,} results: a results log holds at most "
-                f"{MAX_LOG_RESULTS:,} (split the sweep with --shard I/N)",
-                source=source,
-                key=where,
-            )
+            raise _too_many_results(source, where)
     if not header_seen:
         raise ConfigError("no header line: not a gpubench results log", source=source)
     return last
