@@ -12,13 +12,16 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import itertools
 import os
 import re
 import stat
 import warnings
 import zlib
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -224,17 +227,96 @@ def _first_bad_line(body: Iterable[tuple[int, bytes]], width: int, source: str,
     return ConfigError(f"cannot read the {what} lines", source=source)
 
 
-def _numbers(body: list[tuple[int, bytes]], width: int, source: str, what: str) -> np.ndarray:
-    """The integers of (line number, line) pairs as an int64 array of `width` columns,
-    vectorised (the callers hand it at least one line)."""
+# -- parsing a body without a Python object per line ----------------------------------------
+# A DIMACS or Matrix Market file within the limits is parsed by NumPy's C parser straight from
+# its bytes (a BytesIO shares them, a seek skips the header), once byte-level checks (counts
+# and translations, a chunk at a time) show that its body holds nothing that parser would read
+# differently from the line rules: only digits, signs, whitespace (and the arcs' `a`), no lone
+# carriage return, as many tokens as the rows need. Any other file, and any file the checks
+# refuse, goes to the slow path: a generator over the lines that applies the rules one line at
+# a time, names the first bad line, and keeps the numbers in flat arrays, never a list of lines.
+_WHITESPACE = b" \t\r\n"
+# Whitespace to b" ", any other byte to b"x": tokens are counted by where they start (b" x").
+_TOKEN_SHAPE = bytes(ord(" ") if i in _WHITESPACE else ord("x") for i in range(256))
+
+
+def _numbered_lines(
+    data: bytes, start: int = 0, end: int | None = None, first: int = 1
+) -> Iterator[tuple[int, bytes, int]]:
+    """(line number, line, offset after its newline) lazily from `start` to `end`, numbered as
+    bytes.splitlines() numbers lines (a lone carriage return ends one too)."""
+    stream = io.BytesIO(data)  # shares the bytes: no copy
+    stream.seek(start)
+    number, offset = first, start
+    for raw in stream:
+        if end is not None and offset >= end:
+            return
+        offset += len(raw)
+        for line in raw.splitlines():
+            yield number, line, offset
+            number += 1
+
+
+def _plain_tokens(data: bytes, start: int, allowed: bytes) -> int | None:
+    """How many whitespace-separated tokens the bytes from `start` on hold, or None where one of
+    them is neither whitespace nor in `allowed`."""
+    tokens, previous = 0, b" "
+    for offset in range(start, len(data), _CHUNK):
+        piece = data[offset : offset + _CHUNK]
+        if piece.translate(None, allowed + _WHITESPACE):
+            return None
+        shape = piece.translate(_TOKEN_SHAPE)
+        tokens += shape.count(b" x") + (previous + shape[:1] == b" x")
+        previous = shape[-1:]
+    return tokens
+
+
+def _lone_carriage_return(data: bytes) -> bool:
+    """Whether a carriage return ends a line on its own: bytes.splitlines() (the line rules)
+    ends a line there, NumPy's parser does not."""
+    return data.count(b"\r") != data.count(b"\r\n")
+
+
+def _loadtxt(
+    data: bytes, start: int, usecols: tuple[int, ...] | None, dtype: type
+) -> np.ndarray | None:
+    """NumPy's C parser over the bytes from `start` on (no comments), or None where it refuses
+    them (the slow path then names the line)."""
+    stream = io.BytesIO(data)
+    stream.seek(start)
     try:
-        flat = np.loadtxt(io.BytesIO(b"\n".join(line for _, line in body)), dtype=np.int64,
-                          ndmin=2)  # fmt: skip
+        with warnings.catch_warnings():  # an empty body warns; the row counts refuse it
+            warnings.simplefilter("ignore", UserWarning)
+            return np.loadtxt(stream, dtype=dtype, usecols=usecols, comments=None, ndmin=2)
     except ValueError:
-        raise _first_bad_line(body, width, source, what) from None
-    if flat.shape[1] != width:
-        raise _first_bad_line(body, width, source, what)
-    return flat
+        return None
+
+
+def _row_line(data: bytes, start: int, first: int, row: int) -> int:
+    """The line number of the fast path's `row` (0-based): its rows are the non-blank lines
+    from `start`, line `first`. Walked only to name a row that breaks a rule."""
+    rows = (number for number, line, _ in _numbered_lines(data, start, first=first) if line.strip())
+    return next(itertools.islice(rows, row, None))
+
+
+def _is_int64(token: bytes) -> bool:
+    return bool(_INTEGER.fullmatch(token)) and -(2**63) <= int(token) < 2**63
+
+
+def _parse_rows(
+    body: Callable[[], Iterator[tuple[int, bytes]]], width: int, source: str, what: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The slow path: (int64 rows of `width` numbers, their line numbers) from the lines a fresh
+    `body()` yields, read one line at a time into flat arrays; the first bad line is named as
+    _first_bad_line names it (a second pass, from the start)."""
+    values, numbers = array("q"), array("q")
+    for number, line in body():
+        tokens = line.split(b"#", 1)[0].split()  # as NumPy's parser, which ends a line at `#`
+        if len(tokens) != width or not all(_is_int64(token) for token in tokens):
+            raise _first_bad_line(body(), width, source, what)
+        values.extend(int(token) for token in tokens)
+        numbers.append(number)
+    return np.frombuffer(values, np.int64).reshape(-1, width), np.frombuffer(numbers, np.int64)
 
 
 def read_snap(path: Path) -> Graph:
@@ -271,45 +353,107 @@ def read_snap(path: Path) -> Graph:
 def read_dimacs(path: Path) -> Graph:
     """DIMACS shortest paths: `c` comments, `p sp N M`, then `a U V W` arcs, 1-based."""
     source = str(path)
-    lines = _read_bytes(path, _dimacs_header(source)).splitlines()
+    data = _read_bytes(path, _dimacs_header(source))
+    vertices, arcs_declared, numbers, line_of = _dimacs_fast(data, source) or _dimacs_slow(
+        data, source
+    )
+    ends = numbers[:, :2]
+    bad = (ends < 1) | (ends > vertices)
+    if bad.any():
+        row = int(np.argmax(bad.any(axis=1)))
+        raise ConfigError(
+            f"line {line_of(row)}: vertex id {int(ends[row][bad[row]][0])} "
+            f"is out of range 1..{vertices}",
+            source=source,
+        )
+    if (numbers[:, 2] < 0).any():
+        row = int(np.argmax(numbers[:, 2] < 0))
+        raise ConfigError(
+            f"line {line_of(row)}: negative weight {int(numbers[row, 2])}", source=source
+        )
+    if numbers[:, 2].max() > np.iinfo(np.int32).max:
+        raise ConfigError("a weight does not fit in 32 bits", source=source)
+    if arcs_declared is not None and arcs_declared != len(numbers):
+        raise ConfigError(
+            f"the p line declares {arcs_declared} arcs; the file has {len(numbers)}",
+            source=source,
+        )
+    return Graph(
+        vertices,
+        (ends[:, 0] - 1).astype(np.int32),
+        (ends[:, 1] - 1).astype(np.int32),
+        numbers[:, 2].astype(np.int32),
+        path.name,
+    )
+
+
+# What a reader's fast or slow path hands on: the header's counts, the rows as int64, and the
+# line number of a row (to name a row that breaks a rule).
+_DimacsRows = tuple[int, int, np.ndarray, Callable[[int], int]]
+
+
+def _dimacs_scan(
+    lines: Iterable[tuple[int, bytes, int]], source: str
+) -> tuple[int | None, int | None, int]:
+    """(vertices, declared arcs, arc lines) by the line rules: c comments and blank lines,
+    p lines (the last one counts), a lines after a p line; anything else is refused."""
     vertices = arcs_declared = None
-    arc_lines: list[tuple[int, bytes]] = []
-    for number, line in enumerate(lines, 1):
+    arcs = 0
+    for number, line, _ in lines:
         head = line[:1]
         if head == b"c" or not line.strip():
             continue
         if head == b"p":
             vertices, arcs_declared = _p_line(number, line, source)
-            continue
-        if head == b"a":
+        elif head == b"a":
             if vertices is None:
                 raise ConfigError(f"line {number}: an arc before the `p sp` line", source=source)
-            arc_lines.append((number, line[1:]))
-            continue
-        raise ConfigError(f"line {number}: a line must start with c, p or a, got "
-                          f"{quote(line.decode(errors='replace'))}", source=source)  # fmt: skip
+            arcs += 1
+        else:
+            raise ConfigError(
+                f"line {number}: a line must start with c, p or a, got "
+                f"{quote(line.decode(errors='replace'))}",
+                source=source,
+            )
+    return vertices, arcs_declared, arcs
+
+
+def _dimacs_fast(data: bytes, source: str) -> _DimacsRows | None:
+    """The header (every line before the first arc) by the line rules, then the arcs by NumPy,
+    where from the first arc on the file holds nothing but `a U V W` lines and blank lines:
+    every `a` starts a line and is followed by a blank, four tokens a line. None otherwise."""
+    first_arc = 0 if data[:1] == b"a" else data.find(b"\na") + 1
+    if first_arc == 0 or _lone_carriage_return(data):
+        return None  # no arcs, an arc first, or lines split where NumPy would not split them
+    head = _numbered_lines(data, end=first_arc)
+    vertices, arcs_declared, _ = _dimacs_scan(head, source)
+    first_number = data.count(b"\n", 0, first_arc) + 1
+    if vertices is None:
+        raise ConfigError(f"line {first_number}: an arc before the `p sp` line", source=source)
+    tokens = _plain_tokens(data, first_arc, b"0123456789+-a")
+    arcs = data.count(b"\na", first_arc) + 1
+    alone = data.count(b"a ", first_arc) + data.count(b"a\t", first_arc)
+    if tokens != 4 * arcs or data.count(b"a", first_arc) != arcs or alone != arcs:
+        return None
+    numbers = _loadtxt(data, first_arc, (1, 2, 3), np.int64)
+    if numbers is None or len(numbers) != arcs:
+        return None
+    return vertices, arcs_declared, numbers, partial(_row_line, data, first_arc, first_number)
+
+
+def _dimacs_slow(data: bytes, source: str) -> _DimacsRows:
+    """The old rules, a line at a time: the first bad line is named."""
+    vertices, arcs_declared, arcs = _dimacs_scan(_numbered_lines(data), source)
     if vertices is None:
         raise ConfigError("no `p sp VERTICES ARCS` line", source=source)
-    if not arc_lines:
+    if not arcs:
         raise ConfigError("no arcs (`a U V W` lines)", source=source)
-    numbers = _numbers(arc_lines, 3, source, "arc U V W")
-    ends = numbers[:, :2]
-    bad = (ends < 1) | (ends > vertices)
-    if bad.any():
-        row = int(np.argmax(bad.any(axis=1)))
-        raise ConfigError(f"line {arc_lines[row][0]}: vertex id {int(ends[row][bad[row]][0])} "
-                          f"is out of range 1..{vertices}", source=source)  # fmt: skip
-    if (numbers[:, 2] < 0).any():
-        row = int(np.argmax(numbers[:, 2] < 0))
-        raise ConfigError(f"line {arc_lines[row][0]}: negative weight {int(numbers[row, 2])}",
-                          source=source)  # fmt: skip
-    if numbers[:, 2].max() > np.iinfo(np.int32).max:
-        raise ConfigError("a weight does not fit in 32 bits", source=source)
-    if arcs_declared is not None and arcs_declared != len(arc_lines):
-        raise ConfigError(f"the p line declares {arcs_declared} arcs; the file has "
-                          f"{len(arc_lines)}", source=source)  # fmt: skip
-    return Graph(vertices, (ends[:, 0] - 1).astype(np.int32), (ends[:, 1] - 1).astype(np.int32),
-                 numbers[:, 2].astype(np.int32), path.name)  # fmt: skip
+
+    def arc_lines() -> Iterator[tuple[int, bytes]]:
+        return ((n, line[1:]) for n, line, _ in _numbered_lines(data) if line[:1] == b"a")
+
+    numbers, numbered = _parse_rows(arc_lines, 3, source, "arc U V W")
+    return vertices, arcs_declared, numbers, lambda row: int(numbered[row])
 
 
 def _p_line(number: int, line: bytes, source: str) -> tuple[int, int]:
@@ -401,53 +545,124 @@ def read_matrix_market(path: Path) -> Graph:
     comments, `ROWS COLS ENTRIES`, then `I J [V]` 1-based; symmetric files stand for both
     directions; values must be non-negative integers (distances are exact)."""
     source = str(path)
-    lines = _read_bytes(path, _mtx_header(source)).splitlines()
-    field, symmetry = _mtx_banner(lines[0] if lines else b"", source)
-    body = [(i, line) for i, line in enumerate(lines[1:], 2)
-            if line.strip() and not line.startswith(b"%")]  # fmt: skip
-    if not body:
+    data = _read_bytes(path, _mtx_header(source))
+    lines = _numbered_lines(data)
+    field, symmetry = _mtx_banner(next(lines, (1, b"", 0))[1], source)
+    size = next((item for item in lines if item[1].strip() and not item[1].startswith(b"%")), None)
+    if size is None:
         raise ConfigError("no size line", source=source)
-    size_number, size_line = body[0]
+    size_number, size_line, after_size = size
     rows, entries = _mtx_size(size_number, size_line, source)
-    entry_lines = body[1:]
-    if len(entry_lines) != entries:
-        raise ConfigError(f"line {size_number} declares {entries} entries; the file has "
-                          f"{len(entry_lines)}", source=source)  # fmt: skip
-    width = 2 if field == b"pattern" else 3
-    if field in (b"real", b"double"):
-        values = _float_values(entry_lines, source)
-        numbers = _numbers([(n, b" ".join(text.split()[:2])) for n, text in entry_lines], 2,
-                           source, "row and column")  # fmt: skip
-    else:
-        numbers = _numbers(entry_lines, width, source, "row column [value]")
-        values = numbers[:, 2] if width == 3 else None
-    ends = numbers[:, :2]
+    shape = _MtxShape(entries, 2 if field == b"pattern" else 3, field in (b"real", b"double"))
+    ends, values, line_of = _mtx_fast(data, after_size, size_number + 1, shape) or _mtx_slow(
+        data, size_number, shape, source
+    )
     bad = (ends < 1) | (ends > rows)
     if bad.any():
         row = int(np.argmax(bad.any(axis=1)))
-        raise ConfigError(f"line {entry_lines[row][0]}: vertex id out of range 1..{rows}",
-                          source=source)  # fmt: skip
+        raise ConfigError(f"line {line_of(row)}: vertex id out of range 1..{rows}", source=source)
     src, dst = ends[:, 0] - 1, ends[:, 1] - 1
     weights = values  # int64: the checks below see the file's values before any cast
     if weights is not None and (weights < 0).any():
         row = int(np.argmax(weights < 0))
-        raise ConfigError(f"line {entry_lines[row][0]}: negative weight {int(weights[row])}",
-                          source=source)  # fmt: skip
+        raise ConfigError(
+            f"line {line_of(row)}: negative weight {int(weights[row])}", source=source
+        )
     if weights is not None and (weights > INT32_MAX).any():  # would wrap in the kernels' int32
         row = int(np.argmax(weights > INT32_MAX))
-        raise ConfigError(f"line {entry_lines[row][0]}: weight {int(weights[row])} does not fit "
-                          f"the kernels' int32 (at most {INT32_MAX:,})", source=source)  # fmt: skip
+        raise ConfigError(
+            f"line {line_of(row)}: weight {int(weights[row])} does not fit "
+            f"the kernels' int32 (at most {INT32_MAX:,})",
+            source=source,
+        )
     if symmetry in (b"symmetric", b"hermitian", b"skew-symmetric"):
         off = src != dst
         src, dst = np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]])
         if weights is not None:
             weights = np.concatenate([weights, weights[off]])
-    return Graph(rows, src.astype(np.int32), dst.astype(np.int32),
-                 None if weights is None else weights.astype(np.int32), path.name)  # fmt: skip
+    return Graph(
+        rows,
+        src.astype(np.int32),
+        dst.astype(np.int32),
+        None if weights is None else weights.astype(np.int32),
+        path.name,
+    )
 
 
-def _float_values(entry_lines: list[tuple[int, bytes]], source: str) -> np.ndarray:
-    values = []
+@dataclass(frozen=True)
+class _MtxShape:
+    """What the size line and the banner say the entry lines hold."""
+
+    entries: int
+    width: int  # numbers a line: 2 (pattern) or 3
+    real: bool  # values written as reals (that must be integers)
+
+
+# (row and column ids int64[E, 2], values int64[E] or None, line number of an entry row)
+_MtxRows = tuple[np.ndarray, np.ndarray | None, Callable[[int], int]]
+
+
+def _mtx_fast(data: bytes, start: int, first: int, shape: _MtxShape) -> _MtxRows | None:
+    """The entries by NumPy, where after the size line the file holds nothing but entry lines
+    of `width` numbers and blank lines, as many as declared, and real values are integers in
+    the kernels' range. None otherwise."""
+    if _lone_carriage_return(data):
+        return None
+    tokens = _plain_tokens(data, start, b"0123456789+-" + (b".eE" if shape.real else b""))
+    if tokens != shape.width * shape.entries:
+        return None
+    if shape.real:
+        ends = _loadtxt(data, start, (0, 1), np.int64)
+        reals = _loadtxt(data, start, (2,), np.float64)
+        if ends is None or reals is None or len(ends) != shape.entries:
+            return None
+        reals = reals[:, 0]
+        integral = np.isfinite(reals) & (reals == np.floor(reals)) & (np.abs(reals) <= INT32_MAX)
+        if not integral.all():
+            return None  # the slow path names the line
+        values: np.ndarray | None = reals.astype(np.int64)
+    else:
+        numbers = _loadtxt(data, start, None, np.int64)
+        if numbers is None or numbers.shape != (shape.entries, shape.width):
+            return None
+        ends, values = numbers[:, :2], (numbers[:, 2] if shape.width == 3 else None)
+    return ends, values, partial(_row_line, data, start, first)
+
+
+def _mtx_slow(data: bytes, size_number: int, shape: _MtxShape, source: str) -> _MtxRows:
+    """The old rules, a line at a time: the entries are the lines after the size line that are
+    neither blank nor `%` comments; the first bad one is named."""
+
+    def entry_lines() -> Iterator[tuple[int, bytes]]:
+        body = (
+            (n, line)
+            for n, line, _ in _numbered_lines(data)
+            if n > 1 and line.strip() and not line.startswith(b"%")
+        )
+        return itertools.islice(body, 1, None)  # after the size line
+
+    found = sum(1 for _ in entry_lines())
+    if found != shape.entries:
+        raise ConfigError(
+            f"line {size_number} declares {shape.entries} entries; the file has {found}",
+            source=source,
+        )
+    if shape.real:
+        values: np.ndarray | None = _float_values(entry_lines(), source)
+
+        def ids() -> Iterator[tuple[int, bytes]]:
+            return ((n, b" ".join(text.split()[:2])) for n, text in entry_lines())
+
+        ends, numbered = _parse_rows(ids, 2, source, "row and column")
+    else:
+        numbers, numbered = _parse_rows(entry_lines, shape.width, source, "row column [value]")
+        ends, values = numbers[:, :2], (numbers[:, 2] if shape.width == 3 else None)
+    return ends, values, lambda row: int(numbered[row])
+
+
+def _float_values(entry_lines: Iterable[tuple[int, bytes]], source: str) -> np.ndarray:
+    """The third number of each entry line, a real that must be an integer the kernels hold."""
+    values = array("q")
     for number, line in entry_lines:
         tokens = line.split()
         try:
@@ -455,13 +670,16 @@ def _float_values(entry_lines: list[tuple[int, bytes]], source: str) -> np.ndarr
         except (IndexError, ValueError):
             raise ConfigError(f"line {number}: expected `ROW COL VALUE`", source=source) from None
         if not value.is_integer():
-            raise ConfigError(f"line {number}: weight {value} is not an integer (distances are "
-                              "computed exactly)", source=source)  # fmt: skip
+            raise ConfigError(
+                f"line {number}: weight {value} is not an integer (distances are computed exactly)",
+                source=source,
+            )
         if abs(value) > INT32_MAX:
-            raise ConfigError(f"line {number}: weight {value:g} does not fit the kernels' int32",
-                              source=source)  # fmt: skip
+            raise ConfigError(
+                f"line {number}: weight {value:g} does not fit the kernels' int32", source=source
+            )
         values.append(int(value))
-    return np.array(values, np.int64)
+    return np.frombuffer(values, np.int64)
 
 
 READERS = {".txt": read_snap, ".tsv": read_snap, ".el": read_snap, ".gr": read_dimacs,
