@@ -304,19 +304,26 @@ def _is_int64(token: bytes) -> bool:
 
 
 def _parse_rows(
-    body: Callable[[], Iterator[tuple[int, bytes]]], width: int, source: str, what: str
+    body: Callable[[], Iterable[tuple[int, bytes]]], width: int, source: str, what: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The slow path: (int64 rows of `width` numbers, their line numbers) from the lines a fresh
-    `body()` yields, read one line at a time into flat arrays; the first bad line is named as
-    _first_bad_line names it (a second pass, from the start)."""
+    """The slow path: (int64 rows of `width` numbers, their line numbers) from the (line
+    number, line) pairs a fresh `body()` yields. A first pass checks every line and names the
+    first bad one as _first_bad_line names it, holding nothing; only a file that passes is read
+    again into flat arrays, so a refusal costs no more memory than the file's bytes."""
+    for number, line in body():
+        tokens = _row_tokens(line)
+        if len(tokens) != width or not all(_is_int64(token) for token in tokens):
+            raise _first_bad_line([(number, line)], width, source, what)
     values, numbers = array("q"), array("q")
     for number, line in body():
-        tokens = line.split(b"#", 1)[0].split()  # as NumPy's parser, which ends a line at `#`
-        if len(tokens) != width or not all(_is_int64(token) for token in tokens):
-            raise _first_bad_line(body(), width, source, what)
-        values.extend(int(token) for token in tokens)
+        values.extend(int(token) for token in _row_tokens(line))
         numbers.append(number)
     return np.frombuffer(values, np.int64).reshape(-1, width), np.frombuffer(numbers, np.int64)
+
+
+def _row_tokens(line: bytes) -> list[bytes]:
+    """A row's tokens as NumPy's parser reads them: the line ends at a `#`."""
+    return line.split(b"#", 1)[0].split()
 
 
 def read_snap(path: Path) -> Graph:
