@@ -248,11 +248,12 @@ def _numbered_lines(
     stream = io.BytesIO(data)  # shares the bytes: no copy
     stream.seek(start)
     number, offset = first, start
+    split = _lone_carriage_return(data)  # else each newline-ended piece is one line
     for raw in stream:
         if end is not None and offset >= end:
             return
         offset += len(raw)
-        for line in raw.splitlines():
+        for line in raw.splitlines() if split else (raw.rstrip(b"\r\n"),):
             yield number, line, offset
             number += 1
 
@@ -307,18 +308,52 @@ def _parse_rows(
     body: Callable[[], Iterable[tuple[int, bytes]]], width: int, source: str, what: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """The slow path: (int64 rows of `width` numbers, their line numbers) from the (line
-    number, line) pairs a fresh `body()` yields. A first pass checks every line and names the
-    first bad one as _first_bad_line names it, holding nothing; only a file that passes is read
-    again into flat arrays, so a refusal costs no more memory than the file's bytes."""
-    for number, line in body():
+    number, line) pairs a fresh `body()` yields, a batch of lines at a time through NumPy's
+    parser (a batch it refuses is checked a line at a time, naming the first bad line as
+    _first_bad_line names it). A first pass checks every batch and keeps nothing; only a file
+    that passes is read again into arrays, so a refusal costs no more memory than its bytes."""
+    for batch in _batches(body()):
+        if _batch_numbers(batch, width) is None:
+            _check_lines(batch, width, source, what)
+    rows, numbers = [], array("q")
+    for batch in _batches(body()):
+        parsed = _batch_numbers(batch, width)
+        if parsed is None:  # lines the rules take where NumPy's parser does not (a \x0c)
+            parsed = np.array([[int(t) for t in _row_tokens(line)] for _, line in batch])
+        rows.append(parsed.astype(np.int64).reshape(-1, width))
+        numbers.extend(number for number, _ in batch)
+    return np.concatenate(rows), np.frombuffer(numbers, np.int64)
+
+
+# Lines read together by the slow path: a bounded list, a few MB.
+_BATCH = 1 << 16
+
+
+def _batches(pairs: Iterable[tuple[int, bytes]]) -> Iterator[list[tuple[int, bytes]]]:
+    iterator = iter(pairs)
+    while batch := list(itertools.islice(iterator, _BATCH)):
+        yield batch
+
+
+def _batch_numbers(batch: list[tuple[int, bytes]], width: int) -> np.ndarray | None:
+    """The batch's rows by NumPy's parser (which ends a line at `#`), or None where it refuses
+    a line or a line holds no row."""
+    try:
+        with warnings.catch_warnings():  # a batch of comments only warns; refused below
+            warnings.simplefilter("ignore", UserWarning)
+            text = io.BytesIO(b"\n".join(line for _, line in batch))
+            parsed = np.loadtxt(text, dtype=np.int64, ndmin=2)
+    except ValueError:
+        return None
+    return parsed if parsed.shape == (len(batch), width) else None
+
+
+def _check_lines(batch: list[tuple[int, bytes]], width: int, source: str, what: str) -> None:
+    """Name the first line of the batch that is not `width` 64-bit integers."""
+    for number, line in batch:
         tokens = _row_tokens(line)
         if len(tokens) != width or not all(_is_int64(token) for token in tokens):
             raise _first_bad_line([(number, line)], width, source, what)
-    values, numbers = array("q"), array("q")
-    for number, line in body():
-        values.extend(int(token) for token in _row_tokens(line))
-        numbers.append(number)
-    return np.frombuffer(values, np.int64).reshape(-1, width), np.frombuffer(numbers, np.int64)
 
 
 def _row_tokens(line: bytes) -> list[bytes]:
