@@ -400,12 +400,16 @@ class _Walker:
         return MAX_RESULT_ELEMENTS if self.max_elements is None else self.max_elements
 
     def binary(self, node: ast.BinOp, left: Any, right: Any) -> Any:
-        """An operator of the array dialect: on numbers and arrays only (`'ab' * 10**9` or
-        `(n,) * 10**9` would build gigabytes of text or tuple), its result's size checked
-        from the operands' shapes before NumPy builds it."""
-        for value in (left, right):
-            if isinstance(value, str | tuple | list | slice):
-                raise ExpressionError(f"arithmetic on {quote(value)}")
+        """An operator of the array dialect: on numbers and arrays, its result's size checked
+        from the operands' shapes before NumPy builds it. A short list or tuple beside an
+        array is a NumPy operand (`x * [0.5, 2.0]`); beside a number or another sequence it
+        keeps Python's meaning (`(n,) * 2` is a shape) up to MAX_LITERAL elements; text never
+        (`'ab' * 10**9` would build a gigabyte)."""
+        left, right = (
+            _sequence_operand(node, v, other) for v, other in ((left, right), (right, left))
+        )
+        if isinstance(left, tuple | list) or isinstance(right, tuple | list):
+            return _sequence_arithmetic(node, left, right)
         if isinstance(node.op, ast.MatMult):
             _check_product("matmul", [left, right], self.limit)
             return np.matmul(left, right)
@@ -484,13 +488,15 @@ class _Walker:
 # declared array (so `ones((20000, 20000))` beside arrays of a thousand elements is refused
 # in microseconds, not after 3 GB and half a minute).
 MAX_RESULT_ELEMENTS = 2**31
-# The floor of a reference's limit (128 MiB of float64), whatever its arrays' size ...
-MIN_ARRAY_LIMIT = 2**24
+# The floor of a reference's limit (512 MiB of float64: an all-pairs `outer` of 8192
+# elements), whatever its arrays' size ...
+MIN_ARRAY_LIMIT = 2**26
 # ... and how many times the kernel's largest array an intermediate may be above it.
 ARRAY_LIMIT_FACTOR = 4
-# Multiply-adds of one matrix product (`@`, matmul, dot, einsum) on the host: 2^40 is an
-# 8192 x 8192 x 16384 product, minutes of NumPy; past it the answer is not worth the wait.
-MAX_PRODUCT_MACS = 2**40
+# Multiply-adds of one matrix product (`@`, matmul, dot, einsum) on the host: 2^44 is a
+# 25,800-cube product, seconds to minutes of a threaded BLAS; past it the answer is not worth
+# the wait (a 16384-cube matmul sweep stays checkable).
+MAX_PRODUCT_MACS = 2**44
 _ITEM_BYTES = 8  # the widest element the dialect makes (float64, int64)
 
 
@@ -498,6 +504,49 @@ def array_limit(largest: int) -> int:
     """The elements any array a reference builds may have, where the kernel's largest
     declared array has `largest` elements at that point."""
     return min(MAX_RESULT_ELEMENTS, max(MIN_ARRAY_LIMIT, ARRAY_LIMIT_FACTOR * largest))
+
+
+# The longest list or tuple the array dialect builds with Python's own `+` and `*` (shapes,
+# short literals): a reference has no use for more, and `(n,) * 10**9` would take gigabytes.
+MAX_LITERAL = 2**16
+
+
+def _sequence_operand(node: ast.BinOp, value: Any, other: Any) -> Any:
+    """An operand of the array dialect's arithmetic: text refused; a short list or tuple
+    beside an array made an array (NumPy's meaning); anything else as it is."""
+    if isinstance(value, str | slice):
+        raise ExpressionError(f"arithmetic on {quote(value)}")
+    if isinstance(value, tuple | list) and isinstance(other, np.ndarray | np.generic):
+        if len(value) > MAX_LITERAL:
+            raise ExpressionError(f"a literal of {len(value):,} elements beside an array")
+        return np.asarray(value)
+    return value
+
+
+def _sequence_arithmetic(node: ast.BinOp, left: Any, right: Any) -> Any:
+    """Python's `+` (concatenation) and `*` (repetition) of lists and tuples, refused past
+    MAX_LITERAL elements before they are built; any other operator on them refused."""
+
+    def length(value: Any) -> int | None:
+        if isinstance(value, tuple | list):
+            return len(value)
+        return None
+
+    sizes = (length(left), length(right))
+    if isinstance(node.op, ast.Add) and None not in sizes and type(left) is type(right):
+        elements = sizes[0] + sizes[1]
+    elif isinstance(node.op, ast.Mult) and sizes.count(None) == 1:
+        count = right if sizes[1] is None else left
+        if not isinstance(count, int | np.integer) or isinstance(count, bool):
+            raise ExpressionError(f"arithmetic on {quote(left if sizes[0] else right)}")
+        elements = (sizes[0] or sizes[1] or 0) * max(int(count), 0)
+    else:
+        raise ExpressionError(f"arithmetic on {quote(left if sizes[0] is not None else right)}")
+    if elements > MAX_LITERAL:
+        raise ExpressionError(
+            f"a list or tuple of {elements:,} elements, more than {MAX_LITERAL:,}"
+        )
+    return _BINARY[type(node.op)](left, right)
 
 
 def _is_numeric(value: Any) -> bool:

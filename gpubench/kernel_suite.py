@@ -7,6 +7,7 @@ import inspect
 import math
 import os
 import re
+import sys
 from collections.abc import Callable
 from functools import cache, partial
 from operator import itemgetter
@@ -547,7 +548,7 @@ def _init_plan(array: Array, init: Init | None, point: Point) -> tuple[str, list
         # Not a number, NaN, infinity, or an integer past any double (2^1024): no bound of
         # any array type (and NumPy's isfinite refuses such an integer with a TypeError).
         number = not isinstance(value, bool) and isinstance(value, int | float)
-        if not number or abs(value) >= 2**1023 or not math.isfinite(value):
+        if not number or abs(value) > sys.float_info.max or not math.isfinite(value):
             raise PointError(f"{key}: {function}() argument {quote(value)} is not a finite number")
     if function == "uniform":
         low, high = {0: (1.0, 2.0), 1: (0.0, args[0] if args else 0), 2: tuple(args)}[len(args)]

@@ -269,7 +269,8 @@ def save_json(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
 # within the limits (empty objects, or an object of 400,000 short keys, the wrong value last)
 # is refused in at most about 110 MB and under a second.
 #
-# A results file (JSON) is parsed whole: at most 16 MiB, about 20,000 results of 700 bytes
+# A results file (JSON) is parsed whole: at most 16 MiB, about 8,000 results as --json writes
+# them (2 KB each with their host phases)
 # (the 500,000 objects and arrays below allow about 50,000). A larger sweep belongs in a
 # results log (JSON lines), which is read a line at a time; save_json says so when it writes
 # a file past this limit.
@@ -291,6 +292,24 @@ MAX_LOG_LINES = 2 * MAX_LOG_RESULTS + 1
 # result of gpubench's own has about 10 in 700 bytes of JSON.
 MAX_JSON_CONTAINERS = 500_000
 LARGER_SWEEPS = "a larger sweep belongs in a results log (--jsonl), read a line at a time"
+
+
+def save_jsonl(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
+    """The set as a results log (a header, then a line per result): read back a line at a
+    time, so it may hold far more than a results file."""
+    header = {
+        "created": result_set.created,
+        "suite": result_set.suite,
+        "environment": result_set.environment,
+        "spec": result_set.spec,
+    }
+    log = JsonLinesLog(path, header=header)
+    try:
+        for result in result_set.results:
+            log.write(result)
+    finally:
+        log.close()
+    return log.path
 
 
 def read_back_note(path: str | os.PathLike[str]) -> str | None:
@@ -502,9 +521,10 @@ def _log_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes, bool]
     kind = "a results log"
     with _open_results(path, kind, MAX_LOG_BYTES) as handle:
         number = 0
-        while line := handle.readline(MAX_LOG_LINE_BYTES + 1):
+        # The limit is on a line's content: its newline may come after it.
+        while line := handle.readline(MAX_LOG_LINE_BYTES + 2):
             number += 1
-            if len(line) > MAX_LOG_LINE_BYTES:
+            if len(line.removesuffix(b"\n")) > MAX_LOG_LINE_BYTES:
                 raise ConfigError(
                     f"line {number} is longer than "
                     f"{size_text(MAX_LOG_LINE_BYTES)}: a line of {kind} is at "

@@ -555,8 +555,8 @@ def test_a_product_past_the_cost_limit_is_refused_before_it_runs(monkeypatch):
 def test_the_array_limit_is_four_times_the_largest_array_with_a_floor_and_a_ceiling():
     from gpubench.expressions import array_limit
 
-    assert array_limit(0) == 2**24
-    assert array_limit(2**22) == 2**24
+    assert array_limit(0) == 2**26
+    assert array_limit(2**24) == 2**26
     assert array_limit(2**28) == 2**30
     assert array_limit(2**40) == 2**31
 
@@ -624,13 +624,33 @@ def test_an_array_past_the_limit_is_refused_before_it_is_built(text, message):
     ("text", "message"),
     [
         ("'ab' * n", "\"'ab' * n\": arithmetic on 'ab'"),
-        ("(n, n) * n", "'(n, n) * n': arithmetic on (32, 32)"),
+        (
+            "(n, n) * 10**9",
+            "'(n, n) * 10**9': a list or tuple of 2,000,000,000 elements, more than 65,536",
+        ),
+        ("(n, n) - (n,)", "'(n, n) - (n,)': arithmetic on (32, 32)"),
+        ("(n, n) * 2.5", "'(n, n) * 2.5': arithmetic on (32, 32)"),
     ],
 )
-def test_text_and_tuples_take_no_arithmetic_in_a_reference(text, message):
+def test_text_and_long_sequences_take_no_arithmetic_in_a_reference(text, message):
     with pytest.raises(ExpressionError) as caught:
         Expression.parse(text, ["n"], arrays=True).evaluate({"n": 32})
     assert str(caught.value) == message
+
+
+def test_a_short_literal_is_numpy_s_operand_beside_an_array_and_python_s_beside_a_number():
+    x = np.arange(4.0)
+    weighted = Expression.parse("x * [0.5, 1.0, 2.0, 4.0]", ["x"], arrays=True)
+    assert weighted.evaluate({"x": x}).tolist() == [0.0, 1.0, 4.0, 12.0]
+    assert Expression.parse("x + (1,)", ["x"], arrays=True).evaluate({"x": x}).tolist() == [
+        1.0,
+        2.0,
+        3.0,
+        4.0,
+    ]
+    square = Expression.parse("ones((n,) * 2)", ["n"], arrays=True).evaluate({"n": 3})
+    assert square.shape == (3, 3)
+    assert Expression.parse("(n,) + (2,)", ["n"], arrays=True).evaluate({"n": 3}) == (3, 2)
 
 
 @pytest.mark.parametrize("arrays", [False, True])

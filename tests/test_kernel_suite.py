@@ -1316,15 +1316,15 @@ def test_a_product_of_shapes_that_do_not_fit_is_one_line_naming_the_reference(tm
     [
         (
             "2 * x + sum(arange(300000000))",
-            "arange() would make 300,000,000 elements, more than 16,777,216 (2.2 GiB as float64)",
+            "arange() would make 300,000,000 elements, more than 67,108,864 (2.2 GiB as float64)",
         ),
         (
             "2 * x + sum(ones((20000, 20000)))",
-            "ones() would make 400,000,000 elements, more than 16,777,216 (3.0 GiB as float64)",
+            "ones() would make 400,000,000 elements, more than 67,108,864 (3.0 GiB as float64)",
         ),
         (
             "2 * x + sum(outer(arange(n * 20), arange(n * 20)))",
-            "outer() would make 400,000,000 elements, more than 16,777,216 (3.0 GiB as float64)",
+            "outer() would make 400,000,000 elements, more than 67,108,864 (3.0 GiB as float64)",
         ),
     ],
 )
@@ -1395,3 +1395,10 @@ def test_refusing_a_3_gb_reference_takes_under_2_s_and_500_mb(tmp_path):
     assert (count, named) == ("1", "True")
     assert float(elapsed) < 2.0, elapsed
     assert int(peak_mb) < 500, peak_mb  # the whole process, Python and NumPy included
+
+
+def test_an_init_bound_of_any_finite_double_is_taken(tmp_path):
+    # 1e308 is past 2^1023 and still a finite double: a bound, not "not a finite number".
+    values = _init(tmp_path, "float64", "uniform(0, 1e308)")
+    assert values.dtype == np.float64 and values.shape == (1000,)
+    assert ((values >= 0) & (values < 1e308)).all()

@@ -137,25 +137,31 @@ def _split_reference(name: str) -> tuple[str, str]:
     return module, attribute
 
 
+def _refuse_user_backend(name: str, module: str, attribute: str, exc: BaseException) -> None:
+    """A GPUBENCH_BACKEND of the user's own that cannot be imported: one line naming why."""
+    if isinstance(exc, ImportError):
+        raise ConfigError(f"cannot import backend {quote(name)}: {exc}", source=_source) from None
+    if isinstance(exc, AttributeError):
+        raise ConfigError(f"{module} has no {attribute}", source=_source) from None
+    # The module's own code raised (or exited) on import.
+    raise ConfigError(
+        f"importing backend {quote(name)} raised {type(exc).__name__}: {exc}", source=_source
+    ) from None
+
+
 def _factory(name: str) -> type:
     module, attribute = _split_reference(name)
     reference = f"{module}:{attribute}"
     try:
         found = getattr(importlib.import_module(module), attribute)
-    except ImportError as exc:
-        if name in BUILT_IN:
+    except (Exception, SystemExit) as exc:
+        if name in BUILT_IN:  # ours: its packages or the driver are what is wrong, not a name
+            detail = exc if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
             raise EnvironmentProblem(
-                f"the {name} backend could not load ({exc}): check the NVIDIA driver "
+                f"the {name} backend could not load ({detail}): check the NVIDIA driver "
                 "(nvidia-smi) and that the backend's packages are installed"
             ) from None
-        raise ConfigError(f"cannot import backend {quote(name)}: {exc}", source=_source) from None
-    except AttributeError:
-        raise ConfigError(f"{module} has no {attribute}", source=_source) from None
-    except (Exception, SystemExit) as exc:  # the module's own code raised (or exited) on import
-        raise ConfigError(
-            f"importing backend {quote(name)} raised {type(exc).__name__}: {exc}",
-            source=_source,
-        ) from None
+        _refuse_user_backend(name, module, attribute, exc)
     missing = [m for m in _CONTRACT if not callable(getattr(found, m, None))]
     if not isinstance(found, type) or missing:
         what = (

@@ -21,7 +21,8 @@ from gpubench.errors import EXIT_INTERRUPTED, GpubenchError, shortened
 def _usage_error(exc: click.UsageError) -> None:
     """Click's usage error (a bad option, value or argument) as one line on stderr and exit
     2, like every other error: click's own form spans four (usage, hint, blank, error)."""
-    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+    # click 8.2 and later: a group called bare raises this to show its help.
+    if isinstance(exc, getattr(click.exceptions, "NoArgsIsHelpError", ())):
         raise exc  # a group called bare: its help is what was asked for
     from rich.text import Text
 

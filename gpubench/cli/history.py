@@ -141,20 +141,40 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
 @history.command("export")
 @store_option
 @click.argument("run_id", type=click.IntRange(1, 2**63 - 1))
-@click.option("--json", "json_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--json", "json_path", type=click.Path(dir_okay=False),
               help="Write the run as a results file here (what compare and plot read).")  # fmt: skip
-def export_run(store_path: str, run_id: int, json_path: str) -> None:
-    """Write one stored run as a results file."""
+@click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
+              help="Write the run as a results log here (JSON lines: for runs too large to be "
+              "read back from a results file).")  # fmt: skip
+def export_run(store_path: str, run_id: int, json_path: str | None,
+               jsonl_path: str | None) -> None:  # fmt: skip
+    """Write one stored run as a results file (--json) or a results log (--jsonl).
+
+    \b
+    Examples:
+      gpubench history export 12 --json run12.json
+      gpubench history export 12 --jsonl run12.jsonl
+    """
     from gpubench import results
+    from gpubench.errors import ConfigError
     from gpubench.history import History
     from gpubench.outputs import check_writable
     from gpubench.report.plain import say
 
-    check_writable(json_path, "--json")
+    if (json_path is None) == (jsonl_path is None):
+        raise ConfigError("give one of --json FILE and --jsonl FILE", source="command line")
+    option, path = ("--json", json_path) if json_path is not None else ("--jsonl", jsonl_path)
+    assert path is not None
+    check_writable(path, option)
     with History.open(store_path, create=False) as store:
         result_set = store.result_set(run_id)
-    results.save_json(result_set, json_path)
-    say(err_console(), f"run {run_id}: {json_path}")
+    if jsonl_path is not None:
+        results.save_jsonl(result_set, path)
+    else:
+        results.save_json(result_set, path)
+        if note := results.read_back_note(path):
+            say(err_console(), note)
+    say(err_console(), f"run {run_id}: {path}")
 
 
 @history.command("delete")

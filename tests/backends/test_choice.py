@@ -110,6 +110,19 @@ def test_a_built_in_backend_that_cannot_load_is_an_environment_problem(monkeypat
     assert backends._factory("tests.fakes:FakeBackend").__name__ == "FakeBackend"
 
 
+def test_a_built_in_backend_whose_import_raises_is_an_environment_problem_too(monkeypatch):
+    # A cuda.core and cuda.bindings of versions that do not match raise AttributeError on
+    # import: the user named no module, so this is the machine's to fix (exit 4), not a name.
+    monkeypatch.setitem(backends.BUILT_IN, "cuda-core", "tests.backends.raising_module:Backend")
+    with pytest.raises(EnvironmentProblem) as info:
+        backends._factory("cuda-core")
+    assert str(info.value) == (
+        "the cuda-core backend could not load (AttributeError: module 'cuda' has no attribute "
+        "'bindings'): check the NVIDIA driver (nvidia-smi) and that the backend's packages are "
+        "installed"
+    )
+
+
 def test_a_backend_opens_the_first_gpu_unless_told(monkeypatch):
     opened = []
     monkeypatch.setattr(backends, "preflight", lambda name: None)

@@ -42,6 +42,40 @@ def test_an_exported_run_fits_the_schema_and_reads_back(tmp_path):
     assert again.exit_code == 0, again.output
 
 
+def test_a_run_exported_as_a_log_reads_back_the_same(tmp_path, monkeypatch):
+    from gpubench import results
+
+    store, as_json, as_log = (tmp_path / n for n in ("h.sqlite", "run.json", "run.jsonl"))
+    assert invoke("history", "import", "--store", str(store), str(SMOKE)).exit_code == 0
+    for option, path in (("--json", as_json), ("--jsonl", as_log)):
+        ran = invoke("history", "export", "--store", str(store), "1", option, str(path))
+        assert (ran.exit_code, ran.stderr) == (0, f"run 1: {path}\n")
+    from_json, from_log = results.load_any(as_json), results.load_any(as_log)
+    assert from_log.created == from_json.created and from_log.suite == from_json.suite
+    assert from_log.environment == from_json.environment
+    assert [r.to_dict() for r in from_log.results] == [r.to_dict() for r in from_json.results]
+    # A results file past what one may hold is written, and says where to look instead.
+    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", 100)
+    ran = invoke("history", "export", "--store", str(store), "1", "--json", str(as_json))
+    size = results.size_text(as_json.stat().st_size)
+    assert ran.exit_code == 0 and " ".join(ran.stderr.split()).startswith(
+        f"note: {as_json} holds {size}, more than gpubench reads back from a results file "
+        "(100 bytes): compare, plot and history import read the sweep's JSON-lines log "
+        "(--jsonl) instead"
+    )
+
+
+@pytest.mark.parametrize("options", [[], ["--json", "a.json", "--jsonl", "a.jsonl"]])
+def test_an_export_names_one_file(tmp_path, options):
+    store = tmp_path / "h.sqlite"
+    assert invoke("history", "import", "--store", str(store), str(SMOKE)).exit_code == 0
+    ran = invoke("history", "export", "--store", str(store), "1", *options)
+    assert (ran.exit_code, ran.stderr) == (
+        2,
+        "error: command line: give one of --json FILE and --jsonl FILE\n",
+    )
+
+
 def refused_import(tmp_path, damaged) -> str:
     """`history import` of a good file and a damaged one: exit 2, nothing stored; stderr."""
     store = tmp_path / "h.sqlite"

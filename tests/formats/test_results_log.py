@@ -135,6 +135,14 @@ def test_a_log_past_its_line_limit_is_refused_line_by_line(tmp_path, monkeypatch
     assert str(info.value) == (
         f"{file}: line 2 is longer than 100 bytes: a line of a results log is at most 100 bytes"
     )
+    # Exactly at the limit (its newline after it) is read: here a header of 100 bytes.
+    header = '{"kind": "header", "schema_version": 1, "suite": "' + "s" * 48 + '"}'
+    assert len(header) == 100
+    file.write_text(header + "\n")
+    assert results.load_jsonl(file)[0]["suite"] == "s" * 48
+    file.write_text(header.replace('"}', 's"}') + "\n")
+    with pytest.raises(GpubenchError, match="line 1 is longer than 100 bytes"):
+        results.load_jsonl(file)
 
 
 def test_a_line_of_too_many_objects_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
