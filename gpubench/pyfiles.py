@@ -32,7 +32,9 @@ def load_python_file(path: str, where: str | None = None) -> Any:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         sys.modules.pop(name, None)
-        raise ConfigError(f"syntax error on line {exc.lineno}: {exc.msg}", source=path) from None
+        # A file NUL bytes or a bad encoding make unreadable has no line to name.
+        on_line = f" on line {exc.lineno}" if exc.lineno else ""
+        raise ConfigError(f"syntax error{on_line}: {exc.msg}", source=path) from None
     except BaseException as exc:  # SystemExit and KeyboardInterrupt from a suite file too
         sys.modules.pop(name, None)
         if isinstance(exc, KeyboardInterrupt):

@@ -35,6 +35,8 @@ def test_a_file_is_loaded_once_under_a_name_of_its_path(tmp_path):
      "never closed"),
     ("import sys\ndel sys.modules[__name__]\nraise KeyError('k')\n", "loading the suite failed "
      "(line 3): KeyError: 'k'"),
+    # NUL bytes: Python's own SyntaxError carries no line number.
+    ("x = 1\0\n", "syntax error: source code string cannot contain null bytes"),
 ])  # fmt: skip
 def test_each_failure_while_loading_is_one_line_with_its_line(tmp_path, text, message):
     path = tmp_path / "bad.py"
