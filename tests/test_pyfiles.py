@@ -79,3 +79,16 @@ def test_an_interrupt_while_loading_is_not_turned_into_a_config_error(tmp_path):
     path.write_text("raise KeyboardInterrupt\n")
     with pytest.raises(KeyboardInterrupt):
         load_python_file(str(path))
+
+
+def test_a_python_file_past_8_mib_is_refused_by_its_size_before_it_is_read(tmp_path):
+    from gpubench import pyfiles
+
+    path = tmp_path / "big.py"
+    with path.open("wb") as file:
+        file.truncate(pyfiles.MAX_PYTHON_FILE_BYTES + 1)
+    with pytest.raises(ConfigError) as info:
+        load_python_file(str(path), where="k.yaml")
+    assert str(info.value) == (
+        f"k.yaml: {str(path)!r} is 8,388,609 bytes; a suite or reference .py file is at most 8 MiB"
+    )
