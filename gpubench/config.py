@@ -72,6 +72,8 @@ class SweepSpec:
             raise ConfigError(str(exc), source=self.source, key="constraints") from None
         except sweep.DroppedValue as exc:
             raise ConfigError(str(exc), source=self.source, key=f"params.{exc.name}") from None
+        except sweep.TooManyPoints as exc:
+            raise ConfigError(str(exc), source=self.source, key="params") from None
         if not points:
             raise ConfigError(
                 "the sweep is empty: the constraints rule out every combination of params",
@@ -275,6 +277,15 @@ def _parse_variants_and_baseline(bench: Benchmark, data: dict,
     if baseline not in bench.variant_names:
         raise ConfigError(
             f"unknown variant {quote(baseline)}{did_you_mean(str(baseline), bench.variant_names)}",
+            source=source,
+            key="baseline",
+        )
+    # A baseline named beside variants that leave it out would run nowhere: every speedup
+    # would be missing without a word. (The suite's default baseline may be left out.)
+    if "baseline" in data and data.get("variants") is not None and baseline not in variants:
+        raise ConfigError(
+            f"{quote(baseline)} is not among the variants run ({', '.join(variants)}): "
+            "add it to variants or leave baseline out",
             source=source,
             key="baseline",
         )

@@ -231,9 +231,12 @@ def inspect(source: Path, options: list[str], include_dirs: list[str], arch: str
             want_sass: bool = True) -> Inspection:  # fmt: skip
     """Compile `source` for `arch` and report on every kernel in it."""
     if not ARCH.match(arch):
-        from gpubench.errors import ConfigError
+        from gpubench.errors import ConfigError, quote
 
-        raise ConfigError(f"expected an architecture such as sm_90, got {arch!r}", key="--arch")
+        # quote(): a 100,000-character --arch must not come back as a 100,000-character line.
+        raise ConfigError(
+            f"expected an architecture such as sm_90, got {quote(arch)}", key="--arch"
+        )
     includes = [f"-I{d}" for d in include_dirs]
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(tmp) / "k.cubin"

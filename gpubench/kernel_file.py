@@ -66,6 +66,44 @@ ARRAY_ARG = re.compile(
 SCALAR_ARG = re.compile(rf"^(?P<type>{_TYPE_PATTERN})\s*(?:=\s*(?P<value>.+))?$")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 OPTION = re.compile(r"^-[-A-Za-z0-9_=.,:+/]+$")
+# nvcc options that would write where gpubench does not choose, run what was built, swap or
+# instruct the host compiler or linker, or read more options from a file: a kernel file
+# names compile flags, never actions. Matched on the name before any `=`.
+REFUSED_OPTIONS = frozenset(
+    {
+        "-o",
+        "--output-file",
+        "-odir",
+        "--output-directory",
+        "-run",
+        "--run",
+        "-run-args",
+        "--run-args",
+        "-ccbin",
+        "--compiler-bindir",
+        "-Xcompiler",
+        "--compiler-options",
+        "-Xlinker",
+        "--linker-options",
+        "-Xnvlink",
+        "--nvlink-options",
+        "-MF",
+        "--dependency-output",
+        "-optf",
+        "--options-file",
+        "-keep",
+        "--keep",
+        "-keep-dir",
+        "--keep-dir",
+        "-save-temps",
+        "--save-temps",
+        "-dryrun",
+        "--dryrun",
+    }
+)
+# The most bytes of a kernel file's .cu source: real sources are kilobytes; a larger file
+# is refused by its size before it is read (or handed to nvcc).
+MAX_SOURCE_BYTES = 8 * 2**20
 MACRO = IDENTIFIER
 
 INIT_FUNCTIONS = ("uniform", "normal", "integers", "zeros", "ones", "full", "arange")
@@ -342,6 +380,13 @@ class _Parser:
             if not isinstance(option, str) or not OPTION.match(option):
                 raise self.error(f"{quote(option)} is not an nvcc option (such as "
                                  "--use_fast_math or -lineinfo)", f"{key}[{i}]")  # fmt: skip
+            if _refused_option(option):
+                raise self.error(
+                    f"{quote(option)} is not allowed: gpubench chooses nvcc's "
+                    "output and never runs it (output, run, host compiler, "
+                    "linker and options-file flags are refused)",
+                    f"{key}[{i}]",
+                )
         return tuple(raw)
 
     def init(self, raw: Any, arrays: list[Array], params: set[str]) -> dict[str, Init]:
@@ -553,6 +598,12 @@ def params_from(raw: Any, source: str, key: str = "params") -> tuple[Param, ...]
     return tuple(params)
 
 
+def _refused_option(option: str) -> bool:
+    name = option.split("=", 1)[0]
+    # A short -o glues its path on (`-o/etc/x`); -O (optimisation) is upper case.
+    return name in REFUSED_OPTIONS or (name.startswith("-o") and not name.startswith("--"))
+
+
 def _identity(p: _Parser, raw: dict[str, Any], data: dict[str, Any],
               path: Path) -> tuple[Path, str, str]:  # fmt: skip
     """The .cu file (beside the YAML file), the kernel file's name and its one-line
@@ -561,9 +612,17 @@ def _identity(p: _Parser, raw: dict[str, Any], data: dict[str, Any],
     if not isinstance(cu, str) or not cu:
         raise p.error(f"expected the path of a .cu file, got {quote(cu)}", "kernel.source")
     cu_path = (path.parent / cu).resolve()
-    if not cu_path.is_file():
+    if not cu_path.exists():
         raise p.error(f"{cu!r} not found (looked for {cu_path.name} beside {path.name})",
                       "kernel.source")  # fmt: skip
+    if not cu_path.is_file():  # a folder, /dev/zero, a pipe: nothing to compile, or no end
+        raise p.error(f"{cu!r} is not a regular file", "kernel.source")
+    size = cu_path.stat().st_size
+    if size > MAX_SOURCE_BYTES:
+        raise p.error(
+            f"{cu!r} is {size:,} bytes; a kernel source is at most {MAX_SOURCE_BYTES // 2**20} MiB",
+            "kernel.source",
+        )
     name = raw.get("name", path.stem)
     if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9_.-]+$", name):
         raise p.error(f"expected a short name (letters, digits, _ . -), got {quote(name)}",

@@ -7,8 +7,11 @@ import inspect
 import math
 import os
 import re
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache, partial
 from operator import itemgetter
 from typing import Any
@@ -468,13 +471,45 @@ class KernelFileBenchmark(Benchmark):
         smallest = min(representatives.values(), key=size)
         if size(smallest) > 256 << 20:
             return []
+        shown = ", ".join(f"{k}={v}" for k, v in smallest.items())
         try:
-            inputs = self.inputs(smallest, np.random.default_rng(0))
-            self.reference("default", smallest, inputs)
+            with _time_bound(DRY_RUN_REFERENCE_LIMIT_S):
+                inputs = self.inputs(smallest, np.random.default_rng(0))
+                self.reference("default", smallest, inputs)
         except PointError as exc:
-            shown = ", ".join(f"{k}={v}" for k, v in smallest.items())
             return [f"{exc} (at {shown})"]
+        except TimeoutError as exc:  # outside the user's function: inputs, expressions
+            return [f"kernel.reference: {exc} (at {shown})"]
         return []
+
+
+# How long a dry run waits for the reference at the smallest point. A function that never
+# returns would hold the dry run forever; a real run's worker is killed at time_limit_s.
+DRY_RUN_REFERENCE_LIMIT_S = 20.0
+
+
+@contextmanager
+def _time_bound(seconds: float) -> Iterator[None]:
+    """Raise TimeoutError inside the block after `seconds` (Python code only: a single long
+    NumPy call finishes first). Where no timer signal can be set (another thread, Windows),
+    the block runs unbounded."""
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"no answer within {seconds:g} s (a dry run's bound on the reference)")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 # Kernel-file sweeps at least this large are validated in slices in worker processes.

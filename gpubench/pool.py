@@ -21,20 +21,28 @@ from gpubench.worker import IsolatedRunner, WorkerSpec
 
 def parse_devices(text: str) -> list[int] | str:
     """`all`, or a comma-separated list of device indices; ValueError saying what is wrong."""
+    from gpubench.errors import quote  # a 100,000-character --devices is shown short
+
     text = text.strip()
     if text == "all":
         return "all"
     try:
         devices = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise ValueError(f"expected 'all' or device indices such as 0,1,3; got {text!r}") from None
+        raise ValueError(
+            f"expected 'all' or device indices such as 0,1,3; got {quote(text)}"
+        ) from None
     if not devices:
         raise ValueError("name at least one device")
-    if any(d < 0 for d in devices):
-        raise ValueError(f"device indices are >= 0; got {text!r}")
+    # CUDA's device ordinal is an int: past 2^31 - 1 no machine has it (as --device says).
+    if any(not 0 <= d <= DEVICE_INDEX_MAX for d in devices):
+        raise ValueError(f"device indices are from 0 to {DEVICE_INDEX_MAX}; got {quote(text)}")
     if len(set(devices)) != len(devices):
-        raise ValueError(f"a device is named twice: {text!r}")
+        raise ValueError(f"a device is named twice: {quote(text)}")
     return devices
+
+
+DEVICE_INDEX_MAX = 2**31 - 1
 
 
 def remaining_work(plan: Plan, previous: Iterable[Result]

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from functools import cache
+from typing import Any
 
-from gpubench.benchmark import Benchmark
-from gpubench.errors import ConfigError, did_you_mean
+from gpubench.benchmark import Benchmark, Param, Variant
+from gpubench.errors import ConfigError, did_you_mean, quote
 from gpubench.pyfiles import load_python_file
 
 __all__ = [
@@ -77,6 +79,10 @@ def load_suite_file(path: str) -> Benchmark:
     ]
     if missing:
         raise ConfigError(f"the suite does not declare {', '.join(missing)}", source=path)
+    problem = _declaration_problem(bench)
+    if problem:
+        key, message = problem
+        raise ConfigError(message, source=path, key=key)
     if bench.baseline not in bench.variant_names:
         raise ConfigError(
             f"baseline {bench.baseline!r} is not one of its variants "
@@ -84,6 +90,57 @@ def load_suite_file(path: str) -> Benchmark:
             source=path,
         )
     return bench
+
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+SUITE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+PARAM_TYPES = (int, float, str, bool)
+
+
+def _declaration_problem(bench: Benchmark) -> tuple[str, str] | None:
+    """(key, message) of the first wrong-typed declaration of a suite file, or None: a wrong
+    type here would otherwise surface later as a traceback from deep in the CLI or a sweep."""
+    if not isinstance(bench.name, str) or not SUITE_NAME.match(bench.name):
+        return "name", f"expected a short name (letters, digits, _ . -), got {quote(bench.name)}"
+    if not isinstance(bench.description, str):
+        return "description", f"expected text, got {quote(bench.description)}"
+    declared = (("params", bench.params, Param), ("variants", bench.variants, Variant))
+    for key, items, kind in declared:
+        if not isinstance(items, tuple | list):
+            return key, f"expected a tuple of {kind.__name__}(...), got {quote(items)}"
+        names: set[Any] = set()
+        for i, item in enumerate(items):
+            if not isinstance(item, kind):
+                return f"{key}[{i}]", f"expected a {kind.__name__}(...), got {quote(item)}"
+            if not isinstance(item.name, str) or not IDENTIFIER.match(item.name):
+                return (
+                    f"{key}[{i}]",
+                    f"expected a name (a Python identifier), got {quote(item.name)}",
+                )
+            if item.name in names:
+                return f"{key}[{i}]", f"{item.name!r} is declared twice"
+            names.add(item.name)
+    for i, param in enumerate(bench.params):
+        problem = _param_problem(param)
+        if problem:
+            return f"params[{i}] ({param.name})", problem
+    return None
+
+
+def _param_problem(param: Param) -> str | None:
+    if param.type not in PARAM_TYPES:
+        return f"type must be int, float, str or bool, got {getattr(param.type, '__name__', quote(param.type))}"
+    if param.choices is not None and (
+        not isinstance(param.choices, tuple | list) or not param.choices
+    ):
+        return f"choices must be a non-empty tuple, got {quote(param.choices)}"
+    if param.default is None:
+        return None  # derived in Benchmark.resolve
+    try:
+        param.coerce(param.default)
+    except ValueError as exc:
+        return f"the default does not hold: {exc}"
+    return None
 
 
 def get(name: str, *, source: str | None = None, key: str | None = None) -> Benchmark:

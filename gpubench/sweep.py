@@ -14,7 +14,19 @@ from gpubench.benchmark import Benchmark, Point
 from gpubench.errors import quote
 from gpubench.expressions import Condition, ConstraintError
 
-__all__ = ["Constraint", "ConstraintError", "DroppedValue", "expand"]
+__all__ = [
+    "MAX_COMBINATIONS",
+    "Constraint",
+    "ConstraintError",
+    "DroppedValue",
+    "TooManyPoints",
+    "expand",
+]
+
+# The most combinations a sweep may ask for. A dry run of 10^6 points takes seconds and a few
+# hundred MB; a product of axes grows past that fast (four axes of 1,000 values are 10^12),
+# so the count is taken from the axes' lengths and refused before a single point is built.
+MAX_COMBINATIONS = 1_000_000
 
 # Constraints are conditions of gpubench.expressions, the one parser and walker of gpubench's
 # expressions (kernel files' sizes and references too).
@@ -28,7 +40,9 @@ def expand(
     constraints: list[Constraint] | None = None,
 ) -> list[Point]:
     """Every combination of the axes (each zipped group is one axis), defaults filled in,
-    derived parameters resolved, constraints applied, duplicates dropped, order kept."""
+    derived parameters resolved, constraints applied, duplicates dropped, order kept.
+    More than MAX_COMBINATIONS combinations raise TooManyPoints before any is built."""
+    _check_combinations(axes, zipped or [])
     dimensions: list[list[dict[str, Any]]] = [
         [{name: value} for value in values] for name, values in axes.items()
     ]
@@ -74,6 +88,29 @@ def expand(
             seen.add(key)
             points.append(point)
     return points
+
+
+class TooManyPoints(ValueError):
+    """A product of axes past MAX_COMBINATIONS: refused by its count, never expanded."""
+
+
+def _check_combinations(axes: dict[str, list[Any]], zipped: list[dict[str, list[Any]]]) -> None:
+    lengths = [(name, len(values)) for name, values in axes.items()]
+    # A zipped group is one axis as long as its lists (the same length once validated).
+    lengths += [
+        ("zip[" + str(i) + "]", max((len(v) for v in group.values()), default=0))
+        for i, group in enumerate(zipped)
+    ]
+    count = 1
+    for _, length in lengths:
+        count *= length
+    if count > MAX_COMBINATIONS:
+        shape = " × ".join(f"{length:,} {name}" for name, length in lengths if length > 1)
+        raise TooManyPoints(
+            f"the sweep asks for {count:,} combinations ({shape}); at most "
+            f"{MAX_COMBINATIONS:,} are expanded: narrow an axis or split the "
+            "sweep into several files"
+        )
 
 
 class DroppedValue(ValueError):

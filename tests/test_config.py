@@ -437,6 +437,25 @@ REFUSED = [
     ),
     (sweep_with(baseline="nope"), "baseline: unknown variant 'nope'"),
     (sweep_with(baseline="padde"), "baseline: unknown variant 'padde' (did you mean 'padded'?)"),
+    (
+        sweep_with(variants=["padded"], baseline="copy"),
+        "baseline: 'copy' is not among the variants run (padded): add it to variants or leave "
+        "baseline out",
+    ),
+    (
+        sweep_with(
+            params={
+                "tile": [16, 32],
+                "block_rows": [1, 2, 4, 8, 16, 32, 64],
+                "size": list(range(1, 101)),
+                "dtype": ["float32", "float64"],
+            },
+            zip=[{"rows": list(range(1, 401)), "cols": list(range(1, 401))}],
+        ),
+        "params: the sweep asks for 1,120,000 combinations (2 tile × 7 block_rows × 100 size × "
+        "2 dtype × 400 zip[0]); at most 1,000,000 are expanded: narrow an axis or split the "
+        "sweep into several files",
+    ),
     (sweep_with(params=5), "params: expected a mapping, got 5"),
     (
         sweep_with(params={"siz": [1]}),
@@ -547,14 +566,14 @@ def test_each_sweep_refusal_is_its_whole_line(data, message):
 def test_each_key_of_a_sweep_document_lands_in_its_place(tmp_path):
     (tmp_path / "s.yaml").write_text("")
     spec = config.spec_from_mapping(sweep_with(
-        variants="padded", baseline="copy", params={"tile": [16, 32]},
+        variants=["padded", "copy"], baseline="copy", params={"tile": [16, 32]},
         zip=[{"rows": [64, 96], "cols": [32, 48]}], constraints=["tile <= cols"],
         timing={"warmup": 0, "min_time_s": "1e-3", "flush_l2": False}, description="what\nmore",
         outputs={"json": "a.json", "csv": "a.csv", "jsonl": "a.jsonl"}, history=True,
     ), str(tmp_path / "s.yaml"))  # fmt: skip
     assert (spec.suite, spec.suite_ref, spec.source) == ("transpose", "transpose",
                                                          str(tmp_path / "s.yaml"))  # fmt: skip
-    assert (spec.variants, spec.baseline) == (("padded",), "copy")
+    assert (spec.variants, spec.baseline) == (("padded", "copy"), "copy")
     assert spec.axes == {"tile": [16, 32]}
     assert spec.zipped == [{"rows": [64, 96], "cols": [32, 48]}]
     assert [c.text for c in spec.constraints] == ["tile <= cols"]
@@ -694,3 +713,8 @@ def test_an_empty_sweep_name_is_one_line_not_the_working_directory(name):
     assert str(caught.value) == (
         "command line: CONFIG: an empty path: give a sweep file or a bundled sweep's name"
     )
+
+
+def test_the_suite_s_default_baseline_may_be_left_out_of_the_variants():
+    spec = config.spec_from_mapping(sweep_with(variants=["padded"]), "s.yaml")
+    assert (spec.variants, spec.baseline) == (("padded",), "naive")

@@ -313,6 +313,12 @@ def test_an_architecture_that_is_not_one_is_refused_before_anything_runs():
     with pytest.raises(ConfigError) as info:
         inspection.inspect(Path("k.cu"), [], [], "90")
     assert str(info.value) == "--arch: expected an architecture such as sm_90, got '90'"
+    with pytest.raises(ConfigError) as info:
+        inspection.inspect(Path("k.cu"), [], [], "sm_" + "9" * 100_000)
+    assert str(info.value) == (
+        "--arch: expected an architecture such as sm_90, got 'sm_999999999999999999999999..."
+        "9999999999999999999999999999'"
+    )
 
 
 PTX_TWO_KERNELS = """.version 8.0

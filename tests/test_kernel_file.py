@@ -355,6 +355,25 @@ REFUSED = [
     (data_with(defines={"block": "2x"}), "kernel.defines.block: '2x' is not a macro name"),
     (data_with(defines={"block": 5}), "kernel.defines.block: expected a macro name, got 5"),
     (data_with(options=5), "kernel.options: expected a list of nvcc options, got 5"),
+    *(
+        (
+            data_with(options=["-O3", option]),
+            f"kernel.options[1]: {option!r} is not allowed: gpubench chooses nvcc's output and "
+            "never runs it (output, run, host compiler, linker and options-file flags are refused)",
+        )
+        for option in [
+            "--run",
+            "-o",
+            "-o/etc/x",
+            "--output-file=/etc/x",
+            "-odir",
+            "-ccbin=/bin/sh",
+            "-Xcompiler=-fplugin=x",
+            "--options-file",
+            "-optf=opts",
+            "--keep-dir=/tmp",
+        ]
+    ),
     (
         data_with(options=["rm"]),
         "kernel.options[0]: 'rm' is not an nvcc option (such as --use_fast_math or -lineinfo)",
@@ -521,6 +540,29 @@ def test_each_refusal_is_its_whole_line(tmp_path, data, message):
         parse(tmp_path, data)
     assert str(info.value) == f"{tmp_path / 'k.yaml'}: {message}"
     assert info.value.source == str(tmp_path / "k.yaml")
+
+
+def test_accepted_nvcc_options_pass(tmp_path):
+    options = ["-O3", "--use_fast_math", "-lineinfo", "-Xptxas=-v", "--maxrregcount=64"]
+    assert parse(tmp_path, data_with(options=options)).options == tuple(options)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda d: (d / "k.cu").mkdir(), "'k.cu' is not a regular file"),
+        (lambda d: (d / "k.cu").symlink_to("/dev/zero"), "'k.cu' is not a regular file"),
+        (
+            lambda d: (d / "k.cu").open("wb").truncate(kernel_file.MAX_SOURCE_BYTES + 1),
+            "'k.cu' is 8,388,609 bytes; a kernel source is at most 8 MiB",
+        ),
+    ],
+)
+def test_a_source_that_is_no_regular_small_file_is_refused_unread(tmp_path, make, message):
+    make(tmp_path)
+    with pytest.raises(ConfigError) as info:
+        kernel_file.parse(data_with(), str(tmp_path / "k.yaml"))
+    assert str(info.value) == f"{tmp_path / 'k.yaml'}: kernel.source: {message}"
 
 
 def test_a_missing_reference_file_names_it(tmp_path):

@@ -4,9 +4,11 @@ the CPU fake backend (whose kernels are the Python functions in tests/fakes.py).
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -1402,3 +1404,16 @@ def test_an_init_bound_of_any_finite_double_is_taken(tmp_path):
     values = _init(tmp_path, "float64", "uniform(0, 1e308)")
     assert values.dtype == np.float64 and values.shape == (1000,)
     assert ((values >= 0) & (values < 1e308)).all()
+
+
+def test_a_reference_function_that_never_returns_is_cut_off_in_a_dry_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(kernel_suite, "DRY_RUN_REFERENCE_LIMIT_S", 0.2)
+    (tmp_path / "ref.py").write_text("def spin(x):\n    while True:\n        pass\n")
+    bench, points = _dry(tmp_path, SCALE.replace("reference: 2 * x", "reference: ref.py:spin"))
+    started = time.perf_counter()
+    assert bench.dry_run_problems(points) == [
+        "kernel.reference: spin() failed: TimeoutError: no answer within 0.2 s (a dry run's "
+        "bound on the reference) (at n=1000, block=128)"
+    ]
+    assert time.perf_counter() - started < 5
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # the timer is put back

@@ -49,7 +49,11 @@ def test_device_lists_parse(text, expected):
     ("text", "message"),
     [("", "name at least one device"),
      ("a,b", "expected 'all' or device indices such as 0,1,3; got 'a,b'"),
-     ("0,0", "a device is named twice: '0,0'"), ("-1", "device indices are >= 0; got '-1'")],
+     ("0,0", "a device is named twice: '0,0'"),
+     ("-1", "device indices are from 0 to 2147483647; got '-1'"),
+     ("0,2147483648", "device indices are from 0 to 2147483647; got '0,2147483648'"),
+     ("1" * 100_000, "expected 'all' or device indices such as 0,1,3; got "
+      f"'{'1' * 27}...{'1' * 28}'")],
 )  # fmt: skip
 def test_bad_device_lists_are_refused(text, message):
     with pytest.raises(ValueError) as error:

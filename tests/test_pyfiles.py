@@ -35,6 +35,8 @@ def test_a_file_is_loaded_once_under_a_name_of_its_path(tmp_path):
      "never closed"),
     ("import sys\ndel sys.modules[__name__]\nraise KeyError('k')\n", "loading the suite failed "
      "(line 3): KeyError: 'k'"),
+    # NUL bytes: Python's own SyntaxError carries no line number.
+    ("x = 1\0\n", "syntax error: source code string cannot contain null bytes"),
 ])  # fmt: skip
 def test_each_failure_while_loading_is_one_line_with_its_line(tmp_path, text, message):
     path = tmp_path / "bad.py"
@@ -77,3 +79,16 @@ def test_an_interrupt_while_loading_is_not_turned_into_a_config_error(tmp_path):
     path.write_text("raise KeyboardInterrupt\n")
     with pytest.raises(KeyboardInterrupt):
         load_python_file(str(path))
+
+
+def test_a_python_file_past_8_mib_is_refused_by_its_size_before_it_is_read(tmp_path):
+    from gpubench import pyfiles
+
+    path = tmp_path / "big.py"
+    with path.open("wb") as file:
+        file.truncate(pyfiles.MAX_PYTHON_FILE_BYTES + 1)
+    with pytest.raises(ConfigError) as info:
+        load_python_file(str(path), where="k.yaml")
+    assert str(info.value) == (
+        f"k.yaml: {str(path)!r} is 8,388,609 bytes; a suite or reference .py file is at most 8 MiB"
+    )

@@ -54,3 +54,69 @@ def test_a_missing_suite_file_and_an_unknown_name_are_one_line_with_where_they_c
     known = ", ".join(sorted(registry.all_suites()))
     assert str(info.value) == (f"s.yaml: suite: unknown suite 'transpos' (did you mean "
                                f"'transpose'?); known suites: {known}")  # fmt: skip
+
+
+SUITE = """
+from gpubench.benchmark import Benchmark, Param, Variant
+
+
+class Mine(Benchmark):
+    name = "mine"
+    description = "a suite file"
+    baseline = "a"
+    params = (Param("n", int, 16, "elements", minimum=1), Param("tag", str, "x", "text"))
+    variants = (Variant("a", "first"), Variant("b", "second"))
+
+    def inputs(self, point, rng):
+        return {}
+
+    def case(self, variant, point, device, inputs):
+        raise NotImplementedError
+
+    def reference(self, computes, point, inputs):
+        return {}
+
+
+BENCHMARK = Mine()
+"""
+MINE = 'params = (Param("n", int, 16, "elements", minimum=1), Param("tag", str, "x", "text"))'
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('name = "mine"', "name = 5", "name: expected a short name (letters, digits, _ . -), got 5"),
+    ('name = "mine"', 'name = "a/../b"',
+     "name: expected a short name (letters, digits, _ . -), got 'a/../b'"),
+    ('description = "a suite file"', "description = None", "description: expected text, got None"),
+    (MINE, 'params = "oops"', "params: expected a tuple of Param(...), got 'oops'"),
+    (MINE, "params = (5,)", "params[0]: expected a Param(...), got 5"),
+    (MINE, 'params = (Param("n-1", int, 1, "x"),)',
+     "params[0]: expected a name (a Python identifier), got 'n-1'"),
+    (MINE, 'params = (Param("n", int, 1, "x"), Param("n", int, 2, "y"))',
+     "params[1]: 'n' is declared twice"),
+    (MINE, 'params = (Param("n", list, 1, "x"),)',
+     "params[0] (n): type must be int, float, str or bool, got list"),
+    (MINE, 'params = (Param("n", int, 1, "x", choices=()),)',
+     "params[0] (n): choices must be a non-empty tuple, got ()"),
+    (MINE, 'params = (Param("n", int, "big", "x"),)',
+     "params[0] (n): the default does not hold: expected an integer, got 'big'"),
+    (MINE, 'params = (Param("n", int, 1, "x", minimum=10),)',
+     "params[0] (n): the default does not hold: 1 is below the minimum 10"),
+    ('variants = (Variant("a", "first"), Variant("b", "second"))', "variants = 5",
+     "variants: expected a tuple of Variant(...), got 5"),
+    ('Variant("b", "second")', 'Variant("a", "second")', "variants[1]: 'a' is declared twice"),
+])  # fmt: skip
+def test_a_suite_file_s_wrong_declarations_are_one_line_each(tmp_path, old, new, message):
+    assert old in SUITE
+    path = tmp_path / "mine.py"
+    path.write_text(SUITE.replace(old, new, 1))
+    with pytest.raises(ConfigError) as info:
+        registry.load_suite_file(str(path))
+    assert str(info.value) == f"{path}: {message}"
+
+
+def test_a_suite_file_with_right_declarations_loads(tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text(SUITE)
+    bench = registry.load_suite_file(str(path))
+    assert (bench.name, bench.variant_names, bench.defaults()) == ("mine", ("a", "b"),
+                                                                    {"n": 16, "tag": "x"})  # fmt: skip

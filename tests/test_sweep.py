@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpubench import registry
-from gpubench.sweep import Constraint, expand
+from gpubench.sweep import MAX_COMBINATIONS, Constraint, TooManyPoints, expand
 
 NAMES = ["tile", "block_rows", "size", "rows", "cols", "dtype"]
 
@@ -189,3 +189,16 @@ def test_a_dropped_value_and_the_values_it_names_are_cut_at_twenty_characters():
         "size=<an integer of about 25 digits> would be ignored where rows=<an integer of about "
         "25 digits>, cols=16, tile=32 (the suite derives size from them there): set either size "
         "or the parameters it stands for")  # fmt: skip
+
+
+def test_a_product_past_the_limit_is_refused_by_its_count_before_any_point_is_built():
+    bench = registry.get("transpose")
+    thousand = list(range(1, 1001))
+    # 10^12 combinations: built, they would take hours and terabytes; counted, microseconds.
+    with pytest.raises(TooManyPoints) as info:
+        expand(bench, {"size": thousand, "tile": [16, 32]}, [{"rows": thousand, "cols": thousand}])
+    assert str(info.value) == (
+        "the sweep asks for 2,000,000 combinations (1,000 size × 2 tile × 1,000 zip[0]); at most "
+        "1,000,000 are expanded: narrow an axis or split the sweep into several files"
+    )
+    assert MAX_COMBINATIONS == 1_000_000

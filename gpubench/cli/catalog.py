@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gpubench.cli.common import backend_option, out_console
+from gpubench.cli.common import backend_option, check_device_index, out_console
 
 
 @click.command("list")
@@ -52,5 +52,6 @@ def info(device: int) -> None:
     from gpubench import backends
     from gpubench.report.tables import info_table
 
+    check_device_index(device)
     backend = backends.load(device)
     out_console().print(info_table(device, backend.device, backend.environment()))

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from gpubench.cli.common import EXIT_CODES_HELP, backend_option, err_console, out_console
+from gpubench.cli.common import (
+    EXIT_CODES_HELP,
+    backend_option,
+    check_device_index,
+    err_console,
+    out_console,
+)
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -32,6 +38,7 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
     from gpubench.report.plain import say
     from gpubench.report.tables import ceilings_table
 
+    check_device_index(device)
     for path, option in ((json_path, "--json"), (markdown_path, "--markdown")):
         if path is not None:  # an empty one too: refused, not taken as "not given"
             check_writable(path, option)

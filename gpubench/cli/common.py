@@ -59,14 +59,22 @@ def execute(spec: SweepSpec, request: Any, device: int, spread: Any = None) -> i
                            spread=spread)  # fmt: skip
 
 
+def check_device_index(device: int) -> None:
+    """--device of any command: a usage error (exit 2) when it cannot be a device at all; an
+    index past this machine's GPUs is an environment error, found when the GPU is opened."""
+    from gpubench.errors import ConfigError
+
+    if not 0 <= device <= INT32_MAX:  # CUDA's device ordinal is an int; -1 is no device
+        raise ConfigError(f"expected a device index from 0, got {device}", key="--device")
+
+
 def spread_from(device: int, devices: str | None, scheduler: str | None = None,
             shard: str | None = None) -> Any:  # fmt: skip
     """--device, --devices, --scheduler and --shard as one Spread, each checked."""
     from gpubench.errors import ConfigError
     from gpubench.session import Spread
 
-    if not 0 <= device <= INT32_MAX:  # CUDA's device ordinal is an int; -1 is no device
-        raise ConfigError(f"expected a device index from 0, got {device}", key="--device")
+    check_device_index(device)
     chosen = None
     if devices is not None:
         from gpubench.pool import parse_devices

@@ -281,3 +281,13 @@ def test_a_device_index_cuda_cannot_name_is_refused(device):
         common.spread_from(device, None)
     assert str(info.value) == f"--device: expected a device index from 0, got {device}"
     assert common.spread_from(2**31 - 1, None).device == 2**31 - 1
+
+
+@pytest.mark.parametrize("command", ["info", "ceilings"])
+@pytest.mark.parametrize("device", ["-1", str(2**31)])
+def test_every_command_s_device_index_cuda_cannot_name_is_a_usage_error(command, device):
+    from gpubench.cli import cli
+
+    result = CliRunner().invoke(cli, [command, "--device", device])
+    assert result.exit_code == 2
+    assert result.output == f"error: --device: expected a device index from 0, got {device}\n"
