@@ -52,8 +52,10 @@ class SuiteDefaults:
             return {**self.declared, **point}
 
 
-def identity(result: Result, defaults: dict[str, SuiteDefaults | dict[str, object]],
-             ) -> tuple[str, str, str]:  # fmt: skip
+def identity(
+    result: Result,
+    defaults: dict[str, SuiteDefaults | dict[str, object]],
+) -> tuple[str, str, str]:
     """What identifies a result across gpubench versions: its suite, variant and the point
     with every parameter filled in by its suite at this point (a parameter a newer gpubench
     added, at its default, is the behaviour an older file measured), less the parameters at
@@ -79,10 +81,14 @@ def suite_defaults(*sets: ResultSet) -> dict[str, SuiteDefaults]:
     return {name: SuiteDefaults(suites[name].defaults(), suites[name].resolve) for name in names}
 
 
-def compare(base: ResultSet, new: ResultSet, threshold: float, metric: Metric = TIME,
-            per_suite: dict[str, float] | None = None,
-            defaults: dict[str, SuiteDefaults | dict[str, object]] | None = None,
-            ) -> list[Comparison]:  # fmt: skip
+def compare(
+    base: ResultSet,
+    new: ResultSet,
+    threshold: float,
+    metric: Metric = TIME,
+    per_suite: dict[str, float] | None = None,
+    defaults: dict[str, SuiteDefaults | dict[str, object]] | None = None,
+) -> list[Comparison]:
     """A difference counts only if it exceeds both the threshold (`per_suite`'s for the
     result's suite, else `threshold`) and twice the noise. Results are matched by
     `identity` (`defaults`: the suites' defaults; None: every parameter counts)."""

@@ -235,8 +235,12 @@ class Expression:
     def _evaluate(self, env: Mapping[str, Any], max_elements: int | None = None) -> Any:
         def walk() -> Any:
             with np.errstate(all="ignore"):
-                return _Walker(env, ARRAY_FUNCTIONS if self.arrays else SCALAR_FUNCTIONS,
-                               self.arrays, max_elements).eval(self.tree.body)  # fmt: skip
+                return _Walker(
+                    env,
+                    ARRAY_FUNCTIONS if self.arrays else SCALAR_FUNCTIONS,
+                    self.arrays,
+                    max_elements,
+                ).eval(self.tree.body)
 
         return self._guarded(walk)
 

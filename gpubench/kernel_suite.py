@@ -407,9 +407,13 @@ class KernelFileBenchmark(Benchmark):
             out[array.name] = _conform(raw[array.name], shapes[array.name], array)
         return out
 
-    def _elementwise_reference(self, env: dict[str, Any], inputs: dict[str, np.ndarray],
-                               shapes: dict[str, tuple[int, ...]],
-                               limit: int) -> dict[str, np.ndarray] | None:  # fmt: skip
+    def _elementwise_reference(
+        self,
+        env: dict[str, Any],
+        inputs: dict[str, np.ndarray],
+        shapes: dict[str, tuple[int, ...]],
+        limit: int,
+    ) -> dict[str, np.ndarray] | None:
         """The reference of expressions that work element by element on arrays of the
         output's shape, computed in slices on every core (the inputs upcast a slice at a
         time); None where that does not apply (the one-call path then decides)."""

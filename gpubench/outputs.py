@@ -255,8 +255,12 @@ def log_finished(log: str) -> bool:
             for line in handle:
                 record = json.loads(line) if line.strip() else None
                 if isinstance(record, dict) and record.get("kind") == "result":
-                    done.add((json.dumps(record.get("point"), sort_keys=True),
-                              str(record.get("variant"))))  # fmt: skip
+                    done.add(
+                        (
+                            json.dumps(record.get("point"), sort_keys=True),
+                            str(record.get("variant")),
+                        )
+                    )
             return planned > 0 and len(done) >= planned
     except (OSError, ValueError):
         return False

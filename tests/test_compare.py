@@ -255,13 +255,24 @@ def test_time_is_the_median_whichever_metric_object_names_it():
 def test_the_gate_lists_regressions_first_and_changes_only_leaves_out_the_same():
     from gpubench.compare import gate_order
 
-    base = result_set(result(1, "a", 1.0), result(2, "a", 1.0), result(3, "a", 1.0),
-                      result(4, "a", 1.0), result(5, "a", 1.0))  # fmt: skip
-    new = result_set(result(1, "a", 0.5), result(2, "a", 1.0), result(3, "a", 1.2),
-                     result(4, "a", 1.6))  # fmt: skip
+    base = result_set(
+        result(1, "a", 1.0),
+        result(2, "a", 1.0),
+        result(3, "a", 1.0),
+        result(4, "a", 1.0),
+        result(5, "a", 1.0),
+    )
+    new = result_set(
+        result(1, "a", 0.5), result(2, "a", 1.0), result(3, "a", 1.2), result(4, "a", 1.6)
+    )
     rows = compare(base, new, 0.05)
     assert [(r.point["n"], r.verdict) for r in gate_order(rows)] == [
-        (4, "slower"), (3, "slower"), (5, "only in base"), (1, "faster"), (2, "same")]  # fmt: skip
+        (4, "slower"),
+        (3, "slower"),
+        (5, "only in base"),
+        (1, "faster"),
+        (2, "same"),
+    ]
     assert [r.point["n"] for r in gate_order(rows, changes_only=True)] == [4, 3, 5, 1]
 
 
@@ -298,17 +309,27 @@ def _matmul(size: int, with_warp_tile: bool) -> Result:
     if not with_warp_tile:  # written before matmul had its warp-tile parameters
         for name in ("wbm", "wbn", "wbk", "wtm", "wtn", "wm", "wn", "wniter", "stages"):
             point.pop(name)
-    return Result(suite="matmul", variant="warp_tiled", point=point, status=Status.OK,
-                  summary={"median_ms": 1.0, "rel_noise": 0.01})  # fmt: skip
+    return Result(
+        suite="matmul",
+        variant="warp_tiled",
+        point=point,
+        status=Status.OK,
+        summary={"median_ms": 1.0, "rel_noise": 0.01},
+    )
 
 
 def test_a_matmul_file_from_before_the_warp_tile_matches_at_each_point_s_own_size():
     sizes = (1024, 2048, 4096)  # tuned tiles differ from the default size's at 2048 and 4096
-    older = ResultSet(suite="matmul", environment={}, spec={},
-                      results=[_matmul(s, False) for s in sizes])  # fmt: skip
-    newer = ResultSet(suite="matmul", environment={}, spec={},
-                      results=[_matmul(s, True) for s in sizes])  # fmt: skip
+    older = ResultSet(
+        suite="matmul", environment={}, spec={}, results=[_matmul(s, False) for s in sizes]
+    )
+    newer = ResultSet(
+        suite="matmul", environment={}, spec={}, results=[_matmul(s, True) for s in sizes]
+    )
     assert newer.results[1].point["wbn"] == 256 != newer.results[0].point["wbn"]
     rows = compare(older, newer, 0.05, defaults=suite_defaults(older, newer))
-    assert [(r.point["size"], r.verdict) for r in rows] == [(1024, "same"), (2048, "same"),
-                                                             (4096, "same")]  # fmt: skip
+    assert [(r.point["size"], r.verdict) for r in rows] == [
+        (1024, "same"),
+        (2048, "same"),
+        (4096, "same"),
+    ]

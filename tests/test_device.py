@@ -108,8 +108,9 @@ def test_nvcc_is_asked_for_its_release_and_architectures(monkeypatch):
 def test_the_environment_records_the_code_that_measured_and_never_fails_for_it(monkeypatch):
     from gpubench import device, history
 
-    monkeypatch.setattr(history, "code_version",
-                        lambda: history.CodeVersion("ef" * 20, False, "0.1.0"))  # fmt: skip
+    monkeypatch.setattr(
+        history, "code_version", lambda: history.CodeVersion("ef" * 20, False, "0.1.0")
+    )
     env = device.host_environment().to_dict()
     assert (env["git_commit"], env["git_dirty"]) == ("ef" * 20, False)
 

@@ -835,12 +835,19 @@ def test_a_clean_body_is_parsed_by_numpy_and_any_other_a_line_at_a_time(tmp_path
     assert slow == []
     for graph in (clean, clean_mtx):
         assert (graph.src.tolist(), graph.dst.tolist(), graph.weight.tolist()) == (
-            [0, 2], [1, 0], [7, 8]
-        )  # fmt: skip
-    for text in ("p sp 3 2\na 1 2 7\nc between\na 3 1 8\n", "p sp 3 2\na 1 2 7 # a note\na 3 1 8\n",
-                 "p sp 3 2\na 1 2 7\ra 3 1 8\n"):  # fmt: skip
+            [0, 2],
+            [1, 0],
+            [7, 8],
+        )
+    for text in (
+        "p sp 3 2\na 1 2 7\nc between\na 3 1 8\n",
+        "p sp 3 2\na 1 2 7 # a note\na 3 1 8\n",
+        "p sp 3 2\na 1 2 7\ra 3 1 8\n",
+    ):
         graph = graphs.read_dimacs(write(tmp_path, "b.gr", text))
         assert (graph.src.tolist(), graph.dst.tolist(), graph.weight.tolist()) == (
-            [0, 2], [1, 0], [7, 8]
-        )  # fmt: skip
+            [0, 2],
+            [1, 0],
+            [7, 8],
+        )
     assert slow == ["arc U V W"] * 3

@@ -211,8 +211,10 @@ def test_regressions_are_marked_by_compares_rule(tmp_path):
     assert sorted((v, verdict) for _, v, verdict, _ in changes) == [("v0", "slower"),
                                                                     ("v1", "faster")]  # fmt: skip
     marked = {p["label"]: p["regressions"] for p in data["points"]}
-    assert marked == {"n=10": {"runs": [3], "median": [1.5], "variant": ["v0"], "bed": [0]},
-                      "n=20": {"runs": [], "median": [], "variant": [], "bed": []}}  # fmt: skip
+    assert marked == {
+        "n=10": {"runs": [3], "median": [1.5], "variant": ["v0"], "bed": [0]},
+        "n=20": {"runs": [], "median": [], "variant": [], "bed": []},
+    }
     assert [s["median"] for p in data["points"] for s in p["series"]] == [[1.0, 1.01, 1.5],
                                                                           [2.0, 2.0, 1.0]]  # fmt: skip
 
@@ -369,8 +371,10 @@ def test_a_run_s_values_that_are_not_json_or_not_objects_are_stored_as_text_or_l
         assert json.loads(store.environment(run_id))["where"] == "/a/b"
         with pytest.raises(ConfigError) as info:  # read back, the run is one line, no traceback
             store.result_set(run_id)
-        assert str(info.value) == (f"{tmp_path / 'h.sqlite'} run {run_id}: environment.device: "
-                                   "expected `object | null`, got `str` (found 'H100')")  # fmt: skip
+        assert str(info.value) == (
+            f"{tmp_path / 'h.sqlite'} run {run_id}: environment.device: "
+            "expected `object | null`, got `str` (found 'H100')"
+        )
         rs.environment = {"device": {"name": "G"}, "where": Path("/a/b")}
         again = store.append(rs, version=CodeVersion(None, None, "0.1.0"), source="s.yaml")
         assert store.result_set(again).spec == {"source": "s.yaml"}
@@ -458,13 +462,21 @@ def test_import_keeps_the_code_version_the_file_records_and_null_where_it_has_no
     save_json(bare, tmp_path / "bare.json")
     store = tmp_path / "h.sqlite"
     # Run inside this repository: its commit must not be what the runs are stored with.
-    out = invoke("history", "import", str(tmp_path / "recorded.json"), str(tmp_path / "bare.json"),
-                 "--store", str(store))  # fmt: skip
+    out = invoke(
+        "history",
+        "import",
+        str(tmp_path / "recorded.json"),
+        str(tmp_path / "bare.json"),
+        "--store",
+        str(store),
+    )
     assert out.exit_code == 0, out.output
     with History.open(store) as history:
         runs = history.runs()
     assert [(r.commit, r.dirty, r.gpubench_version) for r in runs] == [
-        ("cd" * 20, True, "0.9.0"), (None, None, None)]  # fmt: skip
+        ("cd" * 20, True, "0.9.0"),
+        (None, None, None),
+    ]
 
 
 @pytest.mark.parametrize(("environment", "expected"), [
@@ -488,8 +500,14 @@ def test_a_run_is_found_by_date_suite_card_and_results_and_not_imported_twice(tm
         assert store.find(result_set(gpu="Other GPU")) is None  # another card
         assert store.find(result_set(created="2026-11-21T03:00:00+00:00")) is None
     save_json(result_set(), tmp_path / "r.json")
-    out = invoke("history", "import", str(tmp_path / "r.json"), str(tmp_path / "r.json"),
-                 "--store", str(tmp_path / "h.sqlite"))  # fmt: skip
+    out = invoke(
+        "history",
+        "import",
+        str(tmp_path / "r.json"),
+        str(tmp_path / "r.json"),
+        "--store",
+        str(tmp_path / "h.sqlite"),
+    )
     assert out.exit_code == 0, out.output
     assert " ".join(out.output.split()) == (
         f"note: {tmp_path / 'r.json'} is run 1 of {tmp_path / 'h.sqlite'} already: skipped "

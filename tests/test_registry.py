@@ -118,5 +118,8 @@ def test_a_suite_file_with_right_declarations_loads(tmp_path):
     path = tmp_path / "mine.py"
     path.write_text(SUITE)
     bench = registry.load_suite_file(str(path))
-    assert (bench.name, bench.variant_names, bench.defaults()) == ("mine", ("a", "b"),
-                                                                    {"n": 16, "tag": "x"})  # fmt: skip
+    assert (bench.name, bench.variant_names, bench.defaults()) == (
+        "mine",
+        ("a", "b"),
+        {"n": 16, "tag": "x"},
+    )

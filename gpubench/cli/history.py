@@ -133,8 +133,13 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
     if not ids:
         say(err, f"imported no run into {store_path}: every file is stored already")
         return
-    shown = (f"run {ids[0]}" if len(ids) == 1 else f"runs {', '.join(map(str, ids))}"
-             if len(ids) <= 10 else f"runs {ids[0]} to {ids[-1]}")  # fmt: skip
+    shown = (
+        f"run {ids[0]}"
+        if len(ids) == 1
+        else f"runs {', '.join(map(str, ids))}"
+        if len(ids) <= 10
+        else f"runs {ids[0]} to {ids[-1]}"
+    )
     say(err, f"imported {len(ids)} run(s) into {store_path}: {shown}")
 
 
@@ -143,11 +148,14 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
 @click.argument("run_id", type=click.IntRange(1, 2**63 - 1))
 @click.option("--json", "json_path", type=click.Path(dir_okay=False),
               help="Write the run as a results file here (what compare and plot read).")  # fmt: skip
-@click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
-              help="Write the run as a results log here (JSON lines: for runs too large to be "
-              "read back from a results file).")  # fmt: skip
-def export_run(store_path: str, run_id: int, json_path: str | None,
-               jsonl_path: str | None) -> None:  # fmt: skip
+@click.option(
+    "--jsonl",
+    "jsonl_path",
+    type=click.Path(dir_okay=False),
+    help="Write the run as a results log here (JSON lines: for runs too large to be "
+    "read back from a results file).",
+)
+def export_run(store_path: str, run_id: int, json_path: str | None, jsonl_path: str | None) -> None:
     """Write one stored run as a results file (--json) or a results log (--jsonl).
 
     \b

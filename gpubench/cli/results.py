@@ -26,12 +26,21 @@ from gpubench.errors import EXIT_FAILED_POINTS, EXIT_OK
               help="Also write the comparison as GitHub-flavoured markdown.")  # fmt: skip
 @click.option("--suite-threshold", "suite_thresholds", multiple=True, metavar="SUITE=FRACTION",
               help="A threshold for one suite's results (repeatable), e.g. transpose=0.10.")  # fmt: skip
-@click.option("--changes-only", is_flag=True,
-              help="List only the pairs that changed (the terminal table and the markdown); "
-              "the counts and the exit code still judge every pair.")  # fmt: skip
-def compare(base_path: str, new_path: str, threshold: float, metric: str,
-            markdown_path: str | None, suite_thresholds: tuple[str, ...],
-            changes_only: bool) -> None:  # fmt: skip
+@click.option(
+    "--changes-only",
+    is_flag=True,
+    help="List only the pairs that changed (the terminal table and the markdown); "
+    "the counts and the exit code still judge every pair.",
+)
+def compare(
+    base_path: str,
+    new_path: str,
+    threshold: float,
+    metric: str,
+    markdown_path: str | None,
+    suite_thresholds: tuple[str, ...],
+    changes_only: bool,
+) -> None:
     """Compare two results files point by point: exit 3 if anything got slower (or, with
     --metric, worse). Regressions are listed first, then results of BASE with no partner,
     then the other changes.
@@ -57,8 +66,9 @@ def compare(base_path: str, new_path: str, threshold: float, metric: str,
     from gpubench.compare import gate_order
     from gpubench.report.tables import comparison_table
 
-    table = comparison_table(replace(result, rows=gate_order(result.rows, changes_only)),
-                             base_path, new_path)  # fmt: skip
+    table = comparison_table(
+        replace(result, rows=gate_order(result.rows, changes_only)), base_path, new_path
+    )
     console = out_console()
     console.print(table)
     largest = f"; largest change {100 * max(result.changes):.2f}%" if result.changes else ""

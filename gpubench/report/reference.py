@@ -99,6 +99,9 @@ def pages() -> dict[str, str]:
     from gpubench.formats import json_schemas
 
     configs = [(path.stem, *config.describe(path)) for path in config.bundled_configs()]
-    return {"suites.md": suites_page(registry.all_suites()),
-            "configs.md": configs_page(configs), "exit-codes.md": exit_codes_page(),
-            "formats.md": formats_page(json_schemas())}  # fmt: skip
+    return {
+        "suites.md": suites_page(registry.all_suites()),
+        "configs.md": configs_page(configs),
+        "exit-codes.md": exit_codes_page(),
+        "formats.md": formats_page(json_schemas()),
+    }

@@ -43,8 +43,9 @@ class Step:
     runs_after: int
 
 
-def detect_steps(values: list[float], noises: list[float | None], threshold: float,
-                 min_runs: int = MIN_RUNS) -> list[Step]:  # fmt: skip
+def detect_steps(
+    values: list[float], noises: list[float | None], threshold: float, min_runs: int = MIN_RUNS
+) -> list[Step]:
     """The persistent steps of a series of positive medians, oldest first."""
     start = max(0, len(values) - WINDOW)
     series = np.asarray(values[start:], dtype=float)
@@ -58,8 +59,11 @@ def detect_steps(values: list[float], noises: list[float | None], threshold: flo
 
     judged = [judged_at(k) for k in range(len(bounds))]
     while True:
-        weak = [(abs(step.change) if step else -1.0, k) for k, step in enumerate(judged)
-                if step is None or step.verdict not in ("slower", "faster")]  # fmt: skip
+        weak = [
+            (abs(step.change) if step else -1.0, k)
+            for k, step in enumerate(judged)
+            if step is None or step.verdict not in ("slower", "faster")
+        ]
         if not weak:
             return [replace(step, index=step.index + start) for step in judged if step]
         # The weakest boundary goes first: its neighbours then meet, and only they are judged
@@ -75,8 +79,7 @@ def _usable(noise: float | None) -> float:
     return noise if isinstance(noise, float | int) and math.isfinite(noise) and noise > 0 else 0.0
 
 
-def _candidates(values: np.ndarray, lo: int, hi: int, min_runs: int,
-                threshold: float) -> list[int]:  # fmt: skip
+def _candidates(values: np.ndarray, lo: int, hi: int, min_runs: int, threshold: float) -> list[int]:
     """The boundaries a binary split proposes, down to segments of `min_runs`: each side is
     searched again whatever its split was (a bump inside hides from the split around it), but
     a split is kept only where the means either side differ by half the threshold or more;
@@ -86,12 +89,22 @@ def _candidates(values: np.ndarray, lo: int, hi: int, min_runs: int,
     split = _best_split(values[lo:hi], min_runs) + lo
     before, after = float(values[lo:split].mean()), float(values[split:hi].mean())
     moved = before > 0 and abs(after / before - 1) >= threshold / 2
-    return [*_candidates(values, lo, split, min_runs, threshold), *([split] if moved else []),
-            *_candidates(values, split, hi, min_runs, threshold)]  # fmt: skip
+    return [
+        *_candidates(values, lo, split, min_runs, threshold),
+        *([split] if moved else []),
+        *_candidates(values, split, hi, min_runs, threshold),
+    ]
 
 
-def _judge(values: np.ndarray, noises: np.ndarray, lo: int, split: int, hi: int,
-           threshold: float, min_runs: int) -> Step | None:  # fmt: skip
+def _judge(
+    values: np.ndarray,
+    noises: np.ndarray,
+    lo: int,
+    split: int,
+    hi: int,
+    threshold: float,
+    min_runs: int,
+) -> Step | None:
     """The change at `split` between its neighbouring segments, or None where the new level
     does not hold for `min_runs` runs (or the old one did not)."""
     before, after = values[lo:split], values[split:hi]
@@ -104,10 +117,15 @@ def _judge(values: np.ndarray, noises: np.ndarray, lo: int, split: int, hi: int,
     if int(nearer_new.sum()) < min_runs or int(nearer_base.sum()) < min_runs:
         return None
     change = new / base - 1
-    noise = max(_spread(before), _spread(after), float(np.median(noises[lo:split])),
-                float(np.median(noises[split:hi])))  # fmt: skip
-    return Step(split, base, new, change, noise, judge(change, noise, threshold),
-                split - lo, hi - split)  # fmt: skip
+    noise = max(
+        _spread(before),
+        _spread(after),
+        float(np.median(noises[lo:split])),
+        float(np.median(noises[split:hi])),
+    )
+    return Step(
+        split, base, new, change, noise, judge(change, noise, threshold), split - lo, hi - split
+    )
 
 
 def _best_split(values: np.ndarray, min_runs: int) -> int:

@@ -248,9 +248,13 @@ def _collect_series(
     return series, changes, latest_marks, metric_names
 
 
-def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
-               latest: ResultSet | None = None,
-               ) -> tuple[dict[str, Any], list[tuple[str, str, str, float]]]:  # fmt: skip
+def suite_data(
+    store: History,
+    suite: str,
+    runs: list[Run],
+    threshold: float,
+    latest: ResultSet | None = None,
+) -> tuple[dict[str, Any], list[tuple[str, str, str, float]]]:
     """What the suite page draws (runs, per point the variants' series, steps and
     regressions), and the latest run's slower/faster pairs against the run before it.
     `runs`: the suite's runs, at least one; `latest`: the last one's results where the caller
@@ -263,17 +267,23 @@ def suite_data(store: History, suite: str, runs: list[Run], threshold: float,
     bed_of = {r.id: beds.index(name) for r, name in zip(runs, names, strict=True)}
     named = len(beds) > 1
     latest_id = runs[-1].id
-    rows = sorted((row for row in store.series(suite) if row[0] in order),
-                  key=lambda row: order[row[0]])  # fmt: skip
+    rows = sorted(
+        (row for row in store.series(suite) if row[0] in order), key=lambda row: order[row[0]]
+    )
     series, changes, latest_marks, metric_names = _collect_series(
         rows, bed_of, beds, named, latest_id, threshold
     )
     colours = {v: k for k, v in enumerate(sorted({v for s in series.values() for v, _ in s}))}
     varying = _varying(list(series))
-    steps = [step for point, variants in series.items()
-             for step in _steps_of(point, variants, threshold, runs, beds, named)]  # fmt: skip
-    points = [_point_entry(point, variants, steps, latest_marks[point], varying, colours, beds,
-                           named) for point, variants in series.items()]  # fmt: skip
+    steps = [
+        step
+        for point, variants in series.items()
+        for step in _steps_of(point, variants, threshold, runs, beds, named)
+    ]
+    points = [
+        _point_entry(point, variants, steps, latest_marks[point], varying, colours, beds, named)
+        for point, variants in series.items()
+    ]
     data = {
         "runs": [_run_entry(r, bed_of[r.id]) for r in runs],
         "testbeds": beds,
@@ -300,9 +310,11 @@ def testbed(run: Run, environment: dict[str, Any] | None = None) -> str:
     parts = [f"{run.gpu_name or 'unknown GPU'}{card}", run.backend or "unknown backend"]
     env = environment or {}
     device = env.get("device") if isinstance(env.get("device"), dict) else {}
-    for word, value in (("driver", env.get("driver_version")),
-                        ("CUDA", _cuda_version(env.get("cuda_driver_api_version"))),
-                        ("host", env.get("host") or device.get("host"))):  # fmt: skip
+    for word, value in (
+        ("driver", env.get("driver_version")),
+        ("CUDA", _cuda_version(env.get("cuda_driver_api_version"))),
+        ("host", env.get("host") or device.get("host")),
+    ):
         if isinstance(value, str | int | float) and not isinstance(value, bool) and value != "":
             parts.append(f"{word} {value}")
     return ", ".join(parts)
@@ -323,8 +335,14 @@ def _json_object(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _steps_of(point: str, variants: dict[tuple[str, int], list], threshold: float,
-              runs: list[Run], beds: list[str], named: bool) -> list[dict[str, Any]]:  # fmt: skip
+def _steps_of(
+    point: str,
+    variants: dict[tuple[str, int], list],
+    threshold: float,
+    runs: list[Run],
+    beds: list[str],
+    named: bool,
+) -> list[dict[str, Any]]:
     """The persistent steps of each series at one point (steps.detect_steps), as the page
     lists them: variant, testbed, base -> new, and the first run of the new level."""
     from gpubench.report.steps import detect_steps
@@ -332,17 +350,26 @@ def _steps_of(point: str, variants: dict[tuple[str, int], list], threshold: floa
     by_id = {r.id: r for r in runs}
     found = []
     for (variant, bed), rows in variants.items():
-        for step in detect_steps([m for _, m, _, _ in rows], [n for _, _, n, _ in rows],
-                                 threshold):  # fmt: skip
+        for step in detect_steps([m for _, m, _, _ in rows], [n for _, _, n, _ in rows], threshold):
             run = by_id[rows[step.index][0]]
-            found.append({
-                "point": point, "variant": variant, "bed": bed, "testbed": beds[bed],
-                "name": f"{variant} · {beds[bed]}" if named else variant,
-                "verdict": step.verdict, "base": step.base, "new": step.new,
-                "change": step.change, "run": run.id, "date": measured_at(run.created),
-                "label": run.label, "runs_before": step.runs_before,
-                "runs_after": step.runs_after,
-            })  # fmt: skip
+            found.append(
+                {
+                    "point": point,
+                    "variant": variant,
+                    "bed": bed,
+                    "testbed": beds[bed],
+                    "name": f"{variant} · {beds[bed]}" if named else variant,
+                    "verdict": step.verdict,
+                    "base": step.base,
+                    "new": step.new,
+                    "change": step.change,
+                    "run": run.id,
+                    "date": measured_at(run.created),
+                    "label": run.label,
+                    "runs_before": step.runs_before,
+                    "runs_after": step.runs_after,
+                }
+            )
     return found
 
 
@@ -388,13 +415,23 @@ def _metric_entry(key: str) -> dict[str, str]:
     return {"key": key, "label": f"{metric.header} ({metric.unit})" if shown else metric.header}
 
 
-def _point_entry(point: str, variants: dict[tuple[str, int], list], steps: list[dict[str, Any]],
-                 latest_marks: list[tuple[int, float, str, int]], varying: set[str] | None,
-                 colours: dict[str, int], beds: list[str], named: bool) -> dict[str, Any]:  # fmt: skip
+def _point_entry(
+    point: str,
+    variants: dict[tuple[str, int], list],
+    steps: list[dict[str, Any]],
+    latest_marks: list[tuple[int, float, str, int]],
+    varying: set[str] | None,
+    colours: dict[str, int],
+    beds: list[str],
+    named: bool,
+) -> dict[str, Any]:
     # Marked on the chart: where a slower step begins, and the latest run where it is slower
     # than the run before (too new to be a step yet).
-    marks = [(s["run"], s["new"], s["name"], s["bed"]) for s in steps
-             if s["point"] == point and s["verdict"] == "slower"]  # fmt: skip
+    marks = [
+        (s["run"], s["new"], s["name"], s["bed"])
+        for s in steps
+        if s["point"] == point and s["verdict"] == "slower"
+    ]
     marks += [m for m in latest_marks if (m[0], m[2]) not in {(k[0], k[2]) for k in marks}]
     return {
         "label": _point_label(point, varying) or "every run at one point",
@@ -420,12 +457,19 @@ def _point_entry(point: str, variants: dict[tuple[str, int], list], steps: list[
     }
 
 
-def _overview(series: dict[str, dict[tuple[str, int], list]], varying: set[str] | None,
-              colours: dict[str, int], beds: list[str], named: bool) -> dict[str, Any]:  # fmt: skip
+def _overview(
+    series: dict[str, dict[tuple[str, int], list]],
+    varying: set[str] | None,
+    colours: dict[str, int],
+    beds: list[str],
+    named: bool,
+) -> dict[str, Any]:
     """One chart before the per-point ones: each variant's latest median at every point."""
     points = list(series)
-    keys = sorted({key for variants in series.values() for key in variants},
-                  key=lambda k: (colours[k[0]], k[1]))  # fmt: skip
+    keys = sorted(
+        {key for variants in series.values() for key in variants},
+        key=lambda k: (colours[k[0]], k[1]),
+    )
     return {
         "labels": [_point_label(p, varying) or "every run" for p in points],
         "series": [
@@ -433,12 +477,16 @@ def _overview(series: dict[str, dict[tuple[str, int], list]], varying: set[str] 
                 "name": f"{variant} · {beds[bed]}" if named else variant,
                 "bed": bed,
                 "colour": colours[variant],
-                "median": [float(f"{series[p][(variant, bed)][-1][1]:.5g}")
-                           if (variant, bed) in series[p] else None for p in points],
+                "median": [
+                    float(f"{series[p][(variant, bed)][-1][1]:.5g}")
+                    if (variant, bed) in series[p]
+                    else None
+                    for p in points
+                ],
             }
             for variant, bed in keys
         ],
-    }  # fmt: skip
+    }
 
 
 def _metric_columns(rows: list[tuple[int, float, float | None, dict]]) -> dict[str, list]:
@@ -547,14 +595,19 @@ def _page_names(suites: list[str]) -> dict[str, str]:
 
 def _page(title: str, body: str, data: Any = None) -> str:
     """A page: its data (if any) in a JSON block that no browser runs, read by report.js."""
-    scripts = (f'<script type="application/json" id="data">{script_json(data)}</script>\n'
-               f'<script src="{PLOTLY_JS}"></script><script src="{REPORT_JS}"></script>'
-               if data is not None else "")  # fmt: skip
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
-            f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
-            f"<body>{body}{scripts}</body></html>")  # fmt: skip
+    scripts = (
+        f'<script type="application/json" id="data">{script_json(data)}</script>\n'
+        f'<script src="{PLOTLY_JS}"></script><script src="{REPORT_JS}"></script>'
+        if data is not None
+        else ""
+    )
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+        f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
+        f"<body>{body}{scripts}</body></html>"
+    )
 
 
 # Characters that could end an inline script or start markup, and the two line separators
@@ -608,12 +661,17 @@ def _pickers(data: dict[str, Any]) -> str:
     """Checkboxes that show or hide testbeds and labels (where there is a choice)."""
     parts = []
     if len(data["testbeds"]) > 1:
-        boxes = "".join(f"<label><input type='checkbox' checked data-bed='{i}'> "
-                        f"{html.escape(name)}</label>" for i, name in enumerate(data["testbeds"]))  # fmt: skip
+        boxes = "".join(
+            f"<label><input type='checkbox' checked data-bed='{i}'> {html.escape(name)}</label>"
+            for i, name in enumerate(data["testbeds"])
+        )
         parts.append(f"<fieldset><legend>Testbeds</legend>{boxes}</fieldset>")
     if len(data["labels"]) > 1:
-        boxes = "".join(f"<label><input type='checkbox' checked data-label='{html.escape(label)}'>"
-                        f" {html.escape(label or '(no label)')}</label>" for label in data["labels"])  # fmt: skip
+        boxes = "".join(
+            f"<label><input type='checkbox' checked data-label='{html.escape(label)}'>"
+            f" {html.escape(label or '(no label)')}</label>"
+            for label in data["labels"]
+        )
         parts.append(f"<fieldset><legend>Labels</legend>{boxes}</fieldset>")
     return "".join(parts)
 
@@ -626,19 +684,25 @@ def _metric_chooser(metrics: list[dict[str, str]]) -> str:
     )
 
 
-def _steps_rows(steps: list[dict[str, Any]], varying: list[str] | None,
-                suite: str | None = None) -> list[list[str]]:  # fmt: skip
+def _steps_rows(
+    steps: list[dict[str, Any]], varying: list[str] | None, suite: str | None = None
+) -> list[list[str]]:
     e = html.escape
     only = None if varying is None else set(varying)
     return [
         ([e(suite)] if suite is not None else [])
-        + [e(s["variant"]), e(_point_label(s["point"], only) or "-"), e(s["testbed"]),
-           f"<span class='{s['verdict']}'>{s['verdict']}</span>",
-           f"{format_time(s['base'])} → {format_time(s['new'])}", f"{100 * s['change']:+.1f}%",
-           f"run {s['run']} · {e(s['date'])}" + (f" · {e(s['label'])}" if s["label"] else ""),
-           f"{s['runs_before']} / {s['runs_after']}"]
+        + [
+            e(s["variant"]),
+            e(_point_label(s["point"], only) or "-"),
+            e(s["testbed"]),
+            f"<span class='{s['verdict']}'>{s['verdict']}</span>",
+            f"{format_time(s['base'])} → {format_time(s['new'])}",
+            f"{100 * s['change']:+.1f}%",
+            f"run {s['run']} · {e(s['date'])}" + (f" · {e(s['label'])}" if s["label"] else ""),
+            f"{s['runs_before']} / {s['runs_after']}",
+        ]
         for s in sorted(steps, key=lambda s: (s["verdict"] != "slower", -abs(s["change"])))
-    ]  # fmt: skip
+    ]
 
 
 _STEP_HEADERS = ["variant", "point", "testbed", "verdict", "base → new", "change", "from",
@@ -651,8 +715,9 @@ def _steps_table(steps: list[dict[str, Any]], varying: list[str] | None) -> str:
     return _table(_STEP_HEADERS, _steps_rows(steps, varying), "steps")
 
 
-def _changes_table(changes: list[tuple[str, str, str, float]],
-                   varying: list[str] | None = None) -> str:  # fmt: skip
+def _changes_table(
+    changes: list[tuple[str, str, str, float]], varying: list[str] | None = None
+) -> str:
     if not changes:
         return "<p>No change beyond the threshold and the noise.</p>"
     only = None if varying is None else set(varying)
@@ -669,8 +734,11 @@ def _latest_table(latest: ResultSet | None) -> str:
     keys = list(dict.fromkeys(k for r in latest.results for k in r.point))
     values = {k: {json.dumps(r.point.get(k), default=str) for r in latest.results} for k in keys}
     varying = [k for k in keys if len(values[k]) > 1]
-    constant = [f"{k}={latest.results[0].point.get(k)}" for k in keys
-                if k not in varying and latest.results[0].point.get(k) is not None]  # fmt: skip
+    constant = [
+        f"{k}={latest.results[0].point.get(k)}"
+        for k in keys
+        if k not in varying and latest.results[0].point.get(k) is not None
+    ]
     rows = []
     for r in latest.results:
         noise = (r.summary or {}).get("rel_noise")
@@ -717,8 +785,9 @@ def _index_page(
         moved += [[html.escape(suite), html.escape(v), html.escape(_point_label(p, only) or "-"),
                    f"<span class='{verdict}'>{verdict}</span>", f"{100 * c:+.1f}%"]
                   for p, v, verdict, c in changes]  # fmt: skip
-        steps += _steps_rows([s for s in data["steps"] if s["verdict"] == "slower"],
-                             data["varying"], suite)  # fmt: skip
+        steps += _steps_rows(
+            [s for s in data["steps"] if s["verdict"] == "slower"], data["varying"], suite
+        )
     body = ("<h1>gpubench history</h1>"
             + _table(["suite", "runs", "testbeds", "labels", "latest run", "slower", "faster"],
                      rows, "suites")

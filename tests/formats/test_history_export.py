@@ -89,8 +89,11 @@ def refused_import(tmp_path, damaged) -> str:
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.sampled_from([p for p in PATHS if p[0] in ("results", "environment", "suite")]),
-       st.sampled_from([v for v in WRONG if v not in ({"a": 1},)]), st.booleans())  # fmt: skip
+@given(
+    st.sampled_from([p for p in PATHS if p[0] in ("results", "environment", "suite")]),
+    st.sampled_from([v for v in WRONG if v not in ({"a": 1},)]),
+    st.booleans(),
+)
 def test_import_of_a_damaged_file_is_one_line_and_stores_nothing(tmp_path, path, value, as_log):
     if as_log:
         damaged = tmp_path / "bad.jsonl"

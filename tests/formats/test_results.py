@@ -139,8 +139,11 @@ def test_compare_of_a_damaged_file_is_exit_2_and_one_line(tmp_path):
     bad.write_text(json.dumps(replaced(BASE, ("environment", "device"), "H100")))
     run = subprocess.run(
         [sys.executable, "-m", "gpubench", "compare", str(SMOKE), str(bad)],
-        capture_output=True, text=True, timeout=60, cwd=REPO,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert run.returncode == 2 and run.stderr.strip().count("\n") == 0
     assert "Traceback" not in run.stderr and "environment.device" in run.stderr
 
@@ -206,8 +209,11 @@ def read_in_child(reader: str, file: Path, **limits: int) -> tuple[str, float, f
     """(outcome, seconds, peak MB of the child) of `results.<reader>(file)` in a child."""
     ran = subprocess.run(
         [sys.executable, "-c", READER, reader, str(file), json.dumps(limits)],
-        capture_output=True, text=True, timeout=60, cwd=REPO,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert ran.returncode == 0, ran.stderr
     report = json.loads(ran.stdout)
     return report["outcome"], report["seconds"], report["peak_kb"] / 1024

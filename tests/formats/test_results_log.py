@@ -91,12 +91,14 @@ def test_long_and_short_lines_read_alike_and_are_refused_alike(
         r["variant"] for r in BASE["results"]
     ]
     for lines, message in [
-        (replaced(LOG, (1, "summary"), None), "line 2: a measured result needs a positive "
-         "median_ms, got None"),
+        (
+            replaced(LOG, (1, "summary"), None),
+            "line 2: a measured result needs a positive median_ms, got None",
+        ),
         ([*LOG, HEADER], "line 5: a second header line (one log holds one run)"),
         ([LOG[1]], "no header line: not a gpubench results log"),
         ([*LOG, {"kind": "nope"}], "line 5: unknown kind of line 'nope'"),
-    ]:  # fmt: skip
+    ]:
         file.write_text(log_text(lines))
         with pytest.raises(GpubenchError) as info:
             results.load_jsonl(file)
@@ -108,8 +110,11 @@ def test_compare_of_a_damaged_log_is_exit_2_and_one_line(tmp_path):
     bad.write_text(log_text(replaced(LOG, (2, "device"), "H100")))
     run = subprocess.run(
         [sys.executable, "-m", "gpubench", "compare", str(SMOKE), str(bad)],
-        capture_output=True, text=True, timeout=60, cwd=REPO,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr == (
         f"error: {bad}: line 3: device: expected `object | null`, got `str` (found 'H100')\n"
@@ -160,10 +165,18 @@ def many_results(count: int, last: dict | None = None) -> str:
     """A log of `count` small results of distinct points, and `last` as its last line."""
     lines = [json.dumps(HEADER)]
     lines += [
-        json.dumps({"kind": "result", "suite": "s", "variant": "v", "point": {"n": n},
-                    "status": "ok", "summary": {"median_ms": 1.0}})
+        json.dumps(
+            {
+                "kind": "result",
+                "suite": "s",
+                "variant": "v",
+                "point": {"n": n},
+                "status": "ok",
+                "summary": {"median_ms": 1.0},
+            }
+        )
         for n in range(count)
-    ]  # fmt: skip
+    ]
     return "\n".join(lines + ([json.dumps(last)] if last else [])) + "\n"
 
 
@@ -228,10 +241,14 @@ def test_refusing_a_log_takes_the_memory_of_one_line_and_bounded_time(tmp_path):
     assert wide.read_bytes().count(b"{") + wide.read_bytes().count(b"[") < 500_000 + 10
     for file, limits, expected in [
         (damaged, {}, f"line {count + 2}: suite: expected `str`, got `int` (found 5)"),
-        (many, {"MAX_LOG_RESULTS": count - 1}, "more than 49,999 results: "
-         "a results log holds at most 49,999 (split the sweep with --shard I/N)"),
+        (
+            many,
+            {"MAX_LOG_RESULTS": count - 1},
+            "more than 49,999 results: "
+            "a results log holds at most 49,999 (split the sweep with --shard I/N)",
+        ),
         (wide, {}, "line 2: object contains unknown field `x`"),
-    ]:  # fmt: skip
+    ]:
         outcome, seconds, peak_mb = read_in_child("load_jsonl", file, **limits)
         assert outcome == f"{file}: {expected}"
         print(f"{file.name}: {seconds:.2f} s, {peak_mb:.0f} MB")

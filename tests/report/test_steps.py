@@ -44,7 +44,9 @@ def test_a_series_may_step_up_and_back_down_and_the_runs_own_noise_counts():
     values = [1.0] * 8 + [1.2] * 6 + [1.0] * 8
     steps = detect_steps(values, [0.01] * len(values), threshold=0.05)
     assert [(s.index, s.verdict, round(s.change, 3)) for s in steps] == [
-        (8, "slower", 0.2), (14, "faster", -0.167)]  # fmt: skip
+        (8, "slower", 0.2),
+        (14, "faster", -0.167),
+    ]
     # The same series measured with 15% noise per run: no change beyond twice that.
     assert detect_steps(values, [0.15] * len(values), threshold=0.05) == []
 
@@ -57,13 +59,15 @@ def test_a_step_needs_min_runs_on_each_side():
 
 def _run(day: int, bed: tuple[str, str, str], medians: dict[str, float]) -> ResultSet:
     gpu, uuid, backend = bed
-    results = [Result("scale", v, {"n": 1024}, Status.OK,
-                      summary={"median_ms": m, "rel_noise": 0.005})
-               for v, m in medians.items()]  # fmt: skip
+    results = [
+        Result("scale", v, {"n": 1024}, Status.OK, summary={"median_ms": m, "rel_noise": 0.005})
+        for v, m in medians.items()
+    ]
     created = (datetime(2026, 1, 1, 3, tzinfo=UTC) + timedelta(days=day)).isoformat()
     env = {"device": {"name": gpu}, "gpu_uuid": uuid, "backend": {"name": backend}}
-    return ResultSet(suite="scale", environment=env, spec={"suite": "scale"}, results=results,
-                     created=created)  # fmt: skip
+    return ResultSet(
+        suite="scale", environment=env, spec={"suite": "scale"}, results=results, created=created
+    )
 
 
 def _store(path, slowed: tuple[int, str] | None) -> History:
@@ -80,8 +84,11 @@ def _store(path, slowed: tuple[int, str] | None) -> History:
                 medians[variant] = (
                     base * (1.1 if late else 1.0) * (1 + 0.01 * rng.standard_normal())
                 )
-            store.append(_run(day, bed, medians), label="nightly",
-                         version=CodeVersion(f"{day:040x}", False, "0.1.0"))  # fmt: skip
+            store.append(
+                _run(day, bed, medians),
+                label="nightly",
+                version=CodeVersion(f"{day:040x}", False, "0.1.0"),
+            )
     return store
 
 
@@ -101,10 +108,25 @@ def test_one_variant_slowed_on_one_testbed_from_run_12_is_exactly_one_step(tmp_p
         page = web._index_page([("scale", runs, [], data)])
     (step,) = data["steps"]
     twelfth = [r for r in runs if r.gpu_name == "H200" and r.backend == "cuda-core"][11]
-    assert (step["variant"], step["testbed"], step["verdict"], step["run"], step["date"],
-            step["label"], step["runs_before"], step["runs_after"]) == (
-        "tiled", "H200 bbbbbbbb, cuda-core", "slower", twelfth.id, "2026-01-12 03:00:00",
-        "nightly", 11, 9)  # fmt: skip
+    assert (
+        step["variant"],
+        step["testbed"],
+        step["verdict"],
+        step["run"],
+        step["date"],
+        step["label"],
+        step["runs_before"],
+        step["runs_after"],
+    ) == (
+        "tiled",
+        "H200 bbbbbbbb, cuda-core",
+        "slower",
+        twelfth.id,
+        "2026-01-12 03:00:00",
+        "nightly",
+        11,
+        9,
+    )
     assert step["new"] / step["base"] == pytest.approx(1.1, abs=0.02)
     # The page draws the runs by date, not by the order they were stored in.
     assert [r["date"] for r in data["runs"]] == sorted(r["date"] for r in data["runs"])

@@ -89,8 +89,12 @@ def test_the_data_a_suite_page_draws(store):
     b20 = data["points"][1]["series"][1]
     assert (b20["variant"], b20["runs"], b20["median"]) == ("b", [1, 3], [4.0, 2.0])
     assert b20["metrics"] == {"gbps": [1000.0, 2000.0]}
-    assert data["points"][0]["regressions"] == {"runs": [3], "median": [1.5], "variant": ["a"],
-                                                "bed": [0]}  # fmt: skip
+    assert data["points"][0]["regressions"] == {
+        "runs": [3],
+        "median": [1.5],
+        "variant": ["a"],
+        "bed": [0],
+    }
     assert data["metrics"] == [{"key": "gbps", "label": "GB/s"}]
     roof = data["roofline"]
     assert (roof["bandwidth"], roof["peak_gflops"], roof["ridge"]) == (2000.0, 60000.0, 30.0)
@@ -170,7 +174,8 @@ def test_a_report_needs_plotly(tmp_path, monkeypatch):
                                "install 'gpubench[report]'")  # fmt: skip
     assert json.dumps(web._table(["a<b"], [["<i>x</i>"]], "c")) == json.dumps(
         "<div class='scroll'><table class='c'><tr><th>a&lt;b</th></tr><tr><td><i>x</i></td></tr>"
-        "</table></div>")  # fmt: skip
+        "</table></div>"
+    )
 
 
 def edge_run(day, results, suite="edge", environment=ENVIRONMENT):

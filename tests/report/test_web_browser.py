@@ -102,8 +102,15 @@ def test_the_charts_have_a_series_per_variant_and_a_point_per_run(report, browse
     assert len(charts) == 20  # the smoke sweep's points
     for traces in charts:
         variants = [t for t in traces if t[0] != "regression"]
-        assert [name for name, _ in variants] == ["copy", "naive", "coalesced", "padded",
-                                                  "diagonal", "vectorized", "bulk_store"]  # fmt: skip
+        assert [name for name, _ in variants] == [
+            "copy",
+            "naive",
+            "coalesced",
+            "padded",
+            "diagonal",
+            "vectorized",
+            "bulk_store",
+        ]
         assert all(points == RUNS for _, points in variants)
     assert page.locator("#roofline").count() == 0 or page.locator("#roofline .main-svg").count()
     assert errors == []
@@ -146,8 +153,10 @@ def watched_page(browser, path: Path, width: int):
     page.on("console", lambda m: seen["errors"].append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: seen["errors"].append(str(e)))
     page.on("dialog", lambda d: (seen["dialogs"].append(d.message), d.dismiss()))
-    page.on("request", lambda r: None if r.url.startswith(("file:", "data:"))
-            else seen["requests"].append(r.url))  # fmt: skip
+    page.on(
+        "request",
+        lambda r: None if r.url.startswith(("file:", "data:")) else seen["requests"].append(r.url),
+    )
     page.goto(path.as_uri())
     page.wait_for_load_state("load")
     if page.evaluate("() => typeof window.drawAll === 'function'"):
@@ -158,8 +167,10 @@ def watched_page(browser, path: Path, width: int):
 @pytest.mark.parametrize("width", [390, 1400])
 def test_a_phone_and_a_wide_screen_show_every_page_whole(report, browser, width):
     shots = os.environ.get("GPUBENCH_SCREENSHOTS")
-    for name, title in (("index.html", "gpubench history"), ("transpose.html",
-                                                             "gpubench · transpose")):  # fmt: skip
+    for name, title in (
+        ("index.html", "gpubench history"),
+        ("transpose.html", "gpubench · transpose"),
+    ):
         page, seen = watched_page(browser, report / name, width)
         assert page.title() == title
         overflow = page.evaluate("() => document.documentElement.scrollWidth")
@@ -188,14 +199,33 @@ def test_hostile_strings_stay_text_in_the_browser(tmp_path, browser):
 
     with History.open(tmp_path / "h.sqlite") as store:
         for day, label in enumerate(["nightly", HOSTILE["label"]]):
-            results = [Result("scale", v, {"n": 1}, Status.OK,
-                              summary={"median_ms": 0.01 * (day + 1), "rel_noise": 0.01})
-                       for v in ("plain", HOSTILE["variant"])]  # fmt: skip
-            env = {"device": {"name": HOSTILE["gpu"]}, "gpu_uuid": "GPU-1",
-                   "backend": {"name": "fake"}, "driver_version": HOSTILE["label"]}  # fmt: skip
-            store.append(ResultSet(suite="scale", environment=env, spec={}, results=results,
-                                   created=f"2026-11-2{day}T03:00:00+00:00"), label=label,
-                         version=CodeVersion(None, None, "0.1.0"))  # fmt: skip
+            results = [
+                Result(
+                    "scale",
+                    v,
+                    {"n": 1},
+                    Status.OK,
+                    summary={"median_ms": 0.01 * (day + 1), "rel_noise": 0.01},
+                )
+                for v in ("plain", HOSTILE["variant"])
+            ]
+            env = {
+                "device": {"name": HOSTILE["gpu"]},
+                "gpu_uuid": "GPU-1",
+                "backend": {"name": "fake"},
+                "driver_version": HOSTILE["label"],
+            }
+            store.append(
+                ResultSet(
+                    suite="scale",
+                    environment=env,
+                    spec={},
+                    results=results,
+                    created=f"2026-11-2{day}T03:00:00+00:00",
+                ),
+                label=label,
+                version=CodeVersion(None, None, "0.1.0"),
+            )
         web.write_report(store, str(tmp_path / "site"), threshold=0.02)
     for name in ("index.html", "scale.html"):
         page, seen = watched_page(browser, tmp_path / "site" / name, 1280)
