@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The harness's costs and its no-false-alarm check on a GPU, before and after a change:
-#   - `sweep configs/transpose.yaml` with the code before and after, twice each, alternated
+#   - `sweep configs/transpose.yaml` with the code before and after, ROUNDS times each (default 2),
+#     alternated
 #     (the compile cache warm for both), wall time of each, and once more in untrusted mode;
 #   - transpose 16384, reduction 2^28 and matmul 4096 measured before and after, then
 #     `gpubench compare --threshold 0.02` of each pair.
@@ -25,7 +26,7 @@ timed() {  # NAME COMMAND...: runs it, its output in OUT/NAME.log, its wall time
 }
 
 sweep=configs/transpose.yaml
-for round in 1 2; do
+for round in $(seq 1 "${ROUNDS:-2}"); do
     timed "transpose_before_$round" before sweep "$sweep" --force --verbose \
         --json "$out/transpose_before_$round.json"
     timed "transpose_after_$round" after sweep "$sweep" --force --verbose \
