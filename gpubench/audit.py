@@ -27,10 +27,21 @@ PEAK_MARGIN = 0.05
 # or one L1 line): every byte a kernel reads or writes passes through some SM this way.
 SM_BYTES_PER_CLOCK = 128
 
+# Shared memory serves a warp's lanes that read one word with one access (a broadcast), so
+# the bytes the lanes receive are bounded by the lanes, not the banks: 32 lanes x 16 B (the
+# widest load) per clock. Eight-byte broadcasts reached 1.7x the 128 B bound on the H200
+# (banks.yaml, 2026-11-28).
+SM_SHARED_BYTES_PER_CLOCK = 32 * 16
+
 # Flops per clock against the FP32 peak, by declared precision: FP64 at most as fast as FP32
 # (tensor FP64 on the H100), half precision and tensor cores at most 32x (dense FP8 tensor
 # is about 30x on the H100). Unknown precisions get the loosest bound.
-PRECISION_MULTIPLE = {"fp32": 1.0, "fp64": 1.0, "fp16": 32.0, "bf16": 32.0, "tensor": 32.0}
+# Integer operations are counted as the algorithm states them, and the compiler may execute
+# far fewer: x = x * a + b taken twice is one multiply-add (wrapping arithmetic composes), so
+# an unrolled hash ran at 1.2x the FP32 peak in counted operations (divergence, the H200,
+# 2026-11-28). They get the loosest bound.
+PRECISION_MULTIPLE = {"fp32": 1.0, "fp64": 1.0, "fp16": 32.0, "bf16": 32.0, "tensor": 32.0,
+                      "int32": 64.0}  # fmt: skip
 UNKNOWN_PRECISION_MULTIPLE = 64.0
 
 # No kernel launch completes between two events in less than this (an empty kernel takes
@@ -102,20 +113,23 @@ def _bytes_over_ceiling(work: Any, seconds: float, device: Any) -> str | None:
         return None
     clock = device.sm_clock_mhz
     if clock:
-        path = device.sm_count * SM_BYTES_PER_CLOCK * clock * 1e6 / 1e9
+        per_clock = SM_SHARED_BYTES_PER_CLOCK if work.level == "shared" else SM_BYTES_PER_CLOCK
+        path = device.sm_count * per_clock * clock * 1e6 / 1e9
         rate = moved / seconds / 1e9
         if rate > path * (1 + PEAK_MARGIN):
             return (
                 f"{rate:,.0f} GB/s is more than the SMs can load or store ({path:,.0f} "
-                f"GB/s: {device.sm_count} SMs x {SM_BYTES_PER_CLOCK} B x "
-                f"{clock:,.0f} MHz)"
+                f"GB/s: {device.sm_count} SMs x {per_clock} B x {clock:,.0f} MHz)"
             )
     peak = device.peak_bandwidth_gbps
     if work.level != "dram" or not peak:
         return None
-    # At most an L2's worth of the bytes can be served by (or left in) the L2 inside the
-    # timed interval; the rest crosses the DRAM pins.
-    beyond = moved - device.l2_bytes
+    # Of the distinct bytes a run touches, at most an L2's worth can be in the L2 when it
+    # starts (left by the run before); the rest crosses the DRAM pins at least once. Bytes
+    # touched again may all be L2 hits.
+    footprint = int(getattr(work, "footprint", 0) or 0)
+    distinct = min(moved, footprint) if footprint > 0 else moved
+    beyond = distinct - device.l2_bytes
     if beyond <= 0:
         return None
     rate = beyond / seconds / 1e9

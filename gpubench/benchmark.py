@@ -166,9 +166,13 @@ class Work:
     # Where the bytes come from: "dram" (the default), or "l2" / "shared" for a working set
     # that lives in a cache. Only DRAM traffic is given as a percent of the DRAM peak.
     level: str = "dram"
-    # What the flops are: "fp32" (the default), or "fp64" / "fp16" / "tensor": only FP32
-    # flops are given as a percent of the FP32 peak.
+    # What the flops are: "fp32" (the default), or "fp64" / "fp16" / "tensor" / "int32"
+    # (integer operations): only FP32 flops are given as a percent of the FP32 peak.
     precision: str = "fp32"
+    # The distinct bytes one run touches, where that is less than bytes_moved (a kernel that
+    # reads its working set several times); 0: every byte moved is distinct. The speed of
+    # light's DRAM bound counts only these: a byte read again can come from the L2.
+    footprint: int = 0
 
     def to_dict(self) -> dict[str, int | str]:
         record: dict[str, int | str] = {"bytes_moved": self.bytes_moved, "flops": self.flops,

@@ -171,3 +171,47 @@ def test_a_thread_that_ends_within_the_grace_is_not_left_behind():
     brief.start()
     assert audit.threads_left_behind(before, grace_s=1.0) == []
     brief.join()
+
+
+def test_bytes_read_again_may_come_from_the_l2_only_distinct_ones_cross_the_dram():
+    # A 64 MiB working set read 64 times in 0.38 ms (11,255 GB/s, seen on the H200): honest,
+    # since only the 14 MiB past the 50 MiB L2 must come from DRAM.
+    reread = Work(bytes_moved=64 * 2**26, footprint=2**26)
+    assert audit.speed_of_light(reread, 0.3815, H100, launches=1) is None
+    # Every byte read still passes through the SMs.
+    reason = audit.speed_of_light(reread, 0.004, H100, launches=1)
+    assert reason == (
+        "1,073,742 GB/s is more than the SMs can load or store (33,454 GB/s: "
+        "132 SMs x 128 B x 1,980 MHz)"
+    )
+    wide = Work(bytes_moved=2**26, footprint=2**26)  # one pass: the SMs allow 2 µs
+    beyond = 2**26 - H100.l2_bytes
+    at_bound = beyond / (H100.peak_bandwidth_gbps * 1e9 * (1 + audit.PEAK_MARGIN)) * 1e3
+    assert audit.speed_of_light(wide, at_bound * 1.001, H100, launches=1) is None
+    assert audit.speed_of_light(wide, at_bound * 0.999, H100, launches=1) == (
+        "16,106 GB/s from DRAM: past what the 52 MB L2 can hold, 15 MB went at 3,523 GB/s, "
+        "105% of the DRAM peak (3,352 GB/s)"
+    )
+    # A footprint above the bytes moved bounds nothing more than the bytes do.
+    bigger = Work(bytes_moved=2**26, footprint=2**40)
+    assert audit.speed_of_light(bigger, at_bound * 0.999, H100, launches=1) is not None
+
+
+def test_shared_memory_broadcasts_are_bounded_by_the_lanes_not_the_banks():
+    # Eight-byte broadcasts: 56,960 GB/s of bytes the lanes received (the H200, banks.yaml).
+    shared = Work(bytes_moved=10**9, level="shared")
+    assert audit.speed_of_light(shared, 10**9 / 56_960e9 * 1e3, H100, launches=1) is None
+    reason = audit.speed_of_light(shared, 10**9 / 150_000e9 * 1e3, H100, launches=1)
+    assert reason == (
+        "150,000 GB/s is more than the SMs can load or store (133,816 GB/s: "
+        "132 SMs x 512 B x 1,980 MHz)"
+    )
+    # Global memory keeps the 128 B bound.
+    assert "128 B" in audit.speed_of_light(Work(10**9), 10**9 / 56_960e9 * 1e3, H100, 1)
+
+
+def test_integer_operations_get_the_loosest_bound():
+    # The divergence hash counted at 79 TFLOP/s: the compiler composes its multiply-adds.
+    ints = Work(bytes_moved=0, flops=79 * 10**12, precision="int32")
+    assert audit.speed_of_light(ints, 1000.0, H100, launches=1) is None
+    assert "64x the FP32 peak" in audit.speed_of_light(ints, 10.0, H100, launches=1)

@@ -99,12 +99,13 @@ class OneThreadPerWord(Benchmark):
 
     def word_case(self, variant: str, point: Point, ops_per_step: int, **case: Any) -> Case:
         """The one launch over every word; work = 8 bytes and ops_per_step * work integer
-        operations per word."""
+        operations per word (int32: the compiler may fold them)."""
         n, block = point["n"], point["block"]
         launch = Launch(variant, (ceil_div(n, block), 1, 1), (block, 1, 1), (BufferRef("out"),
                         BufferRef("in"), np.uint32(n), np.uint32(point["work"])))  # fmt: skip
         return Case([launch], outputs={"out": BufferSpec((n,), np.dtype(np.uint32))},
-                    work=Work(8 * n, flops=ops_per_step * n * point["work"], elements=n),
+                    work=Work(8 * n, flops=ops_per_step * n * point["work"], elements=n,
+                              precision="int32"),
                     **case)  # fmt: skip
 
 

@@ -140,7 +140,7 @@ class Access(Benchmark):
                                                                init="zero")},
                         work=Work(point["working_set"] * self.passes(point),
                                   level="l2" if point["working_set"] <= device.l2_bytes
-                                  else "dram"))  # fmt: skip
+                                  else "dram", footprint=point["working_set"]))  # fmt: skip
         how = SHIFTED_BY[variant]
         shift = point[how]
         count = moved if how == "stride" else contiguous
