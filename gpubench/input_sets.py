@@ -134,6 +134,41 @@ def same_problem(bench: Any, earlier: dict[str, Any], point: dict[str, Any]) -> 
     return differ <= compile_time and not differ & set(reads)
 
 
+def problem_key(bench: Any, point: dict[str, Any]) -> tuple[Any, ...] | None:
+    """What two points posing the same problem (same_problem) agree on: the point without
+    the compile-time parameters the reference does not read; None where the suite cannot say
+    (every point a problem of its own)."""
+    reads = bench.reference_params
+    if reads is None:
+        return None
+    configuration = {p.name for p in bench.params if p.compile_time} - set(reads)
+    return tuple(sorted((k, repr(v)) for k, v in point.items() if k not in configuration))
+
+
+def by_problem(bench: Any, points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The points in the order to run them: those of one problem together (each problem
+    where its first point was), so that consecutive configurations share its inputs and
+    references; the sweep's order within a problem."""
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for index, point in enumerate(points):
+        key = problem_key(bench, point)
+        groups.setdefault(index if key is None else key, []).append(point)
+    return [point for group in groups.values() for point in group]
+
+
+def shapes_match(specs: dict[str, BufferSpec] | None, inputs: dict[str, np.ndarray]) -> bool:
+    """Whether arrays made for one point have the shapes and types another point declares
+    (a suite whose inputs depend on a compile-time parameter gets fresh ones)."""
+    return (
+        bool(specs)
+        and specs.keys() == inputs.keys()
+        and all(
+            tuple(spec.shape) == inputs[name].shape and np.dtype(spec.dtype) == inputs[name].dtype
+            for name, spec in specs.items()
+        )
+    )
+
+
 class FreshInputs:
     """The second set of inputs and the references of the computations named: handed over
     from the point before, or made on a thread from the moment the first set exists (a near

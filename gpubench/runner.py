@@ -11,6 +11,7 @@ its variant's phases (gpubench.phases).
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import Any, Protocol
 from gpubench import audit, memory, metrics, timing
 from gpubench.benchmark import Benchmark, Point
 from gpubench.errors import KernelCompileError, OutOfMemory, PointError
-from gpubench.input_sets import EarlierSet, same_problem
+from gpubench.input_sets import EarlierSet, same_problem, shapes_match
 from gpubench.kernels import CompileCache
 from gpubench.phases import PhaseClock
 from gpubench.randoms import ParallelRandom
@@ -240,9 +241,30 @@ class Runner:
         last.free()
         return None
 
+    def _shared_problem(self, plan: Plan, point: Point) -> PointState | None:
+        """The previous point's whole state (both input sets, their references, the device
+        copies) where this point poses the same problem: the configurations of a problem
+        are checked and timed on the same data, made and referenced once. Untrusted mode
+        makes fresh data for every point instead."""
+        last = self._last
+        if (
+            last is None
+            or last.bench is not plan.bench
+            or plan.policy.untrusted
+            or not same_problem(plan.bench, last.point, point)
+            or not shapes_match(plan.bench.input_specs(point), last.inputs)
+        ):
+            return None
+        self._last = None
+        return dataclasses.replace(last, point=dict(point))
+
     def _point_state(self, plan: Plan, point: Point,
                      clock: PhaseClock) -> PointState | tuple[Status, str]:  # fmt: skip
-        """Fresh inputs for the point, or why there are none: (status, reason)."""
+        """The point's inputs (its problem's, where the point before posed it), or why there
+        are none: (status, reason)."""
+        shared = self._shared_problem(plan, point)
+        if shared is not None:
+            return shared
         earlier = self._earlier(plan, point)
         too_big = self._inputs_do_not_fit(plan.bench, point)
         if too_big and earlier is not None:  # the earlier set's device copies make way

@@ -19,6 +19,7 @@ from gpubench import backends, kernels, outputs, registry, results
 from gpubench.benchmark import Benchmark
 from gpubench.config import SweepSpec
 from gpubench.errors import EXIT_FAILED_POINTS, EXIT_INTERRUPTED, EXIT_OK, ConfigError
+from gpubench.input_sets import by_problem
 from gpubench.report.plain import say
 from gpubench.report.progress import ProgressObserver
 from gpubench.report.table import results_table
@@ -131,8 +132,16 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
             suite=bench.name, environment=environment, spec=spec.to_dict(), compile_report=report
         )
         result_set.results.extend(previous)
-        plan = Plan(bench, points, spec.variants, spec.baseline, spec.timing,
-                    timeline=files.timeline is not None)  # fmt: skip
+        # Run the configurations of one problem together: they share its inputs and
+        # references (the table keeps the sweep's order).
+        plan = Plan(
+            bench,
+            by_problem(bench, points),
+            spec.variants,
+            spec.baseline,
+            spec.timing,
+            timeline=files.timeline is not None,
+        )
         header = {"fingerprint": stamp, "suite": bench.name, "spec": spec.to_dict(),
                   "environment": environment}  # fmt: skip
         interrupted = _measure(runner, plan, result_set, files, header, previous, err)

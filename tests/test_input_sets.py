@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gpubench import input_sets
-from gpubench.benchmark import Param
+from gpubench.benchmark import BufferSpec, Param
 from gpubench.phases import PhaseClock
 from gpubench.stages import Placements
 from tests.fakes import FakeBackend, ScaleSuite
@@ -149,3 +149,41 @@ def test_a_nan_input_is_intact_bit_for_bit():
     got = np.array([np.nan, 1.0], np.float32)
     assert input_sets._count_differing(got, got.copy()) == 0
     assert input_sets._count_differing(got, np.array([np.nan, 2.0], np.float32)) == 1
+
+
+def test_a_problem_is_the_point_without_the_configuration_the_reference_does_not_read():
+    bench = _Tuned()
+    a = bench.resolve({**bench.defaults(), "block": 128})
+    b = bench.resolve({**bench.defaults(), "block": 256})
+    assert input_sets.problem_key(bench, a) is None  # reference_params None: its own problem
+    bench.reference_params = frozenset()
+    assert input_sets.problem_key(bench, a) == input_sets.problem_key(bench, b)
+    assert input_sets.problem_key(bench, a) != input_sets.problem_key(bench, {**b, "n": 7})
+    bench.reference_params = frozenset({"block"})
+    assert input_sets.problem_key(bench, a) != input_sets.problem_key(bench, b)
+
+
+def test_the_points_of_one_problem_run_together_where_its_first_point_was():
+    bench = _Tuned()
+    bench.reference_params = frozenset()
+    points = [
+        bench.resolve({**bench.defaults(), "n": n, "block": block})
+        for block in (128, 256)
+        for n in (5, 7, 5, 9)
+    ]
+    ordered = input_sets.by_problem(bench, points)
+    assert [(p["n"], p["block"]) for p in ordered] == [
+        (5, 128), (5, 128), (5, 256), (5, 256), (7, 128), (7, 256), (9, 128), (9, 256),
+    ]  # fmt: skip
+    bench.reference_params = None  # no problem known: the sweep's order
+    assert input_sets.by_problem(bench, points) == points
+
+
+def test_arrays_stand_in_for_a_point_only_with_the_shapes_and_types_it_declares():
+    x = np.zeros(4, np.float32)
+    assert input_sets.shapes_match({"x": BufferSpec((4,), np.dtype(np.float32))}, {"x": x})
+    assert not input_sets.shapes_match({"x": BufferSpec((5,), np.dtype(np.float32))}, {"x": x})
+    assert not input_sets.shapes_match({"x": BufferSpec((4,), np.dtype(np.float64))}, {"x": x})
+    assert not input_sets.shapes_match({"y": BufferSpec((4,), np.dtype(np.float32))}, {"x": x})
+    assert not input_sets.shapes_match(None, {"x": x})  # a suite that cannot say
+    assert not input_sets.shapes_match({}, {})

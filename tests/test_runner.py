@@ -940,3 +940,75 @@ def test_a_failed_result_with_a_time_or_a_measured_one_without_is_not_ranked():
                Result("s", "empty", {}, Status.OK, summary={"median_ms": 0.0})]  # fmt: skip
     add_relative_metrics(results, "base", None)
     assert [r.metrics for r in results] == [{"speedup": 1.0}, {}, {}]
+
+
+def _configurations(bench_class, variants, untrusted=False, sizes=(1000,), blocks=(128, 256, 512)):
+    """Every variant at each size, at three configurations of it (a compile-time block the
+    reference does not read); the inputs and references the suite made, counted."""
+    from gpubench.benchmark import Param
+
+    class Tuned(bench_class):
+        params = (
+            *bench_class.params,
+            Param("block", int, 128, "threads", choices=(128, 256, 512), compile_time=True),
+        )
+        reference_params = frozenset()
+        made: list[int] = []
+        referenced: list[int] = []
+
+        def inputs(self, point, rng):
+            self.made.append(point["n"])
+            return super().inputs(point, rng)
+
+        def reference(self, computes, point, inputs):
+            self.referenced.append(point["n"])
+            return super().reference(computes, point, inputs)
+
+    bench = Tuned()
+    points = [
+        bench.resolve({**bench.defaults(), "n": n, "block": block})
+        for n in sizes
+        for block in blocks
+    ]
+    policy = dataclasses.replace(QUICK, untrusted=untrusted)
+    results = Runner(FakeBackend()).run(Plan(bench, points, tuple(variants), variants[0], policy))
+    return bench, results
+
+
+def test_configurations_of_one_problem_share_its_inputs_and_references():
+    bench, results = _configurations(ScaleSuite, ["good", "wrong"], sizes=(1000, 77))
+    assert bench.made == [1000, 77]  # one first set per problem (near copies need no inputs)
+    assert bench.referenced == [1000, 1000, 77, 77]  # both sets' answers, once per problem
+    by_size = {}
+    for r in results:
+        by_size.setdefault(r.point["n"], set()).add(r.seed)
+        expected = Status.OK if r.variant == "good" else Status.INCORRECT
+        assert r.status is expected, (r.point, r.variant, r.reason)
+    assert all(len(seeds) == 1 for seeds in by_size.values())  # the problem's seed
+    assert by_size[1000] != by_size[77]
+    first, shared = (r for r in results if r.variant == "good" and r.point["n"] == 1000
+                     and r.point["block"] in (128, 256))  # fmt: skip
+    assert "inputs" in first.phases["point"] and "inputs" not in shared.phases["point"]
+
+
+def test_every_cheat_is_flagged_at_every_configuration_of_a_shared_problem():
+    from tests.fakes import CHEATS, CheatingScaleSuite
+
+    _, results = _configurations(CheatingScaleSuite, ["good", *CHEATS], sizes=(1000, 10**6))
+    for r in results:
+        if r.variant == "good" or (r.variant == "too_fast" and r.point["n"] < 10**6):
+            assert r.status is Status.OK, (r.point, r.variant, r.reason)
+            continue
+        if r.variant == "leaves_a_thread" and (r.point["n"], r.point["block"]) != (1000, 128):
+            continue  # its one thread is flagged where it was started, the first point
+        assert r.status in (Status.INCORRECT, Status.IMPLAUSIBLE), (r.point, r.variant)
+        # The stand-in's cheats keep their memos across configurations (on a GPU each
+        # configuration is a module of its own): after the first, any check may be the one.
+        if r.point["block"] == 128:
+            assert any(w in r.reason for w in CHEATS[r.variant]), (r.point, r.variant, r.reason)
+
+
+def test_untrusted_mode_makes_fresh_inputs_for_every_configuration():
+    bench, results = _configurations(ScaleSuite, ["good"], untrusted=True)
+    assert bench.made.count(1000) >= 3
+    assert len({r.seed for r in results}) == 3
