@@ -60,3 +60,14 @@ def test_the_workflow_carries_the_history_and_publishes_its_report(tmp_path):
     assert out.exit_code == 0, out.output
     assert (tmp_path / "report" / "index.html").is_file()
     assert (tmp_path / "report" / "transpose.html").is_file()
+
+
+def test_no_script_stops_processes_by_name():
+    # On a shared GPU node a name matches other users' processes: scripts stop what they
+    # started, by process id.
+    scripts = [*REPO.glob("tests/scripts/*.sh"), *REPO.glob(".ci/*")]
+    assert scripts
+    for script in scripts:
+        text = script.read_text()
+        for word in ("pkill", "killall"):
+            assert word not in text, f"{script.name} uses {word}"

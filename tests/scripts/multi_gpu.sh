@@ -44,19 +44,34 @@ print(f"  {sys.argv[1]}: {len(results)} results for {len(expected)} (point, vari
 PY
 }
 # Starts a Dask scheduler (a task whose worker dies runs once more, then is crashed) and one
-# worker per GPU on this host.
+# worker per GPU on this host. Their process ids go in DASK_PIDS: the script stops those only,
+# never processes found by name (on a shared node those may be someone else's).
+DASK_PIDS=()
 start_dask() {
   # One point at a time per worker (saturation 1.0): a worker that dies holds only the point it runs.
   DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1 DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0 \
     dask scheduler --port 8786 > "$OUT/scheduler.txt" 2>&1 &
+  DASK_PIDS+=($!)
   sleep 4
   for ((gpu = 0; gpu < GPUS; gpu++)); do
     CUDA_VISIBLE_DEVICES=$gpu DASK_DISTRIBUTED__WORKER__DAEMON=False \
       dask worker tcp://127.0.0.1:8786 --nworkers 1 --nthreads 1 --name "gpu$gpu" > "$OUT/worker$gpu.txt" 2>&1 &
+    DASK_PIDS+=($!)
   done
   sleep 8
 }
-stop_dask() { pkill -f "dask worker" ; pkill -f "dask scheduler"; sleep 2; }
+# Workers first (each nanny stops the worker process it spawned), then the scheduler.
+stop_dask() {
+  local pid
+  for ((i = ${#DASK_PIDS[@]} - 1; i >= 0; i--)); do
+    pid=${DASK_PIDS[i]}
+    kill "$pid" 2>/dev/null
+  done
+  for pid in "${DASK_PIDS[@]}"; do
+    wait "$pid" 2>/dev/null
+  done
+  DASK_PIDS=()
+}
 # The processes a PID spawned with multiprocessing (gpubench's workers, a Dask nanny's worker).
 spawned_by() { pgrep -P "$1" -f "multiprocessing.spawn"; }
 
@@ -98,7 +113,7 @@ if wants killdask; then
   sweep_pid=$!
   sleep "$KILL_AFTER"
   # The Dask worker process that runs the tasks (its nanny starts a new one), not the nanny.
-  nanny=$(pgrep -f "dask worker" | head -1)
+  nanny=${DASK_PIDS[1]}  # the first worker's nanny (DASK_PIDS[0] is the scheduler)
   victim=$(spawned_by "$nanny" | head -1)
   echo "killdask: kill -9 of Dask worker process $victim (nanny $nanny) after $KILL_AFTER s" | tee -a "$OUT/summary.txt"
   kill -9 "$victim"
