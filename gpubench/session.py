@@ -132,16 +132,7 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
             suite=bench.name, environment=environment, spec=spec.to_dict(), compile_report=report
         )
         result_set.results.extend(previous)
-        # Run the configurations of one problem together: they share its inputs and
-        # references (the table keeps the sweep's order).
-        plan = Plan(
-            bench,
-            by_problem(bench, points),
-            spec.variants,
-            spec.baseline,
-            spec.timing,
-            timeline=files.timeline is not None,
-        )
+        plan = _plan(bench, points, spec, timeline=files.timeline is not None)
         header = {"fingerprint": stamp, "suite": bench.name, "spec": spec.to_dict(),
                   "environment": environment}  # fmt: skip
         interrupted = _measure(runner, plan, result_set, files, header, previous, err)
@@ -166,6 +157,14 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
             fresh = [r for r in result_set.results if not any(r is p for p in previous)]
             _render_phases(console, fresh, time.perf_counter() - started)
         return _save_and_exit_code(err, result_set, files, interrupted)
+
+
+def _plan(bench: Benchmark, points: list[dict[str, Any]], spec: SweepSpec, timeline: bool) -> Plan:
+    """The points in the order they run: the configurations of one problem together, so that
+    they share its inputs and references (the table keeps the sweep's order)."""
+    return Plan(
+        bench, by_problem(bench, points), spec.variants, spec.baseline, spec.timing, timeline
+    )
 
 
 def _note_retries(retried: list[dict[str, Any]], result_set: results.ResultSet, err: Any) -> None:

@@ -4,6 +4,7 @@ from a log, the shards of a sweep, and the line naming the GPU."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -592,3 +593,31 @@ def test_a_resumed_log_of_one_sample_results_renders(tmp_path, monkeypatch):
     _execute(tmp_path, monkeypatch, one, InProcess(interrupt_after=2), jsonl=log)
     code, out, _ = _execute(tmp_path, monkeypatch, one, InProcess(), resume=log)
     assert code == 3 and out.count("good") == 2 and "inf" not in out
+
+
+def test_the_plan_runs_the_configurations_of_one_problem_together():
+    from gpubench.benchmark import Param
+    from tests.fakes import ScaleSuite
+
+    class Tuned(ScaleSuite):
+        params = (
+            *ScaleSuite.params,
+            Param("block", int, 128, "threads", choices=(128, 256), compile_time=True),
+        )
+        reference_params = frozenset()
+
+    bench = Tuned()
+    points = [
+        bench.resolve({**bench.defaults(), "n": n, "block": block})
+        for block in (128, 256)
+        for n in (30, 10)
+    ]
+    spec = SimpleNamespace(variants=("good",), baseline="good", timing=None)
+    plan = session._plan(bench, points, spec, timeline=False)
+    assert [(p["n"], p["block"]) for p in plan.points] == [
+        (30, 128),
+        (30, 256),
+        (10, 128),
+        (10, 256),
+    ]
+    assert points[1]["n"] == 10  # the sweep's own order is left as it was, for the table

@@ -3,6 +3,8 @@ end to end on the fake backend)."""
 
 from __future__ import annotations
 
+import re
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -415,6 +417,30 @@ def test_work_still_running_after_the_end_event_is_implausible(monkeypatch):
     assert backend.synchronizes >= 1
 
 
+def test_one_long_wait_is_a_host_stall_unless_the_next_run_leaves_work_running_too(monkeypatch):
+    original = FakeBackend.synchronize_device
+    waits = []
+
+    def stalls_once(self):  # the host stalled once (a loaded machine), no work left running
+        waits.append(1)
+        original(self)
+        if len(waits) == 1:
+            time.sleep(0.05)
+
+    monkeypatch.setattr(FakeBackend, "synchronize_device", stalls_once)
+    results, _ = cheat_run(["good"])
+    assert results["good"].status is Status.OK, results["good"].reason
+    assert len(waits) >= 2  # the confirmation's wait was read
+
+
+def test_work_left_running_on_two_runs_in_a_row_names_both_waits(monkeypatch):
+    monkeypatch.setattr(FakeBackend, "pending_work_s", 0.05)
+    results, _ = cheat_run(["good"])
+    reason = results["good"].reason
+    assert reason.startswith("work was still running ")
+    assert re.search(r"the timing missed it, and \d+\.\d\d ms after the next$", reason)
+
+
 def test_default_mode_audits_one_timed_run_and_rechecks_on_both_sets():
     results, backend = cheat_run(["good"])
     phases = results["good"].phases["variant"]
@@ -443,9 +469,12 @@ def test_without_room_for_device_copies_the_sets_are_written_from_the_host(monke
         assert results[variant].status is Status.INCORRECT, variant
 
 
-def test_consecutive_points_of_one_problem_hand_the_first_set_on_as_the_second():
+def _problem_run(declares_shapes):
+    """Two configurations of one problem, then a new problem; the references made, counted."""
     from gpubench.benchmark import Param
     from tests.fakes import CheatingScaleSuite
+
+    made = []
 
     class Tuned(CheatingScaleSuite):
         params = (
@@ -454,14 +483,14 @@ def test_consecutive_points_of_one_problem_hand_the_first_set_on_as_the_second()
         )
         reference_params = frozenset()
 
-    made = []
+        def input_specs(self, point):
+            return super().input_specs(point) if declares_shapes else None
 
-    class Counted(Tuned):
         def reference(self, computes, point, inputs):
             made.append(point["block"])
             return super().reference(computes, point, inputs)
 
-    bench = Counted()
+    bench = Tuned()
     points = [bench.resolve({**bench.defaults(), "n": 1000, "block": b}) for b in (128, 256)]
     points.append(bench.resolve({**bench.defaults(), "n": 999, "block": 128}))  # a new problem
     variants = ("good", "skips_filled", "memo_by_address", "even_launches")
@@ -469,17 +498,31 @@ def test_consecutive_points_of_one_problem_hand_the_first_set_on_as_the_second()
     backend = FakeBackend()
     results = Runner(backend).run(Plan(bench, points, variants, "good", policy))
     by = {(r.variant, r.point["block"], r.point["n"]): r for r in results}
-    # The second point reused the first's inputs and reference: one reference each for the
-    # first point's two sets, one for the second point's first set, two for the third point.
-    assert made == [128, 128, 256, 128, 128]
-    assert "fresh_inputs" not in by[("good", 256, 1000)].phases["point"]
     for variant in variants[1:]:
         for key in ((variant, 128, 1000), (variant, 256, 1000), (variant, 128, 999)):
             assert by[key].status is Status.INCORRECT, (key, by[key].reason)
-    assert (
-        "the previous point's inputs in the same buffers" in by[("skips_filled", 256, 1000)].reason
-    )
     assert all(
         by[("good", b, n)].status is Status.OK for b, n in ((128, 1000), (256, 1000), (128, 999))
     )
-    assert backend.live_buffers == 0  # the hand-over frees all at the end
+    assert backend.live_buffers == 0  # whatever is shared or handed over is freed at the end
+    return made, by
+
+
+def test_configurations_of_one_problem_share_both_sets_and_their_references():
+    made, by = _problem_run(declares_shapes=True)
+    # Both sets' references for the first problem, then for the second: none for the second
+    # configuration, which also makes no inputs of its own.
+    assert made == [128, 128, 128, 128]
+    assert not {"inputs", "fresh_inputs"} & set(by[("good", 256, 1000)].phases["point"])
+    assert by[("good", 256, 1000)].seed == by[("good", 128, 1000)].seed
+
+
+def test_a_suite_that_cannot_declare_its_shapes_hands_the_first_set_on_as_the_second():
+    made, by = _problem_run(declares_shapes=False)
+    # One reference each for the first point's two sets, one for the second point's first
+    # set (its second is the first point's), two for the third point.
+    assert made == [128, 128, 256, 128, 128]
+    assert "fresh_inputs" not in by[("good", 256, 1000)].phases["point"]
+    assert (
+        "the previous point's inputs in the same buffers" in by[("skips_filled", 256, 1000)].reason
+    )

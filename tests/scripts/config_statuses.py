@@ -26,12 +26,17 @@ def main() -> None:
     before, after = (statuses(Path(arg)) for arg in sys.argv[1:3])
     shared = sorted(before.keys() & after.keys())
     changed = [key for key in shared if before[key] != after[key]]
+    # ok and unstable are both measured and ranked; which one a result gets depends on the
+    # noise of that run, so a flip between them is counted apart from real changes.
+    noise = {"ok", "unstable"}
+    flips = [key for key in changed if {before[key], after[key]} <= noise]
+    real = [key for key in changed if key not in flips]
     configs = sorted({key[0] for key in shared})
     print(
         f"{len(shared)} results in {len(configs)} configs measured on both sides; "
-        f"{len(changed)} changed status"
+        f"{len(flips)} flipped between ok and unstable; {len(real)} other changes"
     )
-    for config, point, variant in changed:
+    for config, point, variant in real:
         key = (config, point, variant)
         print(f"  {config} {point} {variant}: {before[key]} -> {after[key]}")
 
