@@ -19,6 +19,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from gpubench import install_hint
 from gpubench.errors import ConfigError, EnvironmentProblem, quote
 from gpubench.pool import remaining_work
 from gpubench.results import Result, Status
@@ -160,7 +161,7 @@ class DaskRunner:
             from distributed import Client
         except ImportError:
             raise EnvironmentProblem(
-                "--scheduler needs Dask distributed: pip install 'gpubench[cluster]'"
+                "--scheduler needs Dask distributed: " + install_hint("cluster")
             ) from None
         problem = _address_problem(self.address)
         if problem:  # the user's to mend, not something that answered

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpubench import install_hint
 from gpubench.config import SweepSpec
 from gpubench.errors import ConfigError, EnvironmentProblem
 
@@ -135,7 +136,7 @@ def _check_timeline_picture(path: str) -> None:
     except ImportError:
         raise EnvironmentProblem(
             "--timeline FILE draws with matplotlib, which is not installed: "
-            "pip install 'gpubench[plot]' (or --timeline without FILE for the text chart)"
+            f"{install_hint('plot')} (or --timeline without FILE for the text chart)"
         ) from None
     check_picture(path, "--timeline")
 

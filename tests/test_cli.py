@@ -83,7 +83,7 @@ def test_backend_cuda_core_without_it_installed_exits_4(no_pycuda, monkeypatch):
     monkeypatch.setattr(backends, "_source", backends._source)
     result = invoke("run", "transpose", "--size", "64", "--backend", "cuda-core")
     assert result.exit_code == 4 and "Traceback" not in result.output
-    assert "cuda.core is not installed" in result.output and "gpubench[cuda-core]" in result.output
+    assert "cuda.core is not installed" in result.output and "gpubench-studies[cuda-core]" in result.output
 
 
 def test_help_lists_commands_and_exit_codes():
@@ -829,7 +829,7 @@ def test_an_option_that_draws_without_matplotlib_says_how_to_get_it(monkeypatch)
     with pytest.raises(EnvironmentProblem) as info:
         need_matplotlib("--timeline FILE")
     assert str(info.value) == ("--timeline FILE draws with matplotlib, which is not installed: "
-                               "pip install 'gpubench[plot]'")  # fmt: skip
+                               "pip install 'gpubench-studies[plot]'")  # fmt: skip
 
 
 def test_the_dry_run_prints_the_shard_its_fixed_values_notes_and_the_count(tmp_path):

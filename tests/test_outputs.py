@@ -179,7 +179,7 @@ def test_a_timeline_file_needs_matplotlib_and_a_text_timeline_does_not(tmp_path,
     with pytest.raises(EnvironmentProblem) as error:
         outputs.plan(spec, outputs.OutputRequest(timeline=str(tmp_path / "t.png")))
     assert str(error.value) == ("--timeline FILE draws with matplotlib, which is not installed: "
-                                "pip install 'gpubench[plot]' (or --timeline without FILE for "
+                                "pip install 'gpubench-studies[plot]' (or --timeline without FILE for "
                                 "the text chart)")  # fmt: skip
 
 

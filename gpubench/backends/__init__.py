@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 
+from gpubench import install_hint
 from gpubench.backends.base import Backend, BoundRun, CompiledModule, KernelAttributes
 from gpubench.errors import ConfigError, EnvironmentProblem, quote
 
@@ -95,7 +96,7 @@ def preflight(name: str = DEFAULT, local: bool = True) -> None:
     if name == "cuda-core":
         if local and not installed("cuda.core"):
             raise EnvironmentProblem(
-                "cuda.core is not installed: pip install 'gpubench[cuda-core]' (wheels only, no "
+                f"cuda.core is not installed: {install_hint('cuda-core')} (wheels only, no "
                 "CUDA toolkit), or pip install cuda-core cuda-bindings nvidia-cuda-nvrtc"
             )
         return

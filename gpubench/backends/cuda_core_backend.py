@@ -23,6 +23,7 @@ import numpy as np
 from cuda.bindings import driver, nvrtc
 from cuda.core import Device, EventOptions, Program, StreamOptions
 
+from gpubench import DISTRIBUTION
 from gpubench.backends import nvml
 from gpubench.backends.base import KernelAttributes
 from gpubench.backends.cuda_graphs import CudaGraphs
@@ -219,7 +220,7 @@ class CudaCoreBackend(DriverBackend):
         except (RuntimeError, OSError) as exc:  # cuda-pathfinder found no libnvrtc
             raise EnvironmentProblem(
                 f"NVRTC is not available ({exc}): install it with pip install "
-                "nvidia-cuda-nvrtc (or gpubench[cuda-core]), or use a CUDA toolkit's libnvrtc"
+                f"nvidia-cuda-nvrtc (or {DISTRIBUTION}[cuda-core]), or use a CUDA toolkit's libnvrtc"
             ) from None
         return int(major), int(minor)
 

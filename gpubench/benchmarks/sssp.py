@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpubench import graphs
+from gpubench import graphs, install_hint
 from gpubench.benchmark import (
     Benchmark,
     BufferRef,
@@ -314,8 +314,7 @@ class ShortestPaths(Benchmark):
         try:
             _scipy()
         except ImportError:
-            return ("SciPy is not importable: no Dijkstra to check against (pip install "
-                    "'gpubench[sssp]')")  # fmt: skip
+            return f"SciPy is not importable: no Dijkstra to check against ({install_hint('sssp')})"
         return None
 
     def _scipy_graph(self, inputs: dict[str, np.ndarray]) -> Any:

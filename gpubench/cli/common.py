@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from gpubench import install_hint
 from gpubench.errors import EXIT_CODE_MEANINGS
 
 # gpubench.history.DEFAULT_PATH, spelled out: importing the store (sqlite3, the results
@@ -229,5 +230,6 @@ def need_matplotlib(option: str) -> None:
     except ImportError:
         from gpubench.errors import EnvironmentProblem
 
-        raise EnvironmentProblem(f"{option} draws with matplotlib, which is not installed: "
-                                 "pip install 'gpubench[plot]'") from None  # fmt: skip
+        raise EnvironmentProblem(
+            f"{option} draws with matplotlib, which is not installed: {install_hint('plot')}"
+        ) from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpubench import install_hint
 from gpubench.errors import EnvironmentProblem
 from gpubench.report.plain import say
 from gpubench.results import Result
@@ -49,7 +50,7 @@ def draw_png(results: list[Result], path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise EnvironmentProblem(
-            "drawing a timeline needs matplotlib: pip install 'gpubench[plot]'"
+            "drawing a timeline needs matplotlib: " + install_hint("plot")
         ) from None
     drawn = [r for r in results if r.timeline]
     figure, axes = plt.subplots(len(drawn), 1, figsize=(12, 1.2 + 0.5 * sum(

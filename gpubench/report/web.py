@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gpubench import install_hint
 from gpubench.compare import judge
 from gpubench.errors import ConfigError, EnvironmentProblem
 from gpubench.history import History, Run
@@ -552,7 +553,7 @@ def _copy_plotly(out: Path) -> None:
         import plotly
     except ImportError:
         raise EnvironmentProblem(
-            "the report draws with Plotly, which is not installed: pip install 'gpubench[report]'"
+            "the report draws with Plotly, which is not installed: " + install_hint("report")
         ) from None
     source = Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
     if not source.is_file():

@@ -45,7 +45,7 @@ def test_the_cuda_core_preflight(monkeypatch):
     monkeypatch.setattr(backends, "installed", lambda m: False)
     with pytest.raises(EnvironmentProblem) as info:
         backends.preflight("cuda-core")
-    assert str(info.value) == ("cuda.core is not installed: pip install 'gpubench[cuda-core]' "
+    assert str(info.value) == ("cuda.core is not installed: pip install 'gpubench-studies[cuda-core]' "
                                "(wheels only, no CUDA toolkit), or pip install cuda-core "
                                "cuda-bindings nvidia-cuda-nvrtc")  # fmt: skip
     backends.preflight("cuda-core", local=False)  # the cluster's machines need it, not this one

@@ -203,7 +203,7 @@ def test_nvrtc_that_cannot_be_loaded_says_how_to_install_it(monkeypatch):
         cuda_core_backend.CudaCoreBackend._read_nvrtc_version()
     assert str(error.value) == (
         "NVRTC is not available (libnvrtc.so.13: cannot open shared object file): install it "
-        "with pip install nvidia-cuda-nvrtc (or gpubench[cuda-core]), or use a CUDA toolkit's "
+        "with pip install nvidia-cuda-nvrtc (or gpubench-studies[cuda-core]), or use a CUDA toolkit's "
         "libnvrtc"
     )
     monkeypatch.setattr(cuda_core_backend, "nvrtc",

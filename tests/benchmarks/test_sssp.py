@@ -536,7 +536,7 @@ def test_every_variant_is_unavailable_without_scipy_and_says_how_to_get_it(monke
         raise ImportError("No module named 'scipy'")
 
     monkeypatch.setattr(sssp, "_scipy", no_scipy)
-    words = "SciPy is not importable: no Dijkstra to check against (pip install 'gpubench[sssp]')"
+    words = "SciPy is not importable: no Dijkstra to check against (pip install 'gpubench-studies[sssp]')"
     assert {bench.unavailable(v) for v in bench.variant_names} == {words}
     monkeypatch.setattr(sssp, "_scipy", lambda: None)
     assert {bench.unavailable(v) for v in bench.variant_names} == {None}
