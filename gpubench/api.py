@@ -2,20 +2,23 @@
 draws and returns what it drew).
 
 The click layer (gpubench.cli) parses, calls one of these and hands the data to gpubench.report
-to render. `run` and `sweep` are gpubench.session.execute (they stream results to their
-observers and files as they go); everything else is here.
+to render. `run` and `sweep` return a session.SweepOutcome: the results, whether the run was
+interrupted, where its log went; their messages go to a `note` the caller gives (none: quiet).
+
+    from gpubench import api
+    outcome = api.run("transpose", {"size": 4096, "tile": 32})
+    best = min(outcome.result_set.results, key=lambda r: r.median_ms or float("inf"))
 """
 
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from gpubench.errors import EXIT_INTERRUPTED, EXIT_OK, ConfigError
+from gpubench.errors import ConfigError
 
 
 # -- compare ------------------------------------------------------------------------------------
@@ -161,20 +164,60 @@ def plot(results_path: str, target: str, x: str | None = None, y: str | None = N
     return chart
 
 
+def quiet(text: str) -> None:
+    """A note nobody reads: the library's default."""
+
+
+# -- run and sweep ---------------------------------------------------------------------------------
+def sweep(
+    spec: Any,
+    request: Any = None,
+    spread: Any = None,
+    note: Any = None,
+    progress: Any = None,
+) -> Any:
+    """Measure a sweep (a config.SweepSpec) and return its session.SweepOutcome. Only its
+    results log is written (`request.jsonl`, or none); the other files are the caller's."""
+    from gpubench import session
+    from gpubench.outputs import OutputRequest
+
+    return session.measure(
+        spec, request or OutputRequest(), spread or session.Spread(), note or quiet, progress
+    )
+
+
+def run(
+    suite: str,
+    params: dict[str, Any] | None = None,
+    variants: list[str] | None = None,
+    timing: dict[str, Any] | None = None,
+    **options: Any,
+) -> Any:
+    """One point of a suite (its parameters as `gpubench run` takes them), every variant or
+    those named: `sweep` of that one point."""
+    from gpubench import config
+
+    mapping: dict[str, Any] = {"suite": suite, "params": dict(params or {}), "timing": timing or {}}
+    if variants:
+        mapping["variants"] = list(variants)
+    spec = config.spec_from_mapping(mapping, source="api.run")
+    return sweep(spec, **options)
+
+
 # -- ceilings --------------------------------------------------------------------------------------
 @dataclass
 class CeilingsOutcome:
-    record: Any  # ceilings.CeilingsRecord
-    exit_code: int = EXIT_OK
+    record: Any  # ceilings.CeilingsRecord, None where an interrupted run left none
     measured_earlier: bool = False
     stored_in: str | None = None
+    sweep: Any = None  # session.SweepOutcome: the run that measured them, where one ran
 
 
-def ceilings(device: int, remeasure: bool, console: Any, err: Any) -> CeilingsOutcome | int:
-    """This GPU's ceilings: the stored record, or a run of the ceilings suite (its progress and
-    table on `console`/`err`). An int is the exit code of a run that ended without a record."""
+def ceilings(device: int, remeasure: bool, note: Any = None) -> CeilingsOutcome:
+    """This GPU's ceilings: the stored record, or a run of the ceilings suite (its messages to
+    `note`, its results in `sweep`). An interrupted run leaves no record."""
     from gpubench import ceilings as store
-    from gpubench import config, results, session
+    from gpubench import config, session
     from gpubench.outputs import OutputRequest
 
     if not remeasure:
@@ -183,15 +226,14 @@ def ceilings(device: int, remeasure: bool, console: Any, err: Any) -> CeilingsOu
         if record is not None:
             return CeilingsOutcome(record, measured_earlier=True)
     spec = config.spec_from_mapping({"suite": "ceilings"}, source="gpubench ceilings")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = str(Path(tmp) / "ceilings.json")
-        code = session.execute(spec, OutputRequest(json=out), device, console=console, err=err)
-        if code == EXIT_INTERRUPTED or not Path(out).is_file():
-            return code
-        measured = results.load_any(out)
+    # No results log or files: the record is kept in the ceilings store.
+    sweep = session.measure(spec, OutputRequest(), session.Spread(device=device), note or quiet)
+    if sweep.interrupted:
+        return CeilingsOutcome(None, sweep=sweep)
+    measured = sweep.result_set
     record = store.from_results(measured.results, measured.environment, measured.created)
     stored = str(store.save(record)) if record.gpu_uuid else None
-    return CeilingsOutcome(record, code, stored_in=stored)
+    return CeilingsOutcome(record, stored_in=stored, sweep=sweep)
 
 
 # -- inspect ---------------------------------------------------------------------------------------

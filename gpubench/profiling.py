@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,6 @@ from gpubench.metrics import (
     OCCUPANCY,
     STORE_SECTORS,
 )
-from gpubench.report.plain import say
 
 PROFILED_RUNS = 3
 TIMEOUT_S = 600
@@ -184,14 +183,18 @@ def profile_one(ncu: str, spec: dict[str, Any], point: dict[str, Any], variant: 
     return summarise(launches)
 
 
-def profile_results(spec: dict[str, Any], results: Iterable[Any], kernel_variants: set[str],
-                    device: int, err: Any) -> None:  # fmt: skip
+def profile_results(
+    spec: dict[str, Any],
+    results: Iterable[Any],
+    kernel_variants: set[str],
+    device: int,
+    note: Callable[[str], None],
+) -> None:
     """Adds the counters to every measured result of a kernel variant, in place. Without ncu:
-    one line, and the results stay as they are."""
+    one line (to `note`), and the results stay as they are."""
     ncu = shutil.which("ncu")
     if ncu is None:
-        err.print("--profile: ncu (Nsight Compute) is not on PATH; results have no profiler "
-                  "metrics", highlight=False)  # fmt: skip
+        note("--profile: ncu (Nsight Compute) is not on PATH; results have no profiler metrics")
         return
     for result in results:
         # Only results that launched kernels of their own (a cudaMemcpy variant has none).
@@ -202,4 +205,4 @@ def profile_results(spec: dict[str, Any], results: Iterable[Any], kernel_variant
             result.metrics.update(profile_one(ncu, spec, result.point, result.variant, device))
         except (ProfileError, OSError) as exc:
             # ncu's own text may hold brackets: printed as it is, never read as rich markup.
-            say(err, f"--profile: {result.variant} at {result.point}: {exc}")
+            note(f"--profile: {result.variant} at {result.point}: {exc}")

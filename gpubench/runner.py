@@ -41,7 +41,7 @@ class Observer(Protocol):
 
 
 class SweepRunner(Protocol):
-    """What session.execute drives: a worker process on one GPU (worker.IsolatedRunner), one
+    """What session.measure drives: a worker process on one GPU (worker.IsolatedRunner), one
     per GPU of this host (pool.DevicePool) or a Dask cluster (cluster.DaskRunner). Each
     reports through a Notifier, so observers see every kind of run alike."""
 

@@ -9,20 +9,16 @@ from __future__ import annotations
 import contextlib
 import itertools
 import signal
-import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from gpubench import backends, kernels, outputs, registry, results
 from gpubench.benchmark import Benchmark
 from gpubench.config import SweepSpec
-from gpubench.errors import EXIT_FAILED_POINTS, EXIT_INTERRUPTED, EXIT_OK, ConfigError
+from gpubench.errors import ConfigError
 from gpubench.input_sets import by_problem
-from gpubench.report.plain import say
-from gpubench.report.progress import ProgressObserver
-from gpubench.report.table import results_table
 from gpubench.results import point_key
 from gpubench.runner import Plan, SweepRunner
 from gpubench.worker import IsolatedRunner, WorkerSpec
@@ -102,10 +98,38 @@ def shard_points(points: list[dict[str, Any]], shard: tuple[int, int] | None,
     return mine
 
 
-def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, console: Any,
-            err: Any, spread: Spread | None = None) -> int:  # fmt: skip
+Note = Callable[[str], None]
+
+
+def quiet(text: str) -> None:
+    """The default Note: a library caller that passes none hears nothing."""
+
+
+@dataclass
+class SweepOutcome:
+    """What a sweep measured: the results in the sweep's order (a resumed log's first), those
+    measured by this run, whether it was interrupted, the output plan it followed (the log it
+    wrote; the files its caller is asked to write) and its wall time."""
+
+    bench: Benchmark
+    result_set: results.ResultSet
+    files: outputs.OutputPlan
+    fresh: list[results.Result]
+    interrupted: bool
+    wall_s: float
+
+
+def measure(
+    spec: SweepSpec,
+    request: outputs.OutputRequest,
+    spread: Spread,
+    note: Note = quiet,
+    progress: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
+) -> SweepOutcome:
+    """Run a sweep: compile, measure every point with its results log open, then sort. It
+    shows nothing: its messages go to `note`, one line each, and `progress` (a context
+    manager that is an observer) follows the results as they come."""
     started = time.perf_counter()
-    spread = spread or Spread(device=device)
     bench = registry.get(spec.suite_ref or spec.suite)
     points = shard_points(spec.points(bench), spread.shard, spec.source)
     suite, backend = spec.suite_ref or spec.suite, backends.selected()
@@ -116,7 +140,7 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
     backends.preflight(backend, local=not spread.scheduler)
     files = outputs.plan(spec, request)
     if files.kept:
-        say(err, f"the earlier log is kept as {files.kept}")
+        note(f"the earlier log is kept as {files.kept}")
     runner = spread.runner(suite, backend)
     environment = runner.start()
     interrupted = False
@@ -126,37 +150,44 @@ def execute(spec: SweepSpec, request: outputs.OutputRequest, device: int, consol
             stamp["shard"] = f"{spread.shard[0]}/{spread.shard[1]}"
         if files.resume:
             _check_resumable(previous_header, stamp, files)
-        _announce(err, environment, points, spec, files, len(previous))
-        report = _precompile(runner, points, err)
+        note(_announcement(environment, points, spec, files, len(previous)))
+        report = _precompile(runner, points, note)
         result_set = results.ResultSet(
             suite=bench.name, environment=environment, spec=spec.to_dict(), compile_report=report
         )
         result_set.results.extend(previous)
         plan = _plan(bench, points, spec, timeline=files.timeline is not None)
-        header = {"fingerprint": stamp, "suite": bench.name, "spec": spec.to_dict(),
-                  "environment": environment}  # fmt: skip
-        interrupted = _measure(runner, plan, result_set, files, header, previous, err)
+        header = {
+            "fingerprint": stamp,
+            "suite": bench.name,
+            "spec": spec.to_dict(),
+            "environment": environment,
+        }
+        interrupted = _measure(runner, plan, result_set, files, header, previous, progress)
     finally:
         # After Ctrl-C (or SIGTERM) the worker may be stuck in a kernel: kill it at once
         # instead of waiting for it to say goodbye.
         end = runner.close(graceful=not interrupted)
     if request.profile and not interrupted:
-        from gpubench import profiling
-
-        kernel_variants = {v.name for v in bench.variants if v.kind == "kernel"}
-        profiling.profile_results(spec.to_dict(), result_set.results, kernel_variants,
-                                  spread.devices[0] if isinstance(spread.devices, list)
-                                  else spread.device, err)  # fmt: skip
-    with _no_second_interrupt():  # a second Ctrl-C must not cost the files
+        _profile(spec, bench, result_set, spread, note)
+    with protect_outputs():  # a second Ctrl-C must not cost the results
         result_set.environment["end"] = end
         result_set.environment["worker_restarts"] = runner.restarts
-        _note_retries(runner.retried, result_set, err)
+        _note_retries(runner.retried, result_set, note)
         _sort(result_set, points, spec.variants)
-        _render(console, bench, result_set, files)
-        if files.verbose:
-            fresh = [r for r in result_set.results if not any(r is p for p in previous)]
-            _render_phases(console, fresh, time.perf_counter() - started)
-        return _save_and_exit_code(err, result_set, files, interrupted)
+    fresh = [r for r in result_set.results if not any(r is p for p in previous)]
+    wall = time.perf_counter() - started
+    return SweepOutcome(bench, result_set, files, fresh, interrupted, wall)
+
+
+def _profile(
+    spec: SweepSpec, bench: Benchmark, result_set: results.ResultSet, spread: Spread, note: Note
+) -> None:
+    from gpubench import profiling
+
+    kernel_variants = {v.name for v in bench.variants if v.kind == "kernel"}
+    device = spread.devices[0] if isinstance(spread.devices, list) else spread.device
+    profiling.profile_results(spec.to_dict(), result_set.results, kernel_variants, device, note)
 
 
 def _plan(bench: Benchmark, points: list[dict[str, Any]], spec: SweepSpec, timeline: bool) -> Plan:
@@ -167,7 +198,7 @@ def _plan(bench: Benchmark, points: list[dict[str, Any]], spec: SweepSpec, timel
     )
 
 
-def _note_retries(retried: list[dict[str, Any]], result_set: results.ResultSet, err: Any) -> None:
+def _note_retries(retried: list[dict[str, Any]], result_set: results.ResultSet, note: Note) -> None:
     """Variants whose worker died under them and ran once more: in the environment record,
     and one note each."""
     if not retried:
@@ -181,24 +212,24 @@ def _note_retries(retried: list[dict[str, Any]], result_set: results.ResultSet, 
         variants = [entry["variant"] for entry in entries]
         at = ", ".join(f"{k}={v}" for k, v in entries[0]["point"].items())
         were = "was" if len(variants) == 1 else "were"
-        say(err, f"note: {', '.join(variants)} at {at} {were} run once more on a fresh worker: "
-                 f"{reason}")  # fmt: skip
+        note(
+            f"note: {', '.join(variants)} at {at} {were} run once more on a fresh worker: {reason}"
+        )
 
 
-def _precompile(runner: SweepRunner, points: list[dict[str, Any]], err: Any) -> dict[str, Any]:
+def _precompile(runner: SweepRunner, points: list[dict[str, Any]], note: Note) -> dict[str, Any]:
     """Every distinct build of the sweep, compiled before the first point; the report."""
     report = runner.precompile(points)
-    err.print(
+    note(
         f"compiled {report['configurations']} configuration(s) in {report['seconds']:.1f} s: "
         f"{report['compiled']} new, {report['cached']} cached, {report['failed']} failed "
-        f"({report['workers']} in parallel)",
-        highlight=False,
+        f"({report['workers']} in parallel)"
     )
     return report
 
 
 @contextlib.contextmanager
-def _no_second_interrupt() -> Iterator[None]:
+def protect_outputs() -> Iterator[None]:
     """Ignore Ctrl-C and SIGTERM while the results are written (after an interrupt they stay
     ignored, as _measure left them, until the process exits with 130: an impatient second
     Ctrl-C must not turn into a traceback)."""
@@ -255,40 +286,37 @@ def probe_environment(suite: str, device: int) -> dict[str, Any]:
         runner.close()
 
 
-def device_line(environment: dict[str, Any], when: str | None = None) -> str:
-    """One line naming the GPU and the software, for reports."""
-    dev = environment.get("device") or {}
-    parts = [f"{dev.get('name', 'unknown GPU')} ({dev.get('arch', '?')}, "
-             f"{dev.get('sm_count', '?')} SMs)"]  # fmt: skip
-    for key, label in (("driver_version", "driver"), ("cuda_driver_api_version", "CUDA"),
-                       ("gpubench_version", "gpubench")):  # fmt: skip
-        if environment.get(key):
-            parts.append(f"{label} {environment[key]}")
-    if when:
-        parts.append(str(when)[:10])
-    return " · ".join(parts)
-
-
-def _announce(err: Any, environment: dict[str, Any], points: list[dict[str, Any]],
-              spec: SweepSpec, files: outputs.OutputPlan, already: int) -> None:  # fmt: skip
+def _announcement(
+    environment: dict[str, Any],
+    points: list[dict[str, Any]],
+    spec: SweepSpec,
+    files: outputs.OutputPlan,
+    already: int,
+) -> str:
+    """The sweep's first line: the GPU, the points and variants, a resumption."""
     dev = environment["device"]
     peak = dev.get("peak_bandwidth_gbps")
     devices = environment.get("devices") or []
     names = sorted({str(d.get("name")) for d in devices})
     on = f" · on {len(devices)} GPUs" + (f" of {len(names)} models" if len(names) > 1 else "")
-    say(
-        err,
+    return (
         f"{dev['name']} ({dev['arch']}, {dev['sm_count']} SMs, peak DRAM "
         f"{f'{peak:,.0f} GB/s' if peak else 'unknown'}) · {len(points)} point(s) × "
         f"{len(spec.variants)} variant(s)"
         + (on if len(devices) > 1 else "")
-        + (f" · resuming: {already} result(s) already in {files.log}" if already else ""),
+        + (f" · resuming: {already} result(s) already in {files.log}" if already else "")
     )
 
 
-def _measure(runner: SweepRunner, plan: Plan, result_set: results.ResultSet,
-             files: outputs.OutputPlan, header: dict[str, Any], previous: list[results.Result],
-             err: Any) -> bool:  # fmt: skip
+def _measure(
+    runner: SweepRunner,
+    plan: Plan,
+    result_set: results.ResultSet,
+    files: outputs.OutputPlan,
+    header: dict[str, Any],
+    previous: list[results.Result],
+    progress: Callable[[], contextlib.AbstractContextManager[Any]] | None,
+) -> bool:
     """Run the plan with the log open; True if interrupted (what finished is kept)."""
     log = results.JsonLinesLog(files.log, header=header, append=files.resume) if files.log else None
 
@@ -303,8 +331,8 @@ def _measure(runner: SweepRunner, plan: Plan, result_set: results.ResultSet,
     runner.observers = [Collect(), *([log] if log else [])]
     try:
         with _terminate_as_interrupt():
-            if files.progress and sys.stderr.isatty():
-                with ProgressObserver(err) as bar:
+            if progress is not None and files.progress:
+                with progress() as bar:
                     runner.observers.append(bar)
                     runner.run(plan, previous)
             else:
@@ -330,61 +358,3 @@ def _sort(result_set: results.ResultSet, points: list[dict[str, Any]],
     result_set.results.sort(
         key=lambda r: (order.get(point_key(r.point), -1), variant_order.get(r.variant, -1))
     )
-
-
-def _render(console: Any, bench: Benchmark, result_set: results.ResultSet,
-            files: outputs.OutputPlan) -> None:  # fmt: skip
-    if not result_set.results:
-        return
-    table = results_table(
-        result_set.results,
-        title=bench.name,
-        show_resources=bench.show_resources,
-        extra_metrics=bench.metrics,
-    )
-    console.print(table)
-    if files.markdown:
-        from gpubench.report import markdown
-
-        failed = len(result_set.failures)
-        notes = [f"{failed} of {len(result_set.results)} result(s) failed"] if failed else []
-        markdown.write(files.markdown, markdown.document(
-            f"gpubench: {bench.name}", device_line(result_set.environment, result_set.created), [table], notes))  # fmt: skip
-    if files.timeline is not None:
-        from gpubench.report import timeline
-
-        timeline.show(result_set.results, console, files.timeline or None)
-
-
-def _render_phases(console: Any, fresh: list[results.Result], wall_s: float) -> None:
-    from gpubench.report import phases
-
-    if fresh:
-        console.print(phases.phases_table(fresh))
-    console.print(phases.summary_line(phases.share(fresh, wall_s)), highlight=False)
-
-
-def _save_and_exit_code(err: Any, result_set: results.ResultSet, files: outputs.OutputPlan,
-                        interrupted: bool) -> int:  # fmt: skip
-    if files.json:
-        results.save_json(result_set, files.json)
-        if note := results.read_back_note(files.json):
-            say(err, note)
-    if files.csv:
-        results.save_csv(result_set, files.csv)
-    if files.history:
-        from gpubench.history import History
-
-        with History.open(files.history) as store:
-            run_id = store.append(result_set, label=files.label, source="gpubench run")
-        say(err, f"history: run {run_id} in {files.history}")
-    if files.files:
-        say(err, f"results: {', '.join(files.files)}")
-    if interrupted:
-        err.print(f"interrupted: kept {len(result_set.results)} finished result(s)")
-        return EXIT_INTERRUPTED
-    failures = result_set.failures
-    if failures:
-        err.print(f"[bold red]{len(failures)} of {len(result_set.results)} result(s) failed[/]")
-        return EXIT_FAILED_POINTS
-    return EXIT_OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpubench import api, config
+from gpubench import api, config, registry
 from gpubench.errors import ConfigError
 from gpubench.results import Result, ResultSet, Status, save_json
 
@@ -215,24 +215,24 @@ def test_compare_by_a_metric_only_the_files_carry_and_with_a_suite_threshold(tmp
 
 # -- ceilings: the stored record, or a run of the suite (session stood in for) ---------------------
 class _Session:
-    """Stands in for gpubench.session: probe_environment and execute, recorded."""
+    """Stands in for gpubench.session: probe_environment and measure, recorded."""
 
-    def __init__(self, code: int, uuid: str | None = "GPU-test-1", write: bool = True):
-        self.code, self.uuid, self.write, self.calls = code, uuid, write, []
+    def __init__(self, uuid: str | None = "GPU-test-1", interrupted: bool = False):
+        self.uuid, self.interrupted, self.calls = uuid, interrupted, []
 
     def probe_environment(self, suite, device):
         self.calls.append(("probe", suite, device))
         return {"gpu_uuid": self.uuid}
 
-    def execute(self, spec, request, device, console, err):
+    def measure(self, spec, request, spread, note=None, progress=None):
+        from gpubench.session import SweepOutcome
         from tests.test_ceilings import ENVIRONMENT, MEASURED
 
-        self.calls.append(("execute", spec.suite, spec.source, request.json, device, console, err))
-        if self.write:
-            environment = {**ENVIRONMENT, "gpu_uuid": self.uuid}
-            save_json(ResultSet(suite="ceilings", environment=environment, spec={},
-                                results=MEASURED, created="2026-11-24T10:00:00"), request.json)  # fmt: skip
-        return self.code
+        self.calls.append(("measure", spec.suite, spec.source, request, spread.device, note))
+        environment = {**ENVIRONMENT, "gpu_uuid": self.uuid}
+        measured = ResultSet(suite="ceilings", environment=environment, spec={},
+                             results=MEASURED, created="2026-11-24T10:00:00")  # fmt: skip
+        return SweepOutcome(None, measured, None, MEASURED, self.interrupted, 1.0)
 
 
 @pytest.fixture
@@ -243,7 +243,7 @@ def stand_in_session(tmp_path, monkeypatch):
 
     def install(fake: _Session) -> _Session:
         monkeypatch.setattr(session, "probe_environment", fake.probe_environment)
-        monkeypatch.setattr(session, "execute", fake.execute)
+        monkeypatch.setattr(session, "measure", fake.measure)
         return fake
 
     return install
@@ -251,22 +251,18 @@ def stand_in_session(tmp_path, monkeypatch):
 
 def test_ceilings_measures_stores_and_then_reads_the_stored_record(stand_in_session, tmp_path):
     from gpubench import ceilings as store
+    from gpubench.outputs import OutputRequest
 
-    fake = stand_in_session(_Session(code=3))
-    outcome = api.ceilings(2, remeasure=False, console="OUT", err="ERR")
-    assert [c[0] for c in fake.calls] == ["probe", "execute"]
+    fake = stand_in_session(_Session())
+    notes = []
+    outcome = api.ceilings(2, remeasure=False, note=notes.append)
+    assert [c[0] for c in fake.calls] == ["probe", "measure"]
     assert fake.calls[0] == ("probe", "ceilings", 2)
-    _, suite, source, json_path, device, console, err = fake.calls[1]
-    assert (suite, source, device, console, err) == (
-        "ceilings",
-        "gpubench ceilings",
-        2,
-        "OUT",
-        "ERR",
-    )
-    assert json_path.endswith("ceilings.json")
+    _, suite, source, request, device, note = fake.calls[1]
+    assert (suite, source, device, note) == ("ceilings", "gpubench ceilings", 2, notes.append)
+    assert request == OutputRequest()  # no log, no files: the record is the store's
     stored = tmp_path / "cache" / "ceilings" / "GPU-test-1.json"
-    assert outcome.exit_code == 3 and outcome.measured_earlier is False
+    assert outcome.sweep.result_set.suite == "ceilings" and outcome.measured_earlier is False
     assert outcome.stored_in == str(stored) and stored.is_file()
     assert outcome.record.measured["dram_read_gbps"] == 3100.0
     assert (
@@ -276,30 +272,28 @@ def test_ceilings_measures_stores_and_then_reads_the_stored_record(stand_in_sess
     assert store.load_for("GPU-test-1").measured == outcome.record.measured
 
     fake.calls.clear()
-    again = api.ceilings(2, remeasure=False, console="OUT", err="ERR")
+    again = api.ceilings(2, remeasure=False)
     assert [c[0] for c in fake.calls] == ["probe"]  # read back, not measured
-    assert again.measured_earlier is True and again.exit_code == 0 and again.stored_in is None
+    assert again.measured_earlier is True and again.sweep is None and again.stored_in is None
     assert again.record.measured == outcome.record.measured
 
     fake.calls.clear()
-    fresh = api.ceilings(0, remeasure=True, console="OUT", err="ERR")
-    assert [c[0] for c in fake.calls] == ["execute"]  # --remeasure does not even look
+    fresh = api.ceilings(0, remeasure=True)
+    assert [c[0] for c in fake.calls] == ["measure"]  # --remeasure does not even look
     assert fresh.measured_earlier is False and fresh.stored_in == str(stored)
 
 
-def test_ceilings_without_a_results_file_or_interrupted_returns_the_exit_code(stand_in_session):
-    from gpubench.errors import EXIT_INTERRUPTED
-
-    stand_in_session(_Session(code=4, write=False))
-    assert api.ceilings(0, remeasure=False, console=None, err=None) == 4
-    stand_in_session(_Session(code=EXIT_INTERRUPTED, write=True))
-    assert api.ceilings(0, remeasure=False, console=None, err=None) == EXIT_INTERRUPTED
+def test_interrupted_ceilings_leave_no_record(stand_in_session, tmp_path):
+    stand_in_session(_Session(interrupted=True))
+    outcome = api.ceilings(0, remeasure=False)
+    assert outcome.record is None and outcome.sweep.interrupted
+    assert not (tmp_path / "cache" / "ceilings").exists()
 
 
 def test_ceilings_of_a_gpu_without_a_uuid_are_not_stored(stand_in_session, tmp_path):
-    stand_in_session(_Session(code=0, uuid=None))
-    outcome = api.ceilings(0, remeasure=False, console=None, err=None)
-    assert outcome.stored_in is None and outcome.exit_code == 0
+    stand_in_session(_Session(uuid=None))
+    outcome = api.ceilings(0, remeasure=False)
+    assert outcome.stored_in is None and not outcome.sweep.interrupted
     assert outcome.record.measured["fp32_gflops"] == 65000.0
     assert not (tmp_path / "cache" / "ceilings").exists()
 
@@ -426,3 +420,30 @@ def test_a_dry_run_axis_of_values_that_do_not_order_spans_the_first_and_last_poi
     plan = api.dry_run(spec)
     axes = {name: (count, low, high) for name, count, low, high in plan.axes}
     assert axes["label"] == (58, None, 7) and axes["size"] == (1, base["size"], base["size"])
+
+
+# -- run and sweep: the engine's outcome, returned ---------------------------------------------
+def test_run_and_sweep_return_the_engine_s_outcome_and_show_nothing(monkeypatch):
+    from gpubench import session
+    from gpubench.outputs import OutputRequest
+
+    calls = []
+
+    def measure(spec, request, spread, note, progress):
+        calls.append((spec, request, spread, note, progress))
+        return "OUTCOME"
+
+    monkeypatch.setattr(session, "measure", measure)
+    outcome = api.run("transpose", {"size": 64}, variants=["copy"], timing={"min_samples": 3})
+    assert outcome == "OUTCOME"
+    ((spec, request, spread, note, progress),) = calls
+    assert (spec.suite, spec.variants, spec.source) == ("transpose", ("copy",), "api.run")
+    bench = registry.get("transpose")
+    assert spec.timing.min_samples == 3 and [p["size"] for p in spec.points(bench)] == [64]
+    assert request == OutputRequest() and spread == session.Spread()
+    assert note is api.quiet and progress is None
+    calls.clear()
+    notes = []
+    api.sweep(spec, OutputRequest(jsonl="log.jsonl"), session.Spread(device=1), notes.append)
+    ((_, request, spread, note, _),) = calls
+    assert request.jsonl == "log.jsonl" and spread.device == 1 and note == notes.append

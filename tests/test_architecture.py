@@ -86,3 +86,33 @@ def test_no_function_is_longer_than_60_lines():
                 if lines > 60:
                     long.append(f"{path.relative_to(PACKAGE)}:{node.name} ({lines})")
     assert not long, long
+
+
+# The layers that show things (and the library facade above the engine, and the entry point);
+# every other module is the engine, which measures and returns data.
+SHOWING = ("cli", "report")
+ABOVE_THE_ENGINE = ("api.py", "__main__.py")
+
+
+def _imported_modules(tree: ast.AST) -> set[str]:
+    found = set()
+    for node in ast.walk(tree):  # imports inside functions count too
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def test_the_engine_imports_nothing_that_shows_things():
+    offending = []
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE)
+        if relative.parts[0] in SHOWING or str(relative) in ABOVE_THE_ENGINE:
+            continue
+        for module in _imported_modules(ast.parse(path.read_text())):
+            layer = module.split(".")[1] if module.startswith("gpubench.") else None
+            if layer in SHOWING:
+                offending.append(f"{relative}: {module}")
+    assert not offending, offending

@@ -19,6 +19,13 @@ HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context",
           '"Metric Value"')  # fmt: skip
 
 
+def _notes(console):
+    """profile_results' notes, printed as the CLI prints them (plain text, never markup)."""
+    from gpubench.report.plain import say
+
+    return lambda text: say(console, text)
+
+
 def row(launch: int, kernel: str, name: str, unit: str, value: str) -> str:
     return (
         f'"{launch}","1","python3","host","{kernel}","1","7","(256, 1, 1)","(4, 1, 1)",'
@@ -92,7 +99,7 @@ def test_without_ncu_one_line_and_results_unchanged(monkeypatch):
     monkeypatch.setattr(profiling.shutil, "which", lambda name: None)
     err = Console(file=io.StringIO(), width=200)
     result = Result("transpose", "padded", {"size": 256}, Status.OK, metrics={"gbps": 1.0})
-    profiling.profile_results({"suite": "transpose"}, [result], {"padded"}, 0, err)
+    profiling.profile_results({"suite": "transpose"}, [result], {"padded"}, 0, _notes(err))
     assert err.file.getvalue().strip().splitlines() == [
         "--profile: ncu (Nsight Compute) is not on PATH; results have no profiler metrics"
     ]
@@ -113,7 +120,7 @@ def test_a_failed_profile_is_one_line_per_variant(monkeypatch):
     results.append(Result("transpose", "copy", {"size": 256}, Status.INCORRECT))
     results.append(Result("transpose", "memcpy", {"size": 256}, Status.OK))  # launched nothing
     kernels = {"naive", "padded", "copy", "memcpy"}
-    profiling.profile_results({"suite": "transpose"}, results, kernels, 0, err)
+    profiling.profile_results({"suite": "transpose"}, results, kernels, 0, _notes(err))
     lines = err.file.getvalue().strip().splitlines()
     assert len(lines) == 2 and all("no permission" in line for line in lines)
 
@@ -223,8 +230,8 @@ def test_each_profiled_result_gets_its_own_counters_and_the_others_none(monkeypa
                Result("transpose", "naive", {"size": 4}, Status.OK, kernel_attributes=launched),
                Result("transpose", "padded", {"size": 5}, Status.UNSTABLE, kernel_attributes=launched)]  # fmt: skip
     err = Console(file=io.StringIO(), width=200)
-    profiling.profile_results({"suite": "transpose"}, results, {"copy", "memcpy", "naive", "padded"},
-                              2, err)  # fmt: skip
+    kernels = {"copy", "memcpy", "naive", "padded"}
+    profiling.profile_results({"suite": "transpose"}, results, kernels, 2, _notes(err))
     assert calls == [("/usr/bin/ncu", "transpose", {"size": 4}, "naive", 2),
                      ("/usr/bin/ncu", "transpose", {"size": 5}, "padded", 2)]  # fmt: skip
     assert [r.metrics for r in results] == [{}, {}, {}, {"dram_bytes": 4.0}, {"dram_bytes": 5.0}]
@@ -240,7 +247,7 @@ def test_a_failed_profile_line_names_the_variant_point_and_reason(monkeypatch):
     monkeypatch.setattr(profiling, "profile_one", fail)
     err = Console(file=io.StringIO(), width=300, force_terminal=True)
     result = Result("transpose", "naive", {"size": 256}, Status.OK, kernel_attributes={"r": 1})
-    profiling.profile_results({"suite": "transpose"}, [result], {"naive"}, 0, err)
+    profiling.profile_results({"suite": "transpose"}, [result], {"naive"}, 0, _notes(err))
     assert err.file.getvalue().splitlines() == [
         "--profile: naive at {'size': 256}: ncu gave no counters (exit 1): [bold]no[/bold] "
         "permission"]  # fmt: skip

@@ -9,7 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from gpubench import config, kernels, outputs, registry, session
+from gpubench.cli import outcome
 from gpubench.errors import ConfigError
+from gpubench.report import markdown
 from tests.test_kernel_suite import SCALE, write
 
 
@@ -164,7 +166,7 @@ def _execute(tmp_path, monkeypatch, yaml_text, runner, spread=None, device=0, te
         "color_system": None}  # fmt: skip
     console = Console(file=out, width=250, **colour)
     errors = Console(file=err, width=250, **colour)
-    code = session.execute(spec, outputs.OutputRequest(**request), device, console, errors, spread)
+    code = outcome.execute(spec, outputs.OutputRequest(**request), device, console, errors, spread)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -301,24 +303,18 @@ def test_the_device_line_names_what_it_knows_and_marks_what_it_does_not():
     full = {"device": {"name": "H100", "arch": "sm_90", "sm_count": 132},
             "driver_version": "580.1", "cuda_driver_api_version": "13.0",
             "gpubench_version": "0.1.0"}  # fmt: skip
-    assert session.device_line(full, "2026-11-24T10:00:00+00:00") == (
+    assert markdown.device_line(full, "2026-11-24T10:00:00+00:00") == (
         "H100 (sm_90, 132 SMs) · driver 580.1 · CUDA 13.0 · gpubench 0.1.0 · 2026-11-24"
     )
-    assert session.device_line({}) == "unknown GPU (?, ? SMs)"
+    assert markdown.device_line({}) == "unknown GPU (?, ? SMs)"
 
 
 def _announced(environment, already=0):
-    import io
-
-    from rich.console import Console
-
-    err = io.StringIO()
     spec = config.spec_from_mapping({"suite": "transpose", "params": {"size": [64, 96]},
                                      "variants": ["copy", "naive", "padded"]}, "s.yaml")  # fmt: skip
     files = outputs.OutputPlan(None, None, "r.jsonl" if already else None, bool(already), False,
                                False, None)  # fmt: skip
-    session._announce(Console(file=err, width=300), environment, [{}, {}], spec, files, already)
-    return err.getvalue().rstrip("\n")
+    return session._announcement(environment, [{}, {}], spec, files, already)
 
 
 def test_the_announcement_names_the_gpus_their_models_and_a_resumption():
@@ -440,9 +436,11 @@ def test_execute_on_the_device_given_with_an_empty_shard_refused_and_a_failed_st
 
 
 def test_execute_verbose_after_a_resume_times_only_the_fresh_results(tmp_path, monkeypatch):
+    from gpubench.report import phases
+
     shown = []
-    monkeypatch.setattr(session, "_render_phases",
-                        lambda console, fresh, wall_s: shown.append((fresh, wall_s)))  # fmt: skip
+    monkeypatch.setattr(phases, "share", lambda fresh, wall_s: shown.append((fresh, wall_s)) or {})
+    monkeypatch.setattr(phases, "summary_line", lambda share: "summary")
     log = str(tmp_path / "r.jsonl")
     _execute(tmp_path, monkeypatch, SWEEP, InProcess(interrupt_after=2), jsonl=log)
     _execute(tmp_path, monkeypatch, SWEEP, InProcess(), resume=log, verbose=True)
@@ -477,8 +475,8 @@ def test_execute_profiles_on_the_device_given_and_draws_the_timeline_file_asked_
     monkeypatch.setattr(timeline, "show", lambda *args: shown.append(args))
     _execute(tmp_path, monkeypatch, SWEEP, InProcess(), device=2, profile=True,
              timeline=str(tmp_path / "t.png"))  # fmt: skip
-    ((_, _, _, device, err),) = profiled
-    assert device == 2 and isinstance(err, Console)
+    ((_, _, _, device, note),) = profiled
+    assert device == 2 and callable(note)  # the CLI's: a line on the error console
     ((_, console, path),) = shown
     assert isinstance(console, Console) and path == str(tmp_path / "t.png")
 
@@ -502,11 +500,11 @@ def test_execute_on_a_cluster_needs_no_pycuda_here_but_on_this_host_it_does(tmp_
 
 
 def stderr_is_a_terminal(monkeypatch, answer: bool) -> None:
-    """What session sees of sys.stderr: a terminal (the progress bar's condition) or not."""
+    """What the CLI sees of sys.stderr: a terminal (the progress bar's condition) or not."""
     from types import SimpleNamespace
 
-    monkeypatch.setattr(session, "sys",
-                        SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: answer)))  # fmt: skip
+    terminal = SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: answer))
+    monkeypatch.setattr(outcome, "sys", terminal)
 
 
 def test_on_a_terminal_the_bar_follows_the_sweep_and_the_lines_are_not_highlighted(
@@ -564,7 +562,9 @@ def test_the_table_shows_the_suite_s_resources_and_metrics(tmp_path, monkeypatch
     from tests.fakes import ScaleSuite
 
     drawn = []
-    monkeypatch.setattr(session, "results_table", lambda results, **kw: drawn.append(kw) or "T")
+    from gpubench.report import table
+
+    monkeypatch.setattr(table, "results_table", lambda results, **kw: drawn.append(kw) or "T")
     monkeypatch.setattr(ScaleSuite, "show_resources", "SHOW", raising=False)
     monkeypatch.setattr(ScaleSuite, "metrics", ("M",), raising=False)
     _execute(tmp_path, monkeypatch, SWEEP, InProcess())

@@ -32,8 +32,10 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
       gpubench ceilings
       gpubench ceilings --remeasure --json results/ceilings.json
     """
-    from gpubench import api, session
+    from gpubench import api
     from gpubench import ceilings as store
+    from gpubench.cli.outcome import exit_code, show
+    from gpubench.errors import EXIT_OK
     from gpubench.outputs import check_writable
     from gpubench.report.plain import say
     from gpubench.report.tables import ceilings_table
@@ -44,9 +46,13 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
             check_writable(path, option)
     ctx = click.get_current_context()
     err = err_console()
-    found = api.ceilings(device, remeasure, console=out_console(), err=err)
-    if isinstance(found, int):  # the run ended without a record (interrupted)
-        ctx.exit(found)
+    found = api.ceilings(device, remeasure, note=lambda text: say(err, text))
+    code = EXIT_OK
+    if found.sweep is not None:  # measured now: its table and how it ended
+        show(found.sweep, out_console())
+        code = exit_code(found.sweep, err)
+    if found.record is None:  # the run ended without a record (interrupted)
+        ctx.exit(code)
     record = found.record
     if found.measured_earlier:
         say(
@@ -64,6 +70,6 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
         from gpubench.report import markdown
 
         markdown.write(markdown_path, markdown.document(
-            "gpubench ceilings", session.device_line(record.environment, record.measured_at),
+            "gpubench ceilings", markdown.device_line(record.environment, record.measured_at),
             [table]))  # fmt: skip
-    ctx.exit(found.exit_code)
+    ctx.exit(code)

@@ -54,10 +54,9 @@ def out_console() -> Any:
 
 
 def execute(spec: SweepSpec, request: Any, device: int, spread: Any = None) -> int:
-    from gpubench import session
+    from gpubench.cli.outcome import execute as measure_show_and_save
 
-    return session.execute(spec, request, device, console=out_console(), err=err_console(),
-                           spread=spread)  # fmt: skip
+    return measure_show_and_save(spec, request, device, out_console(), err_console(), spread)
 
 
 def check_device_index(device: int) -> None:

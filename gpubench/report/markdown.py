@@ -56,3 +56,22 @@ def write(path: str, text: str) -> None:
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(target)
+
+
+def device_line(environment: dict[str, Any], when: str | None = None) -> str:
+    """One line naming the GPU and the software, for reports."""
+    dev = environment.get("device") or {}
+    parts = [
+        f"{dev.get('name', 'unknown GPU')} ({dev.get('arch', '?')}, {dev.get('sm_count', '?')} SMs)"
+    ]
+    labels = (
+        ("driver_version", "driver"),
+        ("cuda_driver_api_version", "CUDA"),
+        ("gpubench_version", "gpubench"),
+    )
+    for key, label in labels:
+        if environment.get(key):
+            parts.append(f"{label} {environment[key]}")
+    if when:
+        parts.append(str(when)[:10])
+    return " · ".join(parts)

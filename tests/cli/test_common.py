@@ -206,15 +206,20 @@ def test_the_consoles_write_to_their_streams_at_pipe_width_when_not_a_terminal()
     assert (out.stderr, out.width, out.is_terminal) == (False, common.PIPE_WIDTH, False)
 
 
-def test_execute_hands_the_session_both_consoles(monkeypatch):
-    from gpubench import session
+def test_execute_hands_both_consoles_to_what_shows_the_outcome(monkeypatch):
+    from gpubench.cli import outcome
 
     seen = {}
-    monkeypatch.setattr(session, "execute", lambda *args, **kwargs: seen.update(
-        args=args, **kwargs) or 3)  # fmt: skip
+
+    def execute(*args):
+        seen["args"] = args
+        return 3
+
+    monkeypatch.setattr(outcome, "execute", execute)
     assert common.execute("spec", "request", 2, spread="spread") == 3
-    assert seen["args"] == ("spec", "request", 2) and seen["spread"] == "spread"
-    assert (seen["console"].stderr, seen["err"].stderr) == (False, True)
+    spec, request, device, console, err, spread = seen["args"]
+    assert (spec, request, device, spread) == ("spec", "request", 2, "spread")
+    assert (console.stderr, err.stderr) == (False, True)
 
 
 def test_backend_names_the_option_it_came_from(monkeypatch):
