@@ -15,7 +15,11 @@ from gpubench.runner import Plan, Runner
 from gpubench.timing import TimingPolicy
 
 EXPLOITS = Path(__file__).resolve().parent / "exploits"
-QUICK = TimingPolicy(warmup=2, min_samples=10, max_samples=100, min_time_s=0.002, max_time_s=0.3)
+# Local, not shared (not tests.policies.QUICK): real kernels on a GPU, timed as the exploit
+# corpus times them (exploits/axpy_cheats.yaml: a 2 ms floor), with at most 100 samples.
+EXPLOIT_TIMING = TimingPolicy(
+    warmup=2, min_samples=10, max_samples=100, min_time_s=0.002, max_time_s=0.3
+)
 FLAGGED = (Status.INCORRECT, Status.IMPLAUSIBLE)
 HONEST = (Status.OK, Status.UNSTABLE)
 
@@ -38,7 +42,7 @@ MATMUL_CHEATS_AT = {"memo_by_values": (256, 1024)}
 def _policy(untrusted: bool) -> TimingPolicy:
     from dataclasses import replace
 
-    return replace(QUICK, untrusted=untrusted)
+    return replace(EXPLOIT_TIMING, untrusted=untrusted)
 
 
 def _assert_flagged(results, cheats_at, sizes, size_key="n"):
@@ -99,7 +103,7 @@ def test_gpu_a_patched_timer_is_below_the_launch_floor(gpu_backend):
     points = [bench.resolve({"n": 64})]
     try:
         (result,) = Runner(gpu_backend).run(
-            Plan(bench, points, ("patched_timer",), "patched_timer", QUICK)
+            Plan(bench, points, ("patched_timer",), "patched_timer", EXPLOIT_TIMING)
         )
     finally:
         type(bench).restore_the_timer()

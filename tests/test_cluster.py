@@ -111,12 +111,11 @@ def test_a_dask_worker_that_dies_costs_its_point_after_one_retry(tmp_path, fake_
 
     from gpubench import registry
     from gpubench.runner import Plan
-    from gpubench.timing import TimingPolicy
+    from tests.policies import CHECK_ONLY
 
     bench = registry.get(str(REPO / "tests/suites/scale.py"))
     points = [{**bench.defaults(), "n": n} for n in (1, 2, 3)]
-    policy = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
-    plan = Plan(bench, points, ("good",), "good", policy)
+    plan = Plan(bench, points, ("good",), "good", CHECK_ONLY)
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}), distributed.LocalCluster(
         n_workers=3, threads_per_worker=1, processes=True, dashboard_address=None,
         worker_class=distributed.Nanny,
@@ -148,13 +147,12 @@ def test_a_point_whose_dask_worker_died_once_is_run_again_and_noted(tmp_path, mo
 
     from gpubench import registry
     from gpubench.runner import Plan
-    from gpubench.timing import TimingPolicy
+    from tests.policies import CHECK_ONLY
 
     monkeypatch.setenv("GPUBENCH_TEST_DIED_ONCE", str(tmp_path / "died"))  # the workers inherit it
     bench = registry.get(str(REPO / "tests/suites/scale.py"))
     points = [{**bench.defaults(), "n": n} for n in (1, 2, 3)]
-    policy = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
-    plan = Plan(bench, points, ("good", "fast"), "good", policy)
+    plan = Plan(bench, points, ("good", "fast"), "good", CHECK_ONLY)
     # One task at a time per worker, so that a death catches no queued point with it.
     settings = {"distributed.scheduler.allowed-failures": 1,
                 "distributed.scheduler.worker-saturation": 1.0}  # fmt: skip

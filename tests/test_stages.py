@@ -3,6 +3,7 @@ end to end on the fake backend)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from types import SimpleNamespace
@@ -18,6 +19,7 @@ from gpubench.runner import Plan, Runner
 from gpubench.timing import Measurement, TimingPolicy
 from gpubench.verify import Verification
 from tests.fakes import FakeBackend, ScaleSuite
+from tests.policies import QUICK
 
 DEVICE = SimpleNamespace(peak_bandwidth_gbps=2000.0, peak_fp32_gflops=50000.0)
 
@@ -78,9 +80,6 @@ def test_missing_bytes_counts_only_the_placements_not_yet_made_on_their_side():
     placements.made[("b", "device")] = (None, None)  # made elsewhere: b is still wanted pinned
     assert placements.missing_bytes(wanted) == (0, 29)
     assert placements.missing_bytes({}) == (0, 0)
-
-
-QUICK = TimingPolicy(warmup=1, min_samples=3, max_samples=5, min_time_s=0, max_time_s=1)
 
 
 def host_variant(monkeypatch, host_run=None, reference=None):
@@ -354,15 +353,18 @@ def test_a_host_variant_reports_the_cgma_its_case_declares(monkeypatch):
 
 
 # -- kernels that game the harness, on the CPU stand-in ---------------------------------------
+# Local, not shared: more runs than QUICK, as some cheats show only across timed runs (a memo
+# of an earlier run's inputs); the two cheat runs below use it.
+CHEAT_TIMING = TimingPolicy(warmup=2, min_samples=8, max_samples=40, min_time_s=0, max_time_s=5)
+
+
 def cheat_run(variants, untrusted=False, n=1000, policy=None):
     from tests.fakes import CheatingScaleSuite
 
     bench = CheatingScaleSuite()
     backend = FakeBackend()
     points = [bench.resolve({**bench.defaults(), "n": n})]
-    policy = policy or TimingPolicy(
-        warmup=2, min_samples=8, max_samples=40, min_time_s=0, max_time_s=5, untrusted=untrusted
-    )
+    policy = policy or dataclasses.replace(CHEAT_TIMING, untrusted=untrusted)
     results = Runner(backend).run(Plan(bench, points, tuple(variants), "good", policy))
     return {r.variant: r for r in results}, backend
 
@@ -494,7 +496,7 @@ def _problem_run(declares_shapes):
     points = [bench.resolve({**bench.defaults(), "n": 1000, "block": b}) for b in (128, 256)]
     points.append(bench.resolve({**bench.defaults(), "n": 999, "block": 128}))  # a new problem
     variants = ("good", "skips_filled", "memo_by_address", "even_launches")
-    policy = TimingPolicy(warmup=2, min_samples=8, max_samples=40, min_time_s=0, max_time_s=5)
+    policy = CHEAT_TIMING
     backend = FakeBackend()
     results = Runner(backend).run(Plan(bench, points, variants, "good", policy))
     by = {(r.variant, r.point["block"], r.point["n"]): r for r in results}

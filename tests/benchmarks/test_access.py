@@ -11,12 +11,11 @@ from gpubench.benchmarks import access
 from gpubench.benchmarks.access import sectors_per_request
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
-from gpubench.timing import TimingPolicy
 from tests.benchmarks import whole_launches
 from tests.fakes import FAKE_DEVICE
+from tests.policies import CHECK_ONLY
 
 bench = registry.get("access")
-CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
 
 
 def point(**values):

@@ -11,11 +11,10 @@ import pytest
 from gpubench import registry
 from gpubench.benchmarks.banks import conflict_ways, word_index
 from gpubench.runner import Plan, Runner
-from gpubench.timing import TimingPolicy
 from tests.fakes import FAKE_DEVICE
+from tests.policies import CHECK_ONLY
 
 bench = registry.get("banks")
-CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
 
 
 def test_the_model_is_the_gcd_law_for_4_byte_words():

@@ -9,11 +9,10 @@ import pytest
 from gpubench import registry
 from gpubench.benchmarks.divergence import SIDE_A, SIDE_B, branch_efficiency
 from gpubench.runner import Plan, Runner
-from gpubench.timing import TimingPolicy
 from tests.fakes import FAKE_DEVICE
+from tests.policies import CHECK_ONLY
 
 bench = registry.get("divergence")
-CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
 
 
 def test_branch_efficiency_of_each_split():

@@ -12,13 +12,12 @@ from gpubench import metrics, registry
 from gpubench.benchmark import Tolerance
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
-from gpubench.timing import TimingPolicy
 from tests.benchmarks import assert_each_set_gets_its_own_product, whole_launches
 from tests.fakes import FAKE_DEVICE
+from tests.policies import CHECK_ONLY
 
 bench = registry.get("matmul")
 H100_LIKE = replace(FAKE_DEVICE, sm_count=132, max_threads_per_sm=2048, shared_per_sm_bytes=233472)
-CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
 
 
 def point(**values):

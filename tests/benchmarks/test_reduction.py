@@ -13,15 +13,14 @@ from gpubench import registry
 from gpubench.benchmark import Launch
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
-from gpubench.timing import TimingPolicy
 from tests.benchmarks import whole_launches
 from tests.fakes import FAKE_DEVICE
+from tests.policies import CHECK_ONLY
 
 bench = registry.get("reduction")
 H100_LIKE = replace(FAKE_DEVICE, sm_count=132, max_threads_per_sm=2048)
 KERNEL_VARIANTS = [v.name for v in bench.variants if v.kind == "kernel"]
 AWKWARD_N = [1, 2, 31, 33, 1000003, 2**24 + 1]
-CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
 
 
 def point(**values):

@@ -16,13 +16,12 @@ from gpubench.errors import ConfigError, PointError
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
 from gpubench.steps import Repeat, RunRecord
-from gpubench.timing import TimingPolicy
 from tests.fakes import FAKE_DEVICE
+from tests.policies import CHECK_ONLY
 
 bench = registry.get("sssp")
 H100_LIKE = replace(FAKE_DEVICE, sm_count=132, max_threads_per_sm=2048)
 INF = np.iinfo(np.int32).max
-CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
 GPU_VARIANTS = tuple(v.name for v in bench.variants if v.kind == "kernel")
 
 # 1-based DIMACS arcs: a lighter parallel arc, a self-loop, a zero-weight arc, and vertex 7

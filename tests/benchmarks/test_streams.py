@@ -7,11 +7,10 @@ from gpubench import registry
 from gpubench.benchmark import Copy, Launch, Tolerance, Work
 from gpubench.results import Result, Status
 from gpubench.runner import Plan, Runner
-from gpubench.timing import TimingPolicy
 from tests.fakes import FAKE_DEVICE
+from tests.policies import CHECK_ONLY, THREE_SAMPLES
 
 bench = registry.get("streams")
-QUICK = TimingPolicy(warmup=0, min_samples=3, max_samples=3, min_time_s=0)
 
 
 def result(variant: str, median: float) -> Result:
@@ -74,7 +73,7 @@ def test_every_variant_checks_on_the_fake_backend():
     try:
         points = [bench.resolve({**bench.defaults(), "size": 5, "matrices": 3, "streams": 2})]
         results = Runner(FakeBackend()).run(
-            Plan(bench, points, bench.variant_names, bench.baseline, QUICK)
+            Plan(bench, points, bench.variant_names, bench.baseline, THREE_SAMPLES)
         )
     finally:
         del KERNELS["tiled"]
@@ -120,8 +119,7 @@ def test_every_variant_checks_every_product(gpu_backend):
     points = [bench.resolve({**bench.defaults(), "size": s, "matrices": m, "streams": k,
                              "bands": b})
               for s, m, k, b in ((33, 3, 2, 4), (65, 5, 4, 3), (1, 1, 1, 4), (97, 2, 2, 97))]  # fmt: skip
-    policy = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
-    plan = Plan(bench, points, bench.variant_names, bench.baseline, policy, timeline=True)
+    plan = Plan(bench, points, bench.variant_names, bench.baseline, CHECK_ONLY, timeline=True)
     results = Runner(gpu_backend).run(plan)
     assert all(r.status.is_measured for r in results), [(r.variant, r.reason) for r in results]
     overlapped = [r for r in results if r.variant == "streams" and r.point["streams"] == 4]

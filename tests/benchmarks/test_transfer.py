@@ -10,12 +10,10 @@ from gpubench import registry
 from gpubench.benchmark import Copy, Work
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
-from gpubench.timing import TimingPolicy
 from tests.fakes import FAKE_DEVICE, FakeBackend
+from tests.policies import CHECK_ONLY, THREE_SAMPLES
 
 bench = registry.get("transfer")
-CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
-QUICK = TimingPolicy(warmup=0, min_samples=3, max_samples=3, min_time_s=0)
 WHERE = {
     "h2d_pageable": ("pageable", "device"),
     "h2d_pinned": ("pinned", "device"),
@@ -41,7 +39,7 @@ def test_each_variant_is_one_copy_between_buffers_where_it_says():
 def test_every_copy_checks_on_the_fake_backend():
     points = [bench.resolve({"bytes": n}) for n in (1, 3, 4097)]
     results = Runner(FakeBackend()).run(
-        Plan(bench, points, bench.variant_names, bench.baseline, QUICK)
+        Plan(bench, points, bench.variant_names, bench.baseline, THREE_SAMPLES)
     )
     assert [r.status for r in results] == [Status.OK] * 15
     assert all(r.work["bytes_moved"] in (r.point["bytes"], 2 * r.point["bytes"]) for r in results)

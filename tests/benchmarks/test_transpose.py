@@ -9,12 +9,11 @@ from gpubench import registry
 from gpubench.benchmark import Tolerance, Work
 from gpubench.results import Status
 from gpubench.runner import Plan, Runner
-from gpubench.timing import TimingPolicy
 from tests.benchmarks import whole_launches
 from tests.fakes import FAKE_DEVICE
+from tests.policies import CHECK_ONLY
 
 bench = registry.get("transpose")
-CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
 
 
 def point(**values):

@@ -8,11 +8,10 @@ import pytest
 
 from gpubench import registry
 from gpubench.runner import Plan, Runner
-from gpubench.timing import TimingPolicy
 from tests.fakes import FAKE_DEVICE
+from tests.policies import CHECK_ONLY
 
 bench = registry.get("unroll")
-CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
 
 
 def test_reference_matches_a_scalar_loop_and_every_variant_computes_it():
