@@ -84,8 +84,13 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
     json_path = request.json or spec.outputs.json
     csv_path = request.csv or spec.outputs.csv
     timeline_png = request.timeline or None
-    named = {"--jsonl": log, "--json": json_path, "--csv": csv_path, "--timeline": timeline_png,
-             "--markdown": request.markdown}  # fmt: skip
+    named = {
+        "--jsonl": log,
+        "--json": json_path,
+        "--csv": csv_path,
+        "--timeline": timeline_png,
+        "--markdown": request.markdown,
+    }
     for option, path in named.items():
         if path:
             check_writable(path, option)

@@ -182,8 +182,15 @@ class Runner:
         threads = audit.live_threads()
 
         def emit(variant: str, status: Status, reason: str = "", **extra: Any) -> None:
-            result = Result(suite=plan.bench.name, variant=variant, point=dict(point),
-                            status=status, reason=reason, baseline=plan.baseline, **extra)  # fmt: skip
+            result = Result(
+                suite=plan.bench.name,
+                variant=variant,
+                point=dict(point),
+                status=status,
+                reason=reason,
+                baseline=plan.baseline,
+                **extra,
+            )
             result.phases.setdefault("point", clock.snapshot())
             out.append(result)
             if on_result:
@@ -210,8 +217,12 @@ class Runner:
                 stages = VariantRun(plan, state, variant, module, self.backend)
                 outcome = _flag_threads_left(_guarded(stages), threads)
                 threads = audit.live_threads()  # one variant's threads are not the next's
-                emit(variant, seed=state.seed, phases={"point": clock.snapshot(),
-                     "variant": stages.clock.snapshot()}, **outcome)  # fmt: skip
+                emit(
+                    variant,
+                    seed=state.seed,
+                    phases={"point": clock.snapshot(), "variant": stages.clock.snapshot()},
+                    **outcome,
+                )
                 if outcome["status"] is Status.CRASHED:
                     crashed = True
                     break  # the context is gone: nothing else can run in this process
@@ -258,8 +269,9 @@ class Runner:
         self._last = None
         return dataclasses.replace(last, point=dict(point))
 
-    def _point_state(self, plan: Plan, point: Point,
-                     clock: PhaseClock) -> PointState | tuple[Status, str]:  # fmt: skip
+    def _point_state(
+        self, plan: Plan, point: Point, clock: PhaseClock
+    ) -> PointState | tuple[Status, str]:
         """The point's inputs (its problem's, where the point before posed it), or why there
         are none: (status, reason)."""
         shared = self._shared_problem(plan, point)
@@ -323,8 +335,7 @@ def _guarded(stages: VariantRun) -> dict[str, Any]:
         # What the preflight could not foresee.
         return {"status": Status.SKIPPED, "reason": f"out of memory: {exc}"}
     except PointError as exc:
-        return {"status": Status.LAUNCH_FAILED,
-                "reason": f"the suite cannot run this point: {exc}"}  # fmt: skip
+        return {"status": Status.LAUNCH_FAILED, "reason": f"the suite cannot run this point: {exc}"}
 
 
 def finish_point(plan: Plan, results: list[Result]) -> None:

@@ -141,32 +141,53 @@ class Ceilings(Benchmark):
             return Launch(kernel, (grid, 1, 1), (block, 1, 1), args)
 
         if variant == "dram_read":
-            return Case([launch("dram_read", (BufferRef("data"), n4, BufferRef("total")))],
-                        outputs=total, work=Work(point["dram_bytes"]))  # fmt: skip
+            return Case(
+                [launch("dram_read", (BufferRef("data"), n4, BufferRef("total")))],
+                outputs=total,
+                work=Work(point["dram_bytes"]),
+            )
         if variant == "dram_write":
-            return Case([launch("dram_write", (BufferRef("out"), n4))], outputs={"out": words},
-                        work=Work(point["dram_bytes"]))  # fmt: skip
+            return Case(
+                [launch("dram_write", (BufferRef("out"), n4))],
+                outputs={"out": words},
+                work=Work(point["dram_bytes"]),
+            )
         if variant == "dram_copy":
-            return Case([launch("dram_copy", (BufferRef("out"), BufferRef("data"), n4))],
-                        outputs={"out": words}, work=Work(2 * point["dram_bytes"]))  # fmt: skip
+            return Case(
+                [launch("dram_copy", (BufferRef("out"), BufferRef("data"), n4))],
+                outputs={"out": words},
+                work=Work(2 * point["dram_bytes"]),
+            )
         if variant == "l2_read":
-            args = (BufferRef("data"), np.uint64(point["l2_bytes"] // 16),
-                    np.uint32(point["l2_passes"]), BufferRef("total"))  # fmt: skip
-            return Case([launch("l2_read", args)], outputs=total,
-                        work=Work(point["l2_bytes"] * point["l2_passes"], level="l2"))  # fmt: skip
+            args = (
+                BufferRef("data"),
+                np.uint64(point["l2_bytes"] // 16),
+                np.uint32(point["l2_passes"]),
+                BufferRef("total"),
+            )
+            return Case(
+                [launch("l2_read", args)],
+                outputs=total,
+                work=Work(point["l2_bytes"] * point["l2_passes"], level="l2"),
+            )
         if variant == "shared_read":
             iterations = point["shared_iterations"]
             args = (BufferRef("data"), np.uint32(iterations), BufferRef("total"))
-            return Case([launch("shared_read", args)], outputs=total,
-                        work=Work(one_wave * block * iterations * 16, level="shared"))  # fmt: skip
+            return Case(
+                [launch("shared_read", args)],
+                outputs=total,
+                work=Work(one_wave * block * iterations * 16, level="shared"),
+            )
         threads = one_wave * point["waves"] * block
         grid = one_wave * point["waves"]
         if variant == "tensor_fp16":
             g = point["gemm_size"]
-            return Case([LibraryCall("cupy.matmul", _CupyHalfGemm(g))],
-                        outputs={"C": BufferSpec((g, g), np.dtype(np.float16))},
-                        work=Work(6 * g * g, flops=2 * g**3, precision="tensor"),
-                        tolerance=Tolerance())  # fmt: skip
+            return Case(
+                [LibraryCall("cupy.matmul", _CupyHalfGemm(g))],
+                outputs={"C": BufferSpec((g, g), np.dtype(np.float16))},
+                work=Work(6 * g * g, flops=2 * g**3, precision="tensor"),
+                tolerance=Tolerance(),
+            )
         kinds = {
             "fp32_fma": (np.float32, np.float32(FP32_STEP), point["fma_iterations"], 2),
             "fp64_fma": (np.float64, np.float64(FP64_STEP), point["fma_iterations"], 2),
@@ -175,15 +196,20 @@ class Ceilings(Benchmark):
         dtype, step, iterations, flops_per_fma = kinds[variant]
         one = dtype(1.0)
         args = (BufferRef("out"), one, step, np.uint32(iterations))
-        return Case([launch(variant, args, grid)],
-                    outputs={"out": BufferSpec((threads,), np.dtype(dtype))},
-                    work=Work(threads * np.dtype(dtype).itemsize,
-                              flops=flops_per_fma * CHAINS * iterations * threads,
-                              precision=variant.split("_")[0]),  # fp32, fp64, fp16
-                    tolerance=Tolerance())  # fmt: skip
+        return Case(
+            [launch(variant, args, grid)],
+            outputs={"out": BufferSpec((threads,), np.dtype(dtype))},
+            work=Work(
+                threads * np.dtype(dtype).itemsize,
+                flops=flops_per_fma * CHAINS * iterations * threads,
+                precision=variant.split("_")[0],
+            ),  # fp32, fp64, fp16
+            tolerance=Tolerance(),
+        )
 
-    def reference(self, computes: str, point: Point,
-                  inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:  # fmt: skip
+    def reference(
+        self, computes: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
         data = inputs["data"]
         if computes == "dram_read":
             return {"total": np.array([data.sum(dtype=np.uint64)])}
@@ -200,8 +226,11 @@ class Ceilings(Benchmark):
             block = point["block"]
             words = data[: 16 * block].sum(dtype=np.uint64)
             blocks = self._launch_shape(point)[0]
-            return {"total": np.array([words * np.uint64(point["shared_iterations"] // 4)
-                                       * np.uint64(blocks)])}  # fmt: skip
+            return {
+                "total": np.array(
+                    [words * np.uint64(point["shared_iterations"] // 4) * np.uint64(blocks)]
+                )
+            }
         if computes == "tensor_fp16":
             a, b = inputs["A"].astype(np.float32), inputs["B"].astype(np.float32)
             return {"C": a @ b}

@@ -48,8 +48,7 @@ DELTA_PER_MEAN_WEIGHT = 128
 
 GTEPS = Metric("gteps", "GTEPS", "GTEPS", "{:,.3f}")
 RELAXED = Metric("relaxed", "relaxed", "edges", "{:,.0f}", higher_is_better=False)
-RELAXED_PER_EDGE = Metric("relaxed_per_edge", "relax/edge", "", "{:,.2f}",
-                          higher_is_better=False)  # fmt: skip
+RELAXED_PER_EDGE = Metric("relaxed_per_edge", "relax/edge", "", "{:,.2f}", higher_is_better=False)
 PER_SOURCE = Metric("ms_per_source", "ms/source", "ms", "{:,.3f}", higher_is_better=False)
 
 EDGE_SWEEPS = ("edges", "edges_atomic")
@@ -158,12 +157,16 @@ class ShortestPaths(Benchmark):
 
     def validate_point(self, point: Point) -> str | None:
         if point["source"] >= 0 and point["sources"] > 1:
-            return (f"source {point['source']} and sources {point['sources']}: give one source "
-                    "or a number of random sources")  # fmt: skip
+            return (
+                f"source {point['source']} and sources {point['sources']}: give one source "
+                "or a number of random sources"
+            )
         graph = self.graph(point)  # a bad file is one ConfigError naming it and the line
         if point["source"] >= graph.vertices:
-            return (f"source {point['source']} is not a vertex of {graph.name} (0-based ids "
-                    f"below {graph.vertices:,})")  # fmt: skip
+            return (
+                f"source {point['source']} is not a vertex of {graph.name} (0-based ids "
+                f"below {graph.vertices:,})"
+            )
         return None
 
     def dry_run_notes(self, points: list[Point]) -> list[str]:
@@ -171,9 +174,11 @@ class ShortestPaths(Benchmark):
         for name, vertices in dict.fromkeys((p["graph"], p["vertices"]) for p in points):
             graph = graph_for(name, vertices)
             weighted = "with weights" if graph.weight is not None else "no weights"
-            notes.append(f"graph {graph.name}: {graph.vertices:,} vertices, {graph.arcs:,} "
-                         f"arcs (mean out-degree {graph.arcs / max(graph.vertices, 1):.2f}), "
-                         f"{weighted}")  # fmt: skip
+            notes.append(
+                f"graph {graph.name}: {graph.vertices:,} vertices, {graph.arcs:,} "
+                f"arcs (mean out-degree {graph.arcs / max(graph.vertices, 1):.2f}), "
+                f"{weighted}"
+            )
         return notes
 
     # -- inputs -------------------------------------------------------------------------------
@@ -195,8 +200,9 @@ class ShortestPaths(Benchmark):
             candidates = np.flatnonzero(np.diff(out_offsets) > 0)
             if candidates.size == 0:
                 candidates = np.arange(graph.vertices)
-            sources = rng.choice(candidates, size=point["sources"],
-                                 replace=candidates.size < point["sources"]).astype(np.int32)  # fmt: skip
+            sources = rng.choice(
+                candidates, size=point["sources"], replace=candidates.size < point["sources"]
+            ).astype(np.int32)
 
         def edge_array(values: np.ndarray) -> np.ndarray:
             # A graph without arcs still gets one (unread) element: no zero-byte buffers.
@@ -255,33 +261,90 @@ class ShortestPaths(Benchmark):
         for which in range(k):
             dist = BufferRef("dist", which * n * 4)
             stats = BufferRef("stats", which * STATS_ROW * 8)
-            steps.append(Launch("init_distances", grid(n), block, (dist, np.uint32(n),
-                         BufferRef("sources"), np.int32(which), stats), label=f"source {which}"))  # fmt: skip
+            steps.append(
+                Launch(
+                    "init_distances",
+                    grid(n),
+                    block,
+                    (dist, np.uint32(n), BufferRef("sources"), np.int32(which), stats),
+                    label=f"source {which}",
+                )
+            )
             if variant in EDGE_SWEEPS:
-                sweep = Launch(variant, grid(m), block, (BufferRef("coo_src"),
-                               BufferRef("coo_dst"), BufferRef("coo_weight"), np.uint32(m), dist,
-                               BufferRef("changed")))  # fmt: skip
+                sweep = Launch(
+                    variant,
+                    grid(m),
+                    block,
+                    (
+                        BufferRef("coo_src"),
+                        BufferRef("coo_dst"),
+                        BufferRef("coo_weight"),
+                        np.uint32(m),
+                        dist,
+                        BufferRef("changed"),
+                    ),
+                )
                 steps.append(Repeat((sweep,), flag="changed", max_iterations=n + 1))
             elif variant == "pull":
-                sweep = Launch("pull", grid(n), block, (BufferRef("in_offsets"),
-                               BufferRef("in_sources"), BufferRef("in_weights"), np.uint32(n),
-                               dist, BufferRef("changed")))  # fmt: skip
+                sweep = Launch(
+                    "pull",
+                    grid(n),
+                    block,
+                    (
+                        BufferRef("in_offsets"),
+                        BufferRef("in_sources"),
+                        BufferRef("in_weights"),
+                        np.uint32(n),
+                        dist,
+                        BufferRef("changed"),
+                    ),
+                )
                 steps.append(Repeat((sweep,), flag="changed", max_iterations=n + 1))
             elif variant in WORKLISTS:
-                steps.append(Launch("init_worklist", grid(n), block, (BufferRef("near_stamp"),
-                             BufferRef("far_stamp"), np.uint32(n), BufferRef("sources"),
-                             np.int32(which), BufferRef("near0"), BufferRef("counts"),
-                             BufferRef("barrier"))))  # fmt: skip
+                steps.append(
+                    Launch(
+                        "init_worklist",
+                        grid(n),
+                        block,
+                        (
+                            BufferRef("near_stamp"),
+                            BufferRef("far_stamp"),
+                            np.uint32(n),
+                            BufferRef("sources"),
+                            np.int32(which),
+                            BufferRef("near0"),
+                            BufferRef("counts"),
+                            BufferRef("barrier"),
+                        ),
+                    )
+                )
                 delta = INF if variant == "frontier" else self.delta(point, inputs)
                 local_rounds = point["local_rounds"] if variant == "near_far_local" else 0
-                steps.append(Launch("worklist_sssp", (device.sm_count, 1, 1),
-                             (PERSISTENT_THREADS, 1, 1), (BufferRef("slots"),
-                             BufferRef("extra_offsets"), BufferRef("extra_neighbours"),
-                             BufferRef("extra_weights"), dist,
-                             BufferRef("near0"), BufferRef("near1"), BufferRef("far0"),
-                             BufferRef("far1"), BufferRef("near_stamp"), BufferRef("far_stamp"),
-                             BufferRef("counts"), BufferRef("barrier"), np.int32(delta),
-                             np.int32(local_rounds), stats)))  # fmt: skip
+                steps.append(
+                    Launch(
+                        "worklist_sssp",
+                        (device.sm_count, 1, 1),
+                        (PERSISTENT_THREADS, 1, 1),
+                        (
+                            BufferRef("slots"),
+                            BufferRef("extra_offsets"),
+                            BufferRef("extra_neighbours"),
+                            BufferRef("extra_weights"),
+                            dist,
+                            BufferRef("near0"),
+                            BufferRef("near1"),
+                            BufferRef("far0"),
+                            BufferRef("far1"),
+                            BufferRef("near_stamp"),
+                            BufferRef("far_stamp"),
+                            BufferRef("counts"),
+                            BufferRef("barrier"),
+                            np.int32(delta),
+                            np.int32(local_rounds),
+                            stats,
+                        ),
+                    )
+                )
         if variant in (*EDGE_SWEEPS, "pull"):
             scratch["changed"] = BufferSpec((1,), np.dtype(np.int32))
         elif variant in WORKLISTS:
