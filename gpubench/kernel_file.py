@@ -107,6 +107,16 @@ MAX_SOURCE_BYTES = 8 * 2**20
 MACRO = IDENTIFIER
 
 INIT_FUNCTIONS = ("uniform", "normal", "integers", "zeros", "ones", "full", "arange")
+# (fewest, most) positional arguments of each init function.
+INIT_ARGUMENTS = {
+    "uniform": (0, 2),
+    "normal": (0, 2),
+    "integers": (1, 2),
+    "zeros": (0, 0),
+    "ones": (0, 0),
+    "full": (1, 1),
+    "arange": (0, 0),
+}
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 BLOCK_LIMITS = (1024, 1024, 64)
 
@@ -272,41 +282,42 @@ class _Parser:
                     f"`uint32 = n`, got {quote(text)}",
                     where,
                 )
-            text = " ".join(text.split())
-            array = ARRAY_ARG.match(text)
-            scalar = SCALAR_ARG.match(text)
-            if array:
-                if name in params:
-                    raise self.error(f"array {name!r} has the name of a parameter", where)
-                dims = self.dims(array["dims"], params, where)
-                out.append(Array(name, array["direction"], TYPES[array["type"]], dims))
-            elif scalar:
-                value = scalar["value"]
-                if value is None:
-                    if name not in params:
-                        raise self.error(
-                            f"scalar {name!r} has no value: write `{text} = EXPRESSION`, or "
-                            f"add a parameter {name!r}",
-                            where,
-                        )
-                    value = name
-                out.append(
-                    Scalar(name, TYPES[scalar["type"]], self.expression(value, params, where))
-                )
-            else:
-                first = text.split(" ", 1)[0]
-                if first in DIRECTIONS and "[" not in text:
-                    why = f"an array needs its dimensions: `{text}[n]`"
-                elif first in DIRECTIONS or "[" in text:
-                    why = "an array is `in|out|inout TYPE[dims]`"
-                else:
-                    why = "a scalar is `TYPE = expression`"
-                raise self.error(
-                    f"cannot read {quote(text)}: {why}; types: {', '.join(sorted(TYPES))}", where
-                )
+            out.append(self.arg(name, " ".join(text.split()), params, where))
         if not any(isinstance(a, Array) and a.direction != "in" for a in out):
             raise self.error("no output: declare at least one array `out` or `inout`", key)
         return tuple(out)
+
+    def arg(self, name: str, text: str, params: set[str], where: str) -> Array | Scalar:
+        """One declaration, `in float32[n]` or `uint32 = n` (a scalar parameter may leave out
+        its value: it is the parameter's)."""
+        array = ARRAY_ARG.match(text)
+        scalar = SCALAR_ARG.match(text)
+        if array:
+            if name in params:
+                raise self.error(f"array {name!r} has the name of a parameter", where)
+            dims = self.dims(array["dims"], params, where)
+            return Array(name, array["direction"], TYPES[array["type"]], dims)
+        if scalar:
+            value = scalar["value"]
+            if value is None:
+                if name not in params:
+                    raise self.error(
+                        f"scalar {name!r} has no value: write `{text} = EXPRESSION`, or "
+                        f"add a parameter {name!r}",
+                        where,
+                    )
+                value = name
+            return Scalar(name, TYPES[scalar["type"]], self.expression(value, params, where))
+        first = text.split(" ", 1)[0]
+        if first in DIRECTIONS and "[" not in text:
+            why = f"an array needs its dimensions: `{text}[n]`"
+        elif first in DIRECTIONS or "[" in text:
+            why = "an array is `in|out|inout TYPE[dims]`"
+        else:
+            why = "a scalar is `TYPE = expression`"
+        raise self.error(
+            f"cannot read {quote(text)}: {why}; types: {', '.join(sorted(TYPES))}", where
+        )
 
     def per_variant(
         self,
@@ -443,48 +454,41 @@ class _Parser:
                     "starts poisoned, so an element never written fails)",
                     where,
                 )
-            try:
-                body = ast.parse(str(text).strip(), mode="eval").body
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                body = None
-            function = (
-                body.func.id
-                if isinstance(body, ast.Call) and isinstance(body.func, ast.Name)
-                else None
-            )
-            if function not in INIT_FUNCTIONS or not isinstance(text, str):
-                raise self.error(
-                    f"expected one of {', '.join(f + '()' for f in INIT_FUNCTIONS)}"
-                    f", got {quote(text)}{_yaml_hint(text)}",
-                    where,
-                )
-            counts = {
-                "uniform": (0, 2),
-                "normal": (0, 2),
-                "integers": (1, 2),
-                "zeros": (0, 0),
-                "ones": (0, 0),
-                "full": (1, 1),
-                "arange": (0, 0),
-            }[function]
-            if body.keywords or not counts[0] <= len(body.args) <= counts[1]:
-                raise self.error(
-                    f"{function}() takes {counts[0]} to {counts[1]} positional "
-                    f"arguments, got {quote(text)}",
-                    where,
-                )
-            integer = np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_
-            if integer and function in ("uniform", "normal"):
-                raise self.error(
-                    f"{function}() makes floats; {name} is {array.dtype}: use integers(lo, hi)",
-                    where,
-                )
-            args = tuple(
-                self.expression(ast.get_source_segment(str(text).strip(), a), params, where)
-                for a in body.args
-            )
-            out[name] = Init(function, args, str(text))
+            out[name] = self.init_call(text, array, params, where)
         return out
+
+    def init_call(self, text: Any, array: Array, params: set[str], where: str) -> Init:
+        """One array's initial contents, a call such as `uniform(-1, 1)`."""
+        try:
+            body = ast.parse(str(text).strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            body = None
+        function = (
+            body.func.id if isinstance(body, ast.Call) and isinstance(body.func, ast.Name) else None
+        )
+        if function not in INIT_FUNCTIONS or not isinstance(text, str):
+            raise self.error(
+                f"expected one of {', '.join(f + '()' for f in INIT_FUNCTIONS)}"
+                f", got {quote(text)}{_yaml_hint(text)}",
+                where,
+            )
+        fewest, most = INIT_ARGUMENTS[function]
+        if body.keywords or not fewest <= len(body.args) <= most:
+            raise self.error(
+                f"{function}() takes {fewest} to {most} positional arguments, got {quote(text)}",
+                where,
+            )
+        integer = np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_
+        if integer and function in ("uniform", "normal"):
+            raise self.error(
+                f"{function}() makes floats; {array.name} is {array.dtype}: use integers(lo, hi)",
+                where,
+            )
+        args = tuple(
+            self.expression(ast.get_source_segment(str(text).strip(), a), params, where)
+            for a in body.args
+        )
+        return Init(function, args, str(text))
 
     def reference(self, raw: Any, kf: KernelFile) -> None:
         key = "kernel.reference"
@@ -719,17 +723,8 @@ def _declared_params(data: dict[str, Any], source: str) -> tuple[Param, ...]:
     return params
 
 
-def parse(data: dict[str, Any], source: str) -> KernelFile:
-    """A kernel file's `kernel:` and `params:` sections → KernelFile, every part checked."""
-    path = Path(source)
-    raw = data.get("kernel")
-    if not isinstance(raw, dict):
-        raise ConfigError(
-            f"expected a mapping with source, variants, args, grid, block, ...; got {quote(raw)}",
-            source=source,
-            key="kernel",
-        )
-    p = _Parser(path, source)
+def _check_structure(p: _Parser, raw: dict[str, Any], data: dict[str, Any], source: str) -> None:
+    """Only known keys under `kernel:`, the required ones present, and each key's type."""
     for key in raw:
         if key not in KERNEL_KEYS:
             from gpubench.errors import did_you_mean
@@ -745,12 +740,26 @@ def parse(data: dict[str, Any], source: str) -> KernelFile:
     from gpubench.formats import kernel_file as schema
     from gpubench.formats.sweep_file import HINTS, check
 
-    try:  # the structure first (each key's type); the meaning is checked below
+    try:
         check(data, schema.KernelFile, source, schema.HINTS + HINTS)
     except ConfigError as exc:
         raise ConfigError(
             exc.message + _split_hint(data, exc.key), source=source, key=exc.key
         ) from None
+
+
+def parse(data: dict[str, Any], source: str) -> KernelFile:
+    """A kernel file's `kernel:` and `params:` sections → KernelFile, every part checked."""
+    path = Path(source)
+    raw = data.get("kernel")
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"expected a mapping with source, variants, args, grid, block, ...; got {quote(raw)}",
+            source=source,
+            key="kernel",
+        )
+    p = _Parser(path, source)
+    _check_structure(p, raw, data, source)  # the structure first; the meaning below
     cu_path, name, description = _identity(p, raw, data, path)
     params = _declared_params(data, source)
     param_names = {q.name for q in params}
