@@ -144,6 +144,33 @@ def _compiler_excerpt(output: str, limit: int = 12) -> str:
     return "\n".join(errors[:limit])
 
 
+@dataclass
+class _PointResults:
+    """The results of one point, in order: each carries the point's phases so far and is handed
+    to `on_result` the moment it is made."""
+
+    plan: Plan
+    point: Point
+    clock: PhaseClock
+    on_result: Callable[[Result], None] | None
+    out: list[Result] = field(default_factory=list)
+
+    def emit(self, variant: str, status: Status, reason: str = "", **extra: Any) -> None:
+        result = Result(
+            suite=self.plan.bench.name,
+            variant=variant,
+            point=dict(self.point),
+            status=status,
+            reason=reason,
+            baseline=self.plan.baseline,
+            **extra,
+        )
+        result.phases.setdefault("point", self.clock.snapshot())
+        self.out.append(result)
+        if self.on_result:
+            self.on_result(result)
+
+
 class Runner:
     """Runs plans in this process: per point, compile and make the inputs once, then each
     variant through its stages (gpubench.stages)."""
@@ -176,39 +203,23 @@ class Runner:
     ) -> list[Result]:
         """Every variant of one point; stops early once a variant has crashed the context."""
         variants = list(variants)
-        out: list[Result] = []
         clock = PhaseClock()
+        results = _PointResults(plan, point, clock, on_result)
         # Threads the suite starts (in its inputs or a variant) and leaves running are flagged.
         threads = audit.live_threads()
-
-        def emit(variant: str, status: Status, reason: str = "", **extra: Any) -> None:
-            result = Result(
-                suite=plan.bench.name,
-                variant=variant,
-                point=dict(point),
-                status=status,
-                reason=reason,
-                baseline=plan.baseline,
-                **extra,
-            )
-            result.phases.setdefault("point", clock.snapshot())
-            out.append(result)
-            if on_result:
-                on_result(result)
-
         try:
             with clock.phase("compile"):
                 module = self.modules.get(plan.bench, point)
         except KernelCompileError as exc:
             reason = f"{exc}\n{_compiler_excerpt(exc.compiler_output)}"
             for v in variants:
-                emit(v, Status.COMPILE_FAILED, reason)
-            return out
+                results.emit(v, Status.COMPILE_FAILED, reason)
+            return results.out
         state = self._point_state(plan, point, clock)
         if not isinstance(state, PointState):  # why there are no inputs: (status, reason)
             for v in variants:
-                emit(v, *state)
-            return out
+                results.emit(v, *state)
+            return results.out
         crashed = False
         try:
             for variant in variants:
@@ -217,7 +228,7 @@ class Runner:
                 stages = VariantRun(plan, state, variant, module, self.backend)
                 outcome = _flag_threads_left(_guarded(stages), threads)
                 threads = audit.live_threads()  # one variant's threads are not the next's
-                emit(
+                results.emit(
                     variant,
                     seed=state.seed,
                     phases={"point": clock.snapshot(), "variant": stages.clock.snapshot()},
@@ -229,7 +240,7 @@ class Runner:
         finally:
             if not crashed:
                 self._last = state  # its first set may serve the next point; freed then
-        return out
+        return results.out
 
     def close(self) -> None:
         """Free what the last point left for the next."""
