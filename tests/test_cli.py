@@ -83,7 +83,10 @@ def test_backend_cuda_core_without_it_installed_exits_4(no_pycuda, monkeypatch):
     monkeypatch.setattr(backends, "_source", backends._source)
     result = invoke("run", "transpose", "--size", "64", "--backend", "cuda-core")
     assert result.exit_code == 4 and "Traceback" not in result.output
-    assert "cuda.core is not installed" in result.output and "gpubench-studies[cuda-core]" in result.output
+    assert (
+        "cuda.core is not installed" in result.output
+        and "gpubench-studies[cuda-core]" in result.output
+    )
 
 
 def test_help_lists_commands_and_exit_codes():

@@ -131,7 +131,10 @@ def test_without_dask_the_scheduler_option_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(EnvironmentProblem) as info:
         start()
-    assert str(info.value) == "--scheduler needs Dask distributed: pip install 'gpubench-studies[cluster]'"
+    assert (
+        str(info.value)
+        == "--scheduler needs Dask distributed: pip install 'gpubench-studies[cluster]'"
+    )
 
 
 # -- on a Dask worker: the point service, with a stand-in for gpubench's isolated worker ----

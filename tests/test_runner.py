@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -953,8 +954,9 @@ def _configurations(bench_class, variants, untrusted=False, sizes=(1000,), block
             Param("block", int, 128, "threads", choices=(128, 256, 512), compile_time=True),
         )
         reference_params = frozenset()
-        made: list[int] = []
-        referenced: list[int] = []
+        # Shared by the suite's instances (a fresh class per call): what it made, counted.
+        made: ClassVar[list[int]] = []
+        referenced: ClassVar[list[int]] = []
 
         def inputs(self, point, rng):
             self.made.append(point["n"])

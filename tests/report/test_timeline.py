@@ -94,4 +94,7 @@ def test_drawing_a_timeline_without_matplotlib_is_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails, as when not installed
     with pytest.raises(EnvironmentProblem) as info:
         timeline.draw_png([], "t.png")
-    assert str(info.value) == "drawing a timeline needs matplotlib: pip install 'gpubench-studies[plot]'"
+    assert (
+        str(info.value)
+        == "drawing a timeline needs matplotlib: pip install 'gpubench-studies[plot]'"
+    )
