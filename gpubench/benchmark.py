@@ -175,8 +175,11 @@ class Work:
     footprint: int = 0
 
     def to_dict(self) -> dict[str, int | str]:
-        record: dict[str, int | str] = {"bytes_moved": self.bytes_moved, "flops": self.flops,
-                                        "elements": self.elements}  # fmt: skip
+        record: dict[str, int | str] = {
+            "bytes_moved": self.bytes_moved,
+            "flops": self.flops,
+            "elements": self.elements,
+        }
         if self.level != "dram":
             record["level"] = self.level
         if self.precision != "fp32":
@@ -255,8 +258,7 @@ class Case:
     def problems(self, inputs: dict[str, np.ndarray]) -> list[str]:
         """Mistakes in the declaration itself (a suite bug): unknown buffers, an in-out
         buffer without its input, a host buffer passed to a kernel, ..."""
-        return (self._buffer_problems(inputs) + self._step_problems(inputs)
-                + self._repeat_problems())  # fmt: skip
+        return self._buffer_problems(inputs) + self._step_problems(inputs) + self._repeat_problems()
 
     def _buffer_problems(self, inputs: dict[str, np.ndarray]) -> list[str]:
         found: list[str] = []
@@ -265,8 +267,10 @@ class Case:
             found.append(f"buffer {name!r} is both an output and scratch")
         for name, spec in own.items():
             if spec.location not in LOCATIONS:
-                found.append(f"buffer {name!r}: location {spec.location!r} is not one of "
-                             f"{', '.join(LOCATIONS)}")  # fmt: skip
+                found.append(
+                    f"buffer {name!r}: location {spec.location!r} is not one of "
+                    f"{', '.join(LOCATIONS)}"
+                )
             if spec.init not in INITS:
                 found.append(
                     f"buffer {name!r}: init {spec.init!r} is not one of {', '.join(INITS)}"
@@ -275,17 +279,22 @@ class Case:
                 if name not in inputs:
                     found.append(f"in-out buffer {name!r} has no input of the same name")
                 elif inputs[name].nbytes != spec.nbytes:
-                    found.append(f"in-out buffer {name!r} has {spec.nbytes} bytes; its input "
-                                 f"has {inputs[name].nbytes}")  # fmt: skip
+                    found.append(
+                        f"in-out buffer {name!r} has {spec.nbytes} bytes; its input "
+                        f"has {inputs[name].nbytes}"
+                    )
             elif name in inputs:
-                found.append(f"output {name!r} has the name of an input: declare it "
-                             "init='input' (an in-out buffer) or rename it")  # fmt: skip
+                found.append(
+                    f"output {name!r} has the name of an input: declare it "
+                    "init='input' (an in-out buffer) or rename it"
+                )
         for name, where in self.input_locations.items():
             if name not in inputs:
                 found.append(f"input_locations names {name!r}, which is not an input")
             if where not in LOCATIONS:
-                found.append(f"input {name!r}: location {where!r} is not one of "
-                             f"{', '.join(LOCATIONS)}")  # fmt: skip
+                found.append(
+                    f"input {name!r}: location {where!r} is not one of {', '.join(LOCATIONS)}"
+                )
         return found
 
     def _step_problems(self, inputs: dict[str, np.ndarray]) -> list[str]:
@@ -306,15 +315,21 @@ class Case:
         for step in flatten(self.steps):
             if isinstance(step, Launch):
                 for arg in step.args:
-                    if (isinstance(arg, BufferRef) and arg.name in known
-                            and location(arg.name) != "device"):  # fmt: skip
+                    if (
+                        isinstance(arg, BufferRef)
+                        and arg.name in known
+                        and location(arg.name) != "device"
+                    ):
                         found.append(f"kernel {step.kernel!r} gets host buffer {arg.name!r}")
             elif isinstance(step, Copy):
                 if step.synchronous and step.stream:
-                    found.append(f"copy {step.src}→{step.dst}: synchronous copies run on "
-                                 "stream 0")  # fmt: skip
-                if (step.src in known and step.dst in known and location(step.src) != "device"
-                        and location(step.dst) != "device"):  # fmt: skip
+                    found.append(f"copy {step.src}→{step.dst}: synchronous copies run on stream 0")
+                if (
+                    step.src in known
+                    and step.dst in known
+                    and location(step.src) != "device"
+                    and location(step.dst) != "device"
+                ):
                     found.append(f"copy {step.src}→{step.dst}: host to host is no GPU work")
         return found
 
@@ -324,11 +339,17 @@ class Case:
         for step in self.steps:
             if isinstance(step, Repeat):
                 spec = own.get(step.flag)
-                if (spec is None or spec.location != "device" or spec.nbytes != 4
-                        or np.dtype(spec.dtype).itemsize != 4
-                        or not np.issubdtype(spec.dtype, np.integer)):  # fmt: skip
-                    found.append(f"Repeat flag {step.flag!r} must be a declared one-element "
-                                 "32-bit integer device buffer")  # fmt: skip
+                if (
+                    spec is None
+                    or spec.location != "device"
+                    or spec.nbytes != 4
+                    or np.dtype(spec.dtype).itemsize != 4
+                    or not np.issubdtype(spec.dtype, np.integer)
+                ):
+                    found.append(
+                        f"Repeat flag {step.flag!r} must be a declared one-element "
+                        "32-bit integer device buffer"
+                    )
                 if step.max_iterations < 1:
                     found.append("Repeat max_iterations must be at least 1")
                 if any(s.stream for s in step.body) or any(

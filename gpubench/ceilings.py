@@ -258,11 +258,13 @@ def rows(record: CeilingsRecord) -> list[tuple[str, str, str, str, str]]:
         measured, theory = record.measured.get(c.key), record.theoretical.get(c.key)
         clock = record.clock_mhz.get(c.key) if measured else None
         capped = " (capped)" if c.key in record.clock_capped else ""
-        out.append((
-            c.label,
-            f"{measured:,.0f} {c.unit}" if measured else "not measured",
-            f"{theory:,.0f} {c.unit}" if theory else "—",
-            f"{100 * measured / theory:.1f}%" if measured and theory else "",
-            f"{clock:,.0f} MHz{capped}" if clock else "",
-        ))  # fmt: skip
+        out.append(
+            (
+                c.label,
+                f"{measured:,.0f} {c.unit}" if measured else "not measured",
+                f"{theory:,.0f} {c.unit}" if theory else "—",
+                f"{100 * measured / theory:.1f}%" if measured and theory else "",
+                f"{clock:,.0f} MHz{capped}" if clock else "",
+            )
+        )
     return out

@@ -125,8 +125,14 @@ class Checker:
             cupy.get_default_memory_pool().free_all_blocks()
 
     # -- the check ----------------------------------------------------------------------------
-    def check(self, computes: str, outputs: dict[str, tuple[Any, BufferSpec]],
-              tolerance: dict[str, Tolerance], clock: PhaseClock, phase: str) -> Verification:  # fmt: skip
+    def check(
+        self,
+        computes: str,
+        outputs: dict[str, tuple[Any, BufferSpec]],
+        tolerance: dict[str, Tolerance],
+        clock: PhaseClock,
+        phase: str,
+    ) -> Verification:
         """`outputs`: name -> (backend buffer, spec). Timed under `phase` of `clock`."""
         expected = self.host[computes]
         with clock.phase(phase):
@@ -144,11 +150,13 @@ class Checker:
         with clock.phase(phase):
             return verify.check_outputs(got, expected, tolerance)
 
-    def _on_device(self, computes: str,
-                   outputs: dict[str, tuple[Any, BufferSpec]]) -> tuple[Any, Any, Any] | None:  # fmt: skip
+    def _on_device(
+        self, computes: str, outputs: dict[str, tuple[Any, BufferSpec]]
+    ) -> tuple[Any, Any, Any] | None:
         """CuPy views of the outputs and the device reference, or None for the host path."""
-        pointers = {name: self.backend.device_pointer(buffer)
-                    for name, (buffer, _) in outputs.items()}  # fmt: skip
+        pointers = {
+            name: self.backend.device_pointer(buffer) for name, (buffer, _) in outputs.items()
+        }
         if any(p is None for p in pointers.values()) or not outputs:
             return None
         dtypes = [spec.dtype for _, spec in outputs.values()]
@@ -163,8 +171,7 @@ class Checker:
             reference = self._upload(cupy, computes)
             if reference is None:
                 return None
-        got = {name: device_view(cupy, pointers[name], spec)
-               for name, (_, spec) in outputs.items()}  # fmt: skip
+        got = {name: device_view(cupy, pointers[name], spec) for name, (_, spec) in outputs.items()}
         return got, reference, cupy
 
     def _upload(self, cupy: Any, computes: str) -> dict[str, Any] | None:

@@ -91,8 +91,9 @@ def _remote_environment(suite: str, backend: str) -> dict[str, Any]:
     return _PointService.get(suite, backend).call(job)
 
 
-def _remote_precompile(suite: str, backend: str, points: list[dict[str, Any]],
-                       limit_s: float) -> dict[str, Any]:  # fmt: skip
+def _remote_precompile(
+    suite: str, backend: str, points: list[dict[str, Any]], limit_s: float
+) -> dict[str, Any]:
     def job(runner: Any) -> dict[str, Any]:
         if runner.environment is None:
             runner.start()
@@ -101,8 +102,9 @@ def _remote_precompile(suite: str, backend: str, points: list[dict[str, Any]],
     return _PointService.get(suite, backend).call(job)
 
 
-def _remote_point(suite: str, backend: str, settings: PlanSettings, point: dict[str, Any],
-                  variants: list[str]) -> list[Result]:  # fmt: skip
+def _remote_point(
+    suite: str, backend: str, settings: PlanSettings, point: dict[str, Any], variants: list[str]
+) -> list[Result]:
     """One point on this worker's GPU, isolated; its results, each naming the GPU."""
 
     def job(runner: Any) -> list[Result]:
@@ -125,8 +127,7 @@ def _worker_deaths(dask_scheduler: Any, keys: list[Any]) -> dict[Any, int]:
     """On the scheduler: how many times a Dask worker died while it held each task (Dask's
     `suspicious` count, the one `allowed-failures` is compared with)."""
     tasks = dask_scheduler.tasks
-    return {key: tasks[key].suspicious for key in keys
-            if key in tasks and tasks[key].suspicious}  # fmt: skip
+    return {key: tasks[key].suspicious for key in keys if key in tasks and tasks[key].suspicious}
 
 
 # -- on the client ------------------------------------------------------------------------------
@@ -146,8 +147,9 @@ def _address_problem(address: str) -> str | None:
 class DaskRunner:
     """The IsolatedRunner interface over a Dask cluster's workers."""
 
-    def __init__(self, address: str, suite: str, backend: str,
-                 observers: Iterable[Observer] = ()) -> None:  # fmt: skip
+    def __init__(
+        self, address: str, suite: str, backend: str, observers: Iterable[Observer] = ()
+    ) -> None:
         self.address, self.suite, self.backend = address, suite, backend
         self.observers = list(observers)
         self.environment: dict[str, Any] | None = None
@@ -224,8 +226,9 @@ class DaskRunner:
         notify.started(sum(len(v) for _, v in todo))
         by_future = {}
         for point, variants in todo:
-            future = self.client.submit(_remote_point, self.suite, self.backend, plan.settings, point,
-                                        variants, pure=False)  # fmt: skip
+            future = self.client.submit(
+                _remote_point, self.suite, self.backend, plan.settings, point, variants, pure=False
+            )
             by_future[future] = (point, variants)
         self._futures = list(by_future)
         for future in as_completed(by_future):
@@ -235,11 +238,21 @@ class DaskRunner:
             except Exception as exc:
                 # The task's worker died (KilledWorker, after the retries the scheduler
                 # allows) or the task failed: the point's variants are lost, nothing else.
-                reason = (f"the Dask worker running this point died ({type(exc).__name__}: "
-                          f"{str(exc)[:300]})")  # fmt: skip
-                fresh = {v: Result(suite=plan.bench.name, variant=v, point=dict(point),
-                                   status=Status.CRASHED, reason=reason, baseline=plan.baseline)
-                         for v in variants}  # fmt: skip
+                reason = (
+                    f"the Dask worker running this point died ({type(exc).__name__}: "
+                    f"{str(exc)[:300]})"
+                )
+                fresh = {
+                    v: Result(
+                        suite=plan.bench.name,
+                        variant=v,
+                        point=dict(point),
+                        status=Status.CRASHED,
+                        reason=reason,
+                        baseline=plan.baseline,
+                    )
+                    for v in variants
+                }
             for variant in variants:
                 if variant in fresh:
                     notify.result(fresh[variant])
@@ -259,7 +272,10 @@ class DaskRunner:
             if deaths.get(future.key) and future.status == "finished":
                 # The scheduler counts a death against every task the worker held: the one
                 # it ran, and any queued behind it (worker-saturation above 1.0).
-                reason = ("the Dask worker holding the point (running it, or queued to run it "
-                          "next) died; nothing of the point had been recorded")  # fmt: skip
-                self.retried += [{"variant": v, "point": dict(point), "reason": reason}
-                                 for v in variants]  # fmt: skip
+                reason = (
+                    "the Dask worker holding the point (running it, or queued to run it "
+                    "next) died; nothing of the point had been recorded"
+                )
+                self.retried += [
+                    {"variant": v, "point": dict(point), "reason": reason} for v in variants
+                ]

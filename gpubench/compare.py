@@ -107,8 +107,9 @@ def compare(
         out.append(row)
     for key, r in old.items():
         if key not in seen:
-            out.append(Comparison(r.point, r.variant, _value(r, metric), None, None, None,
-                                  "only in base"))  # fmt: skip
+            out.append(
+                Comparison(r.point, r.variant, _value(r, metric), None, None, None, "only in base")
+            )
     return out
 
 
@@ -139,20 +140,36 @@ def _rank(verdict: str) -> int:
 
 def _compare_one(base: Result | None, new: Result, threshold: float, metric: Metric) -> Comparison:
     if base is None:
-        return Comparison(new.point, new.variant, None, _value(new, metric), None, None,
-                          "only in new")  # fmt: skip
+        return Comparison(
+            new.point, new.variant, None, _value(new, metric), None, None, "only in new"
+        )
     before, after = _value(base, metric), _value(new, metric)
     if base.status.is_measured and new.status.is_failure:
         # Worse than any slowdown: it was right and measured, now it fails.
-        return Comparison(new.point, new.variant, before, after, None, None,
-                          f"broken ({base.status} → {new.status})")  # fmt: skip
+        return Comparison(
+            new.point,
+            new.variant,
+            before,
+            after,
+            None,
+            None,
+            f"broken ({base.status} → {new.status})",
+        )
     if not (base.status.is_measured and new.status.is_measured) or not before or after is None:
-        return Comparison(new.point, new.variant, before, after, None, None,
-                          f"not measured ({base.status} → {new.status})")  # fmt: skip
+        return Comparison(
+            new.point,
+            new.variant,
+            before,
+            after,
+            None,
+            None,
+            f"not measured ({base.status} → {new.status})",
+        )
     change = after / before - 1
     # A one-sample run has no noise figure (null in its file): only the threshold judges it.
-    noise = max((base.summary or {}).get("rel_noise") or 0.0,
-                (new.summary or {}).get("rel_noise") or 0.0)  # fmt: skip
+    noise = max(
+        (base.summary or {}).get("rel_noise") or 0.0, (new.summary or {}).get("rel_noise") or 0.0
+    )
     verdict = judge(change, noise, threshold, metric)
     return Comparison(new.point, new.variant, before, after, change, noise, verdict)
 

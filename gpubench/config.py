@@ -240,10 +240,19 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     outputs = _parse_outputs(data.get("outputs") or {}, source)
     outputs = _with_history(outputs, data.get("history"), source)
     description = _parse_description(data.get("description") or "", source)
-    spec = SweepSpec(suite=bench.name, source=source, variants=variants, baseline=baseline,
-                     axes=axes, zipped=zipped, constraints=constraints,
-                     timing=parse_timing(data.get("timing"), source), outputs=outputs,
-                     description=description, suite_ref=suite_ref)  # fmt: skip
+    spec = SweepSpec(
+        suite=bench.name,
+        source=source,
+        variants=variants,
+        baseline=baseline,
+        axes=axes,
+        zipped=zipped,
+        constraints=constraints,
+        timing=parse_timing(data.get("timing"), source),
+        outputs=outputs,
+        description=description,
+        suite_ref=suite_ref,
+    )
     spec.points(bench)  # expand once now, so an empty or impossible sweep fails before the GPU
     return spec
 
@@ -255,19 +264,27 @@ def _parse_suite(data: dict, source: str) -> tuple[Benchmark, str]:
         from gpubench import kernel_suite
 
         if "suite" in data:
-            raise ConfigError("a file has either `suite:` (a sweep of a suite) or `kernel:` "
-                              "(your own kernel), not both", source=source, key="kernel")  # fmt: skip
+            raise ConfigError(
+                "a file has either `suite:` (a sweep of a suite) or `kernel:` "
+                "(your own kernel), not both",
+                source=source,
+                key="kernel",
+            )
         bench = kernel_suite.benchmark_from(data, source)
         return bench, str(Path(source).resolve())
     if "suite" not in data:
-        raise ConfigError("missing required key 'suite' (or `kernel:` for your own kernel)",
-                          source=source, key="suite")  # fmt: skip
+        raise ConfigError(
+            "missing required key 'suite' (or `kernel:` for your own kernel)",
+            source=source,
+            key="suite",
+        )
     suite_ref = _suite_ref(str(data["suite"]), source)
     return registry.get(suite_ref, source=source, key="suite"), suite_ref
 
 
-def _parse_variants_and_baseline(bench: Benchmark, data: dict,
-                                 source: str) -> tuple[tuple[str, ...], str]:  # fmt: skip
+def _parse_variants_and_baseline(
+    bench: Benchmark, data: dict, source: str
+) -> tuple[tuple[str, ...], str]:
     variants = _parse_variants(bench, data.get("variants"), source)
     reference = getattr(bench, "reference_variant", None)
     if reference:
@@ -295,12 +312,15 @@ def _parse_variants_and_baseline(bench: Benchmark, data: dict,
 def _parse_params(bench: Benchmark, raw: Any, source: str) -> dict[str, list[Any]]:
     if not isinstance(raw, dict):
         raise ConfigError(f"expected a mapping, got {quote(raw)}", source=source, key="params")
-    return {name: _coerce_values(bench, name, value, source, f"params.{name}")
-            for name, value in raw.items()}  # fmt: skip
+    return {
+        name: _coerce_values(bench, name, value, source, f"params.{name}")
+        for name, value in raw.items()
+    }
 
 
-def _parse_zip(bench: Benchmark, raw: Any, taken: set[str],
-               source: str) -> list[dict[str, list[Any]]]:  # fmt: skip
+def _parse_zip(
+    bench: Benchmark, raw: Any, taken: set[str], source: str
+) -> list[dict[str, list[Any]]]:
     """Groups of parameter lists that vary together; a parameter is set in one place only."""
     if not isinstance(raw, list):
         raise ConfigError("expected a list of groups", source=source, key="zip")
@@ -308,26 +328,32 @@ def _parse_zip(bench: Benchmark, raw: Any, taken: set[str],
     for gi, group in enumerate(raw):
         where = f"zip[{gi}]"
         if not isinstance(group, dict) or not group:
-            raise ConfigError(f"expected a mapping of parameter lists, got {quote(group)}",
-                              source=source, key=where)  # fmt: skip
+            raise ConfigError(
+                f"expected a mapping of parameter lists, got {quote(group)}",
+                source=source,
+                key=where,
+            )
         coerced = {}
         for name, values in group.items():
             if name in taken:
                 raise ConfigError(
                     f"parameter {quote(name)} is set twice (params or another zip group)",
-                    source=source, key=f"{where}.{name}",
-                )  # fmt: skip
+                    source=source,
+                    key=f"{where}.{name}",
+                )
             if not isinstance(values, list):
-                raise ConfigError(f"expected a list, got {quote(values)}", source=source,
-                                  key=f"{where}.{name}")  # fmt: skip
+                raise ConfigError(
+                    f"expected a list, got {quote(values)}", source=source, key=f"{where}.{name}"
+                )
             coerced[name] = _coerce_values(bench, name, values, source, f"{where}.{name}")
             taken.add(name)
         lengths = sorted({len(values) for values in coerced.values()})
         if len(lengths) > 1:
             raise ConfigError(
                 f"lists of one zip group must have the same length, got lengths {lengths}",
-                source=source, key=where,
-            )  # fmt: skip
+                source=source,
+                key=where,
+            )
         zipped.append(coerced)
     return zipped
 
@@ -350,8 +376,9 @@ def _parse_outputs(raw: Any, source: str) -> Outputs:
     _check_keys(raw, OUTPUT_KEYS, source, "outputs")
     for key, value in raw.items():
         if not isinstance(value, str) or not value:
-            raise ConfigError(f"expected a file path, got {quote(value)}", source=source,
-                              key=f"outputs.{key}")  # fmt: skip
+            raise ConfigError(
+                f"expected a file path, got {quote(value)}", source=source, key=f"outputs.{key}"
+            )
     return Outputs(**raw)
 
 
@@ -363,11 +390,15 @@ def _with_history(outputs: Outputs, raw: Any, source: str) -> Outputs:
     if raw is True:
         raw = DEFAULT_PATH
     if not isinstance(raw, str) or not raw:
-        raise ConfigError(f"expected a file path or true, got {quote(raw)}", source=source,
-                          key="history")  # fmt: skip
+        raise ConfigError(
+            f"expected a file path or true, got {quote(raw)}", source=source, key="history"
+        )
     if outputs.history and outputs.history != raw:
-        raise ConfigError(f"outputs.history names {outputs.history}: give the store once",
-                          source=source, key="history")  # fmt: skip
+        raise ConfigError(
+            f"outputs.history names {outputs.history}: give the store once",
+            source=source,
+            key="history",
+        )
     return Outputs(json=outputs.json, csv=outputs.csv, jsonl=outputs.jsonl, history=raw)
 
 
@@ -427,11 +458,18 @@ def find(name: str) -> Path:
 def describe(path: Path) -> tuple[str, str]:
     """(suite, first comment line) of a bundled sweep file, for `gpubench list --configs`."""
     text = path.read_text(encoding="utf-8")
-    comment = next((line.lstrip("# ").strip() for line in text.splitlines()
-                    if line.startswith("#")), "")  # fmt: skip
+    comment = next(
+        (line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("#")), ""
+    )
     # The value less a YAML comment after it (" # ...").
-    suite = next((line.split(":", 1)[1].split(" #", 1)[0].strip() for line in text.splitlines()
-                  if line.startswith("suite:")), "")  # fmt: skip
+    suite = next(
+        (
+            line.split(":", 1)[1].split(" #", 1)[0].strip()
+            for line in text.splitlines()
+            if line.startswith("suite:")
+        ),
+        "",
+    )
     if not suite and any(line.startswith("kernel:") for line in text.splitlines()):
         suite = "kernel file"
     return suite, comment

@@ -177,8 +177,9 @@ class Expression:
                     return False
                 if node.keywords:
                     return False
-            elif not isinstance(node, _ELEMENTWISE_NODES + tuple(_BINARY) + tuple(_UNARY)
-                                + tuple(_COMPARE)) or (isinstance(node, ast.Constant) and isinstance(node.value, str)):  # fmt: skip
+            elif not isinstance(
+                node, _ELEMENTWISE_NODES + tuple(_BINARY) + tuple(_UNARY) + tuple(_COMPARE)
+            ) or (isinstance(node, ast.Constant) and isinstance(node.value, str)):
                 return False
         return True
 
@@ -272,8 +273,9 @@ def _parse_tree(source: str) -> ast.Expression:
     return tree
 
 
-def _checked_names(tree: ast.Expression, source: str, known: set[str],
-                   arrays: bool) -> frozenset[str]:  # fmt: skip
+def _checked_names(
+    tree: ast.Expression, source: str, known: set[str], arrays: bool
+) -> frozenset[str]:
     """The names the tree reads, after checking every node against the dialect's allow-list
     (node types, functions, names, constants)."""
     allowed = _ARRAY_NODES if arrays else _SCALAR_NODES
@@ -300,8 +302,9 @@ def _checked_names(tree: ast.Expression, source: str, known: set[str],
         elif isinstance(node, ast.Constant):
             kinds: tuple[type, ...] = (int, float, str) if arrays else (int, float)
             if isinstance(node.value, bool) or not isinstance(node.value, kinds):
-                raise ExpressionError(f"constant {quote(node.value)} is not allowed in "
-                                      f"{quote(source)}")  # fmt: skip
+                raise ExpressionError(
+                    f"constant {quote(node.value)} is not allowed in {quote(source)}"
+                )
             if isinstance(node.value, int) and node.value.bit_length() > MAX_INT_BITS:
                 raise ExpressionError(
                     f"an integer of {node.value.bit_length()} bits is too large in {quote(source)}"
@@ -312,8 +315,9 @@ def _checked_names(tree: ast.Expression, source: str, known: set[str],
 def _check_call(node: ast.Call, source: str, functions: Mapping[str, Any]) -> None:
     if not isinstance(node.func, ast.Name) or node.func.id not in functions:
         name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
-        raise ExpressionError(f"unknown function {name!r} in {quote(source)}"
-                              f"{did_you_mean(name, list(functions))}")  # fmt: skip
+        raise ExpressionError(
+            f"unknown function {name!r} in {quote(source)}{did_you_mean(name, list(functions))}"
+        )
     if any(k.arg is None for k in node.keywords):
         raise ExpressionError(f"**arguments are not allowed in {quote(source)}")
 
@@ -330,8 +334,9 @@ def _arithmetic(value: Any) -> Any:
     return value
 
 
-def _binary(op: Callable[[Any, Any], Any], is_pow: bool, is_shift: bool, left: Any,
-            right: Any) -> Any:  # fmt: skip
+def _binary(
+    op: Callable[[Any, Any], Any], is_pow: bool, is_shift: bool, left: Any, right: Any
+) -> Any:
     """`left op right`, checked: numbers only, bounded exponents, shifts and results."""
     _arithmetic(left)
     _arithmetic(right)
@@ -386,8 +391,9 @@ def compile_scalar(tree: ast.Expression, names: tuple[str, ...]) -> Callable[...
     import copy
 
     body = _ToCalls().visit(copy.deepcopy(tree.body))
-    arguments = ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in names], kwonlyargs=[],
-                              kw_defaults=[], defaults=[])  # fmt: skip
+    arguments = ast.arguments(
+        posonlyargs=[], args=[ast.arg(n) for n in names], kwonlyargs=[], kw_defaults=[], defaults=[]
+    )
     lambda_tree = ast.fix_missing_locations(ast.Expression(ast.Lambda(arguments, body)))
     return eval(compile(lambda_tree, "<expression>", "eval"), {"__builtins__": {}, **_HELPERS})
 
@@ -794,8 +800,9 @@ class Condition:
             tree = _parse_tree(text.strip())
         except ExpressionError as exc:
             message = str(exc).replace("cannot parse", "cannot parse condition", 1)
-            raise ExpressionError(message if "nested" not in message
-                                  else f"condition {message}") from None  # fmt: skip
+            raise ExpressionError(
+                message if "nested" not in message else f"condition {message}"
+            ) from None
         known = set(known_names)
         for node in ast.walk(tree):
             if isinstance(node, ast.Name):

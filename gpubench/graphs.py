@@ -115,11 +115,15 @@ def _read_bytes(path: Path, header: Callable[[int, bytes], int | None] | None = 
         with _open(path, source) as handle:
             data = handle.read(MAX_GRAPH_BYTES + 1)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise ConfigError(f"cannot read the graph: {' '.join(str(exc).split())}",
-                          source=source) from None  # fmt: skip
+        raise ConfigError(
+            f"cannot read the graph: {' '.join(str(exc).split())}", source=source
+        ) from None
     if len(data) > MAX_GRAPH_BYTES:
-        raise ConfigError(f"more than {MAX_GRAPH_BYTES >> 30} GiB (uncompressed): larger than "
-                          "any road graph gpubench is made for", source=source)  # fmt: skip
+        raise ConfigError(
+            f"more than {MAX_GRAPH_BYTES >> 30} GiB (uncompressed): larger than "
+            "any road graph gpubench is made for",
+            source=source,
+        )
     return data
 
 
@@ -205,8 +209,9 @@ def _check_line_lengths(whole: bytes, carry: bytes, before: int, source: str) ->
 _INTEGER = re.compile(rb"[+-]?[0-9]+")
 
 
-def _first_bad_line(body: Iterable[tuple[int, bytes]], width: int, source: str,
-                    what: str) -> ConfigError:  # fmt: skip
+def _first_bad_line(
+    body: Iterable[tuple[int, bytes]], width: int, source: str, what: str
+) -> ConfigError:
     """The slow path, run only after the fast one failed: find and name the bad line by its
     number in the file (comments and blank lines counted)."""
     for number, line in body:
@@ -221,8 +226,7 @@ def _first_bad_line(body: Iterable[tuple[int, bytes]], width: int, source: str,
             if not _INTEGER.fullmatch(token):
                 return ConfigError(f"line {number}: {shown} is not an integer", source=source)
             if not -(2**63) <= int(token) < 2**63:  # NumPy's int64 parser refuses it, rightly
-                return ConfigError(f"line {number}: {shown} does not fit in 64 bits",
-                                   source=source)  # fmt: skip
+                return ConfigError(f"line {number}: {shown} does not fit in 64 bits", source=source)
     # Not reached while _INTEGER and the range above accept what NumPy's parser accepts.
     return ConfigError(f"cannot read the {what} lines", source=source)
 
@@ -573,12 +577,16 @@ def _mtx_size(number: int, line: bytes, source: str) -> tuple[int, int]:
     except ValueError:
         raise ConfigError(f"line {number}: expected `ROWS COLS ENTRIES`", source=source) from None
     if rows != cols:
-        raise ConfigError(f"line {number}: a graph's matrix is square, got {rows}×{cols}",
-                          source=source)  # fmt: skip
+        raise ConfigError(
+            f"line {number}: a graph's matrix is square, got {rows}×{cols}", source=source
+        )
     if not 0 < rows <= INT32_MAX or entries < 1:
-        raise ConfigError(f"line {number}: {rows} vertices and {entries} entries: a graph "
-                          f"needs 1 to {INT32_MAX:,} vertices (the kernels' int32 ids) and "
-                          "at least one edge", source=source)  # fmt: skip
+        raise ConfigError(
+            f"line {number}: {rows} vertices and {entries} entries: a graph "
+            f"needs 1 to {INT32_MAX:,} vertices (the kernels' int32 ids) and "
+            "at least one edge",
+            source=source,
+        )
     return rows, entries
 
 
@@ -732,8 +740,11 @@ def reader_for(path: Path) -> Callable[[Path], Graph]:
     name = path.name[:-3] if path.name.endswith(".gz") else path.name
     suffix = Path(name).suffix.lower()
     if suffix not in READERS:
-        raise ConfigError(f"unknown graph format {suffix or '(none)'!r}: .txt (SNAP), .gr "
-                          "(DIMACS), .mtx (Matrix Market), each optionally .gz", source=str(path))  # fmt: skip
+        raise ConfigError(
+            f"unknown graph format {suffix or '(none)'!r}: .txt (SNAP), .gr "
+            "(DIMACS), .mtx (Matrix Market), each optionally .gz",
+            source=str(path),
+        )
     return READERS[suffix]
 
 
@@ -795,10 +806,14 @@ def _from_cache(cached: Path, name: str) -> Graph | None:
     except Exception:  # zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, ...
         return None
     arrays = [src, dst] + ([weight] if weight is not None else [])
-    if not (0 < vertices <= np.iinfo(np.int32).max
-            and all(a.dtype == np.int32 and a.ndim == 1 and a.size == src.size for a in arrays)
-            and (src.size == 0 or (min(src.min(), dst.min()) >= 0
-                                   and max(src.max(), dst.max()) < vertices))):  # fmt: skip
+    if not (
+        0 < vertices <= np.iinfo(np.int32).max
+        and all(a.dtype == np.int32 and a.ndim == 1 and a.size == src.size for a in arrays)
+        and (
+            src.size == 0
+            or (min(src.min(), dst.min()) >= 0 and max(src.max(), dst.max()) < vertices)
+        )
+    ):
         return None
     return Graph(vertices, src, dst, weight, name)
 

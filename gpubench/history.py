@@ -119,8 +119,9 @@ def code_version(directory: str | os.PathLike[str] = ".") -> CodeVersion:
 
     def git(*args: str) -> str | None:
         try:
-            done = subprocess.run(["git", *args], cwd=directory, capture_output=True, text=True,
-                                  timeout=10)  # fmt: skip
+            done = subprocess.run(
+                ["git", *args], cwd=directory, capture_output=True, text=True, timeout=10
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         return done.stdout.strip() if done.returncode == 0 else None
@@ -199,8 +200,9 @@ class History:
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise ConfigError(f"cannot create the history store's folder ({exc.strerror})",
-                                  source=str(path)) from None  # fmt: skip
+                raise ConfigError(
+                    f"cannot create the history store's folder ({exc.strerror})", source=str(path)
+                ) from None
         try:
             db = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
@@ -266,11 +268,14 @@ class History:
                 self._db.execute(statement)
             row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None:
-                self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)",
-                                 (str(SCHEMA_VERSION),))  # fmt: skip
+                self._db.execute(
+                    "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                )
             elif row[0] != str(SCHEMA_VERSION):
-                raise ConfigError(f"history schema {row[0]} is not this gpubench's "
-                                  f"({SCHEMA_VERSION})", source=self.path)  # fmt: skip
+                raise ConfigError(
+                    f"history schema {row[0]} is not this gpubench's ({SCHEMA_VERSION})",
+                    source=self.path,
+                )
 
     @contextmanager
     def _write(self) -> Iterator[None]:
@@ -294,8 +299,13 @@ class History:
             self._db.execute("ROLLBACK")
 
     # -- writing ----------------------------------------------------------------------------
-    def append(self, result_set: ResultSet, label: str = "", version: CodeVersion | None = None,
-               source: str = "") -> int:  # fmt: skip
+    def append(
+        self,
+        result_set: ResultSet,
+        label: str = "",
+        version: CodeVersion | None = None,
+        source: str = "",
+    ) -> int:
         """Store one run; its id."""
         env = result_set.environment or {}
         # A results file that records its code version (every one gpubench writes now) is
@@ -309,14 +319,25 @@ class History:
                 "INSERT INTO runs (created, suite, label, git_commit, dirty, gpubench_version, "
                 "gpu_name, gpu_uuid, backend, source, environment, spec) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (result_set.created, result_set.suite, label, version.commit,
-                 None if version.dirty is None else int(version.dirty), version.gpubench,
-                 device.get("name"), env.get("gpu_uuid"), backend.get("name"), source,
-                 json.dumps(env, default=str), json.dumps(result_set.spec, default=str)),
-            )  # fmt: skip
+                (
+                    result_set.created,
+                    result_set.suite,
+                    label,
+                    version.commit,
+                    None if version.dirty is None else int(version.dirty),
+                    version.gpubench,
+                    device.get("name"),
+                    env.get("gpu_uuid"),
+                    backend.get("name"),
+                    source,
+                    json.dumps(env, default=str),
+                    json.dumps(result_set.spec, default=str),
+                ),
+            )
             run_id = int(cursor.lastrowid or 0)
-            self._db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 [(run_id, *row) for row in rows])  # fmt: skip
+            self._db.executemany(
+                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?)", [(run_id, *row) for row in rows]
+            )
         return run_id
 
     def find(self, result_set: ResultSet) -> int | None:
@@ -346,16 +367,24 @@ class History:
         """Remove these runs; how many there were (an id named twice counts once)."""
         run_ids = list(dict.fromkeys(run_ids))
         with self._write():
-            found = [i for i in run_ids
-                     if self._db.execute("SELECT 1 FROM runs WHERE id=?", (i,)).fetchone()]  # fmt: skip
+            found = [
+                i
+                for i in run_ids
+                if self._db.execute("SELECT 1 FROM runs WHERE id=?", (i,)).fetchone()
+            ]
             for run_id in found:
                 self._db.execute("DELETE FROM results WHERE run_id=?", (run_id,))
                 self._db.execute("DELETE FROM runs WHERE id=?", (run_id,))
         return len(found)
 
     # -- reading ----------------------------------------------------------------------------
-    def runs(self, suite: str | None = None, gpu: str | None = None, label: str | None = None,
-             commit: str | None = None) -> list[Run]:  # fmt: skip
+    def runs(
+        self,
+        suite: str | None = None,
+        gpu: str | None = None,
+        label: str | None = None,
+        commit: str | None = None,
+    ) -> list[Run]:
         """Runs, oldest first; `gpu` matches the model name or UUID, `commit` a prefix."""
         where, args = [], []
         for clause, value in (
@@ -367,10 +396,13 @@ class History:
             if value is not None:
                 where.append(clause)
                 args += [value] * clause.count("?")
-        sql = ("SELECT r.id, r.created, r.suite, r.label, r.git_commit, r.dirty, "
-               "r.gpubench_version, r.gpu_name, r.gpu_uuid, r.backend, r.source, "
-               "(SELECT COUNT(*) FROM results WHERE run_id = r.id) FROM runs r"
-               + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY r.created, r.id")  # fmt: skip
+        sql = (
+            "SELECT r.id, r.created, r.suite, r.label, r.git_commit, r.dirty, "
+            "r.gpubench_version, r.gpu_name, r.gpu_uuid, r.backend, r.source, "
+            "(SELECT COUNT(*) FROM results WHERE run_id = r.id) FROM runs r"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY r.created, r.id"
+        )
         return [self._run(row) for row in self._read(sql, args)]
 
     def _run(self, row: tuple[Any, ...]) -> Run:
@@ -439,8 +471,9 @@ class History:
             source=f"{self.path} run {run_id}",
         )
 
-    def series(self, suite: str) -> list[tuple[int, str, str, str, float | None, float | None,
-                                              str | None]]:  # fmt: skip
+    def series(
+        self, suite: str
+    ) -> list[tuple[int, str, str, str, float | None, float | None, str | None]]:
         """(run id, variant, point key, status, median ms, noise, metrics as JSON text) of
         every result of a suite, in run order: what the report draws, without parsing whole
         result records."""
@@ -521,5 +554,11 @@ def _text(
 def _result_row(result: Result) -> tuple[str, str, str, float | None, float | None, str]:
     record = {k: v for k, v in result.to_dict().items() if k not in _HEAVY}
     summary = result.summary or {}
-    return (result.variant, point_key(result.point), str(result.status.value),
-            result.median_ms, summary.get("rel_noise"), json.dumps(record, default=str))  # fmt: skip
+    return (
+        result.variant,
+        point_key(result.point),
+        str(result.status.value),
+        result.median_ms,
+        summary.get("rel_noise"),
+        json.dumps(record, default=str),
+    )

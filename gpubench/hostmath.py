@@ -44,8 +44,9 @@ def transpose(matrix: np.ndarray) -> np.ndarray:
     return out
 
 
-def elementwise(function: Callable[..., np.ndarray], arrays: list[np.ndarray],
-                out: np.ndarray) -> np.ndarray:  # fmt: skip
+def elementwise(
+    function: Callable[..., np.ndarray], arrays: list[np.ndarray], out: np.ndarray
+) -> np.ndarray:
     """out[...] = function(*arrays) for an elementwise `function` of same-shaped arrays,
     in slices of the flat arrays on the pool."""
     flat_out = out.reshape(-1)

@@ -197,8 +197,9 @@ def _run(command: list[str], what: str) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(command, capture_output=True, text=True, timeout=600)
     except FileNotFoundError:
-        raise EnvironmentProblem(f"{command[0]} not found: {what} needs the CUDA toolkit on "
-                                 "PATH") from None  # fmt: skip
+        raise EnvironmentProblem(
+            f"{command[0]} not found: {what} needs the CUDA toolkit on PATH"
+        ) from None
     except subprocess.TimeoutExpired:
         raise EnvironmentProblem(f"{command[0]} took more than 10 minutes") from None
 
@@ -212,8 +213,9 @@ def compile_failure(stderr: str, options: list[str], arch: str) -> Exception:
         return ConfigError(f"nvcc does not know the architecture {arch!r}", key="--arch")
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "")
-    error = KernelCompileError(f"nvcc failed ({' '.join(options) or 'no options'}): {first}",
-                               stderr)  # fmt: skip
+    error = KernelCompileError(
+        f"nvcc failed ({' '.join(options) or 'no options'}): {first}", stderr
+    )
     error.exit_code = EXIT_FAILED_POINTS
     return error
 
@@ -227,8 +229,9 @@ def disassembler() -> tuple[str, list[str]] | None:
     return None
 
 
-def inspect(source: Path, options: list[str], include_dirs: list[str], arch: str,
-            want_sass: bool = True) -> Inspection:  # fmt: skip
+def inspect(
+    source: Path, options: list[str], include_dirs: list[str], arch: str, want_sass: bool = True
+) -> Inspection:
     """Compile `source` for `arch` and report on every kernel in it."""
     if not ARCH.match(arch):
         from gpubench.errors import ConfigError, quote
@@ -242,8 +245,7 @@ def inspect(source: Path, options: list[str], include_dirs: list[str], arch: str
         cubin = Path(tmp) / "k.cubin"
         ptx_file = Path(tmp) / "k.ptx"
         base = ["nvcc", f"-arch={arch}", "-lineinfo", *includes, *options, str(source)]
-        built = _run([*base[:1], "-cubin", "-Xptxas", "-v", "-o", str(cubin), *base[1:]],
-                     "inspect")  # fmt: skip
+        built = _run([*base[:1], "-cubin", "-Xptxas", "-v", "-o", str(cubin), *base[1:]], "inspect")
         if built.returncode:
             raise compile_failure(built.stderr, options, arch)
         ptx_run = _run([*base[:1], "-ptx", "-o", str(ptx_file), *base[1:]], "inspect")
@@ -255,8 +257,10 @@ def inspect(source: Path, options: list[str], include_dirs: list[str], arch: str
             dumped = _run([*tool[1], str(cubin)], "--sass")
             sass = dumped.stdout if dumped.returncode == 0 else ""
         elif want_sass:
-            note = ("cuobjdump and nvdisasm not found (CUDA toolkit, or pip install "
-                    "nvidia-cuda-cuobjdump): the instruction mix is counted in the PTX")  # fmt: skip
+            note = (
+                "cuobjdump and nvdisasm not found (CUDA toolkit, or pip install "
+                "nvidia-cuda-cuobjdump): the instruction mix is counted in the PTX"
+            )
     functions = sass_functions(sass) if sass else ptx_functions(ptx)
     kind = "sass" if sass else "ptx"
     kernels = [

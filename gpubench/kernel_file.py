@@ -107,6 +107,16 @@ MAX_SOURCE_BYTES = 8 * 2**20
 MACRO = IDENTIFIER
 
 INIT_FUNCTIONS = ("uniform", "normal", "integers", "zeros", "ones", "full", "arange")
+# (fewest, most) positional arguments of each init function.
+INIT_ARGUMENTS = {
+    "uniform": (0, 2),
+    "normal": (0, 2),
+    "integers": (1, 2),
+    "zeros": (0, 0),
+    "ones": (0, 0),
+    "full": (1, 1),
+    "arange": (0, 0),
+}
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 BLOCK_LIMITS = (1024, 1024, 64)
 
@@ -234,11 +244,11 @@ class _Parser:
         out = []
         for i, (name, help_text) in enumerate(items):
             if not isinstance(name, str) or not IDENTIFIER.match(name):
-                raise self.error(f"{quote(name)} is not a kernel name (a C identifier)",
-                                 f"{key}[{i}]")  # fmt: skip
+                raise self.error(
+                    f"{quote(name)} is not a kernel name (a C identifier)", f"{key}[{i}]"
+                )
             if not isinstance(help_text, str | None):
-                raise self.error(f"expected a description, got {quote(help_text)}",
-                                 f"{key}.{name}")  # fmt: skip
+                raise self.error(f"expected a description, got {quote(help_text)}", f"{key}.{name}")
             out.append(Variant(name, help_text or "", computes="default"))
         names = [v.name for v in out]
         if len(set(names)) != len(names):
@@ -259,54 +269,66 @@ class _Parser:
             where = f"{key}[{i}]"
             if not isinstance(item, dict) or len(item) != 1:
                 raise self.error(f"expected one `name: declaration`, got {quote(item)}", where)
-            (name, text), = item.items()  # fmt: skip
+            ((name, text),) = item.items()
             if not isinstance(name, str) or not IDENTIFIER.match(name):
-                raise self.error(f"{quote(name)} is not an argument name (a C identifier)",
-                                 where)  # fmt: skip
+                raise self.error(f"{quote(name)} is not an argument name (a C identifier)", where)
             where = f"{where}.{name}"
             if name in seen:
                 raise self.error(f"argument {name!r} is declared twice", where)
             seen.add(name)
             if isinstance(text, bool) or not isinstance(text, str):
-                raise self.error(f"expected a declaration such as `in float32[n]` or "
-                                 f"`uint32 = n`, got {quote(text)}", where)  # fmt: skip
-            text = " ".join(text.split())
-            array = ARRAY_ARG.match(text)
-            scalar = SCALAR_ARG.match(text)
-            if array:
-                if name in params:
-                    raise self.error(f"array {name!r} has the name of a parameter", where)
-                dims = self.dims(array["dims"], params, where)
-                out.append(Array(name, array["direction"], TYPES[array["type"]], dims))
-            elif scalar:
-                value = scalar["value"]
-                if value is None:
-                    if name not in params:
-                        raise self.error(
-                            f"scalar {name!r} has no value: write `{text} = EXPRESSION`, or "
-                            f"add a parameter {name!r}",
-                            where,
-                        )
-                    value = name
-                out.append(Scalar(name, TYPES[scalar["type"]],
-                                  self.expression(value, params, where)))  # fmt: skip
-            else:
-                first = text.split(" ", 1)[0]
-                if first in DIRECTIONS and "[" not in text:
-                    why = f"an array needs its dimensions: `{text}[n]`"
-                elif first in DIRECTIONS or "[" in text:
-                    why = "an array is `in|out|inout TYPE[dims]`"
-                else:
-                    why = "a scalar is `TYPE = expression`"
                 raise self.error(
-                    f"cannot read {quote(text)}: {why}; types: {', '.join(sorted(TYPES))}", where
+                    f"expected a declaration such as `in float32[n]` or "
+                    f"`uint32 = n`, got {quote(text)}",
+                    where,
                 )
+            out.append(self.arg(name, " ".join(text.split()), params, where))
         if not any(isinstance(a, Array) and a.direction != "in" for a in out):
             raise self.error("no output: declare at least one array `out` or `inout`", key)
         return tuple(out)
 
-    def per_variant(self, raw: Any, key: str, known: set[str], variants: tuple[str, ...], *,
-                    dims: bool, required: bool) -> PerVariant:  # fmt: skip
+    def arg(self, name: str, text: str, params: set[str], where: str) -> Array | Scalar:
+        """One declaration, `in float32[n]` or `uint32 = n` (a scalar parameter may leave out
+        its value: it is the parameter's)."""
+        array = ARRAY_ARG.match(text)
+        scalar = SCALAR_ARG.match(text)
+        if array:
+            if name in params:
+                raise self.error(f"array {name!r} has the name of a parameter", where)
+            dims = self.dims(array["dims"], params, where)
+            return Array(name, array["direction"], TYPES[array["type"]], dims)
+        if scalar:
+            value = scalar["value"]
+            if value is None:
+                if name not in params:
+                    raise self.error(
+                        f"scalar {name!r} has no value: write `{text} = EXPRESSION`, or "
+                        f"add a parameter {name!r}",
+                        where,
+                    )
+                value = name
+            return Scalar(name, TYPES[scalar["type"]], self.expression(value, params, where))
+        first = text.split(" ", 1)[0]
+        if first in DIRECTIONS and "[" not in text:
+            why = f"an array needs its dimensions: `{text}[n]`"
+        elif first in DIRECTIONS or "[" in text:
+            why = "an array is `in|out|inout TYPE[dims]`"
+        else:
+            why = "a scalar is `TYPE = expression`"
+        raise self.error(
+            f"cannot read {quote(text)}: {why}; types: {', '.join(sorted(TYPES))}", where
+        )
+
+    def per_variant(
+        self,
+        raw: Any,
+        key: str,
+        known: set[str],
+        variants: tuple[str, ...],
+        *,
+        dims: bool,
+        required: bool,
+    ) -> PerVariant:
         def one(value: Any, where: str) -> tuple[Expression, ...]:
             if dims and isinstance(value, str):
                 value = _top_level_parts(value)
@@ -314,8 +336,11 @@ class _Parser:
                 value = value[0]
             if isinstance(value, list):
                 if not dims or not 1 <= len(value) <= 3:
-                    raise self.error(f"expected {'1 to 3 expressions' if dims else 'one expression'}"
-                                     f", got {quote(value)}", where)  # fmt: skip
+                    raise self.error(
+                        f"expected {'1 to 3 expressions' if dims else 'one expression'}"
+                        f", got {quote(value)}",
+                        where,
+                    )
                 return tuple(
                     self.expression(v, known, f"{where}[{i}]") for i, v in enumerate(value)
                 )
@@ -337,8 +362,11 @@ class _Parser:
             else:
                 from gpubench.errors import did_you_mean
 
-                raise self.error(f"{quote(name)} is not a variant{did_you_mean(str(name), variants)}"
-                                 f" (keys: the variants, and default)", f"{key}.{name}")  # fmt: skip
+                raise self.error(
+                    f"{quote(name)} is not a variant{did_you_mean(str(name), variants)}"
+                    f" (keys: the variants, and default)",
+                    f"{key}.{name}",
+                )
         missing = [v for v in variants if v not in overrides]
         if required and default is None and missing:
             raise self.error(f"no value for {', '.join(missing)}: add a `default:`", key)
@@ -356,14 +384,19 @@ class _Parser:
                     raise self.error(f"expected a parameter name, got {quote(name)}", f"{key}[{i}]")
             raw = {name: str(name).upper() for name in raw}
         if not isinstance(raw, dict):
-            raise self.error(f"expected a list of parameters (passed as -DNAME=value, the name "
-                             f"upper-cased) or a mapping param: MACRO; got {quote(raw)}", key)  # fmt: skip
+            raise self.error(
+                f"expected a list of parameters (passed as -DNAME=value, the name "
+                f"upper-cased) or a mapping param: MACRO; got {quote(raw)}",
+                key,
+            )
         for name, macro in raw.items():
             if name not in params:
                 from gpubench.errors import did_you_mean
 
-                raise self.error(f"{quote(name)} is not a parameter"
-                                 f"{did_you_mean(str(name), sorted(params))}", f"{key}.{name}")  # fmt: skip
+                raise self.error(
+                    f"{quote(name)} is not a parameter{did_you_mean(str(name), sorted(params))}",
+                    f"{key}.{name}",
+                )
             if not isinstance(macro, str) or not MACRO.match(macro):
                 raise self.error(f"{quote(macro)} is not a macro name", f"{key}.{name}")
         return dict(raw)
@@ -378,8 +411,10 @@ class _Parser:
             raise self.error(f"expected a list of nvcc options, got {quote(raw)}", key)
         for i, option in enumerate(raw):
             if not isinstance(option, str) or not OPTION.match(option):
-                raise self.error(f"{quote(option)} is not an nvcc option (such as "
-                                 "--use_fast_math or -lineinfo)", f"{key}[{i}]")  # fmt: skip
+                raise self.error(
+                    f"{quote(option)} is not an nvcc option (such as --use_fast_math or -lineinfo)",
+                    f"{key}[{i}]",
+                )
             if _refused_option(option):
                 raise self.error(
                     f"{quote(option)} is not allowed: gpubench chooses nvcc's "
@@ -394,9 +429,12 @@ class _Parser:
         if raw is None:
             return {}
         if not isinstance(raw, dict):
-            raise self.error(f"expected a mapping array: uniform(lo, hi) | normal(mean, std) | "
-                             f"integers(lo, hi) | zeros() | ones() | full(v) | arange(); got "
-                             f"{quote(raw)}", key)  # fmt: skip
+            raise self.error(
+                f"expected a mapping array: uniform(lo, hi) | normal(mean, std) | "
+                f"integers(lo, hi) | zeros() | ones() | full(v) | arange(); got "
+                f"{quote(raw)}",
+                key,
+            )
         by_name = {a.name: a for a in arrays}
         out = {}
         for name, text in raw.items():
@@ -405,36 +443,52 @@ class _Parser:
             if array is None:
                 from gpubench.errors import did_you_mean
 
-                raise self.error(f"{quote(name)} is not an array argument"
-                                 f"{did_you_mean(str(name), list(by_name))}", where)  # fmt: skip
+                raise self.error(
+                    f"{quote(name)} is not an array argument"
+                    f"{did_you_mean(str(name), list(by_name))}",
+                    where,
+                )
             if array.direction == "out":
-                raise self.error(f"{quote(name)} is not an `in` or `inout` array (an `out` array "
-                                 "starts poisoned, so an element never written fails)", where)  # fmt: skip
-            try:
-                body = ast.parse(str(text).strip(), mode="eval").body
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                body = None
-            function = (
-                body.func.id
-                if isinstance(body, ast.Call) and isinstance(body.func, ast.Name)
-                else None
-            )
-            if function not in INIT_FUNCTIONS or not isinstance(text, str):
-                raise self.error(f"expected one of {', '.join(f + '()' for f in INIT_FUNCTIONS)}"
-                                 f", got {quote(text)}{_yaml_hint(text)}", where)  # fmt: skip
-            counts = {"uniform": (0, 2), "normal": (0, 2), "integers": (1, 2), "zeros": (0, 0),
-                      "ones": (0, 0), "full": (1, 1), "arange": (0, 0)}[function]  # fmt: skip
-            if body.keywords or not counts[0] <= len(body.args) <= counts[1]:
-                raise self.error(f"{function}() takes {counts[0]} to {counts[1]} positional "
-                                 f"arguments, got {quote(text)}", where)  # fmt: skip
-            integer = np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_
-            if integer and function in ("uniform", "normal"):
-                raise self.error(f"{function}() makes floats; {name} is {array.dtype}: use "
-                                 "integers(lo, hi)", where)  # fmt: skip
-            args = tuple(self.expression(ast.get_source_segment(str(text).strip(), a), params, where)
-                         for a in body.args)  # fmt: skip
-            out[name] = Init(function, args, str(text))
+                raise self.error(
+                    f"{quote(name)} is not an `in` or `inout` array (an `out` array "
+                    "starts poisoned, so an element never written fails)",
+                    where,
+                )
+            out[name] = self.init_call(text, array, params, where)
         return out
+
+    def init_call(self, text: Any, array: Array, params: set[str], where: str) -> Init:
+        """One array's initial contents, a call such as `uniform(-1, 1)`."""
+        try:
+            body = ast.parse(str(text).strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            body = None
+        function = (
+            body.func.id if isinstance(body, ast.Call) and isinstance(body.func, ast.Name) else None
+        )
+        if function not in INIT_FUNCTIONS or not isinstance(text, str):
+            raise self.error(
+                f"expected one of {', '.join(f + '()' for f in INIT_FUNCTIONS)}"
+                f", got {quote(text)}{_yaml_hint(text)}",
+                where,
+            )
+        fewest, most = INIT_ARGUMENTS[function]
+        if body.keywords or not fewest <= len(body.args) <= most:
+            raise self.error(
+                f"{function}() takes {fewest} to {most} positional arguments, got {quote(text)}",
+                where,
+            )
+        integer = np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_
+        if integer and function in ("uniform", "normal"):
+            raise self.error(
+                f"{function}() makes floats; {array.name} is {array.dtype}: use integers(lo, hi)",
+                where,
+            )
+        args = tuple(
+            self.expression(ast.get_source_segment(str(text).strip(), a), params, where)
+            for a in body.args
+        )
+        return Init(function, args, str(text))
 
     def reference(self, raw: Any, kf: KernelFile) -> None:
         key = "kernel.reference"
@@ -461,17 +515,23 @@ class _Parser:
         if isinstance(raw, dict):
             for name, text in raw.items():
                 if name not in outputs:
-                    raise self.error(f"{quote(name)} is not an `out` or `inout` array (outputs: "
-                                     f"{', '.join(outputs)})", f"{key}.{name}")  # fmt: skip
-                kf.reference_expressions[name] = self.expression(text, names, f"{key}.{name}",
-                                                                 arrays=True)  # fmt: skip
+                    raise self.error(
+                        f"{quote(name)} is not an `out` or `inout` array (outputs: "
+                        f"{', '.join(outputs)})",
+                        f"{key}.{name}",
+                    )
+                kf.reference_expressions[name] = self.expression(
+                    text, names, f"{key}.{name}", arrays=True
+                )
             missing = [n for n in outputs if n not in raw]
             if missing:
                 raise self.error(f"no reference for {', '.join(missing)}", key)
             return
         if len(outputs) != 1:
-            raise self.error(f"{len(outputs)} outputs ({', '.join(outputs)}): give a mapping "
-                             "output: expression", key)  # fmt: skip
+            raise self.error(
+                f"{len(outputs)} outputs ({', '.join(outputs)}): give a mapping output: expression",
+                key,
+            )
         kf.reference_expressions[outputs[0]] = self.expression(raw, names, key, arrays=True)
 
     def work(self, raw: Any, known: set[str]) -> dict[str, Expression]:
@@ -479,13 +539,15 @@ class _Parser:
         if raw is None:
             return {}
         if not isinstance(raw, dict):
-            raise self.error(f"expected a mapping with bytes, flops, elements; got {quote(raw)}",
-                             key)  # fmt: skip
+            raise self.error(
+                f"expected a mapping with bytes, flops, elements; got {quote(raw)}", key
+            )
         out = {}
         for name, text in raw.items():
             if name not in ("bytes", "flops", "elements"):
-                raise self.error(f"unknown key {quote(name)}; allowed: bytes, flops, elements",
-                                 f"{key}.{name}")  # fmt: skip
+                raise self.error(
+                    f"unknown key {quote(name)}; allowed: bytes, flops, elements", f"{key}.{name}"
+                )
             out[name] = self.expression(text, known, f"{key}.{name}")
         return out
 
@@ -510,8 +572,9 @@ class _Parser:
                     f"expected a number, got {quote(value)}", f"{key}.{name}"
                 ) from None
             if not np.isfinite(number) or number < 0:
-                raise self.error(f"expected a finite number >= 0, got {quote(value)}",
-                                 f"{key}.{name}")  # fmt: skip
+                raise self.error(
+                    f"expected a finite number >= 0, got {quote(value)}", f"{key}.{name}"
+                )
             values[name] = number
         return Tolerance(**values)
 
@@ -520,8 +583,10 @@ def _yaml_hint(text: Any) -> str:
     """YAML splits `{...}` and `[...]` at commas: `{a: ceil_div(n, b)}` reaches us as
     'ceil_div(n'. Say so when the parentheses do not balance."""
     if isinstance(text, str) and text.count("(") != text.count(")"):
-        return (" (YAML splits [..] and {..} at commas: put the expression in quotes, or "
-                "write the mapping one key per line)")  # fmt: skip
+        return (
+            " (YAML splits [..] and {..} at commas: put the expression in quotes, or "
+            "write the mapping one key per line)"
+        )
     return ""
 
 
@@ -556,8 +621,9 @@ def load_reference_function(file: str, function: str, where: str) -> Any:
     module = load_python_file(file, where=where)
     target = getattr(module, function, None)
     if not callable(target):
-        raise ConfigError(f"{file} defines no function {function!r}", source=where,
-                          key="kernel.reference")  # fmt: skip
+        raise ConfigError(
+            f"{file} defines no function {function!r}", source=where, key="kernel.reference"
+        )
     return target
 
 
@@ -583,15 +649,21 @@ def params_from(raw: Any, source: str, key: str = "params") -> tuple[Param, ...]
     for name, values in raw.items():
         key = f"{where}.{name}"
         if not isinstance(name, str) or not IDENTIFIER.match(name):
-            raise ConfigError(f"{quote(name)} is not a parameter name (letters, digits, _)",
-                              source=source, key=key)  # fmt: skip
+            raise ConfigError(
+                f"{quote(name)} is not a parameter name (letters, digits, _)",
+                source=source,
+                key=key,
+            )
         values = values if isinstance(values, list) else [values]
         if not values:
             raise ConfigError("empty list: give at least one value", source=source, key=key)
         for i, value in enumerate(values):
             if isinstance(value, dict | list) or value is None:
-                raise ConfigError(f"expected a number or text, got {quote(value)}",
-                                  source=source, key=f"{key}[{i}]")  # fmt: skip
+                raise ConfigError(
+                    f"expected a number or text, got {quote(value)}",
+                    source=source,
+                    key=f"{key}[{i}]",
+                )
         kind = _param_type(values)
         default = kind(values[0]) if kind is not bool else values[0]
         params.append(Param(name, kind, default, f"from {Path(source).name}"))
@@ -604,8 +676,9 @@ def _refused_option(option: str) -> bool:
     return name in REFUSED_OPTIONS or (name.startswith("-o") and not name.startswith("--"))
 
 
-def _identity(p: _Parser, raw: dict[str, Any], data: dict[str, Any],
-              path: Path) -> tuple[Path, str, str]:  # fmt: skip
+def _identity(
+    p: _Parser, raw: dict[str, Any], data: dict[str, Any], path: Path
+) -> tuple[Path, str, str]:
     """The .cu file (beside the YAML file), the kernel file's name and its one-line
     description."""
     cu = raw["source"]
@@ -613,8 +686,9 @@ def _identity(p: _Parser, raw: dict[str, Any], data: dict[str, Any],
         raise p.error(f"expected the path of a .cu file, got {quote(cu)}", "kernel.source")
     cu_path = (path.parent / cu).resolve()
     if not cu_path.exists():
-        raise p.error(f"{cu!r} not found (looked for {cu_path.name} beside {path.name})",
-                      "kernel.source")  # fmt: skip
+        raise p.error(
+            f"{cu!r} not found (looked for {cu_path.name} beside {path.name})", "kernel.source"
+        )
     if not cu_path.is_file():  # a folder, /dev/zero, a pipe: nothing to compile, or no end
         raise p.error(f"{cu!r} is not a regular file", "kernel.source")
     size = cu_path.stat().st_size
@@ -625,8 +699,9 @@ def _identity(p: _Parser, raw: dict[str, Any], data: dict[str, Any],
         )
     name = raw.get("name", path.stem)
     if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9_.-]+$", name):
-        raise p.error(f"expected a short name (letters, digits, _ . -), got {quote(name)}",
-                      "kernel.name")  # fmt: skip
+        raise p.error(
+            f"expected a short name (letters, digits, _ . -), got {quote(name)}", "kernel.name"
+        )
     default = f"kernels of {cu_path.name}"
     description = data.get("description") or default
     if not isinstance(description, str):
@@ -648,32 +723,43 @@ def _declared_params(data: dict[str, Any], source: str) -> tuple[Param, ...]:
     return params
 
 
-def parse(data: dict[str, Any], source: str) -> KernelFile:
-    """A kernel file's `kernel:` and `params:` sections → KernelFile, every part checked."""
-    path = Path(source)
-    raw = data.get("kernel")
-    if not isinstance(raw, dict):
-        raise ConfigError(f"expected a mapping with source, variants, args, grid, block, ...; "
-                          f"got {quote(raw)}", source=source, key="kernel")  # fmt: skip
-    p = _Parser(path, source)
+def _check_structure(p: _Parser, raw: dict[str, Any], data: dict[str, Any], source: str) -> None:
+    """Only known keys under `kernel:`, the required ones present, and each key's type."""
     for key in raw:
         if key not in KERNEL_KEYS:
             from gpubench.errors import did_you_mean
 
-            raise p.error(f"unknown key {quote(key)}{did_you_mean(str(key), KERNEL_KEYS)}; "
-                          f"allowed: {', '.join(KERNEL_KEYS)}", f"kernel.{key}")  # fmt: skip
+            raise p.error(
+                f"unknown key {quote(key)}{did_you_mean(str(key), KERNEL_KEYS)}; "
+                f"allowed: {', '.join(KERNEL_KEYS)}",
+                f"kernel.{key}",
+            )
     for key in ("source", "variants", "args", "grid", "block"):
         if key not in raw:
             raise p.error("missing required key", f"kernel.{key}")
     from gpubench.formats import kernel_file as schema
     from gpubench.formats.sweep_file import HINTS, check
 
-    try:  # the structure first (each key's type); the meaning is checked below
+    try:
         check(data, schema.KernelFile, source, schema.HINTS + HINTS)
     except ConfigError as exc:
         raise ConfigError(
             exc.message + _split_hint(data, exc.key), source=source, key=exc.key
         ) from None
+
+
+def parse(data: dict[str, Any], source: str) -> KernelFile:
+    """A kernel file's `kernel:` and `params:` sections → KernelFile, every part checked."""
+    path = Path(source)
+    raw = data.get("kernel")
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"expected a mapping with source, variants, args, grid, block, ...; got {quote(raw)}",
+            source=source,
+            key="kernel",
+        )
+    p = _Parser(path, source)
+    _check_structure(p, raw, data, source)  # the structure first; the meaning below
     cu_path, name, description = _identity(p, raw, data, path)
     params = _declared_params(data, source)
     param_names = {q.name for q in params}
@@ -682,18 +768,28 @@ def parse(data: dict[str, Any], source: str) -> KernelFile:
     args = p.args(raw["args"], param_names)
     known = param_names | {a.name for a in args if isinstance(a, Scalar)}
     kf = KernelFile(
-        path=path, source=cu_path, name=name, description=description,
-        variants=variants, params=params, args=args,
-        grid=p.per_variant(raw["grid"], "kernel.grid", known, variant_names, dims=True, required=True),
-        block=p.per_variant(raw["block"], "kernel.block", known, variant_names, dims=True, required=True),
-        shared=p.per_variant(raw.get("shared"), "kernel.shared", known, variant_names, dims=False,
-                             required=False),
+        path=path,
+        source=cu_path,
+        name=name,
+        description=description,
+        variants=variants,
+        params=params,
+        args=args,
+        grid=p.per_variant(
+            raw["grid"], "kernel.grid", known, variant_names, dims=True, required=True
+        ),
+        block=p.per_variant(
+            raw["block"], "kernel.block", known, variant_names, dims=True, required=True
+        ),
+        shared=p.per_variant(
+            raw.get("shared"), "kernel.shared", known, variant_names, dims=False, required=False
+        ),
         defines=p.defines(raw.get("defines"), param_names),
         options=p.options(raw.get("options")),
         init=p.init(raw.get("init"), [a for a in args if isinstance(a, Array)], param_names),
         work=p.work(raw.get("work"), known),
         tolerance=p.tolerance(raw.get("tolerance")),
-    )  # fmt: skip
+    )
     p.reference(raw.get("reference"), kf)
     # Why a compile-time param becomes that: it is passed with -D, so changing it rebuilds.
     params = tuple(

@@ -97,35 +97,40 @@ class KernelFileBenchmark(Benchmark):
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
             if not isinstance(value, int | np.integer) or value < 1:
-                raise PointError(f"{key}: dimension {quote(dim.text)} is {quote(value)}, not a "
-                                  "positive integer")  # fmt: skip
+                raise PointError(
+                    f"{key}: dimension {quote(dim.text)} is {quote(value)}, not a positive integer"
+                )
             shape.append(int(value))
         nbytes = math.prod(shape) * array.dtype.itemsize
         if nbytes > MAX_ARRAY_BYTES:
-            raise PointError(f"{key}: {array.dtype}{shape} is {nbytes:.3g} bytes, more memory "
-                             "than a GPU has")  # fmt: skip
+            raise PointError(
+                f"{key}: {array.dtype}{shape} is {nbytes:.3g} bytes, more memory than a GPU has"
+            )
         return tuple(shape)
 
-    def _dims3(self, exprs: tuple[Expression, ...], env: dict[str, Any], key: str,
-               limits: tuple[int, ...]) -> tuple[int, int, int]:  # fmt: skip
+    def _dims3(
+        self, exprs: tuple[Expression, ...], env: dict[str, Any], key: str, limits: tuple[int, ...]
+    ) -> tuple[int, int, int]:
         values = []
         for i, expr in enumerate(exprs):
             value = _evaluate(expr, env, key)
             dimension = _as_dimension(value, limits[i])
             if dimension is None:
-                raise PointError(f"{key}: {quote(expr.text)} is {quote(value)}; each dimension "
-                                  f"must be an integer in [1, {limits[i]}]")  # fmt: skip
+                raise PointError(
+                    f"{key}: {quote(expr.text)} is {quote(value)}; each dimension "
+                    f"must be an integer in [1, {limits[i]}]"
+                )
             values.append(dimension)
         values += [1] * (3 - len(values))
         return values[0], values[1], values[2]
 
-    def _launch(self, variant: str, point: Point,
-                scalars: dict[str, Any] | None = None) -> Launch:  # fmt: skip
+    def _launch(self, variant: str, point: Point, scalars: dict[str, Any] | None = None) -> Launch:
         scalars = self._scalars(point) if scalars is None else scalars
         env = self._env(point, scalars)
         grid, block, shared = self._launch_shape(variant, env)
-        args = tuple(BufferRef(a.name) if isinstance(a, Array) else scalars[a.name]
-                     for a in self.kf.args)  # fmt: skip
+        args = tuple(
+            BufferRef(a.name) if isinstance(a, Array) else scalars[a.name] for a in self.kf.args
+        )
         return Launch(variant, grid, block, args, int(shared))
 
     def _launch_shape(self, variant: str, env: dict[str, Any]) -> tuple[Any, Any, int]:
@@ -133,15 +138,19 @@ class KernelFileBenchmark(Benchmark):
         grid = self._dims3(self.kf.grid.get(variant) or (), env, "kernel.grid", GRID_LIMITS)
         block = self._dims3(self.kf.block.get(variant) or (), env, "kernel.block", BLOCK_LIMITS)
         if block[0] * block[1] * block[2] > 1024:
-            raise PointError(f"kernel.block: {block} is {block[0] * block[1] * block[2]} "
-                              "threads; a block holds at most 1024")  # fmt: skip
+            raise PointError(
+                f"kernel.block: {block} is {block[0] * block[1] * block[2]} "
+                "threads; a block holds at most 1024"
+            )
         shared_expr = self.kf.shared.get(variant)
         shared = 0
         if shared_expr:
             shared = _evaluate(shared_expr[0], env, "kernel.shared")
             if not isinstance(shared, int | np.integer) or not 0 <= shared < 2**31:
-                raise PointError(f"kernel.shared: {quote(shared_expr[0].text)} is {quote(shared)},"
-                                  " not a byte count")  # fmt: skip
+                raise PointError(
+                    f"kernel.shared: {quote(shared_expr[0].text)} is {quote(shared)},"
+                    " not a byte count"
+                )
         return grid, block, int(shared)
 
     def _work(self, point: Point, env: dict[str, Any] | None = None) -> Work:
@@ -152,8 +161,9 @@ class KernelFileBenchmark(Benchmark):
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
             if not isinstance(value, int | np.integer) or value < 0:
-                raise PointError(f"kernel.work.{key}: {quote(expr.text)} is {quote(value)}, not a "
-                                  "count >= 0")  # fmt: skip
+                raise PointError(
+                    f"kernel.work.{key}: {quote(expr.text)} is {quote(value)}, not a count >= 0"
+                )
             values[key] = int(value)
         sizes = [
             (int(np.prod(self._shape(array, env))) * array.dtype.itemsize, array.direction)
@@ -208,9 +218,10 @@ class KernelFileBenchmark(Benchmark):
         step = -(-len(points) // workers)
         context = multiprocessing.get_context("spawn")  # never fork a process that may hold CUDA
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            jobs = [pool.submit(_validate_slice, str(self.kf.path), start,
-                                points[start : start + step])
-                    for start in range(0, len(points), step)]  # fmt: skip
+            jobs = [
+                pool.submit(_validate_slice, str(self.kf.path), start, points[start : start + step])
+                for start in range(0, len(points), step)
+            ]
             found = [job.result() for job in jobs]
         return next((f for f in found if f), None)
 
@@ -218,8 +229,10 @@ class KernelFileBenchmark(Benchmark):
         checks = self._checks()
         data_check, data_names, data_memo = checks[0]
         scalar_args = {a.name for a in self.kf.scalars}
-        launches = [(names, self._launch_checker(variant))
-                    for variant, (_, names, _) in zip(self.variant_names, checks[1:], strict=True)]  # fmt: skip
+        launches = [
+            (names, self._launch_checker(variant))
+            for variant, (_, names, _) in zip(self.variant_names, checks[1:], strict=True)
+        ]
         for index, point in enumerate(points):
             try:
                 scalars = self._scalars(point)
@@ -276,18 +289,31 @@ class KernelFileBenchmark(Benchmark):
 
         return ok
 
-    def _checks(self) -> list[tuple[Callable[[dict[str, Any]], str | None], tuple[str, ...],
-                                    dict[tuple[Any, ...], str | None]]]:  # fmt: skip
+    def _checks(
+        self,
+    ) -> list[
+        tuple[
+            Callable[[dict[str, Any]], str | None],
+            tuple[str, ...],
+            dict[tuple[Any, ...], str | None],
+        ]
+    ]:
         """(check, the names it reads, its memo): the arrays, work and initialisers, then
         each variant's launch shape."""
         if self._check_list is None:
             kf = self.kf
-            data = [*(d for a in kf.arrays for d in a.dims), *kf.work.values(),
-                    *(e for i in kf.init.values() for e in i.args)]  # fmt: skip
+            data = [
+                *(d for a in kf.arrays for d in a.dims),
+                *kf.work.values(),
+                *(e for i in kf.init.values() for e in i.args),
+            ]
             checks = [(self._data_problem, _names(data), {})]
             for variant in self.variant_names:
-                launch = [*(kf.grid.get(variant) or ()), *(kf.block.get(variant) or ()),
-                          *(kf.shared.get(variant) or ())]  # fmt: skip
+                launch = [
+                    *(kf.grid.get(variant) or ()),
+                    *(kf.block.get(variant) or ()),
+                    *(kf.shared.get(variant) or ()),
+                ]
                 checks.append((partial(self._launch_problem, variant), _names(launch), {}))
             self._check_list = checks
         return self._check_list
@@ -321,8 +347,9 @@ class KernelFileBenchmark(Benchmark):
         return self.kf.digest
 
     def has_reference(self) -> bool:
-        return bool(self.kf.reference_expressions or self.kf.reference_function
-                    or self.kf.reference_variant)  # fmt: skip
+        return bool(
+            self.kf.reference_expressions or self.kf.reference_function or self.kf.reference_variant
+        )
 
     @property
     def reference_variant(self) -> str | None:  # type: ignore[override]
@@ -344,12 +371,17 @@ class KernelFileBenchmark(Benchmark):
     def case(self, variant: str, point: Point, device: Any, inputs: dict[str, np.ndarray]) -> Case:
         env = self._env(point)
         outputs = {
-            a.name: BufferSpec(self._shape(a, env), a.dtype,
-                               init="input" if a.direction == "inout" else "poison")
+            a.name: BufferSpec(
+                self._shape(a, env), a.dtype, init="input" if a.direction == "inout" else "poison"
+            )
             for a in self.kf.outputs
-        }  # fmt: skip
-        return Case(steps=[self._launch(variant, point)], outputs=outputs, work=self._work(point),
-                    tolerance=self.kf.tolerance)  # fmt: skip
+        }
+        return Case(
+            steps=[self._launch(variant, point)],
+            outputs=outputs,
+            work=self._work(point),
+            tolerance=self.kf.tolerance,
+        )
 
     @property
     def reference_params(self) -> frozenset[str] | None:  # type: ignore[override]
@@ -368,8 +400,9 @@ class KernelFileBenchmark(Benchmark):
             reads |= through[name] & params
         return frozenset(reads)
 
-    def reference(self, computes: str, point: Point,
-                  inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:  # fmt: skip
+    def reference(
+        self, computes: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
         env = self._env(point)
         shapes = {a.name: self._shape(a, env) for a in self.kf.outputs}
         # No array the reference builds may outgrow the kernel's own arrays by much.
@@ -385,15 +418,19 @@ class KernelFileBenchmark(Benchmark):
             try:
                 signature = inspect.signature(function)
                 takes_all = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
-                given = env if takes_all else {k: v for k, v in env.items()
-                                               if k in signature.parameters}  # fmt: skip
+                given = (
+                    env
+                    if takes_all
+                    else {k: v for k, v in env.items() if k in signature.parameters}
+                )
                 raw = function(**given)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # the user's function (sys.exit too): one line
                 message = " ".join(str(exc).split())[:300]
-                raise PointError(f"kernel.reference: {name}() failed: {type(exc).__name__}: "
-                                  f"{message}") from None  # fmt: skip
+                raise PointError(
+                    f"kernel.reference: {name}() failed: {type(exc).__name__}: {message}"
+                ) from None
             if not isinstance(raw, dict):
                 raw = {self.kf.outputs[0].name: raw} if len(self.kf.outputs) == 1 else raw
             if not isinstance(raw, dict):
@@ -430,13 +467,20 @@ class KernelFileBenchmark(Benchmark):
         for name, expr in expressions.items():
             array, shape = outputs[name], shapes[name]
             arrays = sorted(n for n in expr.names if n in inputs)
-            if (not arrays or not expr.elementwise
-                    or not np.issubdtype(array.dtype, np.floating)
-                    or any(inputs[n].shape != shape for n in arrays)):  # fmt: skip
+            if (
+                not arrays
+                or not expr.elementwise
+                or not np.issubdtype(array.dtype, np.floating)
+                or any(inputs[n].shape != shape for n in arrays)
+            ):
                 return None
 
-            def one(*pieces: np.ndarray, expr: Expression = expr, arrays: list[str] = arrays,
-                    key: str = name) -> np.ndarray:  # fmt: skip
+            def one(
+                *pieces: np.ndarray,
+                expr: Expression = expr,
+                arrays: list[str] = arrays,
+                key: str = name,
+            ) -> np.ndarray:
                 scope = {**env, **{n: _upcast(p) for n, p in zip(arrays, pieces, strict=True)}}
                 try:
                     return expr.evaluate(scope, max_elements=limit)
@@ -457,15 +501,19 @@ class KernelFileBenchmark(Benchmark):
         text = self.kf.source.read_text(errors="replace")
         for variant in self.variant_names:
             if not re.search(rf"\b{variant}\s*\(", text):
-                return [f"kernel.variants: {variant!r} does not appear in {self.kf.source.name} "
-                        '(an extern "C" __global__ function of that name)']  # fmt: skip
+                return [
+                    f"kernel.variants: {variant!r} does not appear in {self.kf.source.name} "
+                    '(an extern "C" __global__ function of that name)'
+                ]
         if not (self.kf.reference_expressions or self.kf.reference_function):
             return []
 
         # The shapes depend on these parameters only: one size per distinct set of values
         # (keys made in C by itemgetter: a dry run of 10^6 points pays microseconds each).
-        names = sorted((set(_names([d for a in self.kf.arrays for d in a.dims]))
-                        | set(self._scalar_names)) & set(points[0]))  # fmt: skip
+        names = sorted(
+            (set(_names([d for a in self.kf.arrays for d in a.dims])) | set(self._scalar_names))
+            & set(points[0])
+        )
         representatives: dict[Any, Point] = {}
         if names:
             for key, point in zip(map(itemgetter(*names), points), points, strict=True):
@@ -571,8 +619,7 @@ def _as_c_type(value: Any, dtype: np.dtype, key: str) -> np.generic:
             return np.bool_(value)
         info = np.iinfo(dtype)
         if not info.min <= value <= info.max:
-            raise PointError(f"{key}: {value} does not fit in {dtype} "
-                              f"[{info.min}, {info.max}]")  # fmt: skip
+            raise PointError(f"{key}: {value} does not fit in {dtype} [{info.min}, {info.max}]")
         return dtype.type(value)
     with np.errstate(over="ignore"):
         converted = dtype.type(value)
@@ -623,8 +670,10 @@ def _init_plan(array: Array, init: Init | None, point: Point) -> tuple[str, list
             raise PointError(f"{key}: integers({low}, {high}) takes integers")
         low, high = int(low), int(high)
         if not limits[0] <= low < high <= limits[1]:
-            raise PointError(f"{key}: integers({low}, {high}) is empty or outside {dtype} "
-                             f"[{limits[0]}, {limits[1]})")  # fmt: skip
+            raise PointError(
+                f"{key}: integers({low}, {high}) is empty or outside {dtype} "
+                f"[{limits[0]}, {limits[1]})"
+            )
         return function, [low, high]
     if function == "full":  # 300 in an int8 would wrap to 44, 2.5 in an int32 become 2
         return function, [_as_c_type(args[0], dtype, f"{key}: full({args[0]})").item()]
@@ -637,8 +686,10 @@ def _arange_fits(array: Array, size: int) -> None:
     if dtype == np.bool_ or np.issubdtype(dtype, np.integer):
         top = 1 if dtype == np.bool_ else int(np.iinfo(dtype).max)
         if size - 1 > top:
-            raise PointError(f"kernel.init.{array.name}: arange() counts to {size - 1}, past "
-                             f"{dtype}'s largest value {top}")  # fmt: skip
+            raise PointError(
+                f"kernel.init.{array.name}: arange() counts to {size - 1}, past "
+                f"{dtype}'s largest value {top}"
+            )
 
 
 def _fits(dtype: np.dtype, where: str, *values: float) -> None:
@@ -650,8 +701,9 @@ def _fits(dtype: np.dtype, where: str, *values: float) -> None:
             raise PointError(f"{where}: {value} is outside {dtype}'s range (±{largest:.6g})")
 
 
-def _make(array: Array, shape: tuple[int, ...], init: Init | None, point: Point,
-          rng: np.random.Generator) -> np.ndarray:  # fmt: skip
+def _make(
+    array: Array, shape: tuple[int, ...], init: Init | None, point: Point, rng: np.random.Generator
+) -> np.ndarray:
     """Fresh values for an input, made in its own type where NumPy can (a 2^28-element
     float32 input need not pass through float64)."""
     dtype = array.dtype
@@ -667,8 +719,9 @@ def _make(array: Array, shape: tuple[int, ...], init: Init | None, point: Point,
         hostmath.scale_shift(values, native.type(args[1]), native.type(args[0]))
     elif function == "integers":
         integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_
-        values = rng.integers(args[0], args[1], size, dtype=dtype if integer else np.int64,
-                              endpoint=False)  # fmt: skip
+        values = rng.integers(
+            args[0], args[1], size, dtype=dtype if integer else np.int64, endpoint=False
+        )
     elif function == "zeros":
         values = np.zeros(size, dtype)
     elif function == "ones":
@@ -690,8 +743,9 @@ def _conform(value: Any, shape: tuple[int, ...], array: Array) -> np.ndarray:
         result = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise PointError(f"{key}: not an array: {exc}") from None
-    if result.dtype == object or not (np.issubdtype(result.dtype, np.number)
-                                      or result.dtype == np.bool_):  # fmt: skip
+    if result.dtype == object or not (
+        np.issubdtype(result.dtype, np.number) or result.dtype == np.bool_
+    ):
         raise PointError(f"{key}: the reference is {result.dtype}, not numbers")
     if result.shape != shape:
         if result.size == int(np.prod(shape)) and result.ndim == 1:
@@ -700,8 +754,10 @@ def _conform(value: Any, shape: tuple[int, ...], array: Array) -> np.ndarray:
             try:
                 result = np.broadcast_to(result, shape)
             except ValueError:
-                raise PointError(f"{key}: the reference has shape {result.shape}; the output "
-                                  f"is {array.dtype}{list(shape)}") from None  # fmt: skip
+                raise PointError(
+                    f"{key}: the reference has shape {result.shape}; the output "
+                    f"is {array.dtype}{list(shape)}"
+                ) from None
     if np.issubdtype(array.dtype, np.floating):
         return np.ascontiguousarray(result, dtype=np.float64)
     if np.issubdtype(result.dtype, np.floating) and (
@@ -719,8 +775,11 @@ def load_benchmark(path: str) -> KernelFileBenchmark:
 
     data = read_document(path)
     if not is_kernel_file(data):
-        raise ConfigError("has no `kernel:` section (a sweep file names a `suite:` instead; "
-                          "see docs/kernel-files.md)", source=path)  # fmt: skip
+        raise ConfigError(
+            "has no `kernel:` section (a sweep file names a `suite:` instead; "
+            "see docs/kernel-files.md)",
+            source=path,
+        )
     return benchmark_from(data, path)
 
 

@@ -105,9 +105,12 @@ def check_settings() -> None:
 
 def cache_root() -> Path:
     """Where gpubench keeps what it can make again: binaries, ceilings, parsed graphs."""
-    return Path(os.environ.get("GPUBENCH_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpubench"
-    ))  # fmt: skip
+    return Path(
+        os.environ.get("GPUBENCH_CACHE_DIR")
+        or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpubench"
+        )
+    )
 
 
 def cache_dir() -> Path:

@@ -19,8 +19,11 @@ MUST_AGREE = ("suite", "kernel_source_sha256", "declarations_sha256", "variants"
               "timing")  # fmt: skip
 
 
-def _gather(logs: list[tuple[str, dict[str, Any], list[results.Result]]], first_path: str,
-            first_header: dict[str, Any]) -> tuple[list[results.Result], set[str], list[dict]]:  # fmt: skip
+def _gather(
+    logs: list[tuple[str, dict[str, Any], list[results.Result]]],
+    first_path: str,
+    first_header: dict[str, Any],
+) -> tuple[list[results.Result], set[str], list[dict]]:
     """The results of every log (each once), the sweep's points and the GPUs that measured,
     after checking the logs belong to one sweep."""
     first = first_header.get("fingerprint") or {}
@@ -42,16 +45,21 @@ def _gather(logs: list[tuple[str, dict[str, Any], list[results.Result]]], first_
         points.update(stamp.get("points") or [])
         environment = header.get("environment") or {}
         for device in environment.get("devices") or [
-            {"uuid": environment.get("gpu_uuid"),
-             "name": (environment.get("device") or {}).get("name")}
-        ]:  # fmt: skip
+            {
+                "uuid": environment.get("gpu_uuid"),
+                "name": (environment.get("device") or {}).get("name"),
+            }
+        ]:
             if device not in devices:
                 devices.append(device)
         for result in found:
             key = (point_key(result.point), result.variant)
             if key in seen:
-                raise ConfigError(f"{result.variant} at {point_key(result.point)} is also in "
-                                  f"{seen[key]}: shards never overlap", source=path)  # fmt: skip
+                raise ConfigError(
+                    f"{result.variant} at {point_key(result.point)} is also in "
+                    f"{seen[key]}: shards never overlap",
+                    source=path,
+                )
             seen[key] = path
             merged.append(result)
     return merged, points, devices
@@ -81,9 +89,13 @@ def merge(paths: list[str], output: str, force: bool = False) -> tuple[int, int]
         fingerprint["gpu_uuids"] = uuids
     environment = dict(first_header.get("environment") or {})
     environment["devices"] = devices
-    header = {"fingerprint": fingerprint, "suite": first_header.get("suite"),
-              "spec": first_header.get("spec"), "environment": environment,
-              "merged_from": [str(p) for p in paths]}  # fmt: skip
+    header = {
+        "fingerprint": fingerprint,
+        "suite": first_header.get("suite"),
+        "spec": first_header.get("spec"),
+        "environment": environment,
+        "merged_from": [str(p) for p in paths],
+    }
     log = results.JsonLinesLog(output, header=header)
     try:
         for result in merged:

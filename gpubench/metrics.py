@@ -47,10 +47,12 @@ PCT_OF_VENDOR = Metric("pct_of_vendor", "% vendor", "%", "{:,.1f}%")
 # Measured by Nsight Compute under --profile (gpubench/profiling.py).
 NCU_TIME = Metric("ncu_ms", "ncu time", "ms", "{:,.4f}", higher_is_better=False)
 DRAM_BYTES = Metric("dram_bytes", "DRAM bytes", "bytes", "{:,.0f}", higher_is_better=None)
-LOAD_SECTORS = Metric("ld_sectors_per_request", "ld sect/req", "sectors", "{:,.1f}",
-                      higher_is_better=False)  # fmt: skip
-STORE_SECTORS = Metric("st_sectors_per_request", "st sect/req", "sectors", "{:,.1f}",
-                       higher_is_better=False)  # fmt: skip
+LOAD_SECTORS = Metric(
+    "ld_sectors_per_request", "ld sect/req", "sectors", "{:,.1f}", higher_is_better=False
+)
+STORE_SECTORS = Metric(
+    "st_sectors_per_request", "st sect/req", "sectors", "{:,.1f}", higher_is_better=False
+)
 BANK_CONFLICTS = Metric("bank_conflicts", "bank confl.", "", "{:,.0f}", higher_is_better=False)
 BRANCH_UNIFORMITY = Metric("branch_uniformity", "branch unif.", "%", "{:,.1f}%")
 OCCUPANCY = Metric("achieved_occupancy", "occupancy", "%", "{:,.1f}%")

@@ -84,8 +84,13 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
     json_path = request.json or spec.outputs.json
     csv_path = request.csv or spec.outputs.csv
     timeline_png = request.timeline or None
-    named = {"--jsonl": log, "--json": json_path, "--csv": csv_path, "--timeline": timeline_png,
-             "--markdown": request.markdown}  # fmt: skip
+    named = {
+        "--jsonl": log,
+        "--json": json_path,
+        "--csv": csv_path,
+        "--timeline": timeline_png,
+        "--markdown": request.markdown,
+    }
     for option, path in named.items():
         if path:
             check_writable(path, option)
@@ -101,18 +106,7 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
         raise ConfigError("two outputs name the same file", source="command line")
     if timeline_png:
         _check_timeline_picture(timeline_png)
-    kept = None
-    if log and not request.resume and holds_results(log):
-        # A finished run leaves nothing to resume: the next run sets its log aside (kept
-        # beside it) by itself, so a nightly job is one command. Only an unfinished log asks.
-        if not request.force and not log_finished(log):
-            raise ConfigError(
-                "holds results of an earlier run: continue it with --resume, or give --force "
-                "to start a new log (the old one is kept beside it)",
-                source=log,
-            )
-        if not dry:
-            kept = _set_aside(Path(log))
+    kept = _earlier_log(log, request, dry)
     return OutputPlan(
         json=json_path,
         csv=csv_path,
@@ -127,6 +121,22 @@ def plan(spec: SweepSpec, request: OutputRequest, dry: bool = False) -> OutputPl
         history=history_path,
         label=request.label,
     )
+
+
+def _earlier_log(log: str | None, request: OutputRequest, dry: bool) -> str | None:
+    """Where the results an earlier run left in `log` were set aside, if it left any (None
+    when resuming it, or on a dry run)."""
+    if not (log and not request.resume and holds_results(log)):
+        return None
+    # A finished run leaves nothing to resume: the next run sets its log aside (kept
+    # beside it) by itself, so a nightly job is one command. Only an unfinished log asks.
+    if not request.force and not log_finished(log):
+        raise ConfigError(
+            "holds results of an earlier run: continue it with --resume, or give --force "
+            "to start a new log (the old one is kept beside it)",
+            source=log,
+        )
+    return None if dry else _set_aside(Path(log))
 
 
 def _check_timeline_picture(path: str) -> None:

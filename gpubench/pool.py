@@ -45,18 +45,22 @@ def parse_devices(text: str) -> list[int] | str:
 DEVICE_INDEX_MAX = 2**31 - 1
 
 
-def remaining_work(plan: Plan, previous: Iterable[Result]
-                   ) -> tuple[dict[tuple[str, str], Result], list[tuple[dict[str, Any], list[str]]]]:  # fmt: skip
+def remaining_work(
+    plan: Plan, previous: Iterable[Result]
+) -> tuple[dict[tuple[str, str], Result], list[tuple[dict[str, Any], list[str]]]]:
     """(results already logged, by point and variant; the points still to run with their
     missing variants, biggest first)."""
     done = {(point_key(r.point), r.variant): r for r in previous}
-    todo = [(point, [v for v in plan.variants if (point_key(point), v) not in done])
-            for point in plan.points]  # fmt: skip
+    todo = [
+        (point, [v for v in plan.variants if (point_key(point), v) not in done])
+        for point in plan.points
+    ]
     return done, largest_first(plan, [(p, variants) for p, variants in todo if variants])
 
 
-def largest_first(plan: Plan, todo: list[tuple[dict[str, Any], list[str]]]
-                  ) -> list[tuple[dict[str, Any], list[str]]]:  # fmt: skip
+def largest_first(
+    plan: Plan, todo: list[tuple[dict[str, Any], list[str]]]
+) -> list[tuple[dict[str, Any], list[str]]]:
     """The biggest points first (by their inputs' bytes, where the suite can say): the last
     points handed out are then the short ones, and no GPU waits long for another to finish
     a big one at the end."""
@@ -74,8 +78,9 @@ def largest_first(plan: Plan, todo: list[tuple[dict[str, Any], list[str]]]
 class DevicePool:
     """The IsolatedRunner interface over several GPUs."""
 
-    def __init__(self, suite: str, devices: list[int] | str, backend: str,
-                 observers: Iterable[Observer] = ()) -> None:  # fmt: skip
+    def __init__(
+        self, suite: str, devices: list[int] | str, backend: str, observers: Iterable[Observer] = ()
+    ) -> None:
         self.suite = suite
         self.requested = devices
         self.backend = backend
@@ -129,8 +134,10 @@ class DevicePool:
             except BaseException as exc:  # reported below, in this thread
                 errors.append(exc)
 
-        threads = [threading.Thread(target=start, args=(r, w), daemon=True)
-                   for r, w in zip(others, spawned, strict=True)]  # fmt: skip
+        threads = [
+            threading.Thread(target=start, args=(r, w), daemon=True)
+            for r, w in zip(others, spawned, strict=True)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -196,8 +203,12 @@ class DevicePool:
                     failures.append(exc)
                     self._stop.set()
 
-        threads = [threading.Thread(target=serve, args=(r,), daemon=True,
-                                    name=f"gpu-{r.spec.device_index}") for r in self.runners]  # fmt: skip
+        threads = [
+            threading.Thread(
+                target=serve, args=(r,), daemon=True, name=f"gpu-{r.spec.device_index}"
+            )
+            for r in self.runners
+        ]
         for thread in threads:
             thread.start()
         # Join with a timeout so that Ctrl-C (delivered to this thread) is handled at once.

@@ -43,15 +43,31 @@ class ParallelRandom:
 
     # -- the parallel fills -------------------------------------------------------------------
     def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
-        return self._fill(size, dtype, out, lambda g, o: g.random(dtype=o.dtype, out=o),
-                          lambda: self._generator.random(size, dtype=dtype, out=out))  # fmt: skip
+        return self._fill(
+            size,
+            dtype,
+            out,
+            lambda g, o: g.random(dtype=o.dtype, out=o),
+            lambda: self._generator.random(size, dtype=dtype, out=out),
+        )
 
     def standard_normal(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
-        return self._fill(size, dtype, out, lambda g, o: g.standard_normal(dtype=o.dtype, out=o),
-                          lambda: self._generator.standard_normal(size, dtype=dtype, out=out))  # fmt: skip
+        return self._fill(
+            size,
+            dtype,
+            out,
+            lambda g, o: g.standard_normal(dtype=o.dtype, out=o),
+            lambda: self._generator.standard_normal(size, dtype=dtype, out=out),
+        )
 
-    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
-                 endpoint: bool = False) -> Any:  # fmt: skip
+    def integers(
+        self,
+        low: Any,
+        high: Any = None,
+        size: Any = None,
+        dtype: Any = np.int64,
+        endpoint: bool = False,
+    ) -> Any:
         def chunk(g: np.random.Generator, o: np.ndarray) -> None:
             o[...] = g.integers(low, high, o.shape, dtype=o.dtype, endpoint=endpoint)
 
@@ -73,9 +89,14 @@ class ParallelRandom:
         return low + (high - low) * values
 
     # -- chunks -------------------------------------------------------------------------------
-    def _fill(self, size: Any, dtype: Any, out: Any,
-              draw: Callable[[np.random.Generator, np.ndarray], None],
-              sequential: Callable[[], Any]) -> Any:  # fmt: skip
+    def _fill(
+        self,
+        size: Any,
+        dtype: Any,
+        out: Any,
+        draw: Callable[[np.random.Generator, np.ndarray], None],
+        sequential: Callable[[], Any],
+    ) -> Any:
         shape = _shape(size, out)
         count = int(np.prod(shape, dtype=np.int64)) if shape is not None else 0
         if shape is None or count < 2 * CHUNK:

@@ -434,18 +434,31 @@ def save_csv(result_set: ResultSet, path: str | os.PathLike[str]) -> Path:
     work_keys = ("bytes_moved", "flops", "elements")
     with target.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow([*param_names, "suite", "variant", "status", "reason",
-                         *SUMMARY_FIELDS, *work_keys, *metric_keys])  # fmt: skip
+        writer.writerow(
+            [
+                *param_names,
+                "suite",
+                "variant",
+                "status",
+                "reason",
+                *SUMMARY_FIELDS,
+                *work_keys,
+                *metric_keys,
+            ]
+        )
         for r in result_set.results:
             summary = r.summary or {}
             work = r.work or {}
             values = [
                 *(r.point.get(p, "") for p in param_names),
-                r.suite, r.variant, str(r.status), r.reason,
+                r.suite,
+                r.variant,
+                str(r.status),
+                r.reason,
                 *(summary.get(k) for k in SUMMARY_FIELDS),
                 *(work.get(k) for k in work_keys),
                 *(r.metrics.get(k) for k in metric_keys),
-            ]  # fmt: skip
+            ]
             writer.writerow(["" if v is None else v for v in values])
     return target
 
@@ -456,8 +469,12 @@ class JsonLinesLog:
     belong to. Once a point is complete, a "metrics" line per result adds the metrics that
     compare its variants (speedup, % of vendor, overlap)."""
 
-    def __init__(self, path: str | os.PathLike[str], header: dict[str, Any] | None = None,
-                 append: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        header: dict[str, Any] | None = None,
+        append: bool = False,
+    ) -> None:
         self.path = _open_for_writing(Path(path))
         if append:
             repair_tail(self.path)
@@ -480,8 +497,14 @@ class JsonLinesLog:
     def point_finished(self, results: list[Result]) -> None:
         for result in results:
             if result.metrics:
-                self._write({"kind": "metrics", "point": result.point,
-                             "variant": result.variant, "metrics": result.metrics})  # fmt: skip
+                self._write(
+                    {
+                        "kind": "metrics",
+                        "point": result.point,
+                        "variant": result.variant,
+                        "metrics": result.metrics,
+                    }
+                )
 
     def write(self, result: Result) -> None:
         self._write({"kind": "result", **result.to_dict()})

@@ -144,6 +144,33 @@ def _compiler_excerpt(output: str, limit: int = 12) -> str:
     return "\n".join(errors[:limit])
 
 
+@dataclass
+class _PointResults:
+    """The results of one point, in order: each carries the point's phases so far and is handed
+    to `on_result` the moment it is made."""
+
+    plan: Plan
+    point: Point
+    clock: PhaseClock
+    on_result: Callable[[Result], None] | None
+    out: list[Result] = field(default_factory=list)
+
+    def emit(self, variant: str, status: Status, reason: str = "", **extra: Any) -> None:
+        result = Result(
+            suite=self.plan.bench.name,
+            variant=variant,
+            point=dict(self.point),
+            status=status,
+            reason=reason,
+            baseline=self.plan.baseline,
+            **extra,
+        )
+        result.phases.setdefault("point", self.clock.snapshot())
+        self.out.append(result)
+        if self.on_result:
+            self.on_result(result)
+
+
 class Runner:
     """Runs plans in this process: per point, compile and make the inputs once, then each
     variant through its stages (gpubench.stages)."""
@@ -176,32 +203,23 @@ class Runner:
     ) -> list[Result]:
         """Every variant of one point; stops early once a variant has crashed the context."""
         variants = list(variants)
-        out: list[Result] = []
         clock = PhaseClock()
+        results = _PointResults(plan, point, clock, on_result)
         # Threads the suite starts (in its inputs or a variant) and leaves running are flagged.
         threads = audit.live_threads()
-
-        def emit(variant: str, status: Status, reason: str = "", **extra: Any) -> None:
-            result = Result(suite=plan.bench.name, variant=variant, point=dict(point),
-                            status=status, reason=reason, baseline=plan.baseline, **extra)  # fmt: skip
-            result.phases.setdefault("point", clock.snapshot())
-            out.append(result)
-            if on_result:
-                on_result(result)
-
         try:
             with clock.phase("compile"):
                 module = self.modules.get(plan.bench, point)
         except KernelCompileError as exc:
             reason = f"{exc}\n{_compiler_excerpt(exc.compiler_output)}"
             for v in variants:
-                emit(v, Status.COMPILE_FAILED, reason)
-            return out
+                results.emit(v, Status.COMPILE_FAILED, reason)
+            return results.out
         state = self._point_state(plan, point, clock)
         if not isinstance(state, PointState):  # why there are no inputs: (status, reason)
             for v in variants:
-                emit(v, *state)
-            return out
+                results.emit(v, *state)
+            return results.out
         crashed = False
         try:
             for variant in variants:
@@ -210,15 +228,19 @@ class Runner:
                 stages = VariantRun(plan, state, variant, module, self.backend)
                 outcome = _flag_threads_left(_guarded(stages), threads)
                 threads = audit.live_threads()  # one variant's threads are not the next's
-                emit(variant, seed=state.seed, phases={"point": clock.snapshot(),
-                     "variant": stages.clock.snapshot()}, **outcome)  # fmt: skip
+                results.emit(
+                    variant,
+                    seed=state.seed,
+                    phases={"point": clock.snapshot(), "variant": stages.clock.snapshot()},
+                    **outcome,
+                )
                 if outcome["status"] is Status.CRASHED:
                     crashed = True
                     break  # the context is gone: nothing else can run in this process
         finally:
             if not crashed:
                 self._last = state  # its first set may serve the next point; freed then
-        return out
+        return results.out
 
     def close(self) -> None:
         """Free what the last point left for the next."""
@@ -258,8 +280,9 @@ class Runner:
         self._last = None
         return dataclasses.replace(last, point=dict(point))
 
-    def _point_state(self, plan: Plan, point: Point,
-                     clock: PhaseClock) -> PointState | tuple[Status, str]:  # fmt: skip
+    def _point_state(
+        self, plan: Plan, point: Point, clock: PhaseClock
+    ) -> PointState | tuple[Status, str]:
         """The point's inputs (its problem's, where the point before posed it), or why there
         are none: (status, reason)."""
         shared = self._shared_problem(plan, point)
@@ -323,8 +346,7 @@ def _guarded(stages: VariantRun) -> dict[str, Any]:
         # What the preflight could not foresee.
         return {"status": Status.SKIPPED, "reason": f"out of memory: {exc}"}
     except PointError as exc:
-        return {"status": Status.LAUNCH_FAILED,
-                "reason": f"the suite cannot run this point: {exc}"}  # fmt: skip
+        return {"status": Status.LAUNCH_FAILED, "reason": f"the suite cannot run this point: {exc}"}
 
 
 def finish_point(plan: Plan, results: list[Result]) -> None:

@@ -233,8 +233,12 @@ class VariantRun:
         self.case = bench.case(variant, self.state.point, self.backend.device, inputs)
         problems = self.case.problems(inputs)
         if problems:
-            raise Stop({"status": Status.LAUNCH_FAILED, "reason": f"the suite declares "
-                        f"{variant!r} wrongly: " + "; ".join(problems)})  # fmt: skip
+            raise Stop(
+                {
+                    "status": Status.LAUNCH_FAILED,
+                    "reason": f"the suite declares {variant!r} wrongly: " + "; ".join(problems),
+                }
+            )
         if self.case.skip:
             raise Stop({"status": Status.SKIPPED, "reason": self.case.skip})
 
@@ -242,9 +246,14 @@ class VariantRun:
         case, backend = self.case, self.backend
         assert case is not None
         if self.plan.policy.mode == "hot" and has_repeat(case.steps):
-            raise Stop({"status": Status.SKIPPED, "reason": "hot mode repeats whole runs back "
-                        "to back, and a run that iterates to convergence starts from the "
-                        "previous run's answer: use cold mode"})  # fmt: skip
+            raise Stop(
+                {
+                    "status": Status.SKIPPED,
+                    "reason": "hot mode repeats whole runs back "
+                    "to back, and a run that iterates to convergence starts from the "
+                    "previous run's answer: use cold mode",
+                }
+            )
         launches = kernel_launches(case.steps)
         try:
             self.attributes = kernel_attributes(self.module, launches, backend.device)
@@ -253,8 +262,9 @@ class VariantRun:
         problem = backend.launch_problem(self.module, launches) if launches else None
         too_big = problem or self.does_not_fit()
         if too_big:
-            raise Stop({"status": Status.SKIPPED, "reason": too_big,
-                        "kernel_attributes": self.attributes})  # fmt: skip
+            raise Stop(
+                {"status": Status.SKIPPED, "reason": too_big, "kernel_attributes": self.attributes}
+            )
 
     def wanted(self) -> tuple[dict[str, str], dict[str, str]]:
         """Where each input must be ({name: location}), and the pristine copies of the
@@ -266,8 +276,11 @@ class VariantRun:
         # inputs may serve other variants, or the host alone (sssp's CSR for SciPy).
         used = referenced_buffers(case.steps)
         every = any(isinstance(step, LibraryCall) for step in flatten(case.steps))
-        wanted = {name: case.input_locations.get(name, "device") for name in self.state.inputs
-                  if name not in inout and (every or name in used)}  # fmt: skip
+        wanted = {
+            name: case.input_locations.get(name, "device")
+            for name in self.state.inputs
+            if name not in inout and (every or name in used)
+        }
         return wanted, {name: spec.location for name, spec in inout.items()}
 
     def does_not_fit(self) -> str | None:
@@ -312,8 +325,9 @@ class VariantRun:
         buffers = {name: placements.get(name, where) for name, where in wanted.items()}
         self.inputs_used, self.inout_sources = wanted, wanted_pristine
         self.state.sets.ready(wanted)
-        self.pristine = {name: placements.get(name, where)
-                         for name, where in wanted_pristine.items()}  # fmt: skip
+        self.pristine = {
+            name: placements.get(name, where) for name, where in wanted_pristine.items()
+        }
         with self.clock.phase("prepare"):
             self.own = {**case.outputs, **case.scratch}
             for name, spec in self.own.items():
@@ -398,10 +412,15 @@ class VariantRun:
             if case.run_metrics is not None:
                 self.record_metrics.update(case.run_metrics(record))
         if not record.converged:
-            raise Stop({"status": Status.INCORRECT, "kernel_attributes": self.attributes,
-                        "reason": f"did not converge: {', '.join(record.unconverged)} still "
-                        f"changing after {record.iterations} iterations (max_iterations)",
-                        "metrics": self.record_metrics})  # fmt: skip
+            raise Stop(
+                {
+                    "status": Status.INCORRECT,
+                    "kernel_attributes": self.attributes,
+                    "reason": f"did not converge: {', '.join(record.unconverged)} still "
+                    f"changing after {record.iterations} iterations (max_iterations)",
+                    "metrics": self.record_metrics,
+                }
+            )
         return record
 
     # -- verify ---------------------------------------------------------------------------------
@@ -418,9 +437,15 @@ class VariantRun:
         verdict = self.check(record, "check")
         if not verdict.passed:
             self.inputs_intact("after the checked run")  # the likelier cause, if it is one
-            raise Stop({"status": Status.INCORRECT, "reason": verdict.message,
-                        "metrics": self.record_metrics, "verification": verdict,
-                        "kernel_attributes": self.attributes})  # fmt: skip
+            raise Stop(
+                {
+                    "status": Status.INCORRECT,
+                    "reason": verdict.message,
+                    "metrics": self.record_metrics,
+                    "verification": verdict,
+                    "kernel_attributes": self.attributes,
+                }
+            )
         return verdict, None
 
     def keep_as_reference(self, key: str) -> None:
@@ -548,8 +573,14 @@ class VariantRun:
         return self.backend.timeline(self.bound)
 
     # -- assemble and clean up ------------------------------------------------------------------
-    def assemble(self, record: RunRecord, verdict: Verification, unverified: str | None,
-                 measurement: timing.Measurement, spans: list[dict[str, Any]]) -> Outcome:  # fmt: skip
+    def assemble(
+        self,
+        record: RunRecord,
+        verdict: Verification,
+        unverified: str | None,
+        measurement: timing.Measurement,
+        spans: list[dict[str, Any]],
+    ) -> Outcome:
         assert self.case is not None
         work = self.case.work_for(record)
         outcome = timed_outcome(
@@ -596,18 +627,23 @@ def unverified_reason(bench: Any, variant: str, checker: Checker) -> str | None:
     if variant == bench.reference_variant:
         return "the reference: the other variants are checked against its outputs"
     if bench.reference_variant and not checker.has(bench.variant(variant).computes):
-        return (f"not checked: the reference variant {bench.reference_variant!r} produced "
-                "no outputs at this point")  # fmt: skip
+        return (
+            f"not checked: the reference variant {bench.reference_variant!r} produced "
+            "no outputs at this point"
+        )
     if not bench.has_reference():
         return "no reference: the outputs were not checked"
     return None
 
 
-def tolerances(case: Case, expected: dict[str, np.ndarray], dtypes: dict[str, Any],
-               record: RunRecord | None) -> dict[str, Tolerance]:  # fmt: skip
+def tolerances(
+    case: Case, expected: dict[str, np.ndarray], dtypes: dict[str, Any], record: RunRecord | None
+) -> dict[str, Tolerance]:
     """Each output's tolerance, from the type the variant produced it in."""
-    return {name: case.tolerance_for(np.dtype(dtypes.get(name, np.float64)), record, name)
-            for name in expected}  # fmt: skip
+    return {
+        name: case.tolerance_for(np.dtype(dtypes.get(name, np.float64)), record, name)
+        for name in expected
+    }
 
 
 def as_reference(array: np.ndarray) -> np.ndarray:
@@ -628,11 +664,16 @@ def kernel_attributes(module: Any, launches: list[Any], device: Any) -> dict[str
         attrs = module.attributes(launch.kernel)
         record = attrs.to_dict()
         occupancy, limiter = metrics.theoretical_occupancy(
-            launch.threads_per_block, attrs.registers_per_thread,
-            attrs.static_shared_bytes + launch.shared_bytes, device,
-        )  # fmt: skip
-        record.update(threads_per_block=launch.threads_per_block,
-                      occupancy=occupancy, occupancy_limited_by=limiter)  # fmt: skip
+            launch.threads_per_block,
+            attrs.registers_per_thread,
+            attrs.static_shared_bytes + launch.shared_bytes,
+            device,
+        )
+        record.update(
+            threads_per_block=launch.threads_per_block,
+            occupancy=occupancy,
+            occupancy_limited_by=limiter,
+        )
         attributes[launch.kernel] = record
     return attributes
 
@@ -789,8 +830,9 @@ def run_host_variant(run: VariantRun) -> Outcome:
 
     def check(phase: str) -> Verification:
         try:
-            state.checker.make(run.computes, lambda: plan.bench.reference(
-                run.computes, state.point, state.inputs))  # fmt: skip
+            state.checker.make(
+                run.computes, lambda: plan.bench.reference(run.computes, state.point, state.inputs)
+            )
         except PointError as exc:
             return Verification(passed=False, message=f"no reference to check against: {exc}")
         expected = state.checker.host[run.computes]
@@ -810,23 +852,39 @@ def run_host_variant(run: VariantRun) -> Outcome:
         measurement = timing.measure(lambda: timing.host_time_once_ms(run_once), plan.policy)
     recheck = check("recheck")
     if not recheck.passed:
-        return {"status": Status.INCORRECT, "verification": recheck,
-                "reason": f"right on the checked run, wrong after timing: {recheck.message}"}  # fmt: skip
-    return timed_outcome(run.backend.device, measurement, verdict, {}, case.work_for(None),
-                         case.cgma)  # fmt: skip
+        return {
+            "status": Status.INCORRECT,
+            "verification": recheck,
+            "reason": f"right on the checked run, wrong after timing: {recheck.message}",
+        }
+    return timed_outcome(
+        run.backend.device, measurement, verdict, {}, case.work_for(None), case.cgma
+    )
 
 
-def timed_outcome(device: Any, measurement: timing.Measurement, verdict: Verification,
-                  attributes: dict[str, Any], work: Any, cgma: float | None) -> Outcome:  # fmt: skip
+def timed_outcome(
+    device: Any,
+    measurement: timing.Measurement,
+    verdict: Verification,
+    attributes: dict[str, Any],
+    work: Any,
+    cgma: float | None,
+) -> Outcome:
     summary = summarize(measurement.samples_ms).to_dict()
     summary["discarded"] = measurement.discarded
     summary["runs_per_sample"] = measurement.runs_per_sample
     summary["clock_mhz"] = measurement.clock_mhz
     summary["clock_capped"] = measurement.clock_capped
-    values = metrics.work_metrics(work.bytes_moved, work.flops, work.elements,
-                                  summary["median_ms"], device.peak_bandwidth_gbps,
-                                  device.peak_fp32_gflops, getattr(work, "level", "dram"),
-                                  getattr(work, "precision", "fp32"))  # fmt: skip
+    values = metrics.work_metrics(
+        work.bytes_moved,
+        work.flops,
+        work.elements,
+        summary["median_ms"],
+        device.peak_bandwidth_gbps,
+        device.peak_fp32_gflops,
+        getattr(work, "level", "dram"),
+        getattr(work, "precision", "fp32"),
+    )
     if cgma is not None:
         values[metrics.CGMA.key] = cgma
     return {

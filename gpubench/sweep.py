@@ -59,8 +59,7 @@ def expand(
     # is a new point, and the set of keys (100 MB at 10^6 points) is not needed.
     # Only a suite that derives parameters can replace a value the sweep sets.
     derives = type(bench).resolve is not Benchmark.resolve
-    distinct = (not zipped and not derives
-                and all(_all_distinct(values) for values in axes.values()))  # fmt: skip
+    distinct = not zipped and not derives and all(_all_distinct(values) for values in axes.values())
     for combo in itertools.product(*dimensions):
         point = dict(base)
         for part in combo:
@@ -126,11 +125,17 @@ def _nothing_dropped(combo: tuple[dict[str, Any], ...], point: Point) -> None:
     for part in combo:
         for name, value in part.items():
             if point.get(name) != value:
-                given = ", ".join(f"{k}={quote(v, 20)}" for k, v in point.items()
-                                  if k != name and any(k in p for p in combo))  # fmt: skip
-                raise DroppedValue(name, f"{name}={quote(value, 20)} would be ignored where "
-                                   f"{given} (the suite derives {name} from them there): set "
-                                   f"either {name} or the parameters it stands for")  # fmt: skip
+                given = ", ".join(
+                    f"{k}={quote(v, 20)}"
+                    for k, v in point.items()
+                    if k != name and any(k in p for p in combo)
+                )
+                raise DroppedValue(
+                    name,
+                    f"{name}={quote(value, 20)} would be ignored where "
+                    f"{given} (the suite derives {name} from them there): set "
+                    f"either {name} or the parameters it stands for",
+                )
 
 
 def _all_distinct(values: list[Any]) -> bool:

@@ -80,10 +80,15 @@ class TimingPolicy:
         if self.time_limit_s <= 0:
             problems.append(("time_limit_s", "must be positive"))
         # Bounds that no real measurement needs: a typo should not mean a week of sampling.
-        for name, limit in (("warmup", 100_000), ("min_samples", 1_000_000),
-                            ("max_samples", 10_000_000), ("min_time_s", 86_400.0),
-                            ("max_time_s", 86_400.0), ("hot_sample_ms", 60_000.0),
-                            ("time_limit_s", 7 * 86_400.0)):  # fmt: skip
+        for name, limit in (
+            ("warmup", 100_000),
+            ("min_samples", 1_000_000),
+            ("max_samples", 10_000_000),
+            ("min_time_s", 86_400.0),
+            ("max_time_s", 86_400.0),
+            ("hot_sample_ms", 60_000.0),
+            ("time_limit_s", 7 * 86_400.0),
+        ):
             if getattr(self, name) > limit:
                 problems.append((name, f"must be at most {limit:g}"))
         return problems
@@ -174,10 +179,15 @@ def measure(
     attempts = 0
 
     def done(converged: bool) -> Measurement:
-        return Measurement(got.kept, converged, got.discarded, runs_per_sample,
-                           (policy.warmup + attempts) * runs_per_sample,
-                           statistics.median(got.clocks) if got.clocks else None,
-                           got.capped)  # fmt: skip
+        return Measurement(
+            got.kept,
+            converged,
+            got.discarded,
+            runs_per_sample,
+            (policy.warmup + attempts) * runs_per_sample,
+            statistics.median(got.clocks) if got.clocks else None,
+            got.capped,
+        )
 
     while True:
         sample = time_once_ms()

@@ -129,9 +129,12 @@ def _errors(got: np.ndarray, expected: np.ndarray, tol: Tolerance, lo: int) -> _
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
     return _ChunkErrors(
-        worst=lo + i, excess=float(excess[i]), bad=int(np.count_nonzero(excess > 0)),
-        max_abs=float(diff.max()), max_rel=float(rel.max()),
-    )  # fmt: skip
+        worst=lo + i,
+        excess=float(excess[i]),
+        bad=int(np.count_nonzero(excess > 0)),
+        max_abs=float(diff.max()),
+        max_rel=float(rel.max()),
+    )
 
 
 class HostOps:
@@ -152,14 +155,19 @@ class HostOps:
 
     def errors(self) -> tuple[int, int, float, float]:
         """(worst flat index, elements wrong, max |error|, max relative error)."""
-        parts = _map(lambda lo: _errors(self.got, self.expected, self.tol, lo),
-                     _chunks(self.got.size))  # fmt: skip
+        parts = _map(
+            lambda lo: _errors(self.got, self.expected, self.tol, lo), _chunks(self.got.size)
+        )
         worst = parts[0]
         for part in parts[1:]:
             if part.excess > worst.excess:
                 worst = part
-        return (worst.worst, sum(p.bad for p in parts), max(p.max_abs for p in parts),
-                max(p.max_rel for p in parts))  # fmt: skip
+        return (
+            worst.worst,
+            sum(p.bad for p in parts),
+            max(p.max_abs for p in parts),
+            max(p.max_rel for p in parts),
+        )
 
     def value(self, which: str, index: int) -> Any:
         return (self.got if which == "got" else self.expected)[index].item()
@@ -183,9 +191,10 @@ def check_output(name: str, got: Any, expected: Any, tol: Tolerance, xp: Any = n
     """One output against its reference: NumPy arrays, or CuPy arrays with xp=cupy."""
     if tuple(got.shape) != tuple(expected.shape):
         return Verification(
-            passed=False, worst_output=name,
+            passed=False,
+            worst_output=name,
             message=f"{name}: shape {tuple(got.shape)} != expected {tuple(expected.shape)}",
-        )  # fmt: skip
+        )
     if got.size == 0:
         return Verification(passed=True, max_abs_error=0.0, max_rel_error=0.0)
     if xp is np:
@@ -197,8 +206,9 @@ def check_output(name: str, got: Any, expected: Any, tol: Tolerance, xp: Any = n
     return decide(name, tuple(got.shape), got.dtype, expected.dtype, tol, ops)
 
 
-def decide(name: str, shape: tuple[int, ...], got_dtype: Any, expected_dtype: Any,
-           tol: Tolerance, ops: Any) -> Verification:  # fmt: skip
+def decide(
+    name: str, shape: tuple[int, ...], got_dtype: Any, expected_dtype: Any, tol: Tolerance, ops: Any
+) -> Verification:
     """The verdict from the steps of `ops` (HostOps or verify_device.DeviceOps): the same
     order, the same messages, wherever the arrays are."""
     size = int(np.prod(shape))
@@ -214,22 +224,32 @@ def decide(name: str, shape: tuple[int, ...], got_dtype: Any, expected_dtype: An
         unwritten, first = ops.unwritten()
         if unwritten:
             return Verification(
-                passed=False, worst_output=name, worst_index=_index(first, shape),
-                got=float("nan"), expected=float(ops.value("expected", first)),
-                unwritten=unwritten, wrong=unwritten, max_abs_error=float("inf"),
+                passed=False,
+                worst_output=name,
+                worst_index=_index(first, shape),
+                got=float("nan"),
+                expected=float(ops.value("expected", first)),
+                unwritten=unwritten,
+                wrong=unwritten,
+                max_abs_error=float("inf"),
                 max_rel_error=float("inf"),
                 message=f"{name}: {unwritten} of {size} elements not written (still NaN), "
                 f"first at {_index(first, shape)}",
-            )  # fmt: skip
+            )
     if exact and ops.values_equal():
         return Verification(passed=True, max_abs_error=0.0, max_rel_error=0.0)
     worst, bad, max_abs, max_rel = ops.errors()
     got_value, expected_value = ops.value("got", worst), ops.value("expected", worst)
     verdict = Verification(
-        passed=bad == 0, max_abs_error=max_abs, max_rel_error=max_rel, worst_output=name,
-        worst_index=_index(worst, shape), got=float(got_value), expected=float(expected_value),
+        passed=bad == 0,
+        max_abs_error=max_abs,
+        max_rel_error=max_rel,
+        worst_output=name,
+        worst_index=_index(worst, shape),
+        got=float(got_value),
+        expected=float(expected_value),
         wrong=bad,
-    )  # fmt: skip
+    )
     if bad:
         integers = all(np.issubdtype(d, np.integer) for d in (got_dtype, expected_dtype))
         diff, allowed = element_error(got_value, expected_value, tol, integers)
@@ -254,8 +274,11 @@ def check_outputs(
     worst: Verification | None = None
     for name, reference in expected.items():
         if name not in got:
-            return Verification(passed=False, worst_output=name,
-                                message=f"{name}: the variant produced no such output")  # fmt: skip
+            return Verification(
+                passed=False,
+                worst_output=name,
+                message=f"{name}: the variant produced no such output",
+            )
         tol = tolerance[name] if isinstance(tolerance, dict) else tolerance
         verdict = check_output(name, got[name], reference, tol, xp)
         if not verdict.passed:

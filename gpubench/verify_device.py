@@ -180,8 +180,7 @@ def _names(got: str, expected: str) -> tuple[str, str]:
 def _compile(cupy: Any, pairs: tuple[tuple[str, str], ...]) -> None:
     names = {pair: _names(*pair) for pair in pairs}
     expressions = tuple(n for pair in names.values() for n in pair)
-    module = cupy.RawModule(code=SOURCE, options=("-std=c++17",),
-                            name_expressions=expressions)  # fmt: skip
+    module = cupy.RawModule(code=SOURCE, options=("-std=c++17",), name_expressions=expressions)
     for pair, (errors, worst) in names.items():
         _modules[pair] = (module.get_function(errors), module.get_function(worst))
 
@@ -219,8 +218,14 @@ class DeviceOps:
         start[[COUNTERS.index("first_unwritten"), COUNTERS.index("worst")]] = NONE
         self.counters = cupy.asarray(start)
         self.grid = (max(1, min((n + BLOCK - 1) // BLOCK, 132 * 16)),)
-        self.args = (got, expected, np.uint64(n), np.float64(tol.rtol), np.float64(tol.atol),
-                     self.counters)  # fmt: skip
+        self.args = (
+            got,
+            expected,
+            np.uint64(n),
+            np.float64(tol.rtol),
+            np.float64(tol.atol),
+            self.counters,
+        )
         self.errors_pass(self.grid, (BLOCK,), self.args)
         self.read = dict(zip(COUNTERS, (int(v) for v in self.counters.get()), strict=True))
 
@@ -237,8 +242,12 @@ class DeviceOps:
     def errors(self) -> tuple[int, int, float, float]:
         self.worst_pass(self.grid, (BLOCK,), self.args)
         worst = int(self.counters[COUNTERS.index("worst")].get())
-        return (worst, self.read["wrong"], _to_double(self.read["max_diff"]),
-                _to_double(self.read["max_rel"]))  # fmt: skip
+        return (
+            worst,
+            self.read["wrong"],
+            _to_double(self.read["max_diff"]),
+            _to_double(self.read["max_rel"]),
+        )
 
     def value(self, which: str, index: int) -> Any:
         return (self.got if which == "got" else self.expected)[index].item()

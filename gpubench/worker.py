@@ -151,10 +151,12 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
                 _, point, variants, settings = message
                 plan = settings.plan(bench, [point])
                 results = runner.run_point(
-                    plan, point, variants,
+                    plan,
+                    point,
+                    variants,
                     on_start=lambda v: conn.send(("started", v)),
                     on_result=lambda r: conn.send(("result", r)),
-                )  # fmt: skip
+                )
                 if results and results[-1].status is Status.CRASHED:
                     # The context is dead: the parent starts a fresh worker. Leave without the
                     # atexit clean-up, whose every CUDA call would fail and print a warning.
@@ -251,8 +253,11 @@ class IsolatedRunner:
         if self.environment is None:
             self.environment = message[1]
             device = message[1].get("device") or {}
-            self.device_record = {"index": message[1].get("device_index", self.spec.device_index),
-                                  "uuid": message[1].get("gpu_uuid"), "name": device.get("name")}  # fmt: skip
+            self.device_record = {
+                "index": message[1].get("device_index", self.spec.device_index),
+                "uuid": message[1].get("gpu_uuid"),
+                "name": device.get("name"),
+            }
         else:
             self.restarts += 1
         self._worker = worker
@@ -298,8 +303,9 @@ class IsolatedRunner:
     def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
         done = {(point_key(r.point), r.variant): r for r in previous}
         notify = Notifier(self.observers, plan, done)
-        notify.started(sum((point_key(p), v) not in done
-                           for p in plan.points for v in plan.variants))  # fmt: skip
+        notify.started(
+            sum((point_key(p), v) not in done for p in plan.points for v in plan.variants)
+        )
         for point in plan.points:
             key = point_key(point)
             remaining = [v for v in plan.variants if (key, v) not in done]
@@ -309,9 +315,15 @@ class IsolatedRunner:
                 notify.point_done(point, remaining, fresh)
         return notify.results
 
-    def _follow(self, worker: _Worker, limit: float, remaining: list[str],
-                fresh: dict[str, Result], emit: Callable[[Result], None],
-                lost: Callable[..., None]) -> None:  # fmt: skip
+    def _follow(
+        self,
+        worker: _Worker,
+        limit: float,
+        remaining: list[str],
+        fresh: dict[str, Result],
+        emit: Callable[[Result], None],
+        lost: Callable[..., None],
+    ) -> None:
         """The worker's messages about one point, until it is done or the worker is gone
         (crashed, killed at the time limit, or broken by a bug: the variant it was on is
         recorded and the worker replaced)."""
@@ -324,9 +336,12 @@ class IsolatedRunner:
                 self._discard_worker()
                 return
             if message is None:
-                lost(current or remaining[0], Status.TIMEOUT,
-                     f"no result within the {limit:g} s time limit (timing.time_limit_s): "
-                     "the worker was killed")  # fmt: skip
+                lost(
+                    current or remaining[0],
+                    Status.TIMEOUT,
+                    f"no result within the {limit:g} s time limit (timing.time_limit_s): "
+                    "the worker was killed",
+                )
                 self._discard_worker()
                 return
             kind = message[0]
@@ -342,17 +357,23 @@ class IsolatedRunner:
                     self._discard_worker()  # it exits by itself; make sure of it
                     return
             elif kind == "bug":
-                lost(current or remaining[0], Status.CRASHED,
-                     f"internal error in the worker:\n{message[1]}")  # fmt: skip
+                lost(
+                    current or remaining[0],
+                    Status.CRASHED,
+                    f"internal error in the worker:\n{message[1]}",
+                )
                 self._discard_worker()
                 return
             elif kind == "point_done":
                 return
 
     def _run_point(
-        self, plan: Plan, point: dict[str, Any], variants: list[str],
+        self,
+        plan: Plan,
+        point: dict[str, Any],
+        variants: list[str],
         emit: Callable[[Result], None],
-    ) -> dict[str, Result]:  # fmt: skip
+    ) -> dict[str, Result]:
         fresh: dict[str, Result] = {}
         remaining = list(variants)
         limit = plan.policy.time_limit_s
@@ -373,8 +394,14 @@ class IsolatedRunner:
                 return  # still in `remaining`: the next worker runs it first
             if variant in retried:
                 reason = f"{reason} (its worker died twice: run once more, then recorded)"
-            fresh[variant] = Result(suite=plan.bench.name, variant=variant, point=dict(point),
-                                    status=status, reason=reason, baseline=plan.baseline)  # fmt: skip
+            fresh[variant] = Result(
+                suite=plan.bench.name,
+                variant=variant,
+                point=dict(point),
+                status=status,
+                reason=reason,
+                baseline=plan.baseline,
+            )
             remaining.remove(variant)
             emit(fresh[variant])
 

@@ -86,8 +86,9 @@ def parse_yaml(text: str, source: str) -> Any:
         raise ConfigError(exc.message, source=source, key=exc.key) from None
     except yaml.YAMLError as exc:
         # PyYAML's message spans lines (a caret under the place): one line of it here.
-        raise ConfigError(f"not valid YAML: {' '.join(str(exc).split())[:300]}",
-                          source=source) from None  # fmt: skip
+        raise ConfigError(
+            f"not valid YAML: {' '.join(str(exc).split())[:300]}", source=source
+        ) from None
     except RecursionError:
         raise ConfigError("not valid YAML: nested too deeply", source=source) from None
     except (ValueError, TypeError, OverflowError) as exc:  # a scalar PyYAML cannot construct

@@ -1,9 +1,12 @@
 """The shape of the code, held: no import circle among gpubench's modules (imports inside
-functions count), and command modules that stay small."""
+functions count), command modules that stay small, functions of at most 60 lines as the
+formatter lays them out, and `# fmt: skip` only on tables of data."""
 
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gpubench"
@@ -116,3 +119,61 @@ def test_the_engine_imports_nothing_that_shows_things():
             if layer in SHOWING:
                 offending.append(f"{relative}: {module}")
     assert not offending, offending
+
+
+# Modules whose code is still packed onto fewer lines with `# fmt: skip`: this list is being
+# emptied; a module leaves it when it is formatted like the rest.
+NOT_YET_FORMATTED = ("session.py", "api.py", "profiling.py", "cli/", "report/")
+FMT_SKIP = "# fmt: skip"
+
+
+def _tables(body: list[ast.stmt]) -> set[int]:
+    """Last lines of the tables of data among module- and class-level statements: assignments
+    of a literal dict, list, tuple or set."""
+    lines = set()
+    for node in body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(
+            node.value, ast.Dict | ast.List | ast.Tuple | ast.Set
+        ):
+            lines.add(node.end_lineno)
+        elif isinstance(node, ast.ClassDef):
+            lines |= _tables(node.body)
+    return lines
+
+
+def misplaced_skips(text: str) -> list[int]:
+    """Lines whose `# fmt: skip` does not end a table of data."""
+    marked = {
+        token.start[0]
+        for token in tokenize.generate_tokens(io.StringIO(text).readline)
+        if token.type == tokenize.COMMENT and token.string == FMT_SKIP
+    }
+    return sorted(marked - _tables(ast.parse(text).body))
+
+
+def test_fmt_skip_only_on_tables_of_data():
+    """The formatter lays out the code, so the 60-line rule is met by splitting functions, not
+    by packing lines; `# fmt: skip` keeps a table of data laid out as a table."""
+    misplaced = []
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if not relative.startswith(NOT_YET_FORMATTED):
+            misplaced += [f"{relative}:{line}" for line in misplaced_skips(path.read_text())]
+    assert not misplaced, misplaced
+
+
+def test_not_yet_formatted_names_what_exists():
+    assert all((PACKAGE / name).exists() for name in NOT_YET_FORMATTED), NOT_YET_FORMATTED
+
+
+def test_the_skip_finder_tells_tables_from_code():
+    text = (
+        "ROWS = (\n    (1, 2),\n    (3, 4),\n)  " + FMT_SKIP + "\n"
+        "class C:\n    table = {'a': 1,  'b': 2}  " + FMT_SKIP + "\n"
+        "def f(a,\n      b):  " + FMT_SKIP + "\n"
+        "    local = [a, b]  " + FMT_SKIP + "\n"
+        "    return f(a,\n             b)  " + FMT_SKIP + "\n"
+        "NAME = '" + FMT_SKIP + "'\n"
+        "x = call(1,  2)  " + FMT_SKIP + "\n"
+    )
+    assert misplaced_skips(text) == [8, 9, 11, 13]

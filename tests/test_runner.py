@@ -955,6 +955,7 @@ def _configurations(bench_class, variants, untrusted=False, sizes=(1000,), block
             Param("block", int, 128, "threads", choices=(128, 256, 512), compile_time=True),
         )
         reference_params = frozenset()
+        # Shared by the suite's instances (a fresh class per call): what it made, counted.
         made: ClassVar[list[int]] = []
         referenced: ClassVar[list[int]] = []
 

@@ -66,8 +66,10 @@ def selected() -> str:
         return DEFAULT
     global _announced
     if not _announced:  # once per process (the workers get the name in their WorkerSpec)
-        print("note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)",
+            file=sys.stderr,
+        )
         _announced = True
     return "cuda-core"
 
@@ -168,8 +170,11 @@ def _factory(name: str) -> type:
         what = (
             "not a class" if not isinstance(found, type) else f"it lacks {', '.join(missing[:4])}"
         )
-        raise ConfigError(f"{reference!r} is not a backend ({what}): name a class that implements "
-                          "gpubench.backends.base.Backend", source=_source)  # fmt: skip
+        raise ConfigError(
+            f"{reference!r} is not a backend ({what}): name a class that implements "
+            "gpubench.backends.base.Backend",
+            source=_source,
+        )
     return found
 
 

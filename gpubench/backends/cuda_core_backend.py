@@ -235,13 +235,17 @@ class CudaCoreBackend(DriverBackend):
     def _read_device_info(self) -> DeviceInfo:
         cc = self._device.compute_capability
         total = _check(driver.cuDeviceTotalMem(self._cu_device))
-        return device_info(self._attr, self._device.name, (int(cc.major), int(cc.minor)),
-                           int(total), self._nvml)  # fmt: skip
+        return device_info(
+            self._attr, self._device.name, (int(cc.major), int(cc.minor)), int(total), self._nvml
+        )
 
     def environment(self) -> Environment:
-        backend = {"name": self.name, "version": self.version,
-                   "cuda_bindings": _package_version("cuda-bindings"),
-                   "compiler": "NVRTC {}.{}".format(*self._nvrtc_version)}  # fmt: skip
+        backend = {
+            "name": self.name,
+            "version": self.version,
+            "cuda_bindings": _package_version("cuda-bindings"),
+            "compiler": "NVRTC {}.{}".format(*self._nvrtc_version),
+        }
         return self._environment(backend, int(_check(driver.cuDriverGetVersion())))
 
     @property
@@ -322,8 +326,14 @@ class CudaCoreBackend(DriverBackend):
         def copy_async(to: int, piece: np.ndarray, stream: Any) -> None:
             _check(driver.cuMemcpyHtoDAsync(to, piece.ctypes.data, piece.nbytes, stream.handle))
 
-        staged_upload(pointer, flat, self._stage, self._stage_streams, copy_async,
-                      lambda stream: stream.sync())  # fmt: skip
+        staged_upload(
+            pointer,
+            flat,
+            self._stage,
+            self._stage_streams,
+            copy_async,
+            lambda stream: stream.sync(),
+        )
 
     def read(self, buffer: _Buffer, spec: BufferSpec) -> np.ndarray:
         out = np.empty(spec.shape, dtype=spec.dtype)
@@ -340,8 +350,9 @@ class CudaCoreBackend(DriverBackend):
             return
         if dst.device is not None and src.device is not None:
             # On the timing stream, before the next start event: outside the timed region.
-            _check(driver.cuMemcpyDtoDAsync(dst.pointer, src.pointer, spec.nbytes,
-                                            self._stream.handle))  # fmt: skip
+            _check(
+                driver.cuMemcpyDtoDAsync(dst.pointer, src.pointer, spec.nbytes, self._stream.handle)
+            )
         elif dst.host is not None and src.host is not None:
             self._stream.sync()  # the previous run's copies into dst are done
             dst.host_bytes(0, spec.nbytes)[:] = src.host_bytes(0, spec.nbytes)
@@ -381,8 +392,9 @@ class CudaCoreBackend(DriverBackend):
         """Why the device cannot run these launch shapes, or None."""
         return launch_problem(self.device, module.attributes, launches)
 
-    def _launch_call(self, module: _Module | None, step: Launch, pointers: dict[str, int],
-                     stream: Any) -> Callable[[], None]:  # fmt: skip
+    def _launch_call(
+        self, module: _Module | None, step: Launch, pointers: dict[str, int], stream: Any
+    ) -> Callable[[], None]:
         if module is None:
             raise KernelLaunchError(f"kernel {step.kernel!r}: this suite compiles no kernels")
         function = module.function(step.kernel)
@@ -402,13 +414,23 @@ class CudaCoreBackend(DriverBackend):
         handle = stream.handle
 
         def call(keep: tuple[Any, ...] = (values, params)) -> None:
-            _check(driver.cuLaunchKernel(function, *grid, *block, int(step.shared_bytes), handle,
-                                         ctypes.addressof(params), 0))  # fmt: skip
+            _check(
+                driver.cuLaunchKernel(
+                    function,
+                    *grid,
+                    *block,
+                    int(step.shared_bytes),
+                    handle,
+                    ctypes.addressof(params),
+                    0,
+                )
+            )
 
         return call
 
-    def _copy_call(self, step: Copy, buffers: dict[str, _Buffer],
-                   stream: Any) -> tuple[str, Callable[[], None]]:  # fmt: skip
+    def _copy_call(
+        self, step: Copy, buffers: dict[str, _Buffer], stream: Any
+    ) -> tuple[str, Callable[[], None]]:
         src, dst = buffers[step.src], buffers[step.dst]
         nbytes = copy_bytes(step, src.nbytes, dst.nbytes)
         to = dst.pointer + step.dst_offset if dst.device is not None else None
@@ -429,8 +451,9 @@ class CudaCoreBackend(DriverBackend):
         handle = stream.handle
         return op, lambda: _check(async_(*args, handle))
 
-    def _repeat_iteration(self, body: list[Callable[[], None]],
-                          flag: _Buffer) -> Callable[[], None]:  # fmt: skip
+    def _repeat_iteration(
+        self, body: list[Callable[[], None]], flag: _Buffer
+    ) -> Callable[[], None]:
         handle = self._stream.handle
 
         def iteration() -> None:
@@ -473,16 +496,26 @@ class CudaCoreBackend(DriverBackend):
         return _driver_errors(exc)
 
     def _set_max_dynamic_shared(self, function: Any, nbytes: int) -> None:
-        _check(driver.cuFuncSetAttribute(
-            function, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            nbytes))  # fmt: skip
+        _check(
+            driver.cuFuncSetAttribute(
+                function,
+                driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                nbytes,
+            )
+        )
 
     def _flush_l2_async(self) -> None:
         if self._flush_buffer is None:
             self._flush_buffer = int(_check(driver.cuMemAlloc(self.device.l2_bytes)))
         self._flush_value ^= 0x5A5A5A5A
-        _check(driver.cuMemsetD32Async(self._flush_buffer, self._flush_value,
-                                       self.device.l2_bytes // 4, self._stream.handle))  # fmt: skip
+        _check(
+            driver.cuMemsetD32Async(
+                self._flush_buffer,
+                self._flush_value,
+                self.device.l2_bytes // 4,
+                self._stream.handle,
+            )
+        )
 
     def _close(self) -> None:
         with contextlib.suppress(Exception):  # at exit: the context may already be gone
@@ -507,13 +540,15 @@ def compile_cubin(source: str, options: list[str], include_dirs: list[str], arch
     try:
         program = Program(source, "c++", program_opts)
     except Exception as exc:  # an option NVRTC refuses
-        raise KernelCompileError(f"NVRTC failed ({' '.join(options)})",
-                                 compiler_output=str(exc)) from None  # fmt: skip
+        raise KernelCompileError(
+            f"NVRTC failed ({' '.join(options)})", compiler_output=str(exc)
+        ) from None
     try:
         return bytes(program.compile("cubin").code)
     except Exception as exc:  # cuda.core's NVRTCError carries the compilation log
-        raise KernelCompileError(f"NVRTC failed ({' '.join(options)})",
-                                 compiler_output=_nvrtc_log(str(exc))) from None  # fmt: skip
+        raise KernelCompileError(
+            f"NVRTC failed ({' '.join(options)})", compiler_output=_nvrtc_log(str(exc))
+        ) from None
     finally:
         program.close()
 

@@ -25,8 +25,14 @@ class CudaGraphs:
 
         self._ctypes = ctypes
         self._lib = ctypes.CDLL("libcuda.so.1")
-        for name in ("cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuGraphInstantiateWithFlags",
-                     "cuGraphLaunch", "cuGraphDestroy", "cuGraphExecDestroy"):  # fmt: skip
+        for name in (
+            "cuStreamBeginCapture_v2",
+            "cuStreamEndCapture",
+            "cuGraphInstantiateWithFlags",
+            "cuGraphLaunch",
+            "cuGraphDestroy",
+            "cuGraphExecDestroy",
+        ):
             getattr(self._lib, name).restype = ctypes.c_int
 
     def _check(self, code: int, what: str) -> None:

@@ -96,12 +96,14 @@ class DriverBackend:
         """cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) for a kernel of a loaded module."""
         raise NotImplementedError
 
-    def _launch_call(self, module: Any, step: Any, pointers: dict[str, int],
-                     stream: Any) -> Callable[[], None]:  # fmt: skip
+    def _launch_call(
+        self, module: Any, step: Any, pointers: dict[str, int], stream: Any
+    ) -> Callable[[], None]:
         raise NotImplementedError
 
-    def _copy_call(self, step: Copy, buffers: dict[str, Any],
-                   stream: Any) -> tuple[str, Callable[[], None]]:  # fmt: skip
+    def _copy_call(
+        self, step: Copy, buffers: dict[str, Any], stream: Any
+    ) -> tuple[str, Callable[[], None]]:
         raise NotImplementedError
 
     # -- what they share ------------------------------------------------------------------
@@ -144,8 +146,10 @@ class DriverBackend:
         except Exception as exc:
             if not self._is_driver_error(exc):
                 raise
-            raise KernelLaunchError(f"kernel {step.kernel!r}: cannot opt in to "
-                                    f"{step.shared_bytes} bytes of shared memory: {exc}") from None  # fmt: skip
+            raise KernelLaunchError(
+                f"kernel {step.kernel!r}: cannot opt in to "
+                f"{step.shared_bytes} bytes of shared memory: {exc}"
+            ) from None
 
     def _stream_for(self, index: int) -> Any:
         if index == 0:
@@ -154,8 +158,9 @@ class DriverBackend:
             self._side_streams[index] = self._new_stream()
         return self._side_streams[index]
 
-    def bind(self, module: Any, steps: list[Step], buffers: dict[str, Any],
-             specs: dict[str, BufferSpec]) -> BoundRun:  # fmt: skip
+    def bind(
+        self, module: Any, steps: list[Step], buffers: dict[str, Any], specs: dict[str, BufferSpec]
+    ) -> BoundRun:
         side = {index: self._stream_for(index) for index in streams_used(steps)}
         bound = BoundRun(ops=[])
         pointers = {n: b.pointer for n, b in buffers.items() if b.device is not None}
@@ -171,8 +176,12 @@ class DriverBackend:
                 if step.synchronous or pageable:
                     bound.capturable = False
                 return Op(step.stream, op, step.label, call)
-            return Op(step.stream, "kernel", step.label or step.kernel,
-                      self._launch_call(module, step, pointers, stream))  # fmt: skip
+            return Op(
+                step.stream,
+                "kernel",
+                step.label or step.kernel,
+                self._launch_call(module, step, pointers, stream),
+            )
 
         for step in steps:
             if isinstance(step, Repeat):
@@ -180,8 +189,16 @@ class DriverBackend:
                 bound.capturable = False  # the flag is read back by the host every iteration
                 bound.has_repeat = True
                 iteration = self._repeat_iteration(body, buffers[step.flag])
-                call = partial(run_repeat, bound, step, iteration, partial(self._sync, self._stream),
-                               self._flag_host, self._graphs, self._handle(self._stream))  # fmt: skip
+                call = partial(
+                    run_repeat,
+                    bound,
+                    step,
+                    iteration,
+                    partial(self._sync, self._stream),
+                    self._flag_host,
+                    self._graphs,
+                    self._handle(self._stream),
+                )
                 bound.ops.append(Op(0, "repeat", step.label or "repeat", call))
             else:
                 bound.ops.append(resolve(step))
@@ -271,11 +288,15 @@ class DriverBackend:
                 bound.join()
             self._sync(self._stream)
             return [
-                {"stream": op.stream, "op": op.op, "label": op.label,
-                 "start_ms": self._elapsed_ms(start, before),
-                 "end_ms": self._elapsed_ms(start, after)}
+                {
+                    "stream": op.stream,
+                    "op": op.op,
+                    "label": op.label,
+                    "start_ms": self._elapsed_ms(start, before),
+                    "end_ms": self._elapsed_ms(start, after),
+                }
                 for op, before, after in marks
-            ]  # fmt: skip
+            ]
         except Exception as exc:
             raise self._driver_failure(exc) from None
 

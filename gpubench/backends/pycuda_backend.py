@@ -163,15 +163,20 @@ class PyCudaBackend(DriverBackend):
             return None
 
     def _read_device_info(self) -> DeviceInfo:
-        return device_info(self._attr, self._cu_device.name(),
-                           self._cu_device.compute_capability(),
-                           self._cu_device.total_memory(), self._nvml)  # fmt: skip
+        return device_info(
+            self._attr,
+            self._cu_device.name(),
+            self._cu_device.compute_capability(),
+            self._cu_device.total_memory(),
+            self._nvml,
+        )
 
     def environment(self) -> Environment:
         import pycuda
 
-        env = self._environment({"name": self.name, "version": self.version},
-                                cuda.get_driver_version())  # fmt: skip
+        env = self._environment(
+            {"name": self.name, "version": self.version}, cuda.get_driver_version()
+        )
         env.pycuda_version = pycuda.VERSION_TEXT
         env.pycuda_built_for_cuda = ".".join(str(v) for v in cuda.get_version())
         return env
@@ -259,8 +264,14 @@ class PyCudaBackend(DriverBackend):
         if self._stage is None:
             self._stage = [cuda.pagelocked_empty(STAGE_BYTES, np.uint8) for _ in range(STAGES)]
             self._stage_streams = [cuda.Stream() for _ in range(STAGES)]
-        staged_upload(pointer, flat, self._stage, self._stage_streams, cuda.memcpy_htod_async,
-                      cuda.Stream.synchronize)  # fmt: skip
+        staged_upload(
+            pointer,
+            flat,
+            self._stage,
+            self._stage_streams,
+            cuda.memcpy_htod_async,
+            cuda.Stream.synchronize,
+        )
 
     def read(self, buffer: _Buffer, spec: BufferSpec) -> np.ndarray:
         out = np.empty(spec.shape, dtype=spec.dtype)
@@ -317,8 +328,9 @@ class PyCudaBackend(DriverBackend):
         """Why the device cannot run these launch shapes, or None."""
         return launch_problem(self.device, module.attributes, launches)
 
-    def _launch_call(self, module: _Module | None, step: Launch, pointers: dict[str, int],
-                     stream: Any) -> Callable[[], None]:  # fmt: skip
+    def _launch_call(
+        self, module: _Module | None, step: Launch, pointers: dict[str, int], stream: Any
+    ) -> Callable[[], None]:
         if module is None:
             raise KernelLaunchError(f"kernel {step.kernel!r}: this suite compiles no kernels")
         func = module.function(step.kernel)
@@ -341,11 +353,18 @@ class PyCudaBackend(DriverBackend):
         # cuda-core backend (loops of short launches, sssp's, timed the same on both).
         from pycuda._pvt_struct import pack
 
-        return partial(func._launch_kernel, grid, block, pack(func.arg_format, *values),
-                       int(step.shared_bytes), stream)  # fmt: skip
+        return partial(
+            func._launch_kernel,
+            grid,
+            block,
+            pack(func.arg_format, *values),
+            int(step.shared_bytes),
+            stream,
+        )
 
-    def _copy_call(self, step: Copy, buffers: dict[str, _Buffer],
-                   stream: Any) -> tuple[str, Callable[[], None]]:  # fmt: skip
+    def _copy_call(
+        self, step: Copy, buffers: dict[str, _Buffer], stream: Any
+    ) -> tuple[str, Callable[[], None]]:
         src, dst = buffers[step.src], buffers[step.dst]
         nbytes = copy_bytes(step, src.nbytes, dst.nbytes)
         # Device ends are pointers, host ends byte views; every memcpy takes (dst, src, ...).
@@ -366,8 +385,9 @@ class PyCudaBackend(DriverBackend):
             return op, partial(sync, *args)
         return op, partial(async_, *args, stream)
 
-    def _repeat_iteration(self, body: list[Callable[[], None]],
-                          flag: _Buffer) -> Callable[[], None]:  # fmt: skip
+    def _repeat_iteration(
+        self, body: list[Callable[[], None]], flag: _Buffer
+    ) -> Callable[[], None]:
         stream, flag_host = self._stream, self._flag_host
 
         def iteration() -> None:
@@ -418,8 +438,9 @@ class PyCudaBackend(DriverBackend):
         if self._flush_buffer is None:
             self._flush_buffer = cuda.mem_alloc(self.device.l2_bytes)
         self._flush_value ^= 0x5A5A5A5A
-        cuda.memset_d32_async(self._flush_buffer, self._flush_value, self.device.l2_bytes // 4,
-                              self._stream)  # fmt: skip
+        cuda.memset_d32_async(
+            self._flush_buffer, self._flush_value, self.device.l2_bytes // 4, self._stream
+        )
 
     def _close(self) -> None:
         try:

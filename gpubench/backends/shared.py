@@ -202,9 +202,15 @@ def staged_upload(
         synchronize(stream)
 
 
-def run_repeat(bound: BoundRun, step: Repeat, iteration: Callable[[], None],
-               sync: Callable[[], None], flag_host: np.ndarray, graphs: Any,
-               stream_handle: int) -> None:  # fmt: skip
+def run_repeat(
+    bound: BoundRun,
+    step: Repeat,
+    iteration: Callable[[], None],
+    sync: Callable[[], None],
+    flag_host: np.ndarray,
+    graphs: Any,
+    stream_handle: int,
+) -> None:
     """A Repeat step: `iteration` (clear the flag, run the body, copy the flag to the host)
     until the kernels leave the flag clear, at most step.max_iterations times.
 

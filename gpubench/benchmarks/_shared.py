@@ -101,15 +101,27 @@ class OneThreadPerWord(Benchmark):
         """The one launch over every word; work = 8 bytes and ops_per_step * work integer
         operations per word (int32: the compiler may fold them)."""
         n, block = point["n"], point["block"]
-        launch = Launch(variant, (ceil_div(n, block), 1, 1), (block, 1, 1), (BufferRef("out"),
-                        BufferRef("in"), np.uint32(n), np.uint32(point["work"])))  # fmt: skip
-        return Case([launch], outputs={"out": BufferSpec((n,), np.dtype(np.uint32))},
-                    work=Work(8 * n, flops=ops_per_step * n * point["work"], elements=n,
-                              precision="int32"),
-                    **case)  # fmt: skip
+        launch = Launch(
+            variant,
+            (ceil_div(n, block), 1, 1),
+            (block, 1, 1),
+            (BufferRef("out"), BufferRef("in"), np.uint32(n), np.uint32(point["work"])),
+        )
+        return Case(
+            [launch],
+            outputs={"out": BufferSpec((n,), np.dtype(np.uint32))},
+            work=Work(8 * n, flops=ops_per_step * n * point["work"], elements=n, precision="int32"),
+            **case,
+        )
 
 
-WORDS = Param("n", int, 1 << 22, "elements (one thread each)", minimum=1, maximum=2**32 - 1,
-              maximum_reason="the kernels take an unsigned int n")  # fmt: skip
-THREADS_PER_BLOCK = Param("block", int, 256, "threads per block",
-                          choices=(64, 128, 256, 512, 1024))  # fmt: skip
+WORDS = Param(
+    "n",
+    int,
+    1 << 22,
+    "elements (one thread each)",
+    minimum=1,
+    maximum=2**32 - 1,
+    maximum_reason="the kernels take an unsigned int n",
+)
+THREADS_PER_BLOCK = Param("block", int, 256, "threads per block", choices=(64, 128, 256, 512, 1024))

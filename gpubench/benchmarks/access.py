@@ -35,8 +35,7 @@ PER_THREAD = 4  # elements per thread in the copies (kernels_cu/access.cu)
 # part of the time even for a 1 MiB working set.
 CACHED_READ_BYTES = 1 << 32
 
-SECTORS = Metric("sectors_per_request", "sectors/req", "sectors", "{:,.1f}",
-                 higher_is_better=None)  # fmt: skip
+SECTORS = Metric("sectors_per_request", "sectors/req", "sectors", "{:,.1f}", higher_is_better=None)
 
 REPEATED_READS = ("cached_read", "l2_read")
 
@@ -124,9 +123,12 @@ class Access(Benchmark):
         out = {"out": BufferSpec((length,), dtype, init="input")}
         if variant == "memcpy":
             nbytes = contiguous * dtype.itemsize
-            return Case([Copy("in", "out", nbytes=nbytes)], outputs=out,
-                        work=Work(2 * nbytes, elements=contiguous),
-                        run_metrics=lambda _: {SECTORS.key: sectors_per_request(dtype.itemsize)})  # fmt: skip
+            return Case(
+                [Copy("in", "out", nbytes=nbytes)],
+                outputs=out,
+                work=Work(2 * nbytes, elements=contiguous),
+                run_metrics=lambda _: {SECTORS.key: sectors_per_request(dtype.itemsize)},
+            )
         if variant in REPEATED_READS:
             words16 = point["working_set"] // 16
             # Enough threads to fill the GPU, but at least 8 words per thread per pass: a
@@ -134,22 +136,42 @@ class Access(Benchmark):
             # and the loop overhead of the passes would be timed instead of the memory.
             full = device.sm_count * max(1, device.max_threads_per_sm // THREADS)
             grid = max(device.sm_count, min(full, ceil_div(words16, THREADS * 8)))
-            launch = Launch(variant, (grid, 1, 1), (THREADS, 1, 1), (BufferRef("in"),
-                            np.uint64(words16), np.uint32(self.passes(point)), BufferRef("total")))  # fmt: skip
-            return Case([launch], outputs={"total": BufferSpec((1,), np.dtype(np.uint64),
-                                                               init="zero")},
-                        work=Work(point["working_set"] * self.passes(point),
-                                  level="l2" if point["working_set"] <= device.l2_bytes
-                                  else "dram", footprint=point["working_set"]))  # fmt: skip
+            launch = Launch(
+                variant,
+                (grid, 1, 1),
+                (THREADS, 1, 1),
+                (
+                    BufferRef("in"),
+                    np.uint64(words16),
+                    np.uint32(self.passes(point)),
+                    BufferRef("total"),
+                ),
+            )
+            return Case(
+                [launch],
+                outputs={"total": BufferSpec((1,), np.dtype(np.uint64), init="zero")},
+                work=Work(
+                    point["working_set"] * self.passes(point),
+                    level="l2" if point["working_set"] <= device.l2_bytes else "dram",
+                    footprint=point["working_set"],
+                ),
+            )
         how = SHIFTED_BY[variant]
         shift = point[how]
         count = moved if how == "stride" else contiguous
-        launch = Launch(variant, (ceil_div(count, THREADS * PER_THREAD), 1, 1), (THREADS, 1, 1),
-                        (BufferRef("out"), BufferRef("in"), np.uint64(count), np.uint32(shift)))  # fmt: skip
+        launch = Launch(
+            variant,
+            (ceil_div(count, THREADS * PER_THREAD), 1, 1),
+            (THREADS, 1, 1),
+            (BufferRef("out"), BufferRef("in"), np.uint64(count), np.uint32(shift)),
+        )
         sectors = sectors_per_request(dtype.itemsize, **{how: shift})
-        return Case([launch], outputs=out,
-                    work=Work(2 * count * dtype.itemsize, elements=count),
-                    run_metrics=lambda _: {SECTORS.key: sectors})  # fmt: skip
+        return Case(
+            [launch],
+            outputs=out,
+            work=Work(2 * count * dtype.itemsize, elements=count),
+            run_metrics=lambda _: {SECTORS.key: sectors},
+        )
 
     def reference(
         self, computes: str, point: Point, inputs: dict[str, np.ndarray]

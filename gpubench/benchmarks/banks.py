@@ -108,9 +108,18 @@ class Banks(Benchmark):
         threads = blocks * THREADS
         iterations = point["iterations"]
         dtype = np.dtype(WORDS[point["word"]])
-        launch = Launch(variant, (blocks, 1, 1), (THREADS, 1, 1), (BufferRef("in"),
-                        BufferRef("out"), np.uint32(point["stride"]), np.uint32(iterations),
-                        BufferRef("cycles")))  # fmt: skip
+        launch = Launch(
+            variant,
+            (blocks, 1, 1),
+            (THREADS, 1, 1),
+            (
+                BufferRef("in"),
+                BufferRef("out"),
+                np.uint32(point["stride"]),
+                np.uint32(iterations),
+                BufferRef("cycles"),
+            ),
+        )
         warps = threads // 32
         ways = conflict_ways(variant, point["stride"], point["word"])
 
@@ -125,19 +134,27 @@ class Banks(Benchmark):
         self._threads[point_key(point)] = threads
         # `cycles` is an output without a reference: never checked, zeroed before every run
         # that is checked or read back.
-        return Case([launch], outputs={"out": BufferSpec((threads,), dtype),
-                                       "cycles": BufferSpec((1,), np.dtype(np.uint64),
-                                                            init="zero")},
-                     work=Work(threads * iterations * dtype.itemsize, elements=warps * iterations,
-                               level="shared"),
-                     read_back=("cycles",), run_metrics=from_clock)  # fmt: skip
+        return Case(
+            [launch],
+            outputs={
+                "out": BufferSpec((threads,), dtype),
+                "cycles": BufferSpec((1,), np.dtype(np.uint64), init="zero"),
+            },
+            work=Work(
+                threads * iterations * dtype.itemsize, elements=warps * iterations, level="shared"
+            ),
+            read_back=("cycles",),
+            run_metrics=from_clock,
+        )
 
     def reference(
         self, computes: str, point: Point, inputs: dict[str, np.ndarray]
     ) -> dict[str, np.ndarray]:
         tile = inputs["in"]
-        per_lane = np.array([tile[word_index(computes, lane, point["stride"])]
-                             for lane in range(32)], dtype=tile.dtype)  # fmt: skip
+        per_lane = np.array(
+            [tile[word_index(computes, lane, point["stride"])] for lane in range(32)],
+            dtype=tile.dtype,
+        )
         # Each thread adds its word `iterations` times, wrapping like the kernel's unsigned sum.
         sums = per_lane * tile.dtype.type(point["iterations"])
         return {"out": np.resize(sums, self._threads[point_key(point)])}

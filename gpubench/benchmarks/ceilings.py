@@ -58,6 +58,92 @@ class _CupyHalfGemm:
             cupy.matmul(a, b, out=c)
 
 
+MEMORY_VARIANTS = ("dram_read", "dram_write", "dram_copy", "l2_read", "shared_read")
+
+
+def _launch(kernel: str, args: tuple, grid: int, block: int) -> Launch:
+    return Launch(kernel, (grid, 1, 1), (block, 1, 1), args)
+
+
+def _memory_case(variant: str, point: Point, one_wave: int) -> Case:
+    """A bandwidth kernel, one wave of blocks striding over its bytes."""
+    block = point["block"]
+    n4 = np.uint64(point["dram_bytes"] // 16)
+    total = {"total": BufferSpec((1,), np.dtype(np.uint64), init="input")}
+    words = BufferSpec((point["dram_bytes"] // 4,), np.dtype(np.uint32))
+    if variant == "dram_read":
+        return Case(
+            [_launch("dram_read", (BufferRef("data"), n4, BufferRef("total")), one_wave, block)],
+            outputs=total,
+            work=Work(point["dram_bytes"]),
+        )
+    if variant == "dram_write":
+        return Case(
+            [_launch("dram_write", (BufferRef("out"), n4), one_wave, block)],
+            outputs={"out": words},
+            work=Work(point["dram_bytes"]),
+        )
+    if variant == "dram_copy":
+        return Case(
+            [_launch("dram_copy", (BufferRef("out"), BufferRef("data"), n4), one_wave, block)],
+            outputs={"out": words},
+            work=Work(2 * point["dram_bytes"]),
+        )
+    if variant == "l2_read":
+        args = (
+            BufferRef("data"),
+            np.uint64(point["l2_bytes"] // 16),
+            np.uint32(point["l2_passes"]),
+            BufferRef("total"),
+        )
+        return Case(
+            [_launch("l2_read", args, one_wave, block)],
+            outputs=total,
+            work=Work(point["l2_bytes"] * point["l2_passes"], level="l2"),
+        )
+    iterations = point["shared_iterations"]  # shared_read
+    args = (BufferRef("data"), np.uint32(iterations), BufferRef("total"))
+    return Case(
+        [_launch("shared_read", args, one_wave, block)],
+        outputs=total,
+        work=Work(one_wave * block * iterations * 16, level="shared"),
+    )
+
+
+def _tensor_case(g: int) -> Case:
+    """A g×g FP16 GEMM through cuBLAS: the tensor cores' rate."""
+    return Case(
+        [LibraryCall("cupy.matmul", _CupyHalfGemm(g))],
+        outputs={"C": BufferSpec((g, g), np.dtype(np.float16))},
+        work=Work(6 * g * g, flops=2 * g**3, precision="tensor"),
+        tolerance=Tolerance(),
+    )
+
+
+def _fma_case(variant: str, point: Point, grid: int) -> Case:
+    """Chains of dependent FMAs in every thread of `grid` blocks: the FP32, FP64 or FP16 rate."""
+    block = point["block"]
+    threads = grid * block
+    kinds = {
+        "fp32_fma": (np.float32, np.float32(FP32_STEP), point["fma_iterations"], 2),
+        "fp64_fma": (np.float64, np.float64(FP64_STEP), point["fma_iterations"], 2),
+        "fp16_fma": (np.float32, np.float32(1.0), FP16_ITERATIONS, 4),
+    }
+    dtype, step, iterations, flops_per_fma = kinds[variant]
+    one = dtype(1.0)
+    args = (BufferRef("out"), one, step, np.uint32(iterations))
+    return Case(
+        [_launch(variant, args, grid, block)],
+        outputs={"out": BufferSpec((threads,), np.dtype(dtype))},
+        work=Work(
+            threads * np.dtype(dtype).itemsize,
+            flops=flops_per_fma * CHAINS * iterations * threads,
+            precision=variant.split("_")[0],
+        ),  # fp32, fp64, fp16
+        tolerance=Tolerance(),
+    )
+
+
 class Ceilings(Benchmark):
     name = "ceilings"
     description = "the GPU's best: DRAM, L2 and shared-memory bandwidth, FMA throughput"
@@ -133,57 +219,15 @@ class Ceilings(Benchmark):
         # The reference depends on the launch shape, hence on the device; case() runs before
         # every check, so it records the shape for reference().
         self._shape[point_key(point)] = (one_wave, one_wave * point["waves"] * block)
-        n4 = np.uint64(point["dram_bytes"] // 16)
-        total = {"total": BufferSpec((1,), np.dtype(np.uint64), init="input")}
-        words = BufferSpec((point["dram_bytes"] // 4,), np.dtype(np.uint32))
-
-        def launch(kernel: str, args: tuple, grid: int = one_wave) -> Launch:
-            return Launch(kernel, (grid, 1, 1), (block, 1, 1), args)
-
-        if variant == "dram_read":
-            return Case([launch("dram_read", (BufferRef("data"), n4, BufferRef("total")))],
-                        outputs=total, work=Work(point["dram_bytes"]))  # fmt: skip
-        if variant == "dram_write":
-            return Case([launch("dram_write", (BufferRef("out"), n4))], outputs={"out": words},
-                        work=Work(point["dram_bytes"]))  # fmt: skip
-        if variant == "dram_copy":
-            return Case([launch("dram_copy", (BufferRef("out"), BufferRef("data"), n4))],
-                        outputs={"out": words}, work=Work(2 * point["dram_bytes"]))  # fmt: skip
-        if variant == "l2_read":
-            args = (BufferRef("data"), np.uint64(point["l2_bytes"] // 16),
-                    np.uint32(point["l2_passes"]), BufferRef("total"))  # fmt: skip
-            return Case([launch("l2_read", args)], outputs=total,
-                        work=Work(point["l2_bytes"] * point["l2_passes"], level="l2"))  # fmt: skip
-        if variant == "shared_read":
-            iterations = point["shared_iterations"]
-            args = (BufferRef("data"), np.uint32(iterations), BufferRef("total"))
-            return Case([launch("shared_read", args)], outputs=total,
-                        work=Work(one_wave * block * iterations * 16, level="shared"))  # fmt: skip
-        threads = one_wave * point["waves"] * block
-        grid = one_wave * point["waves"]
+        if variant in MEMORY_VARIANTS:
+            return _memory_case(variant, point, one_wave)
         if variant == "tensor_fp16":
-            g = point["gemm_size"]
-            return Case([LibraryCall("cupy.matmul", _CupyHalfGemm(g))],
-                        outputs={"C": BufferSpec((g, g), np.dtype(np.float16))},
-                        work=Work(6 * g * g, flops=2 * g**3, precision="tensor"),
-                        tolerance=Tolerance())  # fmt: skip
-        kinds = {
-            "fp32_fma": (np.float32, np.float32(FP32_STEP), point["fma_iterations"], 2),
-            "fp64_fma": (np.float64, np.float64(FP64_STEP), point["fma_iterations"], 2),
-            "fp16_fma": (np.float32, np.float32(1.0), FP16_ITERATIONS, 4),
-        }
-        dtype, step, iterations, flops_per_fma = kinds[variant]
-        one = dtype(1.0)
-        args = (BufferRef("out"), one, step, np.uint32(iterations))
-        return Case([launch(variant, args, grid)],
-                    outputs={"out": BufferSpec((threads,), np.dtype(dtype))},
-                    work=Work(threads * np.dtype(dtype).itemsize,
-                              flops=flops_per_fma * CHAINS * iterations * threads,
-                              precision=variant.split("_")[0]),  # fp32, fp64, fp16
-                    tolerance=Tolerance())  # fmt: skip
+            return _tensor_case(point["gemm_size"])
+        return _fma_case(variant, point, one_wave * point["waves"])
 
-    def reference(self, computes: str, point: Point,
-                  inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:  # fmt: skip
+    def reference(
+        self, computes: str, point: Point, inputs: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
         data = inputs["data"]
         if computes == "dram_read":
             return {"total": np.array([data.sum(dtype=np.uint64)])}
@@ -200,8 +244,11 @@ class Ceilings(Benchmark):
             block = point["block"]
             words = data[: 16 * block].sum(dtype=np.uint64)
             blocks = self._launch_shape(point)[0]
-            return {"total": np.array([words * np.uint64(point["shared_iterations"] // 4)
-                                       * np.uint64(blocks)])}  # fmt: skip
+            return {
+                "total": np.array(
+                    [words * np.uint64(point["shared_iterations"] // 4) * np.uint64(blocks)]
+                )
+            }
         if computes == "tensor_fp16":
             a, b = inputs["A"].astype(np.float32), inputs["B"].astype(np.float32)
             return {"C": a @ b}

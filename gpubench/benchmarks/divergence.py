@@ -82,8 +82,9 @@ class Divergence(OneThreadPerWord):
     ) -> Case:
         efficiency = branch_efficiency(variant, point["block"])
         # Useful work: one multiply-add (2 integer ops) per step per element.
-        return self.word_case(variant, point, ops_per_step=2,
-                              run_metrics=lambda _: {EFFICIENCY.key: efficiency})  # fmt: skip
+        return self.word_case(
+            variant, point, ops_per_step=2, run_metrics=lambda _: {EFFICIENCY.key: efficiency}
+        )
 
     def reference(
         self, computes: str, point: Point, inputs: dict[str, np.ndarray]

@@ -177,9 +177,18 @@ class Intrinsics(Benchmark):
     ) -> Case:
         n = point["n"]
         function = variant.split("_")[0]
-        launch = Launch(variant, (ceil_div(n, THREADS), 1, 1), (THREADS, 1, 1),
-                        (BufferRef("value"), BufferRef("sum"), BufferRef(f"x_{function}"),
-                         np.uint32(n), np.uint32(point["repeat"])))  # fmt: skip
+        launch = Launch(
+            variant,
+            (ceil_div(n, THREADS), 1, 1),
+            (THREADS, 1, 1),
+            (
+                BufferRef("value"),
+                BufferRef("sum"),
+                BufferRef(f"x_{function}"),
+                np.uint32(n),
+                np.uint32(point["repeat"]),
+            ),
+        )
         one, summed = self._tolerances(variant, point)
         x = inputs[f"x_{function}"]
 
@@ -188,10 +197,14 @@ class Intrinsics(Benchmark):
             return {MAX_ULP.key: max_ulp, MAX_REL.key: max_rel}
 
         f32 = np.dtype(np.float32)
-        return Case([launch], outputs={"value": BufferSpec((n,), f32), "sum": BufferSpec((n,), f32)},
-                    tolerance={"value": one, "sum": summed},
-                    work=Work(8 * n, elements=n * (point["repeat"] + 1)),
-                    read_back=("value",), run_metrics=accuracy)  # fmt: skip
+        return Case(
+            [launch],
+            outputs={"value": BufferSpec((n,), f32), "sum": BufferSpec((n,), f32)},
+            tolerance={"value": one, "sum": summed},
+            work=Work(8 * n, elements=n * (point["repeat"] + 1)),
+            read_back=("value",),
+            run_metrics=accuracy,
+        )
 
     def reference(
         self, computes: str, point: Point, inputs: dict[str, np.ndarray]

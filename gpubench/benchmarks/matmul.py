@@ -121,8 +121,10 @@ def warp_shape_problem(point: Point) -> str | None:
     wmiter = wm * wn // per_pass
     wsubm, wsubn = wm // wmiter, wn // wniter
     if wm % wmiter or wsubm % tm or wsubn % tn or (wsubm // tm) * (wsubn // tn) != 32:
-        return (f"the {wsubm} x {wsubn} sub-tiles do not give each of a warp's 32 lanes one "
-                f"{tm} x {tn} micro-tile")  # fmt: skip
+        return (
+            f"the {wsubm} x {wsubn} sub-tiles do not give each of a warp's 32 lanes one "
+            f"{tm} x {tn} micro-tile"
+        )
     return None
 
 
@@ -409,13 +411,17 @@ class Matmul(Benchmark):
 
     def inputs(self, point: Point, rng: np.random.Generator) -> dict[str, np.ndarray]:
         kind = point["values"]
-        return {"A": matrix_values(kind, (point["m"], point["k"]), rng),
-                "B": matrix_values(kind, (point["k"], point["n"]), rng)}  # fmt: skip
+        return {
+            "A": matrix_values(kind, (point["m"], point["k"]), rng),
+            "B": matrix_values(kind, (point["k"], point["n"]), rng),
+        }
 
     def input_specs(self, point: Point) -> dict[str, BufferSpec]:
         f32 = np.dtype(np.float32)
-        return {"A": BufferSpec((point["m"], point["k"]), f32),
-                "B": BufferSpec((point["k"], point["n"]), f32)}  # fmt: skip
+        return {
+            "A": BufferSpec((point["m"], point["k"]), f32),
+            "B": BufferSpec((point["k"], point["n"]), f32),
+        }
 
     def case(
         self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
@@ -452,8 +458,10 @@ class Matmul(Benchmark):
                 return f"warp_tiled: {problem}"
         shared = self._shared_bytes(variant, point)
         if variant in RING_VARIANTS and shared > DYNAMIC_SHARED_LIMIT:
-            return (f"{variant} needs {shared} bytes of shared memory per block with these "
-                    f"tile parameters; no GPU allows more than {DYNAMIC_SHARED_LIMIT}")  # fmt: skip
+            return (
+                f"{variant} needs {shared} bytes of shared memory per block with these "
+                f"tile parameters; no GPU allows more than {DYNAMIC_SHARED_LIMIT}"
+            )
         if variant not in RING_VARIANTS and shared > STATIC_SHARED_LIMIT:
             return (
                 f"{variant} needs {shared} bytes of static shared memory per block with these "
@@ -546,8 +554,10 @@ def multistage_launches(m: int, n: int, k: int, args: tuple[Any, ...], ring: int
     some_whole = aligned and m >= MS_BM and n >= MS_BN
     all_whole = aligned and m % MS_BM == 0 and n % MS_BN == 0
     kernels = ["multistage"] * some_whole + ["multistage_edges"] * (not all_whole)
-    return [Launch(kernel, grid, (MS_THREADS, 1, 1), args, shared_bytes=ring_dynamic_bytes(ring))
-            for kernel in kernels]  # fmt: skip
+    return [
+        Launch(kernel, grid, (MS_THREADS, 1, 1), args, shared_bytes=ring_dynamic_bytes(ring))
+        for kernel in kernels
+    ]
 
 
 BENCHMARK = Matmul()

@@ -48,8 +48,7 @@ DELTA_PER_MEAN_WEIGHT = 128
 
 GTEPS = Metric("gteps", "GTEPS", "GTEPS", "{:,.3f}")
 RELAXED = Metric("relaxed", "relaxed", "edges", "{:,.0f}", higher_is_better=False)
-RELAXED_PER_EDGE = Metric("relaxed_per_edge", "relax/edge", "", "{:,.2f}",
-                          higher_is_better=False)  # fmt: skip
+RELAXED_PER_EDGE = Metric("relaxed_per_edge", "relax/edge", "", "{:,.2f}", higher_is_better=False)
 PER_SOURCE = Metric("ms_per_source", "ms/source", "ms", "{:,.3f}", higher_is_better=False)
 
 EDGE_SWEEPS = ("edges", "edges_atomic")
@@ -94,6 +93,86 @@ def _scipy() -> Any:
     from scipy.sparse.csgraph import dijkstra
 
     return csr_matrix, dijkstra
+
+
+BLOCK = (THREADS, 1, 1)
+
+
+def _grid(count: int, device: DeviceInfo) -> tuple[int, int, int]:
+    """Enough blocks of THREADS for `count` items, at most eight per SM (the kernels stride)."""
+    return (max(1, min(ceil_div(count, THREADS), device.sm_count * 8)), 1, 1)
+
+
+def _refs(*names: str) -> tuple[BufferRef, ...]:
+    return tuple(BufferRef(name) for name in names)
+
+
+def _sweep(variant: str, device: DeviceInfo, n: int, m: int, dist: BufferRef) -> Launch:
+    """One Bellman-Ford pass: over the arc list, or (pull) over each vertex's incoming arcs."""
+    if variant == "pull":
+        arrays, count = _refs("in_offsets", "in_sources", "in_weights"), n
+    else:
+        arrays, count = _refs("coo_src", "coo_dst", "coo_weight"), m
+    return Launch(
+        variant,
+        _grid(count, device),
+        BLOCK,
+        (*arrays, np.uint32(count), dist, BufferRef("changed")),
+    )
+
+
+def _worklist_steps(
+    device: DeviceInfo,
+    n: int,
+    which: int,
+    dist: BufferRef,
+    stats: BufferRef,
+    delta: int,
+    local_rounds: int,
+) -> list[Launch]:
+    """Seed the worklist with the source, then one persistent launch that empties it."""
+    seed = Launch(
+        "init_worklist",
+        _grid(n, device),
+        BLOCK,
+        (
+            *_refs("near_stamp", "far_stamp"),
+            np.uint32(n),
+            BufferRef("sources"),
+            np.int32(which),
+            *_refs("near0", "counts", "barrier"),
+        ),
+    )
+    graph = _refs("slots", "extra_offsets", "extra_neighbours", "extra_weights")
+    piles = _refs("near0", "near1", "far0", "far1", "near_stamp", "far_stamp")
+    drain = Launch(
+        "worklist_sssp",
+        (device.sm_count, 1, 1),
+        (PERSISTENT_THREADS, 1, 1),
+        (
+            *graph,
+            dist,
+            *piles,
+            *_refs("counts", "barrier"),
+            np.int32(delta),
+            np.int32(local_rounds),
+            stats,
+        ),
+    )
+    return [seed, drain]
+
+
+def _scratch(variant: str, n: int, k: int) -> dict[str, BufferSpec]:
+    """The device buffers a variant works in besides its inputs and outputs."""
+    scratch = {"stats": BufferSpec((k, STATS_ROW), np.dtype(np.uint64))}
+    if variant in (*EDGE_SWEEPS, "pull"):
+        scratch["changed"] = BufferSpec((1,), np.dtype(np.int32))
+    elif variant in WORKLISTS:
+        for name in ("near0", "near1", "far0", "far1", "near_stamp", "far_stamp"):
+            scratch[name] = BufferSpec((max(n, 1),), np.dtype(np.int32))
+        scratch["counts"] = BufferSpec((6,), np.dtype(np.uint32))
+        scratch["barrier"] = BufferSpec((2,), np.dtype(np.uint32), init="zero")
+    return scratch
 
 
 class ShortestPaths(Benchmark):
@@ -158,12 +237,16 @@ class ShortestPaths(Benchmark):
 
     def validate_point(self, point: Point) -> str | None:
         if point["source"] >= 0 and point["sources"] > 1:
-            return (f"source {point['source']} and sources {point['sources']}: give one source "
-                    "or a number of random sources")  # fmt: skip
+            return (
+                f"source {point['source']} and sources {point['sources']}: give one source "
+                "or a number of random sources"
+            )
         graph = self.graph(point)  # a bad file is one ConfigError naming it and the line
         if point["source"] >= graph.vertices:
-            return (f"source {point['source']} is not a vertex of {graph.name} (0-based ids "
-                    f"below {graph.vertices:,})")  # fmt: skip
+            return (
+                f"source {point['source']} is not a vertex of {graph.name} (0-based ids "
+                f"below {graph.vertices:,})"
+            )
         return None
 
     def dry_run_notes(self, points: list[Point]) -> list[str]:
@@ -171,9 +254,11 @@ class ShortestPaths(Benchmark):
         for name, vertices in dict.fromkeys((p["graph"], p["vertices"]) for p in points):
             graph = graph_for(name, vertices)
             weighted = "with weights" if graph.weight is not None else "no weights"
-            notes.append(f"graph {graph.name}: {graph.vertices:,} vertices, {graph.arcs:,} "
-                         f"arcs (mean out-degree {graph.arcs / max(graph.vertices, 1):.2f}), "
-                         f"{weighted}")  # fmt: skip
+            notes.append(
+                f"graph {graph.name}: {graph.vertices:,} vertices, {graph.arcs:,} "
+                f"arcs (mean out-degree {graph.arcs / max(graph.vertices, 1):.2f}), "
+                f"{weighted}"
+            )
         return notes
 
     # -- inputs -------------------------------------------------------------------------------
@@ -195,8 +280,9 @@ class ShortestPaths(Benchmark):
             candidates = np.flatnonzero(np.diff(out_offsets) > 0)
             if candidates.size == 0:
                 candidates = np.arange(graph.vertices)
-            sources = rng.choice(candidates, size=point["sources"],
-                                 replace=candidates.size < point["sources"]).astype(np.int32)  # fmt: skip
+            sources = rng.choice(
+                candidates, size=point["sources"], replace=candidates.size < point["sources"]
+            ).astype(np.int32)
 
         def edge_array(values: np.ndarray) -> np.ndarray:
             # A graph without arcs still gets one (unread) element: no zero-byte buffers.
@@ -244,58 +330,47 @@ class ShortestPaths(Benchmark):
         outputs = {"dist": BufferSpec((k, n), np.dtype(np.int32))}
         if variant == "dijkstra_cpu":
             return Case(outputs=outputs)  # no work figures: point_metrics gives GTEPS
-        cap = device.sm_count * 8
-
-        def grid(count: int) -> tuple[int, int, int]:
-            return (max(1, min(ceil_div(count, THREADS), cap)), 1, 1)
-
-        block = (THREADS, 1, 1)
-        scratch = {"stats": BufferSpec((k, STATS_ROW), np.dtype(np.uint64))}
         steps: list[Any] = []
         for which in range(k):
-            dist = BufferRef("dist", which * n * 4)
-            stats = BufferRef("stats", which * STATS_ROW * 8)
-            steps.append(Launch("init_distances", grid(n), block, (dist, np.uint32(n),
-                         BufferRef("sources"), np.int32(which), stats), label=f"source {which}"))  # fmt: skip
-            if variant in EDGE_SWEEPS:
-                sweep = Launch(variant, grid(m), block, (BufferRef("coo_src"),
-                               BufferRef("coo_dst"), BufferRef("coo_weight"), np.uint32(m), dist,
-                               BufferRef("changed")))  # fmt: skip
-                steps.append(Repeat((sweep,), flag="changed", max_iterations=n + 1))
-            elif variant == "pull":
-                sweep = Launch("pull", grid(n), block, (BufferRef("in_offsets"),
-                               BufferRef("in_sources"), BufferRef("in_weights"), np.uint32(n),
-                               dist, BufferRef("changed")))  # fmt: skip
-                steps.append(Repeat((sweep,), flag="changed", max_iterations=n + 1))
-            elif variant in WORKLISTS:
-                steps.append(Launch("init_worklist", grid(n), block, (BufferRef("near_stamp"),
-                             BufferRef("far_stamp"), np.uint32(n), BufferRef("sources"),
-                             np.int32(which), BufferRef("near0"), BufferRef("counts"),
-                             BufferRef("barrier"))))  # fmt: skip
-                delta = INF if variant == "frontier" else self.delta(point, inputs)
-                local_rounds = point["local_rounds"] if variant == "near_far_local" else 0
-                steps.append(Launch("worklist_sssp", (device.sm_count, 1, 1),
-                             (PERSISTENT_THREADS, 1, 1), (BufferRef("slots"),
-                             BufferRef("extra_offsets"), BufferRef("extra_neighbours"),
-                             BufferRef("extra_weights"), dist,
-                             BufferRef("near0"), BufferRef("near1"), BufferRef("far0"),
-                             BufferRef("far1"), BufferRef("near_stamp"), BufferRef("far_stamp"),
-                             BufferRef("counts"), BufferRef("barrier"), np.int32(delta),
-                             np.int32(local_rounds), stats)))  # fmt: skip
-        if variant in (*EDGE_SWEEPS, "pull"):
-            scratch["changed"] = BufferSpec((1,), np.dtype(np.int32))
-        elif variant in WORKLISTS:
-            for name in ("near0", "near1", "far0", "far1", "near_stamp", "far_stamp"):
-                scratch[name] = BufferSpec((max(n, 1),), np.dtype(np.int32))
-            scratch["counts"] = BufferSpec((6,), np.dtype(np.uint32))
-            scratch["barrier"] = BufferSpec((2,), np.dtype(np.uint32), init="zero")
+            steps += self._source_steps(variant, point, device, inputs, which)
         return Case(
             steps=steps,
             outputs=outputs,
-            scratch=scratch,
+            scratch=_scratch(variant, n, k),
             read_back=("stats",) if variant in WORKLISTS else (),
             run_metrics=self._run_metrics(variant, m),
         )
+
+    def _source_steps(
+        self,
+        variant: str,
+        point: Point,
+        device: DeviceInfo,
+        inputs: dict[str, np.ndarray],
+        which: int,
+    ) -> list[Any]:
+        """The steps that find the distances from the `which`-th source, in its own row of
+        `dist` and `stats`."""
+        n, m, _ = self._sizes(inputs)
+        dist = BufferRef("dist", which * n * 4)
+        stats = BufferRef("stats", which * STATS_ROW * 8)
+        steps: list[Any] = [
+            Launch(
+                "init_distances",
+                _grid(n, device),
+                BLOCK,
+                (dist, np.uint32(n), BufferRef("sources"), np.int32(which), stats),
+                label=f"source {which}",
+            )
+        ]
+        if variant in (*EDGE_SWEEPS, "pull"):
+            sweep = _sweep(variant, device, n, m, dist)
+            steps.append(Repeat((sweep,), flag="changed", max_iterations=n + 1))
+        elif variant in WORKLISTS:
+            delta = INF if variant == "frontier" else self.delta(point, inputs)
+            local_rounds = point["local_rounds"] if variant == "near_far_local" else 0
+            steps += _worklist_steps(device, n, which, dist, stats, delta, local_rounds)
+        return steps
 
     @staticmethod
     def _run_metrics(variant: str, arcs: int) -> Any:

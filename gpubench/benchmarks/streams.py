@@ -73,16 +73,43 @@ class _Batch:
         c, a, b = (BufferRef(name, i * self.size) for name in on)
         n = np.int32(self.n)
         grid = (ceil_div(self.n, self.block), ceil_div(self.n, self.block), 1)
-        return Launch("tiled", grid, (self.block, self.block, 1), (c, a, b, n, n, n),
-                      stream=stream, label=str(i))  # fmt: skip
+        return Launch(
+            "tiled",
+            grid,
+            (self.block, self.block, 1),
+            (c, a, b, n, n, n),
+            stream=stream,
+            label=str(i),
+        )
 
     def copy_in(self, i: int, stream: int) -> list[Copy]:
-        return [Copy(name, f"d{name}", self.size, i * self.size, i * self.size, stream,
-                     self.synchronous, str(i)) for name in ("A", "B")]  # fmt: skip
+        return [
+            Copy(
+                name,
+                f"d{name}",
+                self.size,
+                i * self.size,
+                i * self.size,
+                stream,
+                self.synchronous,
+                str(i),
+            )
+            for name in ("A", "B")
+        ]
 
     def copy_out(self, i: int, stream: int, source: str = "dC") -> list[Copy]:
-        return [Copy(source, "C", self.size, i * self.size, i * self.size, stream,
-                     self.synchronous, str(i))]  # fmt: skip
+        return [
+            Copy(
+                source,
+                "C",
+                self.size,
+                i * self.size,
+                i * self.size,
+                stream,
+                self.synchronous,
+                str(i),
+            )
+        ]
 
     def row_bands(self) -> list[tuple[int, int]]:
         """(first row, rows) of each of the `bands` row bands of a product (fewer when n is
@@ -96,8 +123,9 @@ class _Batch:
         of both matrices, and the last copy out is one band: the pipeline fills and drains in
         a band (the bands serialize on their stream; the other streams fill the gaps)."""
         label, row = str(i), self.n * 4  # bytes of one row
-        steps: list[Copy | Launch] = [Copy("B", "dB", self.size, i * self.size, i * self.size,
-                                           stream, False, label)]  # fmt: skip
+        steps: list[Copy | Launch] = [
+            Copy("B", "dB", self.size, i * self.size, i * self.size, stream, False, label)
+        ]
         grid_x = ceil_div(self.n, self.block)
         for r0, rows in self.row_bands():
             at, nbytes = i * self.size + r0 * row, rows * row
@@ -117,15 +145,20 @@ class _Batch:
 
         count = range(self.count)
         if variant == "streams":  # breadth-first: all copies in, all kernels, all copies out
-            return [*(c for i in count for c in self.copy_in(i, lane(i))),
-                    *(self.multiply(i, lane(i)) for i in count),
-                    *(c for i in count for c in self.copy_out(i, lane(i)))]  # fmt: skip
+            return [
+                *(c for i in count for c in self.copy_in(i, lane(i))),
+                *(self.multiply(i, lane(i)) for i in count),
+                *(c for i in count for c in self.copy_out(i, lane(i))),
+            ]
         if variant == "streams_depth_first_bands":
             return [step for i in count for step in self.banded(i, lane(i))]
         steps: list[Copy | Launch] = []
         for i in count:  # sequential, sequential_pinned, streams_depth_first: matrix by matrix
-            steps += [*self.copy_in(i, lane(i)), self.multiply(i, lane(i)),
-                      *self.copy_out(i, lane(i))]  # fmt: skip
+            steps += [
+                *self.copy_in(i, lane(i)),
+                self.multiply(i, lane(i)),
+                *self.copy_out(i, lane(i)),
+            ]
         return steps
 
 
@@ -201,11 +234,20 @@ class Streams(Benchmark):
     def case(
         self, variant: str, point: Point, device: DeviceInfo, inputs: dict[str, np.ndarray]
     ) -> Case:
-        plan = _Batch(point["size"], point["matrices"], point["block"], point["streams"],
-                      synchronous=variant in SEQUENTIAL, bands=point["bands"])  # fmt: skip
+        plan = _Batch(
+            point["size"],
+            point["matrices"],
+            point["block"],
+            point["streams"],
+            synchronous=variant in SEQUENTIAL,
+            bands=point["bands"],
+        )
         # As matmul: exact for small integers, the float32 bound for reals.
-        tolerance = (Tolerance() if point["values"] == "integers"
-                     else Tolerance(rtol=dot_product_rtol(point["size"])))  # fmt: skip
+        tolerance = (
+            Tolerance()
+            if point["values"] == "integers"
+            else Tolerance(rtol=dot_product_rtol(point["size"]))
+        )
         if variant == "kernels_only":
             # Just the products, on data already on the device: T_kernels.
             return Case(
@@ -220,12 +262,19 @@ class Streams(Benchmark):
         if variant == "copies_only":
             # Just the copies, with the traffic of the full run (A and B in, one matrix out),
             # on one stream: T_copies. What comes back is A, so the check is exact.
-            steps = [c for i in range(plan.count)
-                     for c in (*plan.copy_in(i, 0), *plan.copy_out(i, 0, source="dA"))]  # fmt: skip
-            return Case(steps=steps, input_locations={"A": host, "B": host},
-                        outputs={"C": BufferSpec(plan.shape, F32, location=host)},
-                        scratch=scratch, work=Work(bytes_moved=plan.traffic),
-                        tolerance=Tolerance())  # fmt: skip
+            steps = [
+                c
+                for i in range(plan.count)
+                for c in (*plan.copy_in(i, 0), *plan.copy_out(i, 0, source="dA"))
+            ]
+            return Case(
+                steps=steps,
+                input_locations={"A": host, "B": host},
+                outputs={"C": BufferSpec(plan.shape, F32, location=host)},
+                scratch=scratch,
+                work=Work(bytes_moved=plan.traffic),
+                tolerance=Tolerance(),
+            )
         scratch["dC"] = BufferSpec(plan.shape, F32)
         return Case(
             steps=plan.pipeline(variant),
