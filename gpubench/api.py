@@ -59,14 +59,21 @@ def parse_suite_thresholds(items: tuple[str, ...] | list[str]) -> dict[str, floa
         except ValueError:
             fraction = float("nan")
         if not name or not math.isfinite(fraction) or fraction < 0:
-            raise ConfigError(f"expected SUITE=FRACTION such as transpose=0.10, got {item!r}",
-                              key="--suite-threshold")  # fmt: skip
+            raise ConfigError(
+                f"expected SUITE=FRACTION such as transpose=0.10, got {item!r}",
+                key="--suite-threshold",
+            )
         per_suite[name] = fraction
     return per_suite
 
 
-def compare(base_path: str, new_path: str, threshold: float = 0.05, metric: str = "time_ms",
-            suite_thresholds: dict[str, float] | None = None) -> Comparison:  # fmt: skip
+def compare(
+    base_path: str,
+    new_path: str,
+    threshold: float = 0.05,
+    metric: str = "time_ms",
+    suite_thresholds: dict[str, float] | None = None,
+) -> Comparison:
     """Two results files (JSON or JSON lines) point by point, judged against their noise."""
     from gpubench import metrics, results
     from gpubench.compare import compare as compare_sets
@@ -83,21 +90,28 @@ def compare(base_path: str, new_path: str, threshold: float = 0.05, metric: str 
         known = sorted({m.key for m in metrics.CATALOG} | present)
         from gpubench.errors import did_you_mean
 
-        raise ConfigError(f"unknown metric {metric!r}{did_you_mean(metric, known)}; "
-                          f"known: {', '.join(known)}", key="--metric") from None  # fmt: skip
+        raise ConfigError(
+            f"unknown metric {metric!r}{did_you_mean(metric, known)}; known: {', '.join(known)}",
+            key="--metric",
+        ) from None
     from gpubench.compare import compared, suite_defaults, unmatched_base
 
-    rows = compare_sets(base, new, threshold, chosen, suite_thresholds or {},
-                        suite_defaults(base, new))  # fmt: skip
+    rows = compare_sets(
+        base, new, threshold, chosen, suite_thresholds or {}, suite_defaults(base, new)
+    )
     if rows and not compared(rows):
         suites = sorted({r.suite for r in base.results}), sorted({r.suite for r in new.results})
-        raise ConfigError(f"nothing to compare: no result of {base_path} has a partner in "
-                          f"{new_path} (suites {', '.join(suites[0]) or 'none'} against "
-                          f"{', '.join(suites[1]) or 'none'})", key="compare")  # fmt: skip
+        raise ConfigError(
+            f"nothing to compare: no result of {base_path} has a partner in "
+            f"{new_path} (suites {', '.join(suites[0]) or 'none'} against "
+            f"{', '.join(suites[1]) or 'none'})",
+            key="compare",
+        )
     names = list(dict.fromkeys(n for r in rows for n in r.point))
     varying = [n for n in names if len({str(r.point.get(n)) for r in rows}) > 1]
-    return Comparison(base, new, chosen, rows, varying, regressions(rows),
-                      compared(rows), unmatched_base(rows))  # fmt: skip
+    return Comparison(
+        base, new, chosen, rows, varying, regressions(rows), compared(rows), unmatched_base(rows)
+    )
 
 
 # -- roofline -------------------------------------------------------------------------------------
@@ -123,8 +137,10 @@ def roofline(results_paths: list[str], ceilings_path: str | None = None) -> list
 
     for path in results_paths:
         if store.is_record_file(path):
-            raise ConfigError("is a ceilings record (gpubench ceilings --json): give it with "
-                              "--ceilings", source=path)  # fmt: skip
+            raise ConfigError(
+                "is a ceilings record (gpubench ceilings --json): give it with --ceilings",
+                source=path,
+            )
     chosen = store.load_file(ceilings_path) if ceilings_path else None
     by_gpu: dict[str, tuple[dict[str, Any], list[Any], str]] = {}
     for path in results_paths:
@@ -138,14 +154,28 @@ def roofline(results_paths: list[str], ceilings_path: str | None = None) -> list
         stand_in = record is None
         if record is None:
             record = store.theoretical_only(environment)
-        groups.append(RooflineGroup(environment, created, record, rl.place(found, record),
-                                    varying_params(found)[0], stand_in))  # fmt: skip
+        groups.append(
+            RooflineGroup(
+                environment,
+                created,
+                record,
+                rl.place(found, record),
+                varying_params(found)[0],
+                stand_in,
+            )
+        )
     return groups
 
 
 # -- plot ---------------------------------------------------------------------------------------
-def plot(results_path: str, target: str, x: str | None = None, y: str | None = None,
-         by: str = "variant", facet: str | None = None) -> Any:  # fmt: skip
+def plot(
+    results_path: str,
+    target: str,
+    x: str | None = None,
+    y: str | None = None,
+    by: str = "variant",
+    facet: str | None = None,
+) -> Any:
     """Draw a metric of a results file against a parameter at `target` (PNG, SVG or PDF, by
     its suffix; needs matplotlib); the chart drawn (report.plot.Chart)."""
     from gpubench import results
@@ -245,8 +275,14 @@ class Inspection:
     shown: list[Any]  # the kernels asked for
 
 
-def inspect(bench: Any, suite_ref: str, params: dict[str, Any], arch: str, kernels: tuple[str, ...],
-            want_sass: bool) -> Inspection:  # fmt: skip
+def inspect(
+    bench: Any,
+    suite_ref: str,
+    params: dict[str, Any],
+    arch: str,
+    kernels: tuple[str, ...],
+    want_sass: bool,
+) -> Inspection:
     """What the suite's kernels compile to at the point `params` give (no GPU needed)."""
     from gpubench import config, inspection
     from gpubench import kernels as kernel_sources
@@ -265,8 +301,11 @@ def inspect(bench: Any, suite_ref: str, params: dict[str, Any], arch: str, kerne
         if name not in names:
             from gpubench.errors import did_you_mean
 
-            raise ConfigError(f"no kernel {name!r} in {source.name}{did_you_mean(name, names)};"
-                              f" kernels: {', '.join(names)}", key="--variant")  # fmt: skip
+            raise ConfigError(
+                f"no kernel {name!r} in {source.name}{did_you_mean(name, names)};"
+                f" kernels: {', '.join(names)}",
+                key="--variant",
+            )
     shown = [k for k in report.kernels if not kernels or k.name in kernels]
     return Inspection(point, source, report, shown)
 
@@ -328,5 +367,9 @@ def _distinct_builds(bench: Any, points: list[dict[str, Any]]) -> int:
     names = [p.name for p in bench.params if p.compile_time]
     keys = map(itemgetter(*names), points) if names else ((),) * len(points)
     representatives = dict(zip(keys, points, strict=True))
-    return len({(tuple(sorted(bench.defines(p).items())), tuple(bench.compiler_options(p)))
-                for p in representatives.values()})  # fmt: skip
+    return len(
+        {
+            (tuple(sorted(bench.defines(p).items())), tuple(bench.compiler_options(p)))
+            for p in representatives.values()
+        }
+    )

@@ -131,16 +131,24 @@ def summarise(launches: list[ProfiledLaunch], runs: int = PROFILED_RUNS) -> dict
     for metric, sectors, requests in ratios:
         if total[requests]:
             out[metric.key] = total[sectors] / total[requests]
-    conflicts = (total["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
-                 + total["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"])  # fmt: skip
+    conflicts = (
+        total["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
+        + total["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]
+    )
     out[BANK_CONFLICTS.key] = conflicts / runs
     for metric, name in ((BRANCH_UNIFORMITY, WEIGHTED[0]), (OCCUPANCY, WEIGHTED[1])):
-        weighted = [(launch.values[name], launch.values.get("gpu__time_duration.sum", 0.0))
-                    for launch in launches if name in launch.values]  # fmt: skip
+        weighted = [
+            (launch.values[name], launch.values.get("gpu__time_duration.sum", 0.0))
+            for launch in launches
+            if name in launch.values
+        ]
         weight = sum(w for _, w in weighted)
         if weighted:
-            out[metric.key] = (sum(v * w for v, w in weighted) / weight if weight
-                               else sum(v for v, _ in weighted) / len(weighted))  # fmt: skip
+            out[metric.key] = (
+                sum(v * w for v, w in weighted) / weight
+                if weight
+                else sum(v for v, _ in weighted) / len(weighted)
+            )
     return out
 
 
@@ -156,14 +164,33 @@ def one_point_sweep(spec: dict[str, Any], point: dict[str, Any], variant: str) -
 
 
 def command(ncu: str, sweep_file: str, log: str, device: int) -> list[str]:
-    return [ncu, "--csv", "--print-units", "base", "--clock-control", "none",
-            "--target-processes", "all", "--metrics", ",".join(SUMMED + WEIGHTED),
-            sys.executable, "-m", "gpubench", "sweep", sweep_file, "--jsonl", log, "--force",
-            "--device", str(device)]  # fmt: skip
+    return [
+        ncu,
+        "--csv",
+        "--print-units",
+        "base",
+        "--clock-control",
+        "none",
+        "--target-processes",
+        "all",
+        "--metrics",
+        ",".join(SUMMED + WEIGHTED),
+        sys.executable,
+        "-m",
+        "gpubench",
+        "sweep",
+        sweep_file,
+        "--jsonl",
+        log,
+        "--force",
+        "--device",
+        str(device),
+    ]
 
 
-def profile_one(ncu: str, spec: dict[str, Any], point: dict[str, Any], variant: str,
-                device: int) -> dict[str, float]:  # fmt: skip
+def profile_one(
+    ncu: str, spec: dict[str, Any], point: dict[str, Any], variant: str, device: int
+) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="gpubench-profile-") as tmp:
         sweep_file = os.path.join(tmp, "point.yaml")
         Path(sweep_file).write_text(yaml.safe_dump(one_point_sweep(spec, point, variant)))
@@ -171,9 +198,14 @@ def profile_one(ncu: str, spec: dict[str, Any], point: dict[str, Any], variant: 
         # device check's own kernels (gpubench.verify_device) must not count as the variant's.
         env = {**os.environ, "GPUBENCH_CHECK": "host"}
         try:
-            done = subprocess.run(command(ncu, sweep_file, os.path.join(tmp, "log.jsonl"), device),
-                                  capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
-                                  env=env)  # fmt: skip
+            done = subprocess.run(
+                command(ncu, sweep_file, os.path.join(tmp, "log.jsonl"), device),
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT_S,
+                check=False,
+                env=env,
+            )
         except subprocess.TimeoutExpired:
             raise ProfileError(f"ncu took more than {TIMEOUT_S} s") from None
     launches = parse_csv(done.stdout)
@@ -198,8 +230,11 @@ def profile_results(
         return
     for result in results:
         # Only results that launched kernels of their own (a cudaMemcpy variant has none).
-        if (not result.status.is_measured or result.variant not in kernel_variants
-                or not result.kernel_attributes):  # fmt: skip
+        if (
+            not result.status.is_measured
+            or result.variant not in kernel_variants
+            or not result.kernel_attributes
+        ):
             continue
         try:
             result.metrics.update(profile_one(ncu, spec, result.point, result.variant, device))

@@ -85,16 +85,20 @@ class Spread:
         return IsolatedRunner(WorkerSpec(suite, index, backend))
 
 
-def shard_points(points: list[dict[str, Any]], shard: tuple[int, int] | None,
-                 source: str) -> list[dict[str, Any]]:  # fmt: skip
+def shard_points(
+    points: list[dict[str, Any]], shard: tuple[int, int] | None, source: str
+) -> list[dict[str, Any]]:
     """Every N-th point from the I-th (0-based): the shards of N jobs cover the sweep once."""
     if shard is None:
         return points
     index, count = shard
     mine = points[index::count]
     if not mine:
-        raise ConfigError(f"shard {index}/{count} has no points (the sweep has {len(points)})",
-                          source=source, key="--shard")  # fmt: skip
+        raise ConfigError(
+            f"shard {index}/{count} has no points (the sweep has {len(points)})",
+            source=source,
+            key="--shard",
+        )
     return mine
 
 
@@ -264,8 +268,9 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _check_resumable(header: dict[str, Any], stamp: dict[str, Any],
-                     files: outputs.OutputPlan) -> None:  # fmt: skip
+def _check_resumable(
+    header: dict[str, Any], stamp: dict[str, Any], files: outputs.OutputPlan
+) -> None:
     changed = differences(header.get("fingerprint", {}), stamp)
     if changed and not files.force:
         raise ConfigError(
@@ -350,8 +355,9 @@ def _measure(
     return False
 
 
-def _sort(result_set: results.ResultSet, points: list[dict[str, Any]],
-          variants: tuple[str, ...]) -> None:  # fmt: skip
+def _sort(
+    result_set: results.ResultSet, points: list[dict[str, Any]], variants: tuple[str, ...]
+) -> None:
     # A resumed log's results at points or of variants no longer in the sweep come first.
     order = {point_key(p): i for i, p in enumerate(points)}
     variant_order = {v: i for i, v in enumerate(variants)}

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from gpubench import __version__
-from gpubench.cli import catalog, ceilings, history, results, suites, sweep
+from gpubench.cli import catalog, ceilings, charts, history, results, suites, sweep
 from gpubench.cli.common import EXIT_CODES_HELP, err_console
 from gpubench.errors import EXIT_INTERRUPTED, GpubenchError, shortened
 
@@ -93,9 +93,20 @@ def cli() -> None:
     """
 
 
-for command in (catalog.list_suites, catalog.info, suites.run, sweep.sweep, results.compare,
-                suites.inspect, results.merge, ceilings.ceilings, results.roofline,
-                results.plot, history.history, history.report):  # fmt: skip
+for command in (
+    catalog.list_suites,
+    catalog.info,
+    suites.run,
+    sweep.sweep,
+    results.compare,
+    suites.inspect,
+    results.merge,
+    ceilings.ceilings,
+    charts.roofline,
+    charts.plot,
+    history.history,
+    history.report,
+):
     cli.add_command(command)
 
 

@@ -8,8 +8,12 @@ from gpubench.cli.common import backend_option, check_device_index, out_console
 
 
 @click.command("list")
-@click.option("--configs", "show_configs", is_flag=True,
-              help="List the sweep files that ship with gpubench instead.")  # fmt: skip
+@click.option(
+    "--configs",
+    "show_configs",
+    is_flag=True,
+    help="List the sweep files that ship with gpubench instead.",
+)
 def list_suites(show_configs: bool) -> None:
     """List suites, their variants (baseline marked) and parameters; or, with --configs, the
     bundled sweep files (`gpubench sweep NAME` runs one by name).

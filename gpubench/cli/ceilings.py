@@ -14,16 +14,28 @@ from gpubench.cli.common import (
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.option("--remeasure", is_flag=True,
-              help="Measure again even if this GPU's ceilings are already stored.")  # fmt: skip
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
-              help="Also write the ceilings record here (roofline --ceilings reads it).")  # fmt: skip
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
-              help="Write the ceilings table as GitHub-flavoured markdown.")  # fmt: skip
+@click.option(
+    "--remeasure",
+    is_flag=True,
+    help="Measure again even if this GPU's ceilings are already stored.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Also write the ceilings record here (roofline --ceilings reads it).",
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False),
+    help="Write the ceilings table as GitHub-flavoured markdown.",
+)
 @click.option("--device", default=0, show_default=True, help="CUDA device index.")
 @backend_option
-def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
-             device: int) -> None:  # fmt: skip
+def ceilings(
+    remeasure: bool, json_path: str | None, markdown_path: str | None, device: int
+) -> None:
     """Measure this GPU's ceilings (DRAM, L2 and shared-memory bandwidth; FP32, FP64, FP16
     and tensor-core throughput), each kernel checked, and keep them per GPU for `roofline`.
 
@@ -69,7 +81,12 @@ def ceilings(remeasure: bool, json_path: str | None, markdown_path: str | None,
     if markdown_path:
         from gpubench.report import markdown
 
-        markdown.write(markdown_path, markdown.document(
-            "gpubench ceilings", markdown.device_line(record.environment, record.measured_at),
-            [table]))  # fmt: skip
+        markdown.write(
+            markdown_path,
+            markdown.document(
+                "gpubench ceilings",
+                markdown.device_line(record.environment, record.measured_at),
+                [table],
+            ),
+        )
     ctx.exit(code)

@@ -68,8 +68,9 @@ def check_device_index(device: int) -> None:
         raise ConfigError(f"expected a device index from 0, got {device}", key="--device")
 
 
-def spread_from(device: int, devices: str | None, scheduler: str | None = None,
-            shard: str | None = None) -> Any:  # fmt: skip
+def spread_from(
+    device: int, devices: str | None, scheduler: str | None = None, shard: str | None = None
+) -> Any:
     """--device, --devices, --scheduler and --shard as one Spread, each checked."""
     from gpubench.errors import ConfigError
     from gpubench.session import Spread
@@ -85,11 +86,15 @@ def spread_from(device: int, devices: str | None, scheduler: str | None = None,
             raise ConfigError(str(exc), key="--devices") from None
     if scheduler is not None:
         if devices is not None:
-            raise ConfigError("--scheduler sends points to the cluster's workers; --devices "
-                              "picks GPUs of this host: give one of them", key="--scheduler")  # fmt: skip
+            raise ConfigError(
+                "--scheduler sends points to the cluster's workers; --devices "
+                "picks GPUs of this host: give one of them",
+                key="--scheduler",
+            )
         if not scheduler.strip() or any(c.isspace() for c in scheduler):
-            raise ConfigError(f"expected an address such as tcp://host:8786, got {scheduler!r}",
-                              key="--scheduler")  # fmt: skip
+            raise ConfigError(
+                f"expected an address such as tcp://host:8786, got {scheduler!r}", key="--scheduler"
+            )
     parsed_shard = None
     if shard is not None:
         parts = shard.split("/")
@@ -98,8 +103,11 @@ def spread_from(device: int, devices: str | None, scheduler: str | None = None,
         except ValueError:
             index = count = None
         if index is None or count is None or count < 1 or not 0 <= index < count:
-            raise ConfigError(f"expected I/N with 0 <= I < N (the I-th of N shards, e.g. "
-                              f"$SLURM_ARRAY_TASK_ID/4), got {shard!r}", key="--shard")  # fmt: skip
+            raise ConfigError(
+                f"expected I/N with 0 <= I < N (the I-th of N shards, e.g. "
+                f"$SLURM_ARRAY_TASK_ID/4), got {shard!r}",
+                key="--shard",
+            )
         parsed_shard = (index, count)
     return Spread(device=device, devices=chosen, scheduler=scheduler, shard=parsed_shard)
 
@@ -174,40 +182,88 @@ def _choose_backend(ctx: click.Context, param: click.Parameter, value: str | Non
 # Sets the backend for this process and its workers; checked with everything else before
 # the first measurement.
 backend_option = click.option(
-    "--backend", metavar="pycuda|cuda-core", expose_value=False, callback=_choose_backend,
+    "--backend",
+    metavar="pycuda|cuda-core",
+    expose_value=False,
+    callback=_choose_backend,
     help="The GPU backend: pycuda (the default; needs the CUDA toolkit) or cuda-core (NVIDIA "
     "cuda.core and NVRTC, from wheels alone). Also GPUBENCH_BACKEND.",
-)  # fmt: skip
+)
+
+
+def _output_option_list() -> list[Any]:
+    """The backend, and the files results go to."""
+    return [
+        backend_option,
+        click.option(
+            "--json",
+            "json_path",
+            type=click.Path(dir_okay=False),
+            help="Write results as JSON.",
+        ),
+        click.option(
+            "--csv", "csv_path", type=click.Path(dir_okay=False), help="Write results as CSV."
+        ),
+        click.option(
+            "--jsonl",
+            "jsonl_path",
+            type=click.Path(dir_okay=False),
+            help="Append each result as a JSON line the moment it finishes.",
+        ),
+        click.option(
+            "--markdown",
+            "markdown_path",
+            type=click.Path(dir_okay=False),
+            help="Write the results table as GitHub-flavoured markdown (a CI job "
+            "summary, a pull request).",
+        ),
+    ]
+
+
+def _run_option_list() -> list[Any]:
+    """Where and how the points run, and what else the run keeps or prints."""
+    return [
+        click.option("--device", default=0, show_default=True, help="CUDA device index."),
+        click.option(
+            "--profile",
+            is_flag=True,
+            help="Run each verified kernel variant once more under Nsight Compute "
+            "(ncu) and add its counters to the results: DRAM bytes, sectors per "
+            "request, bank conflicts, branch uniformity, occupancy, instructions.",
+        ),
+        click.option(
+            "--devices",
+            "devices",
+            metavar="all|I,J,...",
+            help="Run points on several GPUs of this host at once, one worker each "
+            "(all, or indices such as 0,2,3).",
+        ),
+        click.option(
+            "--history",
+            "history_path",
+            is_flag=False,
+            flag_value=HISTORY_DEFAULT,
+            metavar="[PATH]",
+            help="Also append the run to a history store (SQLite; "
+            f"{HISTORY_DEFAULT} without PATH) for `gpubench history` and `report`.",
+        ),
+        click.option(
+            "--label",
+            default="",
+            help="A label for the run in the history store (a branch, a change, 'nightly').",
+        ),
+        click.option(
+            "--verbose",
+            is_flag=True,
+            help="Also print where the host time went: each result's phases (inputs, "
+            "reference, uploads, checked run, check, timing, re-check, downloads) and "
+            "the share of the wall time the GPU spent in timed runs.",
+        ),
+    ]
 
 
 def output_options(func: Any) -> Any:
-    for option in reversed([
-        backend_option,
-        click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write results as JSON."),
-        click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write results as CSV."),
-        click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
-                     help="Append each result as a JSON line the moment it finishes."),
-        click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
-                     help="Write the results table as GitHub-flavoured markdown (a CI job "
-                     "summary, a pull request)."),
-        click.option("--device", default=0, show_default=True, help="CUDA device index."),
-        click.option("--profile", is_flag=True,
-                     help="Run each verified kernel variant once more under Nsight Compute "
-                     "(ncu) and add its counters to the results: DRAM bytes, sectors per "
-                     "request, bank conflicts, branch uniformity, occupancy, instructions."),
-        click.option("--devices", "devices", metavar="all|I,J,...",
-                     help="Run points on several GPUs of this host at once, one worker each "
-                     "(all, or indices such as 0,2,3)."),
-        click.option("--history", "history_path", is_flag=False, flag_value=HISTORY_DEFAULT,
-                     metavar="[PATH]", help="Also append the run to a history store (SQLite; "
-                     f"{HISTORY_DEFAULT} without PATH) for `gpubench history` and `report`."),
-        click.option("--label", default="", help="A label for the run in the history store "
-                     "(a branch, a change, 'nightly')."),
-        click.option("--verbose", is_flag=True,
-                     help="Also print where the host time went: each result's phases (inputs, "
-                     "reference, uploads, checked run, check, timing, re-check, downloads) and "
-                     "the share of the wall time the GPU spent in timed runs."),
-    ]):  # fmt: skip
+    for option in reversed([*_output_option_list(), *_run_option_list()]):
         func = option(func)
     return func
 
@@ -219,8 +275,9 @@ def param_option(param: Param) -> click.Option:
         kind = {int: click.INT, float: click.FLOAT, bool: click.BOOL}.get(param.type, click.STRING)
     default = param.default if param.default is not None else f"{param.derived_from}"
     flag = "--" + param.name.replace("_", "-")
-    return click.Option([flag, param.name], type=kind, default=None,
-                        help=f"{param.help} [default: {default}]")  # fmt: skip
+    return click.Option(
+        [flag, param.name], type=kind, default=None, help=f"{param.help} [default: {default}]"
+    )
 
 
 def need_matplotlib(option: str) -> None:

@@ -146,8 +146,12 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
 @history.command("export")
 @store_option
 @click.argument("run_id", type=click.IntRange(1, 2**63 - 1))
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
-              help="Write the run as a results file here (what compare and plot read).")  # fmt: skip
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Write the run as a results file here (what compare and plot read).",
+)
 @click.option(
     "--jsonl",
     "jsonl_path",
@@ -197,15 +201,24 @@ def delete_runs(store_path: str, run_ids: tuple[int, ...]) -> None:
     with History.open(store_path, create=False) as store:
         deleted = store.delete(list(run_ids))
     if deleted != len(set(run_ids)):
-        raise ConfigError(f"deleted {deleted} of {len(set(run_ids))} run(s): the others are not "
-                          "in the store", source=store_path)  # fmt: skip
+        raise ConfigError(
+            f"deleted {deleted} of {len(set(run_ids))} run(s): the others are not in the store",
+            source=store_path,
+        )
     say(err_console(), f"deleted {deleted} run(s) from {store_path}")
 
 
 @click.command(epilog=EXIT_CODES_HELP)
 @store_option
-@click.option("-o", "--out", "out_dir", default="report", show_default=True,
-              type=click.Path(file_okay=False), help="The folder the report is written to.")  # fmt: skip
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    default="report",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="The folder the report is written to.",
+)
 @click.option(
     "--threshold",
     default=CHANGE_THRESHOLD,

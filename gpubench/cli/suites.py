@@ -23,62 +23,116 @@ if TYPE_CHECKING:
     from gpubench.benchmark import Benchmark
 
 
-def run_command(bench: Benchmark, suite_ref: str) -> click.Command:
-    @timing_options
-    @output_options
-    @click.option("--variant", "-v", "variants", multiple=True,
-                  type=click.Choice(list(bench.variant_names)),
-                  help="Variant to run (repeatable; default: all).")  # fmt: skip
-    @click.option("--baseline", type=click.Choice(list(bench.variant_names)),
-                  help=f"Variant the speedup is measured against [default: {bench.baseline}].")  # fmt: skip
-    @click.option("--timeline", "timeline_path", type=click.Path(dir_okay=False), default=None,
-                  is_flag=False, flag_value="",
-                  help="Record one run's operations per stream (suites with streams) and print "
-                  "them; with FILE, also draw a Gantt chart there (PNG, needs matplotlib).")  # fmt: skip
-    @click.option("--force", is_flag=True,
-                  help="Start a new --jsonl log where one with results exists (the old one is "
-                  "kept beside it as LOG.1).")  # fmt: skip
-    def command(variants: tuple[str, ...], baseline: str | None, json_path: str | None,
-                csv_path: str | None, jsonl_path: str | None, markdown_path: str | None,
-                device: int, profile: bool, devices: str | None, verbose: bool,
-                history_path: str | None, label: str, timeline_path: str | None, force: bool,
-                **values: Any) -> None:  # fmt: skip
-        from gpubench import config
+def _run_options(bench: Benchmark) -> list[Any]:
+    """The options of `gpubench run SUITE` besides the suite's parameters and the shared ones."""
+    return [
+        click.option(
+            "--variant",
+            "-v",
+            "variants",
+            multiple=True,
+            type=click.Choice(list(bench.variant_names)),
+            help="Variant to run (repeatable; default: all).",
+        ),
+        click.option(
+            "--baseline",
+            type=click.Choice(list(bench.variant_names)),
+            help=f"Variant the speedup is measured against [default: {bench.baseline}].",
+        ),
+        click.option(
+            "--timeline",
+            "timeline_path",
+            type=click.Path(dir_okay=False),
+            default=None,
+            is_flag=False,
+            flag_value="",
+            help="Record one run's operations per stream (suites with streams) and print "
+            "them; with FILE, also draw a Gantt chart there (PNG, needs matplotlib).",
+        ),
+        click.option(
+            "--force",
+            is_flag=True,
+            help="Start a new --jsonl log where one with results exists (the old one is "
+            "kept beside it as LOG.1).",
+        ),
+    ]
 
-        timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
-        for key in TIMING_KEYS:
-            values.pop(key, None)
-        mapping: dict[str, Any] = {
-            "suite": suite_ref,
-            "params": {k: v for k, v in values.items() if v is not None},
-            "timing": timing,
-        }
-        if variants:
-            mapping["variants"] = list(variants)
-        if baseline:
-            mapping["baseline"] = baseline
-        spec = config.spec_from_mapping(mapping, source="command line")
+
+def _one_point_spec(
+    suite_ref: str, variants: tuple[str, ...], baseline: str | None, values: dict[str, Any]
+) -> Any:
+    """The sweep of one point that `gpubench run` measures: the suite's parameters given,
+    the timing options given, the variants and baseline named."""
+    from gpubench import config
+
+    timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
+    for key in TIMING_KEYS:
+        values.pop(key, None)
+    mapping: dict[str, Any] = {
+        "suite": suite_ref,
+        "params": {k: v for k, v in values.items() if v is not None},
+        "timing": timing,
+    }
+    if variants:
+        mapping["variants"] = list(variants)
+    if baseline:
+        mapping["baseline"] = baseline
+    return config.spec_from_mapping(mapping, source="command line")
+
+
+def _run_help(bench: Benchmark) -> str:
+    example = " ".join(
+        f"--{p.name.replace('_', '-')} {p.default}"
+        for p in bench.params
+        if p.default is not None and p.compile_time
+    )
+    return (
+        f"{bench.description}.\n\nVariants: {', '.join(bench.variant_names)} "
+        f"(baseline: {bench.baseline}).\n\n\b\nExample:\n  gpubench run {bench.name} {example}"
+    )
+
+
+def run_command(bench: Benchmark, suite_ref: str) -> click.Command:
+    def command(
+        variants: tuple[str, ...],
+        baseline: str | None,
+        json_path: str | None,
+        csv_path: str | None,
+        jsonl_path: str | None,
+        markdown_path: str | None,
+        device: int,
+        profile: bool,
+        devices: str | None,
+        verbose: bool,
+        history_path: str | None,
+        label: str,
+        timeline_path: str | None,
+        force: bool,
+        **values: Any,
+    ) -> None:
         from gpubench.outputs import OutputRequest
 
-        request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path,
-                                timeline=timeline_path, force=force, markdown=markdown_path,
-                                profile=profile, verbose=verbose, history=history_path,
-                                label=label)  # fmt: skip
+        spec = _one_point_spec(suite_ref, variants, baseline, values)
+        request = OutputRequest(
+            json=json_path,
+            csv=csv_path,
+            jsonl=jsonl_path,
+            timeline=timeline_path,
+            force=force,
+            markdown=markdown_path,
+            profile=profile,
+            verbose=verbose,
+            history=history_path,
+            label=label,
+        )
         code = execute(spec, request, device, spread_from(device, devices))
         click.get_current_context().exit(code)
 
-    command.__doc__ = (
-        f"{bench.description}.\n\nVariants: {', '.join(bench.variant_names)} "
-        f"(baseline: {bench.baseline}).\n\n\b\nExample:\n  gpubench run {bench.name} "
-        + " ".join(
-            f"--{p.name.replace('_', '-')} {p.default}"
-            for p in bench.params
-            if p.default is not None and p.compile_time
-        )
-    )
-    params = [param_option(p) for p in bench.params]
+    command.__doc__ = _run_help(bench)
+    for option in reversed([timing_options, output_options, *_run_options(bench)]):
+        command = option(command)
     cmd = click.command(name=bench.name, epilog=EXIT_CODES_HELP)(command)
-    cmd.params.extend(params)
+    cmd.params.extend(param_option(p) for p in bench.params)
     return cmd
 
 
@@ -129,15 +183,26 @@ def run() -> None:
 
 
 def inspect_command(bench: Benchmark, suite_ref: str) -> click.Command:
-    @click.option("--variant", "-v", "kernels", multiple=True,
-                  help="Only this kernel (repeatable; default: every kernel of the source).")  # fmt: skip
-    @click.option("--arch", default="sm_90", show_default=True,
-                  help="Architecture to compile for (no GPU needed).")  # fmt: skip
+    @click.option(
+        "--variant",
+        "-v",
+        "kernels",
+        multiple=True,
+        help="Only this kernel (repeatable; default: every kernel of the source).",
+    )
+    @click.option(
+        "--arch",
+        default="sm_90",
+        show_default=True,
+        help="Architecture to compile for (no GPU needed).",
+    )
     @click.option("--ptx", "show_ptx", is_flag=True, help="Print the PTX with source lines.")
-    @click.option("--sass", "show_sass", is_flag=True,
-                  help="Print the SASS (needs cuobjdump or nvdisasm).")  # fmt: skip
-    def command(kernels: tuple[str, ...], arch: str, show_ptx: bool, show_sass: bool,
-                **values: Any) -> None:  # fmt: skip
+    @click.option(
+        "--sass", "show_sass", is_flag=True, help="Print the SASS (needs cuobjdump or nvdisasm)."
+    )
+    def command(
+        kernels: tuple[str, ...], arch: str, show_ptx: bool, show_sass: bool, **values: Any
+    ) -> None:
         from gpubench import api, inspection
         from gpubench.errors import EnvironmentProblem
         from gpubench.report.plain import say

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,19 +16,34 @@ if TYPE_CHECKING:
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("config_path", metavar="CONFIG.yaml|NAME", type=click.Path(dir_okay=False))
 @click.option("--dry-run", is_flag=True, help="Validate and list the points; touch no GPU.")
-@click.option("--resume", "resume_path", type=click.Path(dir_okay=False),
-              help="Continue the run logged in this JSON-lines file: points already there are "
-              "not measured again; new results are appended to it.")  # fmt: skip
-@click.option("--force", is_flag=True,
-              help="Resume even if the GPU, the kernel source or the sweep changed; without "
-              "--resume, start a new log where one with results exists (the old one is kept "
-              "beside it as LOG.1).")  # fmt: skip
-@click.option("--scheduler", "scheduler", metavar="ADDRESS",
-              help="Send the points to the workers of a Dask cluster (tcp://host:8786): one "
-              "worker per GPU; results stream back into the log (needs the cluster extra).")  # fmt: skip
-@click.option("--shard", "shard", metavar="I/N",
-              help="Run only every N-th point, from the I-th (0-based): one of N jobs (SLURM "
-              "arrays); `gpubench merge` joins their logs.")  # fmt: skip
+@click.option(
+    "--resume",
+    "resume_path",
+    type=click.Path(dir_okay=False),
+    help="Continue the run logged in this JSON-lines file: points already there are "
+    "not measured again; new results are appended to it.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Resume even if the GPU, the kernel source or the sweep changed; without "
+    "--resume, start a new log where one with results exists (the old one is kept "
+    "beside it as LOG.1).",
+)
+@click.option(
+    "--scheduler",
+    "scheduler",
+    metavar="ADDRESS",
+    help="Send the points to the workers of a Dask cluster (tcp://host:8786): one "
+    "worker per GPU; results stream back into the log (needs the cluster extra).",
+)
+@click.option(
+    "--shard",
+    "shard",
+    metavar="I/N",
+    help="Run only every N-th point, from the I-th (0-based): one of N jobs (SLURM "
+    "arrays); `gpubench merge` joins their logs.",
+)
 @click.option(
     "--untrusted/--trusted",
     default=None,
@@ -71,31 +86,50 @@ def sweep(
       gpubench sweep tests/exploits/axpy_cheats.yaml --untrusted
     """
     from gpubench import config
-
-    config_path = str(config.find(config_path))
-    spec = config.load(config_path)
-    if untrusted is not None:
-        from dataclasses import replace
-
-        spec = replace(spec, timing=replace(spec.timing, untrusted=untrusted))
-    spread = spread_from(device, devices, scheduler, shard)
-    ctx = click.get_current_context()
-    from pathlib import Path
-
     from gpubench.outputs import OutputRequest, refuse_empty_paths
 
-    stem = Path(config_path).stem
-    if spread.shard:
-        stem += f".shard-{spread.shard[0]}-of-{spread.shard[1]}"
-    request = OutputRequest(json=json_path, csv=csv_path, jsonl=jsonl_path, resume=resume_path,
-                            force=force, progress=True, markdown=markdown_path, profile=profile,
-                            verbose=verbose, history=history_path, label=label,
-                            default_log=str(Path("results") / f"{stem}.jsonl"))  # fmt: skip
+    config_path = str(config.find(config_path))
+    spec = _with_trust(config.load(config_path), untrusted)
+    spread = spread_from(device, devices, scheduler, shard)
+    request = OutputRequest(
+        json=json_path,
+        csv=csv_path,
+        jsonl=jsonl_path,
+        resume=resume_path,
+        force=force,
+        progress=True,
+        markdown=markdown_path,
+        profile=profile,
+        verbose=verbose,
+        history=history_path,
+        label=label,
+        default_log=_default_log(config_path, spread.shard),
+    )
+    ctx = click.get_current_context()
     if dry_run:
         refuse_empty_paths(request)  # the dry run writes nothing; the real run would refuse them
         print_plan(spec, spread.shard)
         ctx.exit(EXIT_OK)
     ctx.exit(execute(spec, request, device, spread))
+
+
+def _with_trust(spec: Any, untrusted: bool | None) -> Any:
+    """The sweep with --untrusted or --trusted over its file's timing.untrusted, where given."""
+    if untrusted is None:
+        return spec
+    from dataclasses import replace
+
+    return replace(spec, timing=replace(spec.timing, untrusted=untrusted))
+
+
+def _default_log(config_path: str, shard: tuple[int, int] | None) -> str:
+    """results/<config>.jsonl, a shard's own beside it."""
+    from pathlib import Path
+
+    stem = Path(config_path).stem
+    if shard:
+        stem += f".shard-{shard[0]}-of-{shard[1]}"
+    return str(Path("results") / f"{stem}.jsonl")
 
 
 def print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:

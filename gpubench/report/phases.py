@@ -64,8 +64,10 @@ def _seconds(value: float | None) -> str:
 
 def phases_table(results: list[Result]) -> Table:
     per_result = len(results) <= PER_RESULT_ROWS
-    table = Table(title="host time per phase" + ("" if per_result else " (summed per variant)"),
-                  title_justify="left")  # fmt: skip
+    table = Table(
+        title="host time per phase" + ("" if per_result else " (summed per variant)"),
+        title_justify="left",
+    )
     table.add_column("point" if per_result else "points")
     table.add_column("variant")
     for name in (*POINT_PHASES, *VARIANT_PHASES):
@@ -86,8 +88,12 @@ def phases_table(results: list[Result]) -> Table:
             points = len({point_key(r.point) for r in group})
             rows.append((str(points), name, totals.point_s, totals.variant_s))
     for label, variant, point, own in rows:
-        table.add_row(label, variant, *(_seconds(point.get(n)) for n in POINT_PHASES),
-                      *(_seconds(own.get(n)) for n in VARIANT_PHASES))  # fmt: skip
+        table.add_row(
+            label,
+            variant,
+            *(_seconds(point.get(n)) for n in POINT_PHASES),
+            *(_seconds(own.get(n)) for n in VARIANT_PHASES),
+        )
     return table
 
 
@@ -97,8 +103,10 @@ def summary_line(time_share: TimeShare) -> str:
         host[name] = host.get(name, 0.0) + seconds
     biggest = sorted(host.items(), key=lambda item: -item[1])[:4]
     spent = ", ".join(f"{name.replace('_', ' ')} {_seconds(s)}" for name, s in biggest)
-    return (f"wall {_seconds(time_share.wall_s)}; the GPU spent {_seconds(time_share.timed_gpu_s)} "
-            f"in timed runs ({100 * time_share.gpu_share:.1f}%); most host time: {spent}")  # fmt: skip
+    return (
+        f"wall {_seconds(time_share.wall_s)}; the GPU spent {_seconds(time_share.timed_gpu_s)} "
+        f"in timed runs ({100 * time_share.gpu_share:.1f}%); most host time: {spent}"
+    )
 
 
 def _point_label(point: dict[str, Any]) -> str:

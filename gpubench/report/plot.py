@@ -67,20 +67,30 @@ def _follows(results: list[Any], x: str, param: str) -> bool:
     return True
 
 
-def _choose_x(measured: list[Any], params: list[str], varying: list[str], x: str | None,
-              split: tuple[str | None, ...] = ()) -> str:  # fmt: skip
+def _choose_x(
+    measured: list[Any],
+    params: list[str],
+    varying: list[str],
+    x: str | None,
+    split: tuple[str | None, ...] = (),
+) -> str:
     """The x axis: the one asked for, or the numeric parameter with the most values, among
     those that do not already split the lines or panels (`split`: --by and --facet)."""
     if x is None:
         numeric = [p for p in varying if all(_numeric(r.point.get(p)) for r in measured)]
         numeric = [p for p in numeric if p not in split] or numeric
         if not numeric:
-            raise ConfigError("no numeric parameter varies in these results: nothing to put on "
-                              "the x axis", key="--x")  # fmt: skip
+            raise ConfigError(
+                "no numeric parameter varies in these results: nothing to put on the x axis",
+                key="--x",
+            )
         return max(numeric, key=lambda p: len({r.point.get(p) for r in measured}))
     if x not in params:
-        raise ConfigError(f"no parameter {x!r} in these results{did_you_mean(x, params)}; "
-                          f"parameters: {', '.join(params)}", key="--x")  # fmt: skip
+        raise ConfigError(
+            f"no parameter {x!r} in these results{did_you_mean(x, params)}; "
+            f"parameters: {', '.join(params)}",
+            key="--x",
+        )
     return x
 
 
@@ -92,13 +102,21 @@ def _choose_y(measured: list[Any], y: str | None) -> Metric:
         y = next(k for k in DEFAULT_Y if k in present)
     known = {m.key: m for m in catalog(extra)}
     if y not in present or y not in known:
-        raise ConfigError(f"no metric {y!r} in these results{did_you_mean(y, sorted(present))}; "
-                          f"metrics: {', '.join(sorted(present))}", key="--y")  # fmt: skip
+        raise ConfigError(
+            f"no metric {y!r} in these results{did_you_mean(y, sorted(present))}; "
+            f"metrics: {', '.join(sorted(present))}",
+            key="--y",
+        )
     return known[y]
 
 
-def build(results: list[Any], x: str | None = None, y: str | None = None, by: str = "variant",
-          facet: str | None = None) -> Chart:  # fmt: skip
+def build(
+    results: list[Any],
+    x: str | None = None,
+    y: str | None = None,
+    by: str = "variant",
+    facet: str | None = None,
+) -> Chart:
     """What to draw: lines of `y` against `x`, one per value of `by` (and of every other
     parameter that varies, so no line mixes points), a panel per value of `facet`."""
     measured = [r for r in results if r.status.is_measured]
@@ -110,6 +128,26 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
     varying = [p for p in params if len({repr(r.point.get(p)) for r in measured}) > 1]
     x = _choose_x(measured, params, varying, x, (by, facet))
     metric = _choose_y(measured, y)
+    _check_split_names(by, facet, params)
+    chart = Chart(x=x, y=metric, by=by, facet=facet)
+    # Parameters that follow x (rows and cols when x is size) split nothing; any other that
+    # varies is folded: each line shows the best value over it (the tuned envelope), and
+    # the chart says so. --by or --facet split by one of them instead.
+    tied = {p for p in varying if p != x and _follows(measured, x, p)}
+    chart.best_over = [p for p in varying if p not in (x, by, facet) and p not in tied]
+    chart.lines = _lines(measured, chart)
+    xs = [p[0] for panel in chart.lines.values() for line in panel.values() for p in line]
+    ys = [p[1] for panel in chart.lines.values() for line in panel.values() for p in line]
+    if not xs:
+        raise ConfigError(f"no result has both {x} and {metric.key}", key="--y")
+    _check_fits(chart)
+    chart.log_x = min(xs) > 0 and max(xs) / min(xs) >= LOG_RATIO
+    chart.log_y = min(ys) > 0 and max(ys) / min(ys) >= LOG_RATIO
+    return chart
+
+
+def _check_split_names(by: str, facet: str | None, params: list[str]) -> None:
+    """--by and --facet name the variant or a parameter of these results."""
     for name, option in ((by, "--by"), (facet, "--facet")):
         if name is not None and not name.strip():  # not taken as "not given"
             raise ConfigError(
@@ -118,15 +156,17 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
                 key=option,
             )
         if name and name != "variant" and name not in params:
-            raise ConfigError(f"no parameter {name!r} in these results; parameters: variant, "
-                              f"{', '.join(params)}", key=option)  # fmt: skip
-    chart = Chart(x=x, y=metric, by=by, facet=facet)
-    # Parameters that follow x (rows and cols when x is size) split nothing; any other that
-    # varies is folded: each line shows the best value over it (the tuned envelope), and
-    # the chart says so. --by or --facet split by one of them instead.
-    tied = {p for p in varying if p != x and _follows(measured, x, p)}
-    chart.best_over = [p for p in varying if p not in (x, by, facet) and p not in tied]
-    better = max if chart.y.higher_is_better is not False else min
+            raise ConfigError(
+                f"no parameter {name!r} in these results; parameters: variant, {', '.join(params)}",
+                key=option,
+            )
+
+
+def _lines(measured: list[Any], chart: Chart) -> dict[Any, dict[str, list[tuple[float, float]]]]:
+    """{panel: {line label: [(x, y), ...] sorted}}, the best y where several results share
+    a place (the parameters folded over)."""
+    x, by, facet, metric = chart.x, chart.by, chart.facet, chart.y
+    better = max if metric.higher_is_better is not False else min
     cells: dict[tuple[Any, str, float], float] = {}
     for r in measured:
         xv, yv = r.point.get(x), _value(r, metric.key)
@@ -139,23 +179,26 @@ def build(results: list[Any], x: str | None = None, y: str | None = None, by: st
     lines: dict[Any, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     for (panel, label, xv), yv in cells.items():
         lines[panel][label].append((xv, yv))
-    chart.lines = {k: {label: sorted(v) for label, v in lines[k].items()} for k in lines}
-    xs = [p[0] for panel in chart.lines.values() for line in panel.values() for p in line]
-    ys = [p[1] for panel in chart.lines.values() for line in panel.values() for p in line]
-    if not xs:
-        raise ConfigError(f"no result has both {x} and {metric.key}", key="--y")
+    return {k: {label: sorted(v) for label, v in lines[k].items()} for k in lines}
+
+
+def _check_fits(chart: Chart) -> None:
+    """No more panels than one picture shows, no more lines than one legend tells apart."""
     if len(chart.lines) > MAX_PANELS:
-        raise ConfigError(f"{facet} makes {len(chart.lines)} panels, more than "
-                          f"{MAX_PANELS} one picture can show: facet by a parameter with fewer "
-                          "values", key="--facet")  # fmt: skip
+        raise ConfigError(
+            f"{chart.facet} makes {len(chart.lines)} panels, more than "
+            f"{MAX_PANELS} one picture can show: facet by a parameter with fewer "
+            "values",
+            key="--facet",
+        )
     lines_per_panel = max(len(panel) for panel in chart.lines.values())
     if lines_per_panel > MAX_LINES:
-        raise ConfigError(f"{by} makes {lines_per_panel} lines in one panel, more than "
-                          f"{MAX_LINES} one legend can tell apart: split by a parameter with "
-                          "fewer values, or --facet by this one", key="--by")  # fmt: skip
-    chart.log_x = min(xs) > 0 and max(xs) / min(xs) >= LOG_RATIO
-    chart.log_y = min(ys) > 0 and max(ys) / min(ys) >= LOG_RATIO
-    return chart
+        raise ConfigError(
+            f"{chart.by} makes {lines_per_panel} lines in one panel, more than "
+            f"{MAX_LINES} one legend can tell apart: split by a parameter with "
+            "fewer values, or --facet by this one",
+            key="--by",
+        )
 
 
 def draw(chart: Chart, path: str, title: str) -> None:
@@ -177,8 +220,15 @@ def draw(chart: Chart, path: str, title: str) -> None:
         for n, (label, points) in enumerate(chart.lines[panel].items()):
             # Ten colours, then the same colours dashed, dotted...: no two lines look alike.
             style = ("-", "--", ":", "-.")[(n // 10) % 4]
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="os^D"[(n // 10) % 4],
-                    ms=4, ls=style, color=f"C{n % 10}", label=label)  # fmt: skip
+            ax.plot(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                marker="os^D"[(n // 10) % 4],
+                ms=4,
+                ls=style,
+                color=f"C{n % 10}",
+                label=label,
+            )
         if chart.log_x:
             ax.set_xscale("log", base=2)
         if chart.log_y:

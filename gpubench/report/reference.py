@@ -21,24 +21,38 @@ def suites_page(suites: dict[str, Any]) -> str:
            "parameter is a `gpubench run SUITE --name VALUE` option and a `params:` key of a "
            "sweep file; compile-time parameters become `-D` defines.", ""]  # fmt: skip
     for name, bench in sorted(suites.items()):
-        out += [f"## {name}", "", f"{bench.description}.", "", "| variant | what it shows |",
-                "| --- | --- |"]  # fmt: skip
+        out += [
+            f"## {name}",
+            "",
+            f"{bench.description}.",
+            "",
+            "| variant | what it shows |",
+            "| --- | --- |",
+        ]
         for variant in bench.variants:
             mark = " (baseline)" if variant.name == bench.baseline else ""
             out.append(f"| `{variant.name}`{mark} | {_cell(variant.help)} |")
-        out += ["", "| parameter | type | default | allowed | compile-time | meaning |",
-                "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+        out += [
+            "",
+            "| parameter | type | default | allowed | compile-time | meaning |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         for param in bench.params:
             allowed = ", ".join(str(c) for c in param.choices) if param.choices else ""
             if not allowed and (param.minimum is not None or param.maximum is not None):
                 low = "" if param.minimum is None else f">= {param.minimum}"
                 high = "" if param.maximum is None else f"<= {param.maximum}"
                 allowed = " and ".join(x for x in (low, high) if x)
-            default = param.default if param.default is not None else (
-                f"from {param.derived_from}" if param.derived_from else "")  # fmt: skip
-            out.append(f"| `{param.name}` | {param.type_name} | {_cell(default)} | "
-                       f"{_cell(allowed)} | {'yes' if param.compile_time else ''} | "
-                       f"{_cell(param.help)} |")  # fmt: skip
+            default = (
+                param.default
+                if param.default is not None
+                else (f"from {param.derived_from}" if param.derived_from else "")
+            )
+            out.append(
+                f"| `{param.name}` | {param.type_name} | {_cell(default)} | "
+                f"{_cell(allowed)} | {'yes' if param.compile_time else ''} | "
+                f"{_cell(param.help)} |"
+            )
         out.append("")
     return "\n".join(out)
 

@@ -89,8 +89,14 @@ def results_table(
     models = {(r.device or {}).get("name") for r in results if r.device}
     mixed = len(models) > 1
     if mixed:
-        fixed_text = " · ".join(t for t in (fixed_text, f"{len(models)} GPU models: each point "
-                                            "measured and ranked on one") if t)  # fmt: skip
+        fixed_text = " · ".join(
+            t
+            for t in (
+                fixed_text,
+                f"{len(models)} GPU models: each point measured and ranked on one",
+            )
+            if t
+        )
     table = Table(title=" · ".join(t for t in (title, fixed_text) if t), title_justify="left")
     if mixed:
         table.add_column("gpu")
@@ -121,8 +127,14 @@ def results_table(
     return table
 
 
-def _result_row(r: Result, varying: list[str], columns: list[Metric], mixed: bool,
-                show_resources: bool, fastest: bool) -> list[Any]:  # fmt: skip
+def _result_row(
+    r: Result,
+    varying: list[str],
+    columns: list[Metric],
+    mixed: bool,
+    show_resources: bool,
+    fastest: bool,
+) -> list[Any]:
     summary = r.summary or {}
     variant = Text(r.variant + (" (base)" if r.variant == r.baseline else ""))
     if fastest:

@@ -28,10 +28,14 @@ def suite_tables(bench: Any) -> tuple[Table, Table]:
         default = p.default if p.default is not None else f"= {p.derived_from}"
         bounds = [f">= {p.minimum}" if p.minimum is not None else "",
                   f"<= {p.maximum}" if p.maximum is not None else ""]  # fmt: skip
-        allowed = (", ".join(map(str, p.choices)) if p.choices
-                   else (" and ".join(b for b in bounds if b) or "any"))  # fmt: skip
-        params.add_row(p.name, p.type_name, str(default), allowed,
-                       "yes" if p.compile_time else "", p.help)  # fmt: skip
+        allowed = (
+            ", ".join(map(str, p.choices))
+            if p.choices
+            else (" and ".join(b for b in bounds if b) or "any")
+        )
+        params.add_row(
+            p.name, p.type_name, str(default), allowed, "yes" if p.compile_time else "", p.help
+        )
     return variants, params
 
 
@@ -46,8 +50,7 @@ def configs_table(configs: list[tuple[str, str, str]]) -> Table:
 
 def info_table(device_index: int, dev: Any, env: Any) -> Table:
     """The GPU, its limits and peaks, and the software versions (`gpubench info`)."""
-    table = Table(title=f"GPU {device_index}: {dev.name}", show_header=False,
-                  title_justify="left")  # fmt: skip
+    table = Table(title=f"GPU {device_index}: {dev.name}", show_header=False, title_justify="left")
     table.add_column("property")
     table.add_column("value", justify="right")
 
@@ -94,9 +97,16 @@ def runs_table(runs: list[Any], store: str) -> Table:
         table.add_column(column, justify="right" if column in ("run", "results") else "left")
     for run in runs:
         commit = (run.commit or "")[:10] + (" (dirty)" if run.dirty else "")
-        table.add_row(str(run.id), run.created, run.suite, run.label,
-                      commit or f"gpubench {run.gpubench_version}", run.gpu_name or "",
-                      run.backend or "", str(run.results))  # fmt: skip
+        table.add_row(
+            str(run.id),
+            run.created,
+            run.suite,
+            run.label,
+            commit or f"gpubench {run.gpubench_version}",
+            run.gpu_name or "",
+            run.backend or "",
+            str(run.results),
+        )
     return table
 
 
@@ -127,16 +137,20 @@ def comparison_table(comparison: Any, base_label: str, new_label: str) -> Table:
     for name in comparison.varying:
         table.add_column(name, **_RIGHT)
     for column in ("variant", "base", "new", "change", "noise", "verdict"):
-        table.add_column(column, justify="right" if column not in ("variant", "verdict")
-                         else "left")  # fmt: skip
+        table.add_column(
+            column, justify="right" if column not in ("variant", "verdict") else "left"
+        )
     for row in comparison.rows:
         style = VERDICT_STYLE.get(row.verdict.split(" ")[0], "yellow")
         table.add_row(
-            *(str(row.point.get(n)) for n in comparison.varying), row.variant, show(row.base),
-            show(row.new), "" if row.change is None else f"{100 * row.change:+.1f}%",
+            *(str(row.point.get(n)) for n in comparison.varying),
+            row.variant,
+            show(row.base),
+            show(row.new),
+            "" if row.change is None else f"{100 * row.change:+.1f}%",
             "" if row.noise is None else f"{100 * row.noise:.1f}%",
             Text(row.verdict, style=style),
-        )  # fmt: skip
+        )
     return table
 
 
@@ -147,9 +161,12 @@ def _number(value: float | None) -> str:
 def roofline_table(group: Any) -> Table:
     """One GPU's results on its roofline (api.RooflineGroup)."""
     record = group.record
-    table = Table(title=f"{record.gpu_name} · roofline ({record.source} ceilings: FP32 "
-                  f"{_number(record.get('fp32_gflops'))} GFLOP/s, DRAM "
-                  f"{_number(record.get('dram_read_gbps'))} GB/s)", title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"{record.gpu_name} · roofline ({record.source} ceilings: FP32 "
+        f"{_number(record.get('fp32_gflops'))} GFLOP/s, DRAM "
+        f"{_number(record.get('dram_read_gbps'))} GB/s)",
+        title_justify="left",
+    )
     numeric = ("FLOP/B", "achieved", "attainable", "% attainable")
     for column in ("suite", "variant", "point", *numeric, "bound"):
         table.add_column(column, justify="right" if column in numeric else "left")
@@ -159,9 +176,16 @@ def roofline_table(group: Any) -> Table:
             achieved, attainable = f"{p.gbps:,.0f} GB/s", f"{p.attainable:,.0f} GB/s"
         else:
             achieved, attainable = f"{p.gflops:,.0f} GFLOP/s", f"{p.attainable:,.0f} GFLOP/s"
-        table.add_row(p.suite, p.variant, point,
-                      "" if p.intensity is None else f"{p.intensity:,.3g}", achieved,
-                      attainable, f"{100 * p.fraction:.1f}%", p.bound)  # fmt: skip
+        table.add_row(
+            p.suite,
+            p.variant,
+            point,
+            "" if p.intensity is None else f"{p.intensity:,.3g}",
+            achieved,
+            attainable,
+            f"{100 * p.fraction:.1f}%",
+            p.bound,
+        )
     return table
 
 
@@ -181,11 +205,16 @@ def inspection_table(bench: Any, arch: str, found: Any) -> Table:
     from gpubench import inspection
 
     fixed = ", ".join(f"{k}={v}" for k, v in found.point.items() if v is not None)
-    table = Table(title=f"{bench.name} · {arch} · {fixed} · instruction mix from the "
-                  f"{found.report.listing_kind.upper()}", title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"{bench.name} · {arch} · {fixed} · instruction mix from the "
+        f"{found.report.listing_kind.upper()}",
+        title_justify="left",
+    )
     shown = found.shown
-    widths = sorted({key for k in shown for key in k.mix if "." in key},
-                    key=lambda key: (key.split(".")[0], int(key.split(".")[1])))  # fmt: skip
+    widths = sorted(
+        {key for k in shown for key in k.mix if "." in key},
+        key=lambda key: (key.split(".")[0], int(key.split(".")[1])),
+    )
     mix_columns = [c for c in inspection.COLUMNS if c not in ("LDG", "STG", "LDS", "STS")]
     longest = max((len(k.name) for k in shown), default=6)
     # Kernel names are what the table is about: never cut them.
@@ -194,10 +223,16 @@ def inspection_table(bench: Any, arch: str, found: Any) -> Table:
         table.add_column(column, **_RIGHT)
     for k in shown:
         r = k.resources
-        table.add_row(k.name, str(r.registers), f"{r.spill_stores}/{r.spill_loads}",
-                      str(r.stack_bytes), str(r.shared_bytes), str(r.barriers),
-                      *(str(k.mix.get(w, 0)) for w in widths),
-                      *(str(k.mix.get(c, 0)) for c in mix_columns))  # fmt: skip
+        table.add_row(
+            k.name,
+            str(r.registers),
+            f"{r.spill_stores}/{r.spill_loads}",
+            str(r.stack_bytes),
+            str(r.shared_bytes),
+            str(r.barriers),
+            *(str(k.mix.get(w, 0)) for w in widths),
+            *(str(k.mix.get(c, 0)) for c in mix_columns),
+        )
     return table
 
 
@@ -209,8 +244,9 @@ def dry_run_tables(plan: Any, source: str) -> list[Table]:
     large = len(plan.points) > DRY_RUN_LISTED
     if large:
         # Rendering a table of 10^5 rows takes minutes: summarise the axes, show both ends.
-        axes = Table(title=f"{source}: {plan.bench.name}, {len(plan.points):,} points",
-                     title_justify="left")  # fmt: skip
+        axes = Table(
+            title=f"{source}: {plan.bench.name}, {len(plan.points):,} points", title_justify="left"
+        )
         for column in ("param", "distinct values", "from", "to"):
             axes.add_column(column, justify="right" if column != "param" else "left")
         for name, count, low, high in plan.axes:

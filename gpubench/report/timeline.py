@@ -53,14 +53,23 @@ def draw_png(results: list[Result], path: str) -> None:
             "drawing a timeline needs matplotlib: " + install_hint("plot")
         ) from None
     drawn = [r for r in results if r.timeline]
-    figure, axes = plt.subplots(len(drawn), 1, figsize=(12, 1.2 + 0.5 * sum(
-        len({_lane(s) for s in r.timeline}) for r in drawn)), squeeze=False)  # fmt: skip
+    figure, axes = plt.subplots(
+        len(drawn),
+        1,
+        figsize=(12, 1.2 + 0.5 * sum(len({_lane(s) for s in r.timeline}) for r in drawn)),
+        squeeze=False,
+    )
     for ax, result in zip(axes[:, 0], drawn, strict=True):
         lanes = sorted({_lane(s) for s in result.timeline})
         for span in result.timeline:
             y = lanes.index(_lane(span))
-            ax.broken_barh([(span["start_ms"], span["end_ms"] - span["start_ms"])], (y - 0.4, 0.8),
-                           color=COLOR.get(span["op"], "gray"), edgecolor="white", linewidth=0.6)  # fmt: skip
+            ax.broken_barh(
+                [(span["start_ms"], span["end_ms"] - span["start_ms"])],
+                (y - 0.4, 0.8),
+                color=COLOR.get(span["op"], "gray"),
+                edgecolor="white",
+                linewidth=0.6,
+            )
         ax.set_yticks(range(len(lanes)), lanes)
         point = ", ".join(f"{k}={v}" for k, v in result.point.items())
         ax.set_title(f"{result.variant} ({point})", fontsize=9, loc="left")

@@ -34,8 +34,10 @@ REPORT_JS = "report.js"
 # Scripts only from files beside the page (no inline script, no handler attributes): data a
 # results file carries cannot run as code even if it escaped its JSON. Plotly styles itself
 # with <style> elements, hence the inline styles.
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-       "img-src 'self' data:; base-uri 'none'; form-action 'none'")  # fmt: skip
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; base-uri 'none'; form-action 'none'"
+)
 # One colour per variant, the same in every chart of a suite (by sorted variant name): 20
 # colours of Tableau's and Plotly's qualitative sets that stay apart from each other.
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
@@ -402,8 +404,11 @@ def _numbers(metrics_json: str | None) -> dict[str, float]:
         return {}
     if not isinstance(metrics, dict):
         return {}
-    return {k: v for k, v in metrics.items()
-            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}  # fmt: skip
+    return {
+        k: v
+        for k, v in metrics.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    }
 
 
 def _metric_entry(key: str) -> dict[str, str]:
@@ -525,8 +530,9 @@ def _point_label(point: str, only: set[str] | None = None) -> str:
         return point
     if not isinstance(values, dict):
         return point
-    return ", ".join(f"{k}={v}" for k, v in values.items()
-                     if v is not None and (only is None or k in only))  # fmt: skip
+    return ", ".join(
+        f"{k}={v}" for k, v in values.items() if v is not None and (only is None or k in only)
+    )
 
 
 def _roofline(result_set: ResultSet) -> dict[str, Any] | None:
@@ -538,14 +544,26 @@ def _roofline(result_set: ResultSet) -> dict[str, Any] | None:
         work, median = r.work or {}, r.median_ms
         flops, moved = work.get("flops") or 0, work.get("bytes_moved") or 0
         if flops and moved and median and r.status.is_measured:
-            dots.append((flops / moved, flops / (median * 1e-3) / 1e9,
-                         f"{r.variant} · {_point_label(json.dumps(r.point))}"))  # fmt: skip
+            dots.append(
+                (
+                    flops / moved,
+                    flops / (median * 1e-3) / 1e9,
+                    f"{r.variant} · {_point_label(json.dumps(r.point))}",
+                )
+            )
     if not (dots and bandwidth and peak):
         return None
     xs = [d[0] for d in dots]
-    return {"x": xs, "y": [d[1] for d in dots], "text": [d[2] for d in dots],
-            "bandwidth": bandwidth, "peak_gflops": peak, "ridge": peak / bandwidth,
-            "xmin": min(min(xs), peak / bandwidth) / 4, "xmax": max(max(xs), peak / bandwidth) * 4}  # fmt: skip
+    return {
+        "x": xs,
+        "y": [d[1] for d in dots],
+        "text": [d[2] for d in dots],
+        "bandwidth": bandwidth,
+        "peak_gflops": peak,
+        "ridge": peak / bandwidth,
+        "xmin": min(min(xs), peak / bandwidth) / 4,
+        "xmax": max(max(xs), peak / bandwidth) * 4,
+    }
 
 
 def _copy_plotly(out: Path) -> None:
@@ -631,30 +649,41 @@ def _table(headers: list[str], rows: list[list[str]], cls: str) -> str:
     return f"<div class='scroll'><table class='{cls}'><tr>{head}</tr>{body}</table></div>"
 
 
-def _suite_page(store: History, suite: str, runs: list[Run], data: dict[str, Any],
-                changes: list[tuple[str, str, str, float]], latest: ResultSet | None) -> str:  # fmt: skip
+def _suite_page(
+    store: History,
+    suite: str,
+    runs: list[Run],
+    data: dict[str, Any],
+    changes: list[tuple[str, str, str, float]],
+    latest: ResultSet | None,
+) -> str:
     e = html.escape
     charts = "".join(
         f"<div class='chart' id='chart-{i}'></div>" for i in range(len(data["points"]))
     )
-    body = (f"<nav><a href='index.html'>all suites</a></nav><h1>{e(suite)}</h1>"
-            f"<p>{len(runs)} run(s), {runs[0].created[:10]} to {runs[-1].created[:10]}, on "
-            f"{len(data['testbeds'])} testbed(s)"
-            + (f"; every point at {e(data['constant'])}" if data["constant"] else "")
-            + f".</p><h2>Steps: changes that persist</h2>"
-            f"{_steps_table(data['steps'], data['varying'])}"
-            f"<h2>Latest run against the one before</h2>{_changes_table(changes, data['varying'])}"
-            f"<h2>Every point of the latest run</h2>"
-            f"<div class='chart overview' id='overview'></div>"
-            f"<h2>Over time</h2><p>Median time per point and variant by measurement date (log "
-            f"scale); one colour per variant, one dash per testbed; "
-            f"<span class='slower'>×</span> marks a slower step or a slower latest run.</p>"
-            f"{_pickers(data)}{_metric_chooser(data['metrics'])}{charts}"
-            f"<h2>Latest run</h2>{_latest_table(latest)}"
-            f"<h2>Roofline of the latest run</h2>"
-            + ("<div class='chart' id='roofline'></div>" if data["roofline"] else
-               "<p>No result of this run declares its flops and bytes.</p>")
-            + f"<h2>Environment of each run</h2>{_environment_table(store, runs)}")  # fmt: skip
+    body = (
+        f"<nav><a href='index.html'>all suites</a></nav><h1>{e(suite)}</h1>"
+        f"<p>{len(runs)} run(s), {runs[0].created[:10]} to {runs[-1].created[:10]}, on "
+        f"{len(data['testbeds'])} testbed(s)"
+        + (f"; every point at {e(data['constant'])}" if data["constant"] else "")
+        + f".</p><h2>Steps: changes that persist</h2>"
+        f"{_steps_table(data['steps'], data['varying'])}"
+        f"<h2>Latest run against the one before</h2>{_changes_table(changes, data['varying'])}"
+        f"<h2>Every point of the latest run</h2>"
+        f"<div class='chart overview' id='overview'></div>"
+        f"<h2>Over time</h2><p>Median time per point and variant by measurement date (log "
+        f"scale); one colour per variant, one dash per testbed; "
+        f"<span class='slower'>×</span> marks a slower step or a slower latest run.</p>"
+        f"{_pickers(data)}{_metric_chooser(data['metrics'])}{charts}"
+        f"<h2>Latest run</h2>{_latest_table(latest)}"
+        f"<h2>Roofline of the latest run</h2>"
+        + (
+            "<div class='chart' id='roofline'></div>"
+            if data["roofline"]
+            else "<p>No result of this run declares its flops and bytes.</p>"
+        )
+        + f"<h2>Environment of each run</h2>{_environment_table(store, runs)}"
+    )
     return _page(f"gpubench · {suite}", body, data)
 
 
@@ -678,8 +707,10 @@ def _pickers(data: dict[str, Any]) -> str:
 
 
 def _metric_chooser(metrics: list[dict[str, str]]) -> str:
-    options = "".join(f"<option value='{html.escape(m['key'])}'>{html.escape(m['label'])}</option>"
-                      for m in metrics)  # fmt: skip
+    options = "".join(
+        f"<option value='{html.escape(m['key'])}'>{html.escape(m['label'])}</option>"
+        for m in metrics
+    )
     return (
         f"<p>Show: <select id='metric'><option value=''>median time</option>{options}</select></p>"
     )
@@ -722,9 +753,15 @@ def _changes_table(
     if not changes:
         return "<p>No change beyond the threshold and the noise.</p>"
     only = None if varying is None else set(varying)
-    rows = [[html.escape(v), html.escape(_point_label(p, only) or "-"),
-             f"<span class='{verdict}'>{verdict}</span>", f"{100 * change:+.1f}%"]
-            for p, v, verdict, change in sorted(changes, key=lambda c: -abs(c[3]))]  # fmt: skip
+    rows = [
+        [
+            html.escape(v),
+            html.escape(_point_label(p, only) or "-"),
+            f"<span class='{verdict}'>{verdict}</span>",
+            f"{100 * change:+.1f}%",
+        ]
+        for p, v, verdict, change in sorted(changes, key=lambda c: -abs(c[3]))
+    ]
     return _table(["variant", "point", "verdict", "change"], rows, "changes")
 
 
@@ -743,10 +780,15 @@ def _latest_table(latest: ResultSet | None) -> str:
     rows = []
     for r in latest.results:
         noise = (r.summary or {}).get("rel_noise")
-        rows.append([html.escape(r.variant),
-                     *[html.escape(str(r.point.get(k, ""))) for k in varying],
-                     html.escape(str(r.status.value)), format_time(r.median_ms),
-                     "" if noise is None else f"{100 * noise:.2f}%"])  # fmt: skip
+        rows.append(
+            [
+                html.escape(r.variant),
+                *[html.escape(str(r.point.get(k, ""))) for k in varying],
+                html.escape(str(r.status.value)),
+                format_time(r.median_ms),
+                "" if noise is None else f"{100 * noise:.2f}%",
+            ]
+        )
     same = f"<p>Every result at {html.escape(', '.join(constant))}.</p>" if constant else ""
     return same + _table(["variant", *varying, "status", "median", "noise"], rows, "latest")
 
@@ -756,15 +798,36 @@ def _environment_table(store: History, runs: list[Run]) -> str:
     for run in runs:
         env = _json_object(store.environment(run.id))
         commit = (run.commit or "")[:10] + (" (dirty)" if run.dirty else "")
-        rows.append([str(run.id), html.escape(run.created), html.escape(run.label),
-                     html.escape(commit or run.gpubench_version or ""),
-                     html.escape(str(run.gpu_name)), html.escape(str(run.gpu_uuid)),
-                     html.escape(str(env.get("driver_version"))),
-                     html.escape(str(env.get("cuda_driver_api_version"))),
-                     html.escape(str(run.backend)),
-                     html.escape(str(env.get("sm_clock_mhz_at_start")))])  # fmt: skip
-    return _table(["run", "date", "label", "commit", "GPU", "UUID", "driver", "CUDA", "backend",
-                   "SM clock at start (MHz)"], rows, "environment")  # fmt: skip
+        rows.append(
+            [
+                str(run.id),
+                html.escape(run.created),
+                html.escape(run.label),
+                html.escape(commit or run.gpubench_version or ""),
+                html.escape(str(run.gpu_name)),
+                html.escape(str(run.gpu_uuid)),
+                html.escape(str(env.get("driver_version"))),
+                html.escape(str(env.get("cuda_driver_api_version"))),
+                html.escape(str(run.backend)),
+                html.escape(str(env.get("sm_clock_mhz_at_start"))),
+            ]
+        )
+    return _table(
+        [
+            "run",
+            "date",
+            "label",
+            "commit",
+            "GPU",
+            "UUID",
+            "driver",
+            "CUDA",
+            "backend",
+            "SM clock at start (MHz)",
+        ],
+        rows,
+        "environment",
+    )
 
 
 def _index_page(
@@ -777,25 +840,49 @@ def _index_page(
         slower = sum(c[2] == "slower" for c in changes)
         faster = sum(c[2] == "faster" for c in changes)
         labels = ", ".join(html.escape(label) for label in data["labels"] if label)
-        rows.append([f"<a href='{html.escape(page_names[suite])}'>{html.escape(suite)}</a>", str(len(runs)),
-                     "<br>".join(html.escape(b) for b in sorted(data["testbeds"])), labels,
-                     html.escape(measured_at(runs[-1].created)),
-                     f"<span class='slower'>{slower}</span>" if slower else "0",
-                     f"<span class='faster'>{faster}</span>" if faster else "0"])  # fmt: skip
+        rows.append(
+            [
+                f"<a href='{html.escape(page_names[suite])}'>{html.escape(suite)}</a>",
+                str(len(runs)),
+                "<br>".join(html.escape(b) for b in sorted(data["testbeds"])),
+                labels,
+                html.escape(measured_at(runs[-1].created)),
+                f"<span class='slower'>{slower}</span>" if slower else "0",
+                f"<span class='faster'>{faster}</span>" if faster else "0",
+            ]
+        )
         only = None if data["varying"] is None else set(data["varying"])
-        moved += [[html.escape(suite), html.escape(v), html.escape(_point_label(p, only) or "-"),
-                   f"<span class='{verdict}'>{verdict}</span>", f"{100 * c:+.1f}%"]
-                  for p, v, verdict, c in changes]  # fmt: skip
+        moved += [
+            [
+                html.escape(suite),
+                html.escape(v),
+                html.escape(_point_label(p, only) or "-"),
+                f"<span class='{verdict}'>{verdict}</span>",
+                f"{100 * c:+.1f}%",
+            ]
+            for p, v, verdict, c in changes
+        ]
         steps += _steps_rows(
             [s for s in data["steps"] if s["verdict"] == "slower"], data["varying"], suite
         )
-    body = ("<h1>gpubench history</h1>"
-            + _table(["suite", "runs", "testbeds", "labels", "latest run", "slower", "faster"],
-                     rows, "suites")
-            + "<h2>Regressions: slower steps that persist</h2>"
-            + (_table(["suite", *_STEP_HEADERS], steps, "regressions") if steps
-               else "<p>No slower step in any suite.</p>")
-            + "<h2>What moved in each suite's latest run</h2>"
-            + (_table(["suite", "variant", "point", "verdict", "change"], moved, "moved")
-               if moved else "<p>Nothing got slower or faster.</p>"))  # fmt: skip
+    body = (
+        "<h1>gpubench history</h1>"
+        + _table(
+            ["suite", "runs", "testbeds", "labels", "latest run", "slower", "faster"],
+            rows,
+            "suites",
+        )
+        + "<h2>Regressions: slower steps that persist</h2>"
+        + (
+            _table(["suite", *_STEP_HEADERS], steps, "regressions")
+            if steps
+            else "<p>No slower step in any suite.</p>"
+        )
+        + "<h2>What moved in each suite's latest run</h2>"
+        + (
+            _table(["suite", "variant", "point", "verdict", "change"], moved, "moved")
+            if moved
+            else "<p>Nothing got slower or faster.</p>"
+        )
+    )
     return _page("gpubench history", body)

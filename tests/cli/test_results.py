@@ -1,5 +1,5 @@
-"""The commands over results files (compare, roofline, plot): an empty or unwritable path is
-refused in one line before anything is read or drawn."""
+"""The commands over results files (compare, merge): an empty path is refused in one line
+before anything is read; compare's markdown names the GPU."""
 
 from __future__ import annotations
 
@@ -15,9 +15,6 @@ EMPTY = "error: command line: {option}: an empty path (''): give a file name\n"
     ("args", "option"),
     [
         (["compare", "a.json", "b.json", "--markdown", ""], "--markdown"),
-        (["roofline", "a.json", "-o", ""], "--output"),
-        (["roofline", "a.json", "--markdown", ""], "--markdown"),
-        (["plot", "a.json", "-o", ""], "--output"),
     ],
 )
 def test_an_empty_output_path_is_refused_naming_its_option(args, option):
@@ -25,17 +22,26 @@ def test_an_empty_output_path_is_refused_naming_its_option(args, option):
     assert (result.exit_code, result.output) == (2, EMPTY.format(option=option))
 
 
-def test_plot_of_an_empty_results_path_is_one_line():
-    result = CliRunner().invoke(cli, ["plot", ""])
-    expected = "error: command line: RESULTS: an empty path: give a results file\n"
-    assert (result.exit_code, result.output) == (2, expected)
+def test_compare_writes_markdown_headed_by_the_verdict_and_the_new_run_s_gpu(tmp_path):
+    from gpubench.results import Result, ResultSet, Status, save_json
 
+    def one(median):
+        environment = {"device": {"name": "H100", "arch": "sm_90", "sm_count": 132}}
+        result = Result("s", "v", {"n": 1}, Status.OK, summary={"median_ms": median})
+        return ResultSet(
+            suite="s",
+            environment=environment,
+            spec={},
+            results=[result],
+            created="2026-11-28T01:00:00+00:00",
+        )
 
-def test_a_roofline_picture_matplotlib_cannot_write_is_refused_before_the_files_are_read():
-    pytest.importorskip("matplotlib")
-    result = CliRunner().invoke(cli, ["roofline", "missing.json", "-o", "chart.foo"])
-    assert result.exit_code == 2
-    assert result.output.startswith(
-        "error: chart.foo: --output: a picture needs an extension matplotlib writes, got '.foo'"
-    )
-    assert result.output.count("\n") == 1
+    save_json(one(1.0), tmp_path / "a.json")
+    save_json(one(1.0), tmp_path / "b.json")
+    md = tmp_path / "c.md"
+    args = ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--markdown", str(md)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    lines = md.read_text().splitlines()
+    assert lines[0] == "### gpubench compare: no regressions"
+    assert lines[2] == "H100 (sm_90, 132 SMs) · 2026-11-28"
