@@ -118,16 +118,23 @@ def summarise(launches: list[ProfiledLaunch], runs: int = PROFILED_RUNS) -> dict
         raise ProfileError("ncu profiled no kernel launch")
     total = {name: sum(launch.values.get(name, 0.0) for launch in launches) for name in SUMMED}
     duration = total["gpu__time_duration.sum"]
-    out: dict[str, float] = {NCU_TIME.key: duration / runs,
-                             DRAM_BYTES.key: (total["dram__bytes_read.sum"]
-                                              + total["dram__bytes_write.sum"]) / runs,
-                             INSTRUCTIONS.key: total["smsp__inst_executed.sum"] / runs}  # fmt: skip
+    out: dict[str, float] = {
+        NCU_TIME.key: duration / runs,
+        DRAM_BYTES.key: (total["dram__bytes_read.sum"] + total["dram__bytes_write.sum"]) / runs,
+        INSTRUCTIONS.key: total["smsp__inst_executed.sum"] / runs,
+    }
     ratios = (
-        (LOAD_SECTORS, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-         "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-        (STORE_SECTORS, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-         "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-    )  # fmt: skip
+        (
+            LOAD_SECTORS,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        ),
+        (
+            STORE_SECTORS,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+        ),
+    )
     for metric, sectors, requests in ratios:
         if total[requests]:
             out[metric.key] = total[sectors] / total[requests]

@@ -16,10 +16,14 @@ def _cell(value: Any) -> str:
 
 def suites_page(suites: dict[str, Any]) -> str:
     """`gpubench list` as a page: one section per suite."""
-    out = ["# Suites and their parameters", "",
-           "Generated from the suites' declarations (`gpubench list` prints the same). Every "
-           "parameter is a `gpubench run SUITE --name VALUE` option and a `params:` key of a "
-           "sweep file; compile-time parameters become `-D` defines.", ""]  # fmt: skip
+    out = [
+        "# Suites and their parameters",
+        "",
+        "Generated from the suites' declarations (`gpubench list` prints the same). Every "
+        "parameter is a `gpubench run SUITE --name VALUE` option and a `params:` key of a "
+        "sweep file; compile-time parameters become `-D` defines.",
+        "",
+    ]
     for name, bench in sorted(suites.items()):
         out += [
             f"## {name}",
@@ -59,17 +63,28 @@ def suites_page(suites: dict[str, Any]) -> str:
 
 def configs_page(configs: list[tuple[str, str, str]]) -> str:
     """(file name, suite, first comment line) of each bundled sweep file."""
-    out = ["# Bundled sweep files", "",
-           "Generated from `configs/` (`gpubench list --configs` prints the same); run one by "
-           "name: `gpubench sweep NAME`.", "", "| name | suite | what it sweeps |",
-           "| --- | --- | --- |"]  # fmt: skip
+    out = [
+        "# Bundled sweep files",
+        "",
+        "Generated from `configs/` (`gpubench list --configs` prints the same); run one by "
+        "name: `gpubench sweep NAME`.",
+        "",
+        "| name | suite | what it sweeps |",
+        "| --- | --- | --- |",
+    ]
     out += [f"| `{name}` | {_cell(suite)} | {_cell(comment)} |" for name, suite, comment in configs]
     return "\n".join(out) + "\n"
 
 
 def exit_codes_page() -> str:
-    out = ["# Exit codes", "", "Generated from `gpubench/errors.py` (every command's `--help` "
-           "ends with the same table).", "", "| code | meaning |", "| --- | --- |"]  # fmt: skip
+    out = [
+        "# Exit codes",
+        "",
+        "Generated from `gpubench/errors.py` (every command's `--help` ends with the same table).",
+        "",
+        "| code | meaning |",
+        "| --- | --- |",
+    ]
     out += [f"| {code} | {_cell(meaning)} |" for code, meaning in EXIT_CODE_MEANINGS.items()]
     return "\n".join(out) + "\n"
 

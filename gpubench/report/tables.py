@@ -26,8 +26,10 @@ def suite_tables(bench: Any) -> tuple[Table, Table]:
         params.add_column(column)
     for p in bench.params:
         default = p.default if p.default is not None else f"= {p.derived_from}"
-        bounds = [f">= {p.minimum}" if p.minimum is not None else "",
-                  f"<= {p.maximum}" if p.maximum is not None else ""]  # fmt: skip
+        bounds = [
+            f">= {p.minimum}" if p.minimum is not None else "",
+            f"<= {p.maximum}" if p.maximum is not None else "",
+        ]
         allowed = (
             ", ".join(map(str, p.choices))
             if p.choices
@@ -70,21 +72,25 @@ def info_table(device_index: int, dev: Any, env: Any) -> Table:
         ("memory clock", opt(dev.memory_clock_mhz, "{:,.0f} MHz")),
         ("memory bus width", opt(dev.memory_bus_width_bits, "{} bits")),
         ("L2 cache", mib(dev.l2_bytes)),
-        ("shared memory per block",
-         f"{mib(dev.shared_per_block_bytes)} ({mib(dev.shared_per_block_optin_bytes)} opt-in)"),
+        (
+            "shared memory per block",
+            f"{mib(dev.shared_per_block_bytes)} ({mib(dev.shared_per_block_optin_bytes)} opt-in)",
+        ),
         ("shared memory per SM", mib(dev.shared_per_sm_bytes)),
         ("registers per SM", f"{dev.registers_per_sm:,}"),
         ("max threads per block / SM", f"{dev.max_threads_per_block} / {dev.max_threads_per_sm}"),
         ("peak DRAM bandwidth (theoretical)", opt(dev.peak_bandwidth_gbps, "{:,.0f} GB/s")),
-        ("peak FP32 (theoretical)",
-         opt(dev.peak_fp32_gflops and dev.peak_fp32_gflops / 1e3, "{:,.1f} TFLOP/s")),
+        (
+            "peak FP32 (theoretical)",
+            opt(dev.peak_fp32_gflops and dev.peak_fp32_gflops / 1e3, "{:,.1f} TFLOP/s"),
+        ),
         ("GPU UUID", env.gpu_uuid or "unknown"),
         ("driver", env.driver_version or "unknown"),
         ("CUDA (driver API)", env.cuda_driver_api_version or "unknown"),
         ("nvcc", env.nvcc_version or "not found"),
         ("backend", backend_line(env)),
         ("gpubench", env.gpubench_version),
-    ]  # fmt: skip
+    ]
     for name, value in rows:
         table.add_row(name, value)
     return table
