@@ -243,7 +243,9 @@ class CeilingsOutcome:
     sweep: Any = None  # session.SweepOutcome: the run that measured them, where one ran
 
 
-def ceilings(device: int, remeasure: bool, note: Any = None) -> CeilingsOutcome:
+def ceilings(
+    device: int, remeasure: bool, note: Any = None, backend: str | None = None
+) -> CeilingsOutcome:
     """This GPU's ceilings: the stored record, or a run of the ceilings suite (its messages to
     `note`, its results in `sweep`). An interrupted run leaves no record."""
     from gpubench import ceilings as store
@@ -251,13 +253,15 @@ def ceilings(device: int, remeasure: bool, note: Any = None) -> CeilingsOutcome:
     from gpubench.outputs import OutputRequest
 
     if not remeasure:
-        environment = session.probe_environment("ceilings", device)
+        environment = session.probe_environment("ceilings", device, backend)
         record = store.load_for(environment.get("gpu_uuid"))
         if record is not None:
             return CeilingsOutcome(record, measured_earlier=True)
     spec = config.spec_from_mapping({"suite": "ceilings"}, source="gpubench ceilings")
     # No results log or files: the record is kept in the ceilings store.
-    sweep = session.measure(spec, OutputRequest(), session.Spread(device=device), note or quiet)
+    sweep = session.measure(
+        spec, OutputRequest(), session.Spread(device=device, backend=backend), note or quiet
+    )
     if sweep.interrupted:
         return CeilingsOutcome(None, sweep=sweep)
     measured = sweep.result_set

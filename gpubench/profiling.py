@@ -196,7 +196,12 @@ def command(ncu: str, sweep_file: str, log: str, device: int) -> list[str]:
 
 
 def profile_one(
-    ncu: str, spec: dict[str, Any], point: dict[str, Any], variant: str, device: int
+    ncu: str,
+    spec: dict[str, Any],
+    point: dict[str, Any],
+    variant: str,
+    device: int,
+    backend: str | None = None,
 ) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="gpubench-profile-") as tmp:
         sweep_file = os.path.join(tmp, "point.yaml")
@@ -204,6 +209,8 @@ def profile_one(
         # The checks run on the host there: ncu sums every kernel launch of the child, and the
         # device check's own kernels (gpubench.verify_device) must not count as the variant's.
         env = {**os.environ, "GPUBENCH_CHECK": "host"}
+        if backend:  # the run's backend, which an option chose, not the environment
+            env["GPUBENCH_BACKEND"] = backend
         try:
             done = subprocess.run(
                 command(ncu, sweep_file, os.path.join(tmp, "log.jsonl"), device),
@@ -228,9 +235,11 @@ def profile_results(
     kernel_variants: set[str],
     device: int,
     note: Callable[[str], None],
+    backend: str | None = None,
 ) -> None:
-    """Adds the counters to every measured result of a kernel variant, in place. Without ncu:
-    one line (to `note`), and the results stay as they are."""
+    """Adds the counters to every measured result of a kernel variant, in place, each profiled
+    on `backend` (None: the child's own choice). Without ncu: one line (to `note`), and the
+    results stay as they are."""
     ncu = shutil.which("ncu")
     if ncu is None:
         note("--profile: ncu (Nsight Compute) is not on PATH; results have no profiler metrics")
@@ -244,7 +253,8 @@ def profile_results(
         ):
             continue
         try:
-            result.metrics.update(profile_one(ncu, spec, result.point, result.variant, device))
+            counters = profile_one(ncu, spec, result.point, result.variant, device, backend)
+            result.metrics.update(counters)
         except (ProfileError, OSError) as exc:
             # ncu's own text may hold brackets: printed as it is, never read as rich markup.
             note(f"--profile: {result.variant} at {result.point}: {exc}")

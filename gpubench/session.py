@@ -65,12 +65,19 @@ def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
 @dataclass(frozen=True)
 class Spread:
     """Where the points run: one GPU (`device`), several of this host (`devices`: indices or
-    "all"), a Dask cluster (`scheduler` address); and which of them (`shard`: I of N)."""
+    "all"), a Dask cluster (`scheduler` address); which of them (`shard`: I of N); and on
+    which backend (`backend`, --backend; None: GPUBENCH_BACKEND or the default)."""
 
     device: int = 0
     devices: list[int] | str | None = None
     scheduler: str | None = None
     shard: tuple[int, int] | None = None
+    backend: str | None = None
+
+    @property
+    def backend_source(self) -> str:
+        """Where the backend's name came from, for the line that refuses a bad one."""
+        return "--backend" if self.backend else backends.FROM_ENVIRONMENT
 
     def runner(self, suite: str, backend: str) -> SweepRunner:
         if self.scheduler:
@@ -136,12 +143,12 @@ def measure(
     started = time.perf_counter()
     bench = registry.get(spec.suite_ref or spec.suite)
     points = shard_points(spec.points(bench), spread.shard, spec.source)
-    suite, backend = spec.suite_ref or spec.suite, backends.selected()
+    suite, backend = spec.suite_ref or spec.suite, backends.selected(spread.backend)
     # The command first (a usage error is exit 2 on any machine), then the machine.
     kernels.check_settings()
     previous_header, previous = results.load_jsonl(request.resume) if request.resume else ({}, [])
     outputs.plan(spec, request, dry=True)
-    backends.preflight(backend, local=not spread.scheduler)
+    backends.preflight(backend, local=not spread.scheduler, source=spread.backend_source)
     files = outputs.plan(spec, request)
     if files.kept:
         note(f"the earlier log is kept as {files.kept}")
@@ -191,7 +198,10 @@ def _profile(
 
     kernel_variants = {v.name for v in bench.variants if v.kind == "kernel"}
     device = spread.devices[0] if isinstance(spread.devices, list) else spread.device
-    profiling.profile_results(spec.to_dict(), result_set.results, kernel_variants, device, note)
+    backend = backends.selected(spread.backend)
+    profiling.profile_results(
+        spec.to_dict(), result_set.results, kernel_variants, device, note, backend
+    )
 
 
 def _plan(bench: Benchmark, points: list[dict[str, Any]], spec: SweepSpec, timeline: bool) -> Plan:
@@ -280,10 +290,10 @@ def _check_resumable(
         )
 
 
-def probe_environment(suite: str, device: int) -> dict[str, Any]:
+def probe_environment(suite: str, device: int, backend: str | None = None) -> dict[str, Any]:
     """The environment record of a worker on `device` (its GPU's UUID, ...), then stop it."""
-    spec = WorkerSpec.for_suite(suite, device)
-    backends.preflight(spec.backend)
+    spec = WorkerSpec.for_suite(suite, device, backend)
+    backends.preflight(spec.backend, source=Spread(backend=backend).backend_source)
     runner = IsolatedRunner(spec)
     try:
         return runner.start()

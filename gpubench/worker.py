@@ -34,12 +34,12 @@ class WorkerSpec:
     suite: str  # a registry name, or the path of a suite .py file
     device_index: int = 0
     # A backend name (gpubench.backends): "pycuda", or "package.module:Class" (the tests'
-    # CPU stand-in is one); GPUBENCH_BACKEND chooses it.
+    # CPU stand-in is one); --backend or GPUBENCH_BACKEND chooses it.
     backend: str = backends.DEFAULT
 
     @classmethod
-    def for_suite(cls, suite: str, device_index: int = 0) -> WorkerSpec:
-        return cls(suite, device_index, backends.selected())
+    def for_suite(cls, suite: str, device_index: int = 0, backend: str | None = None) -> WorkerSpec:
+        return cls(suite, device_index, backends.selected(backend))
 
 
 def _die_with_parent() -> None:

@@ -220,7 +220,7 @@ class _Session:
     def __init__(self, uuid: str | None = "GPU-test-1", interrupted: bool = False):
         self.uuid, self.interrupted, self.calls = uuid, interrupted, []
 
-    def probe_environment(self, suite, device):
+    def probe_environment(self, suite, device, backend=None):
         self.calls.append(("probe", suite, device))
         return {"gpu_uuid": self.uuid}
 

@@ -218,7 +218,7 @@ def test_each_profiled_result_gets_its_own_counters_and_the_others_none(monkeypa
     monkeypatch.setattr(profiling.shutil, "which", lambda name: f"/usr/bin/{name}")
     calls = []
 
-    def profile_one(ncu, spec, point, variant, device):
+    def profile_one(ncu, spec, point, variant, device, backend=None):
         calls.append((ncu, spec["suite"], point, variant, device))
         return {"dram_bytes": float(point["size"])}
 

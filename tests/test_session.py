@@ -381,7 +381,8 @@ def test_execute_stores_history_writes_markdown_and_profiles_when_asked(tmp_path
     md = (tmp_path / "m.md").read_text()
     assert md.startswith("### gpubench: scale\n\nFake GPU (sm_90, 4 SMs) · gpubench ")
     assert "2 of 4 result(s) failed" in md and "| wrong | incorrect |" in md
-    ((spec_dict, results_seen, kernels, device, _),) = profiled
+    ((spec_dict, results_seen, kernels, device, _, backend),) = profiled
+    assert backend == "tests.fakes:FakeBackend"  # the run's own, handed to the profiler
     assert spec_dict == spec.to_dict() and len(results_seen) == 4 and device == 6
     assert kernels == {v.name for v in registry.get(SCALE_FILE).variants}
     ((results_shown, _, path),) = shown
@@ -475,7 +476,7 @@ def test_execute_profiles_on_the_device_given_and_draws_the_timeline_file_asked_
     monkeypatch.setattr(timeline, "show", lambda *args: shown.append(args))
     _execute(tmp_path, monkeypatch, SWEEP, InProcess(), device=2, profile=True,
              timeline=str(tmp_path / "t.png"))  # fmt: skip
-    ((_, _, _, device, note),) = profiled
+    ((_, _, _, device, note, _),) = profiled
     assert device == 2 and callable(note)  # the CLI's: a line on the error console
     ((_, console, path),) = shown
     assert isinstance(console, Console) and path == str(tmp_path / "t.png")
@@ -488,7 +489,7 @@ def test_execute_on_a_cluster_needs_no_pycuda_here_but_on_this_host_it_does(tmp_
     from gpubench.errors import EnvironmentProblem
 
     monkeypatch.setitem(sys.modules, "pycuda", None)  # as on a machine without it
-    monkeypatch.setattr(backends, "selected", lambda: "pycuda")
+    monkeypatch.setattr(backends, "selected", lambda name=None: name or "pycuda")
     runner = InProcess()
     good = SWEEP.replace("[wrong, good]", "[good]")
     code, _, _ = _execute(

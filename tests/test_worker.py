@@ -245,7 +245,7 @@ def test_a_worker_that_hangs_or_dies_while_starting_is_one_line(tmp_path, monkey
 def test_a_worker_measures_on_the_first_gpu_unless_told(monkeypatch):
     from gpubench import backends
 
-    monkeypatch.setattr(backends, "selected", lambda: "fake")
+    monkeypatch.setattr(backends, "selected", lambda name=None: name or "fake")
     assert WorkerSpec.for_suite("transpose") == WorkerSpec("transpose", 0, "fake")
     assert WorkerSpec.for_suite("transpose", 3).device_index == 3
 

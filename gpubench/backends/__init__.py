@@ -20,8 +20,8 @@ from gpubench.backends.base import Backend, BoundRun, CompiledModule, KernelAttr
 from gpubench.errors import ConfigError, EnvironmentProblem, quote
 
 __all__ = [
-    "BUILT_IN", "DEFAULT", "Backend", "BoundRun", "CompiledModule", "KernelAttributes",
-    "choose", "installed", "load", "preflight", "selected",
+    "BUILT_IN", "DEFAULT", "FROM_ENVIRONMENT", "Backend", "BoundRun", "CompiledModule",
+    "KernelAttributes", "installed", "load", "preflight", "selected",
 ]  # fmt: skip
 
 DEFAULT = "pycuda"
@@ -31,17 +31,10 @@ BUILT_IN = {
 }
 NO_PYCUDA = "PyCUDA is not installed: pip install '.[cuda]', or --backend cuda-core"
 NO_NVCC = "nvcc not found on PATH: install the CUDA toolkit or --backend cuda-core"
-# Where the backend's name came from, for the line that refuses a bad one.
-_source = "GPUBENCH_BACKEND"
+# Where a backend's name came from when no option named it, for the line that refuses a bad one.
+FROM_ENVIRONMENT = "GPUBENCH_BACKEND"
 # Whether this process said that it chose cuda-core by itself.
 _announced = False
-
-
-def choose(name: str, source: str) -> None:
-    """Select a backend for this process and the workers it starts (--backend)."""
-    global _source
-    os.environ["GPUBENCH_BACKEND"] = name
-    _source = source
 
 
 def installed(module: str) -> bool:
@@ -54,10 +47,10 @@ def installed(module: str) -> bool:
         return False
 
 
-def selected() -> str:
-    """The backend this run uses: --backend or GPUBENCH_BACKEND, else PyCUDA; cuda-core, said
-    once, where PyCUDA is not installed and cuda.core is."""
-    name = os.environ.get("GPUBENCH_BACKEND")
+def selected(name: str | None = None) -> str:
+    """The backend a run uses: `name` (--backend), else GPUBENCH_BACKEND, else PyCUDA;
+    cuda-core, said once, where PyCUDA is not installed and cuda.core is."""
+    name = name or os.environ.get("GPUBENCH_BACKEND")
     if name:
         return name
     if installed("pycuda") or not installed("cuda.core") or not driver_present():
@@ -90,7 +83,7 @@ def driver_present() -> bool:
     return False
 
 
-def preflight(name: str = DEFAULT, local: bool = True) -> None:
+def preflight(name: str = DEFAULT, local: bool = True, source: str = FROM_ENVIRONMENT) -> None:
     """Fail fast, in the parent process and without touching CUDA, when what the backend
     needs is missing (the worker would find out only after starting). A backend of one's own
     is checked to be one; `local=False` (points run on a cluster's machines): nothing the
@@ -104,7 +97,7 @@ def preflight(name: str = DEFAULT, local: bool = True) -> None:
         return
     if name != "pycuda":
         if local:
-            _factory(name)  # GPUBENCH_BACKEND naming no backend class: one line, here
+            _factory(name, source)  # a name of no backend class: one line, here
         return
     if not local:
         return
@@ -118,7 +111,7 @@ def preflight(name: str = DEFAULT, local: bool = True) -> None:
         raise EnvironmentProblem(NO_NVCC)
 
 
-def _split_reference(name: str) -> tuple[str, str]:
+def _split_reference(name: str, source: str) -> tuple[str, str]:
     """(module, attribute) of a built-in name or `package.module:Class`, checked before any
     import: a relative module (`..x`), an empty part, a second colon or a name that is no
     Python identifier is one line, never importlib's TypeError."""
@@ -128,32 +121,34 @@ def _split_reference(name: str) -> tuple[str, str]:
         known = ", ".join(BUILT_IN)
         raise ConfigError(
             f"unknown backend {quote(name)}: use one of {known}, or package.module:Class",
-            source=_source,
+            source=source,
         )
     dotted = module.split(".")
     if not (all(part.isidentifier() for part in dotted) and attribute.isidentifier()):
         raise ConfigError(
             f"backend {quote(name)}: expected package.module:Class (an absolute module, dotted "
             "names, one colon, a class name)",
-            source=_source,
+            source=source,
         )
     return module, attribute
 
 
-def _refuse_user_backend(name: str, module: str, attribute: str, exc: BaseException) -> None:
+def _refuse_user_backend(
+    name: str, module: str, attribute: str, exc: BaseException, source: str
+) -> None:
     """A GPUBENCH_BACKEND of the user's own that cannot be imported: one line naming why."""
     if isinstance(exc, ImportError):
-        raise ConfigError(f"cannot import backend {quote(name)}: {exc}", source=_source) from None
+        raise ConfigError(f"cannot import backend {quote(name)}: {exc}", source=source) from None
     if isinstance(exc, AttributeError):
-        raise ConfigError(f"{module} has no {attribute}", source=_source) from None
+        raise ConfigError(f"{module} has no {attribute}", source=source) from None
     # The module's own code raised (or exited) on import.
     raise ConfigError(
-        f"importing backend {quote(name)} raised {type(exc).__name__}: {exc}", source=_source
+        f"importing backend {quote(name)} raised {type(exc).__name__}: {exc}", source=source
     ) from None
 
 
-def _factory(name: str) -> type:
-    module, attribute = _split_reference(name)
+def _factory(name: str, source: str = FROM_ENVIRONMENT) -> type:
+    module, attribute = _split_reference(name, source)
     reference = f"{module}:{attribute}"
     try:
         found = getattr(importlib.import_module(module), attribute)
@@ -164,7 +159,7 @@ def _factory(name: str) -> type:
                 f"the {name} backend could not load ({detail}): check the NVIDIA driver "
                 "(nvidia-smi) and that the backend's packages are installed"
             ) from None
-        _refuse_user_backend(name, module, attribute, exc)
+        _refuse_user_backend(name, module, attribute, exc, source)
     missing = [m for m in _CONTRACT if not callable(getattr(found, m, None))]
     if not isinstance(found, type) or missing:
         what = (
@@ -173,7 +168,7 @@ def _factory(name: str) -> type:
         raise ConfigError(
             f"{reference!r} is not a backend ({what}): name a class that implements "
             "gpubench.backends.base.Backend",
-            source=_source,
+            source=source,
         )
     return found
 
@@ -182,8 +177,8 @@ def _factory(name: str) -> type:
 _CONTRACT = tuple(n for n, v in vars(Backend).items() if callable(v) and not n.startswith("_"))
 
 
-def load(device_index: int = 0, name: str | None = None) -> Backend:
+def load(device_index: int = 0, name: str | None = None, source: str = FROM_ENVIRONMENT) -> Backend:
     """Open a backend on one GPU, or raise EnvironmentProblem saying what is missing."""
-    name = name or selected()
-    preflight(name)
-    return _factory(name)(device_index)
+    name = selected(name)
+    preflight(name, source=source)
+    return _factory(name, source)(device_index)

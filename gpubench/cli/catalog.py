@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gpubench.cli.common import backend_option, check_device_index, out_console
+from gpubench.cli.common import backend_option, check_device_index, chosen_backend, out_console
 
 
 @click.command("list")
@@ -57,5 +57,7 @@ def info(device: int) -> None:
     from gpubench.report.tables import info_table
 
     check_device_index(device)
-    backend = backends.load(device)
+    name = chosen_backend()
+    source = "--backend" if name else backends.FROM_ENVIRONMENT
+    backend = backends.load(device, name, source)
     out_console().print(info_table(device, backend.device, backend.environment()))

@@ -8,6 +8,7 @@ from gpubench.cli.common import (
     EXIT_CODES_HELP,
     backend_option,
     check_device_index,
+    chosen_backend,
     err_console,
     out_console,
 )
@@ -58,7 +59,9 @@ def ceilings(
             check_writable(path, option)
     ctx = click.get_current_context()
     err = err_console()
-    found = api.ceilings(device, remeasure, note=lambda text: say(err, text))
+    found = api.ceilings(
+        device, remeasure, note=lambda text: say(err, text), backend=chosen_backend()
+    )
     code = EXIT_OK
     if found.sweep is not None:  # measured now: its table and how it ended
         show(found.sweep, out_console())

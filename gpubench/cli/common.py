@@ -71,7 +71,7 @@ def check_device_index(device: int) -> None:
 def spread_from(
     device: int, devices: str | None, scheduler: str | None = None, shard: str | None = None
 ) -> Any:
-    """--device, --devices, --scheduler and --shard as one Spread, each checked."""
+    """--device, --devices, --scheduler, --shard and --backend as one Spread, each checked."""
     from gpubench.errors import ConfigError
     from gpubench.session import Spread
 
@@ -109,7 +109,13 @@ def spread_from(
                 key="--shard",
             )
         parsed_shard = (index, count)
-    return Spread(device=device, devices=chosen, scheduler=scheduler, shard=parsed_shard)
+    return Spread(
+        device=device,
+        devices=chosen,
+        scheduler=scheduler,
+        shard=parsed_shard,
+        backend=chosen_backend(),
+    )
 
 
 def timing_options(func: Any) -> Any:
@@ -172,15 +178,23 @@ TIMING_KEYS = (
 )
 
 
+BACKEND_KEY = "gpubench.backend"
+
+
 def _choose_backend(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     if value:
-        from gpubench import backends
-
-        backends.choose(value, "--backend")
+        ctx.meta[BACKEND_KEY] = value
 
 
-# Sets the backend for this process and its workers; checked with everything else before
-# the first measurement.
+def chosen_backend() -> str | None:
+    """The backend --backend named for this command (None: GPUBENCH_BACKEND or the default);
+    handed to the engine as a parameter, checked with everything else before the first
+    measurement."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(BACKEND_KEY) if ctx is not None else None
+
+
+# Records the backend for this command; spread_from hands it on.
 backend_option = click.option(
     "--backend",
     metavar="pycuda|cuda-core",

@@ -92,9 +92,8 @@ class NotQuite:
     (f"{__name__}:NotQuite", f"'{__name__}:NotQuite' is not a backend (it lacks "),
 ])  # fmt: skip
 def test_a_backend_named_by_the_user_is_found_or_refused_in_one_line(name, message, monkeypatch):
-    monkeypatch.setattr(backends, "_source", "--backend")
     with pytest.raises(ConfigError) as info:
-        backends.preflight(name)
+        backends.preflight(name, source="--backend")
     assert str(info.value).startswith(f"--backend: {message}")
     if "lacks" not in message:
         assert str(info.value) == f"--backend: {message}"
@@ -125,9 +124,9 @@ def test_a_built_in_backend_whose_import_raises_is_an_environment_problem_too(mo
 
 def test_a_backend_opens_the_first_gpu_unless_told(monkeypatch):
     opened = []
-    monkeypatch.setattr(backends, "preflight", lambda name: None)
+    monkeypatch.setattr(backends, "preflight", lambda name, source: None)
     monkeypatch.setattr(
-        backends, "_factory", lambda name: lambda index: opened.append((name, index))
+        backends, "_factory", lambda name, source: lambda index: opened.append((name, index))
     )
     backends.load(name="fake")
     backends.load(2, name="fake")
@@ -135,11 +134,10 @@ def test_a_backend_opens_the_first_gpu_unless_told(monkeypatch):
 
 
 def test_a_class_without_the_backend_s_methods_names_the_first_four_it_lacks(monkeypatch):
-    monkeypatch.setattr(backends, "_source", "--backend")
     lacking = [m for m in backends._CONTRACT if m != "describe"]
     assert len(lacking) > 4
     with pytest.raises(ConfigError) as info:
-        backends.preflight(f"{__name__}:NotQuite")
+        backends.preflight(f"{__name__}:NotQuite", source="--backend")
     assert str(info.value) == (
         f"--backend: '{__name__}:NotQuite' is not a backend (it lacks {', '.join(lacking[:4])}): "
         "name a class that implements gpubench.backends.base.Backend")  # fmt: skip
@@ -176,9 +174,8 @@ def test_a_class_without_the_backend_s_methods_names_the_first_four_it_lacks(mon
     ],
 )
 def test_a_backend_name_that_names_no_importable_class_is_one_line(monkeypatch, name, message):
-    monkeypatch.setattr(backends, "_source", "GPUBENCH_BACKEND")
     with pytest.raises(ConfigError) as info:
-        backends.preflight(name)
+        backends.preflight(name)  # no option named it: the environment did
     assert str(info.value) == message
 
 
@@ -194,7 +191,6 @@ def test_a_backend_module_that_raises_on_import_is_one_line(tmp_path, monkeypatc
     (tmp_path / "raising_backend_module.py").write_text(body + "\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "raising_backend_module", raising=False)
-    monkeypatch.setattr(backends, "_source", "GPUBENCH_BACKEND")
     with pytest.raises(ConfigError) as info:
         backends.preflight("raising_backend_module:Backend")
     assert str(info.value) == (

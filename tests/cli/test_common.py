@@ -222,14 +222,22 @@ def test_execute_hands_both_consoles_to_what_shows_the_outcome(monkeypatch):
     assert (console.stderr, err.stderr) == (False, True)
 
 
-def test_backend_names_the_option_it_came_from(monkeypatch):
-    from gpubench import backends
+def test_backend_reaches_the_spread_as_a_parameter_not_the_environment(monkeypatch):
+    import os
 
-    chosen = []
-    monkeypatch.setattr(backends, "choose", lambda name, source: chosen.append((name, source)))
-    _received(common.output_options, "--backend", "cuda-core")
-    _received(common.output_options, "--backend", "")
-    assert chosen == [("cuda-core", "--backend")]
+    monkeypatch.delenv("GPUBENCH_BACKEND", raising=False)
+    seen = []
+
+    @click.command()
+    @common.backend_option
+    def command() -> None:
+        seen.append((common.chosen_backend(), common.spread_from(0, None).backend))
+
+    assert CliRunner().invoke(command, ["--backend", "cuda-core"]).exit_code == 0
+    assert CliRunner().invoke(command, []).exit_code == 0
+    assert seen == [("cuda-core", "cuda-core"), (None, None)]
+    assert "GPUBENCH_BACKEND" not in os.environ
+    assert common.chosen_backend() is None  # outside a command: none chosen
 
 
 class _Terminal:
