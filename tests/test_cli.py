@@ -815,7 +815,7 @@ def test_the_exit_code_help_is_every_code_wrapped_at_72_under_its_meaning():
 def test_an_option_that_draws_without_matplotlib_says_how_to_get_it(monkeypatch):
     import builtins
 
-    from gpubench.cli.common import need_matplotlib
+    from gpubench.cli.charts import need_matplotlib
     from gpubench.errors import EnvironmentProblem
 
     real_import = builtins.__import__

@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from gpubench.cli.common import EXIT_CODES_HELP, err_console, need_matplotlib, out_console
+from gpubench import install_hint
+from gpubench.cli.common import EXIT_CODES_HELP, err_console, out_console
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -167,3 +168,14 @@ def plot(
         f"plot: {target} ({chart.y.header} vs {chart.x}"
         f"{', log x' if chart.log_x else ''}{', log y' if chart.log_y else ''})",
     )
+
+
+def need_matplotlib(option: str) -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        from gpubench.errors import EnvironmentProblem
+
+        raise EnvironmentProblem(
+            f"{option} draws with matplotlib, which is not installed: {install_hint('plot')}"
+        ) from None

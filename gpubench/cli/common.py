@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gpubench import install_hint
 from gpubench.errors import EXIT_CODE_MEANINGS
 
 # gpubench.history.DEFAULT_PATH, spelled out: importing the store (sqlite3, the results
@@ -292,14 +291,3 @@ def param_option(param: Param) -> click.Option:
     return click.Option(
         [flag, param.name], type=kind, default=None, help=f"{param.help} [default: {default}]"
     )
-
-
-def need_matplotlib(option: str) -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        from gpubench.errors import EnvironmentProblem
-
-        raise EnvironmentProblem(
-            f"{option} draws with matplotlib, which is not installed: {install_hint('plot')}"
-        ) from None
