@@ -447,3 +447,21 @@ def test_run_and_sweep_return_the_engine_s_outcome_and_show_nothing(monkeypatch)
     api.sweep(spec, OutputRequest(jsonl="log.jsonl"), session.Spread(device=1), notes.append)
     ((_, request, spread, note, _),) = calls
     assert request.jsonl == "log.jsonl" and spread.device == 1 and note == notes.append
+
+
+def test_run_end_to_end_on_the_cpu_stand_in_returns_checked_results(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    notes = []
+    outcome = api.run(
+        "tests/suites/scale.py",
+        {"n": 100},
+        variants=["good", "wrong"],
+        timing={"min_samples": 2, "max_samples": 3, "min_time_s": 0},
+        note=notes.append,
+    )
+    statuses = {r.variant: str(r.status) for r in outcome.result_set.results}
+    assert statuses == {"good": "ok", "wrong": "incorrect"}
+    assert not outcome.interrupted and outcome.files.log is None  # no log asked for
+    assert [r.variant for r in outcome.fresh] == ["good", "wrong"]
+    assert notes[0].startswith("Fake GPU (sm_90, 4 SMs") and notes[1].startswith("compiled 1")
