@@ -400,6 +400,10 @@ class Benchmark(ABC):
     # does not read pose the same problem: the later is handed the earlier's inputs, with
     # their reference, as its second input set (gpubench.input_sets).
     reference_params: ClassVar[frozenset[str] | None] = None
+    # The parameters `inputs` and `input_specs` read; None when they may read any. Points of
+    # one problem that also agree on these share all of it: both input sets, the references
+    # and the device copies (gpubench.runner); a suite that cannot say makes fresh inputs.
+    input_params: ClassVar[frozenset[str] | None] = None
 
     # -- declarations ---------------------------------------------------------------------
     def param(self, name: str) -> Param:

@@ -88,7 +88,12 @@ class Checker:
         return computes in self.host
 
     def set(self, computes: str, reference: dict[str, np.ndarray]) -> None:
+        """`reference` as the answer of `computes` (a reference variant's outputs), in place
+        of any before it: its device copy, made from the old one, is freed."""
         self.host[computes] = reference
+        self._device.pop(computes, None)
+        for buffer in self._buffers.pop(computes, []):
+            self.backend.free(buffer)
 
     def make(self, computes: str, make: Callable[[], dict[str, np.ndarray]]) -> None:
         """The reference of `computes`, made once (its time is the point's)."""

@@ -135,14 +135,22 @@ def same_problem(bench: Any, earlier: dict[str, Any], point: dict[str, Any]) -> 
 
 
 def problem_key(bench: Any, point: dict[str, Any]) -> tuple[Any, ...] | None:
-    """What two points posing the same problem (same_problem) agree on: the point without
-    the compile-time parameters the reference does not read; None where the suite cannot say
-    (every point a problem of its own)."""
-    reads = bench.reference_params
-    if reads is None:
+    """What points that share a whole problem (inputs, references, device copies) agree on:
+    the point without its configuration, the compile-time parameters that neither the
+    reference nor the inputs read; None where the suite cannot say which those are (every
+    point a problem of its own)."""
+    reads, made_from = bench.reference_params, bench.input_params
+    if reads is None or made_from is None:
         return None
-    configuration = {p.name for p in bench.params if p.compile_time} - set(reads)
+    compile_time = {p.name for p in bench.params if p.compile_time}
+    configuration = compile_time - set(reads) - set(made_from)
     return tuple(sorted((k, repr(v)) for k, v in point.items() if k not in configuration))
+
+
+def shares_problem(bench: Any, earlier: dict[str, Any], point: dict[str, Any]) -> bool:
+    """Whether `point` may take `earlier`'s whole state: the same problem_key, one known."""
+    key = problem_key(bench, point)
+    return key is not None and key == problem_key(bench, earlier)
 
 
 def by_problem(bench: Any, points: list[dict[str, Any]]) -> list[dict[str, Any]]:

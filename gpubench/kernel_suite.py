@@ -400,6 +400,20 @@ class KernelFileBenchmark(Benchmark):
             reads |= through[name] & params
         return frozenset(reads)
 
+    @property
+    def input_params(self) -> frozenset[str]:  # type: ignore[override]
+        """The parameters the inputs read: their shapes' expressions (directly or through a
+        scalar argument) and their init() arguments."""
+        kf = self.kf
+        names = {n for a in kf.inputs for dim in a.dims for n in dim.names}
+        names |= {n for init in kf.init.values() for arg in init.args for n in arg.names}
+        params = {p.name for p in self.params}
+        through = {a.name: set(a.value.names) for a in kf.scalars}
+        reads = {n for n in names if n in params}
+        for name in names & through.keys():
+            reads |= through[name] & params
+        return frozenset(reads)
+
     def reference(
         self, computes: str, point: Point, inputs: dict[str, np.ndarray]
     ) -> dict[str, np.ndarray]:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from gpubench import audit, memory, metrics, timing
 from gpubench.benchmark import Benchmark, Point
 from gpubench.errors import KernelCompileError, OutOfMemory, PointError
-from gpubench.input_sets import EarlierSet, same_problem, shapes_match
+from gpubench.input_sets import EarlierSet, same_problem, shapes_match, shares_problem
 from gpubench.kernels import CompileCache
 from gpubench.phases import PhaseClock
 from gpubench.randoms import ParallelRandom
@@ -263,7 +263,7 @@ class Runner:
         last.free()
         return None
 
-    def _shared_problem(self, plan: Plan, point: Point) -> PointState | None:
+    def _shared_problem(self, plan: Plan, point: Point, clock: PhaseClock) -> PointState | None:
         """The previous point's whole state (both input sets, their references, the device
         copies) where this point poses the same problem: the configurations of a problem
         are checked and timed on the same data, made and referenced once. Untrusted mode
@@ -273,19 +273,21 @@ class Runner:
             last is None
             or last.bench is not plan.bench
             or plan.policy.untrusted
-            or not same_problem(plan.bench, last.point, point)
+            or not shares_problem(plan.bench, last.point, point)
             or not shapes_match(plan.bench.input_specs(point), last.inputs)
         ):
             return None
         self._last = None
-        return dataclasses.replace(last, point=dict(point))
+        state = dataclasses.replace(last, point=dict(point))
+        state.counted_on(clock)  # this point's host work is this point's
+        return state
 
     def _point_state(
         self, plan: Plan, point: Point, clock: PhaseClock
     ) -> PointState | tuple[Status, str]:
         """The point's inputs (its problem's, where the point before posed it), or why there
         are none: (status, reason)."""
-        shared = self._shared_problem(plan, point)
+        shared = self._shared_problem(plan, point, clock)
         if shared is not None:
             return shared
         earlier = self._earlier(plan, point)

@@ -141,6 +141,7 @@ def measure(
     shows nothing: its messages go to `note`, one line each, and `progress` (a context
     manager that is an observer) follows the results as they come."""
     started = time.perf_counter()
+    handlers = _signal_handlers()  # given back on return, even after an interrupt
     bench = registry.get(spec.suite_ref or spec.suite)
     points = shard_points(spec.points(bench), spread.shard, spec.source)
     suite, backend = spec.suite_ref or spec.suite, backends.selected(spread.backend)
@@ -188,6 +189,7 @@ def measure(
         _sort(result_set, points, spec.variants)
     fresh = [r for r in result_set.results if not any(r is p for p in previous)]
     wall = time.perf_counter() - started
+    _restore_signal_handlers(handlers)  # a library caller's Ctrl-C works again
     return SweepOutcome(bench, result_set, files, fresh, interrupted, wall)
 
 
@@ -242,11 +244,28 @@ def _precompile(runner: SweepRunner, points: list[dict[str, Any]], note: Note) -
     return report
 
 
+def _signal_handlers() -> dict[int, Any]:
+    return {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signal_handlers(handlers: dict[int, Any]) -> None:
+    with contextlib.suppress(ValueError, TypeError):  # not the main thread; a C handler
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+
+
+def ignore_interrupts() -> None:
+    """Ctrl-C and SIGTERM ignored from here (the main thread only; elsewhere nothing)."""
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 @contextlib.contextmanager
 def protect_outputs() -> Iterator[None]:
-    """Ignore Ctrl-C and SIGTERM while the results are written (after an interrupt they stay
-    ignored, as _measure left them, until the process exits with 130: an impatient second
-    Ctrl-C must not turn into a traceback)."""
+    """Ignore Ctrl-C and SIGTERM while the results are gathered or written (after an
+    interrupt the command line keeps them ignored until it exits with 130: an impatient
+    second Ctrl-C must not turn into a traceback)."""
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         for sig in previous:
@@ -353,11 +372,10 @@ def _measure(
             else:
                 runner.run(plan, previous)
     except KeyboardInterrupt:
-        # From here to the exit, further Ctrl-C or SIGTERM are ignored: the worker is killed
-        # and the outputs written in a second or two.
-        with contextlib.suppress(ValueError):
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        # Until measure returns, further Ctrl-C or SIGTERM are ignored: the worker is killed
+        # and the results gathered in a second or two (the command line then keeps them
+        # ignored to its exit: ignore_interrupts).
+        ignore_interrupts()
         return True
     finally:
         if log:

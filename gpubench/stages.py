@@ -147,6 +147,15 @@ class PointState:
         sets = InputSets(backend, placements, fresh, clock)
         return cls(point, seed, inputs, placements, checker, sets, bench)
 
+    def counted_on(self, clock: PhaseClock) -> None:
+        """Host work done for this state from now on (uploads, references, the second set's
+        placements) is counted on `clock`: that of a point that took the state over."""
+        self.placements.clock = clock
+        self.checker.point_clock = clock
+        self.sets.clock = clock
+        if self.sets.second is not None:
+            self.sets.second.clock = clock
+
     def hand_over(self) -> EarlierSet:
         """This point's first set for the next point (its second), everything else freed."""
         references = {
@@ -764,7 +773,12 @@ class AuditedSampler:
         if not self.audited:
             return
         started = time.perf_counter()
-        left_running = self._work_left_running(elapsed_ms)
+        waited_ms = _device_wait_ms(run.backend)  # the device idle: the outputs are final
+        if self.checks and run.checkable(run.current):
+            self._check_audited_run(call)
+        # Only after the audited run's own outputs were checked: confirming a long wait runs
+        # the kernel once more, over them.
+        left_running = self._work_left_running(waited_ms, elapsed_ms)
         if left_running:
             raise Stop(
                 {
@@ -773,35 +787,38 @@ class AuditedSampler:
                     "kernel_attributes": run.attributes,
                 }
             )
-        if self.checks and run.checkable(run.current):
-            verdict = run.check(run.bound.record, "audit", run.current)
-            if not verdict.passed:
-                run.inputs_intact(f"after timed run {call + 1}")
-                raise Stop(
-                    {
-                        "status": Status.INCORRECT,
-                        "verification": verdict,
-                        "kernel_attributes": run.attributes,
-                        "metrics": run.record_metrics,
-                        "reason": f"right on the checked run, wrong on timed run "
-                        f"{call + 1} (outputs poisoned before it, checked after it): "
-                        f"{verdict.message}",
-                    }
-                )
         if self.untrusted and self.draw.random() < UNTRUSTED_INPUT_CHECKS:
             run.inputs_intact(f"after timed run {call + 1}")
         self.seconds += time.perf_counter() - started
 
+    def _check_audited_run(self, call: int) -> None:
+        """The audited run's outputs against the reference (poisoned before it)."""
+        run = self.run
+        verdict = run.check(run.bound.record, "audit", run.current)
+        if not verdict.passed:
+            run.inputs_intact(f"after timed run {call + 1}")
+            raise Stop(
+                {
+                    "status": Status.INCORRECT,
+                    "verification": verdict,
+                    "kernel_attributes": run.attributes,
+                    "metrics": run.record_metrics,
+                    "reason": f"right on the checked run, wrong on timed run "
+                    f"{call + 1} (outputs poisoned before it, checked after it): "
+                    f"{verdict.message}",
+                }
+            )
+
     def repeat_effect(self) -> str | None:
         return audit.repeat_effect(self.by_change[True], self.by_change[False])
 
-    def _work_left_running(self, elapsed_ms: float) -> str | None:
-        """Why work was left running past this audited run's end event, or None. The wait is
-        read on the host clock, which a loaded host can stall (27 ms seen with an honest
-        kernel on a shared H100 host, 2026-11-28): a long wait is confirmed on one more run,
-        outputs poisoned before it as for the audit, and only two in a row count."""
+    def _work_left_running(self, first: float, elapsed_ms: float) -> str | None:
+        """Why work was left running past this audited run's end event (`first`: the wait
+        for the device to be idle after it), or None. The wait is read on the host clock,
+        which a loaded host can stall (27 ms seen with an honest kernel on a shared H100
+        host, 2026-11-28): a long wait is confirmed on one more run, outputs poisoned before
+        it as for the audit, and only two in a row count."""
         run = self.run
-        first = _device_wait_ms(run.backend)
         reason = audit.work_left_running(first, elapsed_ms)
         if reason is None:
             return None

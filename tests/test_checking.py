@@ -168,3 +168,19 @@ def test_without_the_variable_cupy_is_tried(monkeypatch):
     monkeypatch.setattr(checking, "_cupy", None)
     monkeypatch.delenv("GPUBENCH_CHECK", raising=False)
     assert checking.cupy_module() is fake
+
+
+def test_a_new_reference_replaces_the_old_one_and_frees_its_device_copy():
+    # A reference variant's outputs at a later configuration of a shared problem: the device
+    # copy of the earlier answer must not be checked against.
+    backend = FakeBackend()
+    spec = BufferSpec((4,), np.dtype(np.float32))
+    buffer = backend.alloc(spec)
+    checker = checking.Checker(backend, PhaseClock())
+    checker.adopt("scale", {"out": np.zeros(4)}, ({"out": "stale view"}, [buffer]))
+    live = backend.live_buffers
+    checker.set("scale", {"out": np.arange(4.0)})
+    assert backend.live_buffers == live - 1  # the old device copy freed
+    assert "scale" not in checker._device and checker.host["scale"]["out"][3] == 3.0
+    checker.set("other", {"out": np.ones(2)})  # nothing on the device before: nothing freed
+    assert backend.live_buffers == live - 1

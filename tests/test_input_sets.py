@@ -151,21 +151,30 @@ def test_a_nan_input_is_intact_bit_for_bit():
     assert input_sets._count_differing(got, np.array([np.nan, 2.0], np.float32)) == 1
 
 
-def test_a_problem_is_the_point_without_the_configuration_the_reference_does_not_read():
+def test_a_problem_is_the_point_without_the_configuration_neither_reference_nor_inputs_read():
     bench = _Tuned()
     a = bench.resolve({**bench.defaults(), "block": 128})
     b = bench.resolve({**bench.defaults(), "block": 256})
     assert input_sets.problem_key(bench, a) is None  # reference_params None: its own problem
     bench.reference_params = frozenset()
+    assert input_sets.problem_key(bench, a) is None  # input_params None: the same
+    bench.input_params = frozenset({"n"})
     assert input_sets.problem_key(bench, a) == input_sets.problem_key(bench, b)
+    assert input_sets.shares_problem(bench, a, b)
     assert input_sets.problem_key(bench, a) != input_sets.problem_key(bench, {**b, "n": 7})
     bench.reference_params = frozenset({"block"})
     assert input_sets.problem_key(bench, a) != input_sets.problem_key(bench, b)
+    bench.reference_params = frozenset()
+    bench.input_params = frozenset({"n", "block"})  # the inputs read the block: two problems
+    assert input_sets.problem_key(bench, a) != input_sets.problem_key(bench, b)
+    assert not input_sets.shares_problem(bench, a, b)
+    assert input_sets.same_problem(bench, a, b)  # still one problem for the hand-over
 
 
 def test_the_points_of_one_problem_run_together_where_its_first_point_was():
     bench = _Tuned()
     bench.reference_params = frozenset()
+    bench.input_params = frozenset({"n"})
     points = [
         bench.resolve({**bench.defaults(), "n": n, "block": block})
         for block in (128, 256)

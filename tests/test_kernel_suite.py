@@ -1419,3 +1419,23 @@ def test_a_reference_function_that_never_returns_is_cut_off_in_a_dry_run(tmp_pat
     ]
     assert time.perf_counter() - started < 5
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # the timer is put back
+
+
+def test_the_inputs_read_their_shapes_and_init_arguments_and_the_reference_its_expression(
+    tmp_path,
+):
+    _, bench = load(tmp_path, SCALE)
+    assert bench.reference_params == frozenset({"n"})  # 2 * x, and the output's shape
+    assert bench.input_params == frozenset({"n"})  # x's shape; block shapes nothing
+    with_init = SCALE.replace(
+        "  reference: 2 * x\n", "  reference: 2 * x\n  init:\n    x: integers(0, ways)\n"
+    )
+    with_init = with_init.replace("  defines: [block]", "  defines: [block, ways]")
+    with_init = with_init.replace("  block: [128, 256]", "  block: [128, 256]\n  ways: [2, 32]")
+    _, bench = load(tmp_path, with_init)
+    assert bench.input_params == frozenset({"n", "ways"})  # init(..., ways) reads it
+    a, b = ({**bench.defaults(), "n": 1000, "block": 128, "ways": w} for w in (2, 32))
+    from gpubench import input_sets
+
+    assert input_sets.same_problem(bench, a, b)  # the reference reads no ways...
+    assert not input_sets.shares_problem(bench, a, b)  # ...but the inputs do: not shared

@@ -955,6 +955,7 @@ def _configurations(bench_class, variants, untrusted=False, sizes=(1000,), block
             Param("block", int, 128, "threads", choices=(128, 256, 512), compile_time=True),
         )
         reference_params = frozenset()
+        input_params = frozenset({"n"})
         # Shared by the suite's instances (a fresh class per call): what it made, counted.
         made: ClassVar[list[int]] = []
         referenced: ClassVar[list[int]] = []
@@ -1015,3 +1016,65 @@ def test_untrusted_mode_makes_fresh_inputs_for_every_configuration():
     bench, results = _configurations(ScaleSuite, ["good"], untrusted=True)
     assert bench.made.count(1000) >= 3
     assert len({r.seed for r in results}) == 3
+
+
+def test_configurations_whose_inputs_read_them_get_inputs_of_their_own():
+    # The inputs read the block (say, values up to it): each configuration is its own problem
+    # for the inputs, though the reference reads no block.
+    class ReadsBlock(ScaleSuite):
+        def inputs(self, point, rng):
+            made = super().inputs(point, rng)
+            return {"x": made["x"] * point.get("block", 1)}
+
+    class Declared(ReadsBlock):
+        pass
+
+    from gpubench.benchmark import Param
+
+    Declared.params = (
+        *ScaleSuite.params,
+        Param("block", int, 128, "threads", choices=(128, 256), compile_time=True),
+    )
+    Declared.reference_params = frozenset()
+    Declared.input_params = frozenset({"n", "block"})
+    bench = Declared()
+    points = [bench.resolve({**bench.defaults(), "block": b}) for b in (128, 256)]
+    seen = []
+    original = Runner.run_point
+
+    def spy(self, plan, point, variants, **kwargs):
+        results = original(self, plan, point, variants, **kwargs)
+        seen.append((point["block"], float(self._last.inputs["x"].max())))
+        return results
+
+    runner = Runner(FakeBackend())
+    runner.run_point = spy.__get__(runner)
+    results = runner.run(Plan(bench, points, ("good",), "good", QUICK))
+    assert [r.status for r in results] == [Status.OK, Status.OK]
+    assert seen[0][1] > 128 and seen[1][1] > 256  # x in [1, 2) times the point's own block
+    assert results[0].seed != results[1].seed
+
+
+def test_host_work_for_a_later_configuration_is_in_its_own_phases():
+    # The first configuration stops at its first check (wrong), so the second set's
+    # reference and uploads are made for the second configuration: they are its phases.
+    from gpubench.benchmark import Param
+
+    class Tuned(ScaleSuite):
+        params = (
+            *ScaleSuite.params,
+            Param("block", int, 128, "threads", choices=(128, 256), compile_time=True),
+        )
+        reference_params = frozenset()
+        input_params = frozenset({"n"})
+
+        def case(self, variant, point, device, inputs):
+            chosen = "wrong" if point["block"] == 128 else "good"
+            return super().case(chosen, point, device, inputs)
+
+    bench = Tuned()
+    points = [bench.resolve({**bench.defaults(), "block": b}) for b in (128, 256)]
+    first, second = Runner(FakeBackend()).run(Plan(bench, points, ("good",), "good", QUICK))
+    assert (first.status, second.status) == (Status.INCORRECT, Status.OK)
+    assert "inputs" in first.phases["point"] and "inputs" not in second.phases["point"]
+    assert {"reference", "uploads", "fresh_inputs"} <= set(second.phases["point"])

@@ -606,6 +606,7 @@ def test_the_plan_runs_the_configurations_of_one_problem_together():
             Param("block", int, 128, "threads", choices=(128, 256), compile_time=True),
         )
         reference_params = frozenset()
+        input_params = frozenset({"n"})
 
     bench = Tuned()
     points = [
@@ -622,3 +623,19 @@ def test_the_plan_runs_the_configurations_of_one_problem_together():
         (10, 256),
     ]
     assert points[1]["n"] == 10  # the sweep's own order is left as it was, for the table
+
+
+def test_an_interrupted_measure_gives_the_caller_its_signal_handlers_back(tmp_path, monkeypatch):
+    import signal
+
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    monkeypatch.chdir(tmp_path)
+    runner = InProcess(interrupt_after=2)
+    monkeypatch.setattr(session.Spread, "runner", lambda self, suite, backend: runner)
+    (tmp_path / "s.yaml").write_text(SWEEP)
+    mine = signal.getsignal(signal.SIGINT)
+    spec = config.load(tmp_path / "s.yaml")
+    outcome = session.measure(spec, outputs.OutputRequest(), session.Spread())
+    assert outcome.interrupted and len(outcome.result_set.results) == 2
+    assert signal.getsignal(signal.SIGINT) is mine  # a library caller's Ctrl-C works again
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL

@@ -484,6 +484,7 @@ def _problem_run(declares_shapes):
             Param("block", int, 256, "threads", choices=(128, 256), compile_time=True),
         )
         reference_params = frozenset()
+        input_params = frozenset({"n"})
 
         def input_specs(self, point):
             return super().input_specs(point) if declares_shapes else None
@@ -528,3 +529,49 @@ def test_a_suite_that_cannot_declare_its_shapes_hands_the_first_set_on_as_the_se
     assert (
         "the previous point's inputs in the same buffers" in by[("skips_filled", 256, 1000)].reason
     )
+
+
+@pytest.mark.parametrize("stall", [False, True], ids=["no stall", "host stall after it"])
+def test_a_wrong_audited_run_is_caught_though_a_long_wait_follows_it(monkeypatch, stall):
+    # The wait's confirmation runs the kernel again: the audited run's own outputs are
+    # checked before that, so a stall after a wrong run does not hide it.
+    from tests import fakes
+
+    wrong_on, stalling = 5, [False]
+
+    def wrong_once(out, x, n, counter):
+        count = counter.view(np.uint32)
+        fakes._scale_good(out, x, n)
+        if count[0] == wrong_on:  # launch 0 is the checked run; every timed one is audited
+            fakes.f32(out)[0] += 1.0
+            stalling[0] = stall
+        count[0] += 1
+
+    class WrongOnce(ScaleSuite):
+        name = "wrong_once"
+        variants = (fakes.Variant("wrong_once", "wrong_once", computes="double"),)
+        baseline = "wrong_once"
+
+        def case(self, variant, point, device, inputs):
+            case = super().case("writes_once", point, device, inputs)  # the counter scratch
+            case.steps[0] = dataclasses.replace(case.steps[0], kernel="wrong_once")
+            return case
+
+    monkeypatch.setitem(fakes.KERNELS, "wrong_once", (wrong_once, 1.0))
+    original = FakeBackend.synchronize_device
+
+    def synchronize(self):
+        original(self)
+        if stalling[0]:
+            stalling[0] = False
+            time.sleep(0.05)
+
+    monkeypatch.setattr(FakeBackend, "synchronize_device", synchronize)
+    bench = WrongOnce()
+    points = [bench.resolve({**bench.defaults(), "n": 1000})]
+    policy = dataclasses.replace(CHEAT_TIMING, untrusted=True)
+    (result,) = Runner(FakeBackend()).run(
+        Plan(bench, points, ("wrong_once",), "wrong_once", policy)
+    )
+    assert result.status is Status.INCORRECT
+    assert result.reason.startswith(f"right on the checked run, wrong on timed run {wrong_on} ")

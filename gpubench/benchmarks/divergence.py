@@ -54,6 +54,7 @@ def branch_efficiency(variant: str, block: int) -> float:
 class Divergence(OneThreadPerWord):
     name = "divergence"
     reference_params = frozenset({"block", "work"})
+    input_params = frozenset({"n"})
     description = "branch divergence: lane-parity vs warp-aligned splits, predication"
     memory_bound = False
     baseline = "uniform"

@@ -131,6 +131,7 @@ def warp_shape_problem(point: Point) -> str | None:
 class Matmul(Benchmark):
     name = "matmul"
     reference_params = frozenset()
+    input_params = frozenset({"m", "n", "k", "values"})
     description = (
         "C = A·B in float32 (M×K times K×N): from naive to pipelined, warp-tiled and multistage"
     )

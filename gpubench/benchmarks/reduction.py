@@ -66,6 +66,7 @@ class _CupySum:
 class Reduction(Benchmark):
     name = "reduction"
     reference_params = frozenset({"dtype"})
+    input_params = frozenset({"n", "dtype"})
     description = (
         "sum of n elements: the classic seven steps, warp shuffles, 16-byte loads, one pass"
     )

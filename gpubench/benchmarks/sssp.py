@@ -178,6 +178,7 @@ def _scratch(variant: str, n: int, k: int) -> dict[str, BufferSpec]:
 class ShortestPaths(Benchmark):
     name = "sssp"
     reference_params = frozenset()
+    input_params = frozenset({"graph", "vertices", "weights", "source", "sources", "edge_order"})
     description = (
         "single-source shortest paths on a road graph: Bellman-Ford, pull, worklists, near-far"
     )

@@ -165,6 +165,7 @@ class _Batch:
 class Streams(Benchmark):
     name = "streams"
     reference_params = frozenset()
+    input_params = frozenset({"size", "matrices", "values"})
     description = "L matrix products with host↔device copies: sequential vs overlapped on streams"
     memory_bound = False
     baseline = "sequential"

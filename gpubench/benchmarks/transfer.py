@@ -20,6 +20,7 @@ BYTE = np.dtype(np.uint8)
 class Transfer(Benchmark):
     name = "transfer"
     reference_params = frozenset()
+    input_params = frozenset({"bytes"})
     description = "copy bandwidth host↔device and device↔device, pageable vs pinned host memory"
     has_kernels = False
     memory_bound = True

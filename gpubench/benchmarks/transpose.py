@@ -31,6 +31,7 @@ DTYPES = {"float32": (np.float32, "float"), "float64": (np.float64, "double")}
 class Transpose(Benchmark):
     name = "transpose"
     reference_params = frozenset()
+    input_params = frozenset({"rows", "cols", "dtype"})
     description = (
         "out = in^T for a rows x cols matrix: coalescing, shared-memory tiles, bank conflicts"
     )

@@ -25,6 +25,7 @@ MULTIPLIER = np.uint32(2654435761)
 class Unroll(OneThreadPerWord):
     name = "unroll"
     reference_params = frozenset({"work"})
+    input_params = frozenset({"n"})
     description = "loop unrolling 1-16x and independent accumulators: time, registers"
     memory_bound = False
     show_resources = True

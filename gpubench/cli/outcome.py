@@ -11,7 +11,7 @@ from gpubench import outputs, results
 from gpubench.config import SweepSpec
 from gpubench.errors import EXIT_FAILED_POINTS, EXIT_INTERRUPTED, EXIT_OK
 from gpubench.report.plain import say
-from gpubench.session import Spread, SweepOutcome, measure, protect_outputs
+from gpubench.session import Spread, SweepOutcome, ignore_interrupts, measure, protect_outputs
 
 
 def execute(
@@ -31,7 +31,9 @@ def execute(
         note=lambda text: say(err, text),
         progress=_progress_bar(err),
     )
-    with protect_outputs():  # a second Ctrl-C must not cost the files
+    if outcome.interrupted:  # to the exit (130): a second Ctrl-C must not cost the files
+        ignore_interrupts()
+    with protect_outputs():  # nor one that comes while they are written
         show(outcome, console)
         return save(outcome, err)
 
