@@ -187,10 +187,9 @@ def measure(
         result_set.environment["worker_restarts"] = runner.restarts
         _note_retries(runner.retried, result_set, note)
         _sort(result_set, points, spec.variants)
-    fresh = [r for r in result_set.results if not any(r is p for p in previous)]
-    wall = time.perf_counter() - started
     _restore_signal_handlers(handlers)  # a library caller's Ctrl-C works again
-    return SweepOutcome(bench, result_set, files, fresh, interrupted, wall)
+    fresh = [r for r in result_set.results if not any(r is p for p in previous)]
+    return SweepOutcome(bench, result_set, files, fresh, interrupted, time.perf_counter() - started)
 
 
 def _profile(
