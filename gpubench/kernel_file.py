@@ -684,14 +684,19 @@ def _identity(
     cu = raw["source"]
     if not isinstance(cu, str) or not cu:
         raise p.error(f"expected the path of a .cu file, got {quote(cu)}", "kernel.source")
-    cu_path = (path.parent / cu).resolve()
-    if not cu_path.exists():
+    try:
+        cu_path = (path.parent / cu).resolve()
+        exists, regular = cu_path.exists(), cu_path.is_file()
+        size = cu_path.stat().st_size if regular else 0
+    except (OSError, ValueError) as exc:  # a name past the system's limit, a NUL byte
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise p.error(f"{quote(cu)} is no usable file name: {reason}", "kernel.source") from None
+    if not exists:
         raise p.error(
             f"{cu!r} not found (looked for {cu_path.name} beside {path.name})", "kernel.source"
         )
-    if not cu_path.is_file():  # a folder, /dev/zero, a pipe: nothing to compile, or no end
+    if not regular:  # a folder, /dev/zero, a pipe: nothing to compile, or no end
         raise p.error(f"{cu!r} is not a regular file", "kernel.source")
-    size = cu_path.stat().st_size
     if size > MAX_SOURCE_BYTES:
         raise p.error(
             f"{cu!r} is {size:,} bytes; a kernel source is at most {MAX_SOURCE_BYTES // 2**20} MiB",

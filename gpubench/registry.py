@@ -148,7 +148,14 @@ def get(name: str, *, source: str | None = None, key: str | None = None) -> Benc
     if name.endswith((".py", ".yaml", ".yml")):
         from pathlib import Path
 
-        if not Path(name).is_file():
+        try:
+            found = Path(name).is_file()
+        except (OSError, ValueError) as exc:  # a name past the system's limit, a NUL byte
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise ConfigError(
+                f"suite file {quote(name)} is no usable file name: {reason}", source=source, key=key
+            ) from None
+        if not found:
             raise ConfigError(f"suite file {name!r} not found", source=source, key=key)
         if name.endswith(".py"):
             return load_suite_file(str(Path(name).resolve()))

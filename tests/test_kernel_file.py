@@ -188,6 +188,15 @@ REFUSED = [
         "kernel.source: 'nope.cu' not found (looked for nope.cu beside k.yaml)",
     ),
     (
+        data_with(source="x" * 5000),  # past the system's limit on a name: no OSError
+        "kernel.source: '" + "x" * 27 + "..." + "x" * 28 + "' is no usable file name: File "
+        "name too long",
+    ),
+    (
+        data_with(source="k\x00.cu"),
+        "kernel.source: 'k\\x00.cu' is no usable file name: embedded null byte",
+    ),
+    (
         data_with(name="bad name"),
         "kernel.name: expected a short name (letters, digits, _ . -), got 'bad name'",
     ),

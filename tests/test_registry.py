@@ -123,3 +123,12 @@ def test_a_suite_file_with_right_declarations_loads(tmp_path):
         ("a", "b"),
         {"n": 16, "tag": "x"},
     )
+
+
+def test_a_suite_file_name_no_system_can_open_is_one_line():
+    with pytest.raises(ConfigError) as info:
+        registry.get("x" * 5000 + ".py")
+    assert str(info.value).endswith("is no usable file name: File name too long")
+    assert len(str(info.value)) < 200  # the name is shown short
+    with pytest.raises(ConfigError, match=r"^suite file 'k\\x00.py' not found$"):
+        registry.get("k\x00.py")  # a NUL byte: Python's is_file says no
