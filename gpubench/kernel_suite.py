@@ -393,12 +393,7 @@ class KernelFileBenchmark(Benchmark):
             return None
         names = {n for e in kf.reference_expressions.values() for n in e.names}
         names |= {n for a in kf.outputs for dim in a.dims for n in dim.names}
-        params = {p.name for p in self.params}
-        through = {a.name: set(a.value.names) for a in kf.scalars}
-        reads = {n for n in names if n in params}
-        for name in names & through.keys():
-            reads |= through[name] & params
-        return frozenset(reads)
+        return self._params_read(names)
 
     @property
     def input_params(self) -> frozenset[str]:  # type: ignore[override]
@@ -407,8 +402,12 @@ class KernelFileBenchmark(Benchmark):
         kf = self.kf
         names = {n for a in kf.inputs for dim in a.dims for n in dim.names}
         names |= {n for init in kf.init.values() for arg in init.args for n in arg.names}
+        return self._params_read(names)
+
+    def _params_read(self, names: set[str]) -> frozenset[str]:
+        """The parameters among `names`, and those a scalar argument among them reads."""
         params = {p.name for p in self.params}
-        through = {a.name: set(a.value.names) for a in kf.scalars}
+        through = {a.name: set(a.value.names) for a in self.kf.scalars}
         reads = {n for n in names if n in params}
         for name in names & through.keys():
             reads |= through[name] & params

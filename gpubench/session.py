@@ -77,7 +77,7 @@ class Spread:
     @property
     def backend_source(self) -> str:
         """Where the backend's name came from, for the line that refuses a bad one."""
-        return "--backend" if self.backend else backends.FROM_ENVIRONMENT
+        return backends.source_of(self.backend)
 
     def runner(self, suite: str, backend: str) -> SweepRunner:
         if self.scheduler:
@@ -265,17 +265,12 @@ def protect_outputs() -> Iterator[None]:
     """Ignore Ctrl-C and SIGTERM while the results are gathered or written (after an
     interrupt the command line keeps them ignored until it exits with 130: an impatient
     second Ctrl-C must not turn into a traceback)."""
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        for sig in previous:
-            signal.signal(sig, signal.SIG_IGN)
-    except ValueError:  # not the main thread: nothing to protect
-        previous = {}
+    previous = _signal_handlers()
+    ignore_interrupts()  # not the main thread: nothing to protect
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        _restore_signal_handlers(previous)
 
 
 @contextlib.contextmanager
@@ -311,7 +306,7 @@ def _check_resumable(
 def probe_environment(suite: str, device: int, backend: str | None = None) -> dict[str, Any]:
     """The environment record of a worker on `device` (its GPU's UUID, ...), then stop it."""
     spec = WorkerSpec.for_suite(suite, device, backend)
-    backends.preflight(spec.backend, source=Spread(backend=backend).backend_source)
+    backends.preflight(spec.backend, source=backends.source_of(backend))
     runner = IsolatedRunner(spec)
     try:
         return runner.start()

@@ -230,8 +230,13 @@ class _Session:
 
         self.calls.append(("measure", spec.suite, spec.source, request, spread.device, note))
         environment = {**ENVIRONMENT, "gpu_uuid": self.uuid}
-        measured = ResultSet(suite="ceilings", environment=environment, spec={},
-                             results=MEASURED, created="2026-11-24T10:00:00")  # fmt: skip
+        measured = ResultSet(
+            suite="ceilings",
+            environment=environment,
+            spec={},
+            results=MEASURED,
+            created="2026-11-24T10:00:00",
+        )
         return SweepOutcome(None, measured, None, MEASURED, self.interrupted, 1.0)
 
 

@@ -990,8 +990,11 @@ def test_configurations_of_one_problem_share_its_inputs_and_references():
         assert r.status is expected, (r.point, r.variant, r.reason)
     assert all(len(seeds) == 1 for seeds in by_size.values())  # the problem's seed
     assert by_size[1000] != by_size[77]
-    first, shared = (r for r in results if r.variant == "good" and r.point["n"] == 1000
-                     and r.point["block"] in (128, 256))  # fmt: skip
+    first, shared = (
+        r
+        for r in results
+        if r.variant == "good" and r.point["n"] == 1000 and r.point["block"] in (128, 256)
+    )
     assert "inputs" in first.phases["point"] and "inputs" not in shared.phases["point"]
 
 

@@ -21,7 +21,7 @@ from gpubench.errors import ConfigError, EnvironmentProblem, quote
 
 __all__ = [
     "BUILT_IN", "DEFAULT", "FROM_ENVIRONMENT", "Backend", "BoundRun", "CompiledModule",
-    "KernelAttributes", "installed", "load", "preflight", "selected",
+    "KernelAttributes", "installed", "load", "preflight", "selected", "source_of",
 ]  # fmt: skip
 
 DEFAULT = "pycuda"
@@ -35,6 +35,11 @@ NO_NVCC = "nvcc not found on PATH: install the CUDA toolkit or --backend cuda-co
 FROM_ENVIRONMENT = "GPUBENCH_BACKEND"
 # Whether this process said that it chose cuda-core by itself.
 _announced = False
+
+
+def source_of(name: str | None) -> str:
+    """Where a run's backend name came from: --backend where one was given to it."""
+    return "--backend" if name else FROM_ENVIRONMENT
 
 
 def installed(module: str) -> bool:

@@ -58,6 +58,5 @@ def info(device: int) -> None:
 
     check_device_index(device)
     name = chosen_backend()
-    source = "--backend" if name else backends.FROM_ENVIRONMENT
-    backend = backends.load(device, name, source)
+    backend = backends.load(device, name, backends.source_of(name))
     out_console().print(info_table(device, backend.device, backend.environment()))
