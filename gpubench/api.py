@@ -75,9 +75,9 @@ def compare(
     suite_thresholds: dict[str, float] | None = None,
 ) -> Comparison:
     """Two results files (JSON or JSON lines) point by point, judged against their noise."""
-    from gpubench import metrics, results
-    from gpubench.compare import compare as compare_sets
-    from gpubench.compare import regressions
+    from gpubench.model import metrics, results
+    from gpubench.store.compare import compare as compare_sets
+    from gpubench.store.compare import regressions
 
     if not math.isfinite(threshold) or threshold < 0:
         raise ConfigError(f"expected a finite number >= 0, got {threshold!r}", key="--threshold")
@@ -94,7 +94,7 @@ def compare(
             f"unknown metric {metric!r}{did_you_mean(metric, known)}; known: {', '.join(known)}",
             key="--metric",
         ) from None
-    from gpubench.compare import compared, suite_defaults, unmatched_base
+    from gpubench.store.compare import compared, suite_defaults, unmatched_base
 
     rows = compare_sets(
         base, new, threshold, chosen, suite_thresholds or {}, suite_defaults(base, new)
@@ -130,10 +130,10 @@ class RooflineGroup:
 def roofline(results_paths: list[str], ceilings_path: str | None = None) -> list[RooflineGroup]:
     """Every measured result of the files on its GPU's roofline, one group per GPU (a group
     with nothing placed: no result of that GPU was measured with its work)."""
-    from gpubench import ceilings as store
-    from gpubench import results
+    from gpubench.model import results
     from gpubench.report import roofline as rl
     from gpubench.report.table import varying_params
+    from gpubench.store import ceilings as store
 
     for path in results_paths:
         if store.is_record_file(path):
@@ -178,7 +178,7 @@ def plot(
 ) -> Any:
     """Draw a metric of a results file against a parameter at `target` (PNG, SVG or PDF, by
     its suffix; needs matplotlib); the chart drawn (report.plot.Chart)."""
-    from gpubench import results
+    from gpubench.model import results
     from gpubench.report import plot as plotting
 
     result_set = results.load_any(results_path)
@@ -208,8 +208,8 @@ def sweep(
 ) -> Any:
     """Measure a sweep (a config.SweepSpec) and return its session.SweepOutcome. Only its
     results log is written (`request.jsonl`, or none); the other files are the caller's."""
-    from gpubench import session
-    from gpubench.outputs import OutputRequest
+    from gpubench.engine import session
+    from gpubench.store.outputs import OutputRequest
 
     return session.measure(
         spec, request or OutputRequest(), spread or session.Spread(), note or quiet, progress
@@ -225,7 +225,7 @@ def run(
 ) -> Any:
     """One point of a suite (its parameters as `gpubench run` takes them), every variant or
     those named: `sweep` of that one point."""
-    from gpubench import config
+    from gpubench.load import config
 
     mapping: dict[str, Any] = {"suite": suite, "params": dict(params or {}), "timing": timing or {}}
     if variants:
@@ -248,9 +248,10 @@ def ceilings(
 ) -> CeilingsOutcome:
     """This GPU's ceilings: the stored record, or a run of the ceilings suite (its messages to
     `note`, its results in `sweep`). An interrupted run leaves no record."""
-    from gpubench import ceilings as store
-    from gpubench import config, session
-    from gpubench.outputs import OutputRequest
+    from gpubench.engine import session
+    from gpubench.load import config
+    from gpubench.store import ceilings as store
+    from gpubench.store.outputs import OutputRequest
 
     if not remeasure:
         environment = session.probe_environment("ceilings", device, backend)
@@ -288,8 +289,9 @@ def inspect(
     want_sass: bool,
 ) -> Inspection:
     """What the suite's kernels compile to at the point `params` give (no GPU needed)."""
-    from gpubench import config, inspection
-    from gpubench import kernels as kernel_sources
+    from gpubench.engine import inspection
+    from gpubench.engine import kernels as kernel_sources
+    from gpubench.load import config
 
     if not bench.has_kernels:
         raise ConfigError(f"{bench.name} has no kernels of its own to inspect")
@@ -334,9 +336,9 @@ class DryRun:
 
 
 def dry_run(spec: Any, shard: tuple[int, int] | None = None) -> DryRun:
-    from gpubench import registry
+    from gpubench.engine.session import shard_points
+    from gpubench.load import registry
     from gpubench.report.table import split_params
-    from gpubench.session import shard_points
 
     bench = registry.get(spec.suite_ref or spec.suite)
     points = shard_points(spec.points(bench), shard, spec.source)

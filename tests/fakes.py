@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gpubench.backends.base import KernelAttributes
-from gpubench.benchmark import (
+from gpubench.errors import KernelCompileError, KernelLaunchError, OutOfMemory
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
@@ -33,8 +34,7 @@ from gpubench.benchmark import (
     Variant,
     Work,
 )  # fmt: skip
-from gpubench.device import DeviceInfo, Environment, host_environment
-from gpubench.errors import KernelCompileError, KernelLaunchError, OutOfMemory
+from gpubench.model.device import DeviceInfo, Environment, host_environment
 
 FAKE_DEVICE = DeviceInfo(
     name="Fake GPU", compute_capability=(9, 0), sm_count=4, sm_clock_mhz=1000.0,
@@ -152,7 +152,7 @@ def _count_down_never_done(values: np.ndarray, changed: np.ndarray, n: int) -> N
     changed.view(np.int32)[0] = 1
 
 
-# -- kernels that game the harness (gpubench.audit, gpubench.input_sets catch each) ----------
+# -- kernels that game the harness (gpubench.engine.audit, gpubench.engine.input_sets catch each) ----------
 # What a cheating kernel keeps between launches (FakeBackend() clears it), and the share of
 # its usual time the last launch took (a memo hit or a skipped launch is cheap).
 CHEAT_STATE: dict[Any, Any] = {}

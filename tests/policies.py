@@ -8,7 +8,7 @@ as a diff there. Policies that one module needs for a reason of its own stay in 
 
 from __future__ import annotations
 
-from gpubench.timing import TimingPolicy
+from gpubench.model.timing import TimingPolicy
 
 CHECK_ONLY = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0)
 """One timed run, no warmup, no time floor: for tests of what a variant computes (its check,

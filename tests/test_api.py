@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpubench import api, config, registry
+from gpubench import api
 from gpubench.errors import ConfigError
-from gpubench.results import Result, ResultSet, Status, save_json
+from gpubench.load import config, registry
+from gpubench.model.results import Result, ResultSet, Status, save_json
 
 
 def _set(*medians: float) -> ResultSet:
@@ -120,7 +121,7 @@ def test_a_dry_run_of_fifty_points_lists_them_all_with_the_fixed_values(tmp_path
 def test_roofline_takes_each_gpu_once_across_files_and_refuses_a_ceilings_record(
     tmp_path, monkeypatch
 ):
-    from gpubench import ceilings as store
+    from gpubench.store import ceilings as store
 
     monkeypatch.setattr(store, "load_for", lambda uuid: None)  # no stored ceilings here
 
@@ -180,7 +181,7 @@ def test_compare_s_refusals_in_their_words(tmp_path):
     assert api.compare(a, a, threshold=0.0).compared == 1
     with pytest.raises(ConfigError) as info:
         api.compare(a, a, metric="gbsp")
-    from gpubench import metrics
+    from gpubench.model import metrics
 
     known = ", ".join(sorted(m.key for m in metrics.CATALOG))
     assert str(info.value) == (f"--metric: unknown metric 'gbsp' (did you mean 'gbps'?); known: "
@@ -215,7 +216,7 @@ def test_compare_by_a_metric_only_the_files_carry_and_with_a_suite_threshold(tmp
 
 # -- ceilings: the stored record, or a run of the suite (session stood in for) ---------------------
 class _Session:
-    """Stands in for gpubench.session: probe_environment and measure, recorded."""
+    """Stands in for gpubench.engine.session: probe_environment and measure, recorded."""
 
     def __init__(self, uuid: str | None = "GPU-test-1", interrupted: bool = False):
         self.uuid, self.interrupted, self.calls = uuid, interrupted, []
@@ -225,8 +226,8 @@ class _Session:
         return {"gpu_uuid": self.uuid}
 
     def measure(self, spec, request, spread, note=None, progress=None):
-        from gpubench.session import SweepOutcome
-        from tests.test_ceilings import ENVIRONMENT, MEASURED
+        from gpubench.engine.session import SweepOutcome
+        from tests.store.test_ceilings import ENVIRONMENT, MEASURED
 
         self.calls.append(("measure", spec.suite, spec.source, request, spread.device, note))
         environment = {**ENVIRONMENT, "gpu_uuid": self.uuid}
@@ -242,7 +243,7 @@ class _Session:
 
 @pytest.fixture
 def stand_in_session(tmp_path, monkeypatch):
-    from gpubench import session
+    from gpubench.engine import session
 
     monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
 
@@ -255,8 +256,8 @@ def stand_in_session(tmp_path, monkeypatch):
 
 
 def test_ceilings_measures_stores_and_then_reads_the_stored_record(stand_in_session, tmp_path):
-    from gpubench import ceilings as store
-    from gpubench.outputs import OutputRequest
+    from gpubench.store import ceilings as store
+    from gpubench.store.outputs import OutputRequest
 
     fake = stand_in_session(_Session())
     notes = []
@@ -341,7 +342,7 @@ def test_a_dry_run_of_one_shard_plans_its_points_only(tmp_path):
 
 
 def test_a_dry_run_of_a_kernel_file_reports_its_first_problem_with_the_file(tmp_path):
-    from tests.test_kernel_suite import SCALE, write
+    from tests.kernelfile.test_benchmark import SCALE, write
 
     path = write(tmp_path, SCALE.replace("[good, fast, skips_last, wrong]", "[good, absent, gone]"))
     with pytest.raises(ConfigError) as info:
@@ -381,7 +382,8 @@ def test_inspect_compiles_the_suite_s_source_with_its_options_and_filters_the_ke
 ):
     from types import SimpleNamespace
 
-    from gpubench import inspection, registry
+    from gpubench.engine import inspection
+    from gpubench.load import registry
 
     calls = []
 
@@ -413,7 +415,7 @@ def test_inspect_compiles_the_suite_s_source_with_its_options_and_filters_the_ke
 def test_a_dry_run_axis_of_values_that_do_not_order_spans_the_first_and_last_point():
     from types import SimpleNamespace
 
-    from gpubench import registry
+    from gpubench.load import registry
 
     base = config.spec_from_mapping({"suite": "transpose"}, "t.yaml").points(
         registry.get("transpose")
@@ -429,8 +431,8 @@ def test_a_dry_run_axis_of_values_that_do_not_order_spans_the_first_and_last_poi
 
 # -- run and sweep: the engine's outcome, returned ---------------------------------------------
 def test_run_and_sweep_return_the_engine_s_outcome_and_show_nothing(monkeypatch):
-    from gpubench import session
-    from gpubench.outputs import OutputRequest
+    from gpubench.engine import session
+    from gpubench.store.outputs import OutputRequest
 
     calls = []
 

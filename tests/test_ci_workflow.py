@@ -46,8 +46,8 @@ def test_the_workflow_carries_the_history_and_publishes_its_report(tmp_path):
     assert uploads["gpu-smoke-history"] == "results/history.sqlite"
     assert uploads["gpu-smoke-report"] == "report/"
     # The report command as the workflow gives it, on a store of the shipped baseline.
-    from gpubench.history import CodeVersion, History
-    from gpubench.results import load_json
+    from gpubench.model.results import load_json
+    from gpubench.store.history import CodeVersion, History
 
     store = tmp_path / "results" / "history.sqlite"
     with History.open(store) as h:

@@ -61,7 +61,7 @@ def test_without_pycuda_cuda_core_is_chosen_with_one_line(only_cuda_core, capsys
     assert capsys.readouterr().err == (
         "note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)\n"
     )
-    from gpubench.worker import WorkerSpec
+    from gpubench.engine.worker import WorkerSpec
 
     assert WorkerSpec.for_suite("transpose").backend == "cuda-core"  # the workers get it
     assert backends.selected() == "cuda-core" and capsys.readouterr().err == ""  # said once
@@ -428,7 +428,7 @@ def test_compare_reads_a_sweeps_json_lines_log(fake_gpu, tmp_path):
     assert "pair(s) compared; largest change 0.00%" in result.output
 
 
-SUITE_HEAD = "from gpubench.benchmark import Benchmark, Param, Variant, Case\n"
+SUITE_HEAD = "from gpubench.model.benchmark import Benchmark, Param, Variant, Case\n"
 
 
 @pytest.mark.parametrize(
@@ -675,7 +675,7 @@ def test_list_configs_and_a_bundled_sweep_by_name(tmp_path, monkeypatch):
 
 
 def test_every_fingerprint_field_blocks_a_resume():
-    from gpubench.session import differences
+    from gpubench.engine.session import differences
 
     before = {"suite": "s", "kernel_source_sha256": "a", "gpu_name": "H100", "gpu_uuid": "GPU-1",
               "points": ["p1", "p2"], "variants": ["x"], "baseline": "x",

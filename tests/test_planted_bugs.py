@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gpubench import checking, config, kernel_suite
-from gpubench.results import Status
-from gpubench.runner import Plan, Runner
+from gpubench.engine import checking
+from gpubench.engine.runner import Plan, Runner
+from gpubench.kernelfile import benchmark as kernelfile_benchmark
+from gpubench.load import config
+from gpubench.model.results import Status
 from tests.policies import QUICK
 
 SUITES = Path(__file__).resolve().parent / "suites"
@@ -23,7 +25,7 @@ PLANTED = replace(QUICK, max_time_s=0.5)
 def run_file(backend, name: str):
     path = SUITES / name
     spec = config.load(path)
-    bench = kernel_suite.load_benchmark(str(path.resolve()))
+    bench = kernelfile_benchmark.load_benchmark(str(path.resolve()))
     points = spec.points(bench)
     return {r.variant: r for r in Runner(backend).run(
         Plan(bench, points, spec.variants, spec.baseline, PLANTED))}  # fmt: skip
@@ -32,7 +34,7 @@ def run_file(backend, name: str):
 def test_the_planted_suites_are_valid_kernel_files():
     for name in ("planted_matmul.yaml", "planted_sum.yaml", "planted_copy.yaml"):
         spec = config.load(SUITES / name)
-        bench = kernel_suite.load_benchmark(str((SUITES / name).resolve()))
+        bench = kernelfile_benchmark.load_benchmark(str((SUITES / name).resolve()))
         assert all(bench.validate_point(p) is None for p in spec.points(bench))
         assert any(v.endswith("_bug") for v in spec.variants)
 
@@ -67,7 +69,7 @@ def _sssp_with_a_skipped_edge(tmp_path):
     import copy
 
     from gpubench.benchmarks import sssp
-    from gpubench.kernels import source_path
+    from gpubench.engine.kernels import source_path
 
     text = source_path(sssp.BENCHMARK).read_text()
     right = "for (long long e = in_offsets[v]; e < in_offsets[v + 1]; ++e) {"
@@ -95,7 +97,7 @@ def test_a_skipped_edge_in_sssp_is_incorrect(gpu_backend, monkeypatch, tmp_path,
 
 def test_the_sssp_bug_is_planted_in_a_copy_only(tmp_path):
     from gpubench.benchmarks import sssp
-    from gpubench.kernels import source_path
+    from gpubench.engine.kernels import source_path
 
     bench = _sssp_with_a_skipped_edge(tmp_path)
     assert "e + 1 < in_offsets" in source_path(bench).read_text()

@@ -7,7 +7,7 @@ from dataclasses import asdict, fields
 
 import pytest
 
-from gpubench.timing import TimingPolicy
+from gpubench.model.timing import TimingPolicy
 from tests import policies
 
 # Every field of each policy, defaults included: a new default in TimingPolicy changes the

@@ -1,7 +1,7 @@
 """The backend contract: every member the harness uses, declared here and nowhere else.
 
 A backend owns one device. It compiles and loads kernels, allocates device and host buffers,
-runs the backend-neutral steps of `gpubench.steps` (launches, copies, library calls, repeats,
+runs the backend-neutral steps of `gpubench.model.steps` (launches, copies, library calls, repeats,
 on several streams) and times them with device events. The harness never reaches past it.
 """
 
@@ -12,9 +12,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gpubench.benchmark import BufferSpec
-from gpubench.device import DeviceInfo, Environment
-from gpubench.steps import Launch, RunRecord, Step
+from gpubench.model.benchmark import BufferSpec
+from gpubench.model.device import DeviceInfo, Environment
+from gpubench.model.steps import Launch, RunRecord, Step
 
 
 @dataclass(frozen=True)

@@ -39,15 +39,15 @@ from gpubench.backends.shared import (
     launch_problem,
     staged_upload,
 )
-from gpubench.benchmark import BufferSpec
-from gpubench.device import DeviceInfo, Environment
 from gpubench.errors import (
     EnvironmentProblem,
     KernelCompileError,
     KernelLaunchError,
     OutOfMemory,
 )
-from gpubench.steps import (
+from gpubench.model.benchmark import BufferSpec
+from gpubench.model.device import DeviceInfo, Environment
+from gpubench.model.steps import (
     BufferRef,
     Copy,
     Launch,

@@ -20,10 +20,10 @@ from typing import Any
 
 from gpubench.backends import nvml
 from gpubench.backends.shared import BoundRun, Op, driver_api_version, needs_opt_in, run_repeat
-from gpubench.benchmark import BufferSpec
-from gpubench.device import Environment, host_environment
 from gpubench.errors import KernelLaunchError
-from gpubench.steps import Copy, Launch, LibraryCall, Repeat, RunRecord, Step, streams_used
+from gpubench.model.benchmark import BufferSpec
+from gpubench.model.device import Environment, host_environment
+from gpubench.model.steps import Copy, Launch, LibraryCall, Repeat, RunRecord, Step, streams_used
 
 
 @functools.cache

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from gpubench.backends.base import KernelAttributes
-from gpubench.device import DeviceInfo
 from gpubench.errors import KernelLaunchError
-from gpubench.steps import Copy, Launch, Repeat, RunRecord
+from gpubench.model.device import DeviceInfo
+from gpubench.model.steps import Copy, Launch, Repeat, RunRecord
 
 # Uploads at least this large go through page-locked staging slots (staged_upload).
 STAGED_UPLOAD_FROM = 256 * 2**20

@@ -1,1 +1,1 @@
-"""One module per benchmark suite; each defines BENCHMARK (see gpubench.registry)."""
+"""One module per benchmark suite; each defines BENCHMARK (see gpubench.load.registry)."""

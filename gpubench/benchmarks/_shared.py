@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.benchmark import (
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,

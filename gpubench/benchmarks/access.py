@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpubench.benchmark import (
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
@@ -21,10 +21,10 @@ from gpubench.benchmark import (
     Work,
     ceil_div,
 )
-from gpubench.metrics import Metric
+from gpubench.model.metrics import Metric
 
 if TYPE_CHECKING:
-    from gpubench.device import DeviceInfo
+    from gpubench.model.device import DeviceInfo
 
 DTYPES = {"float32": (np.float32, "float"), "float64": (np.float64, "double")}
 MAX_SHIFT = 32  # offsets and strides go up to 32 elements

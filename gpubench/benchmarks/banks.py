@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpubench.benchmark import (
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
@@ -21,11 +21,11 @@ from gpubench.benchmark import (
     Variant,
     Work,
 )
-from gpubench.metrics import Metric
-from gpubench.results import point_key
+from gpubench.model.metrics import Metric
+from gpubench.model.results import point_key
 
 if TYPE_CHECKING:
-    from gpubench.device import DeviceInfo
+    from gpubench.model.device import DeviceInfo
 
 BANKS = 32
 SLOTS = 32 * 33  # words in the kernel's shared tile

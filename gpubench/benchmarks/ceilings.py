@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.benchmark import (
+from gpubench.benchmarks._shared import EXACT_VALUES, cupy_array, cupy_stream
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
@@ -26,8 +27,7 @@ from gpubench.benchmark import (
     Variant,
     Work,
 )
-from gpubench.benchmarks._shared import EXACT_VALUES, cupy_array, cupy_stream
-from gpubench.results import point_key
+from gpubench.model.results import point_key
 
 # Threads per SM the grid-stride kernels fill (a full H100 SM: 2048).
 CHAINS = 8

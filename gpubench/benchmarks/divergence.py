@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpubench.benchmark import (
+from gpubench.benchmarks._shared import THREADS_PER_BLOCK, WORDS, OneThreadPerWord
+from gpubench.model.benchmark import (
     Case,
     Param,
     Point,
     Variant,
 )
-from gpubench.benchmarks._shared import THREADS_PER_BLOCK, WORDS, OneThreadPerWord
-from gpubench.metrics import Metric
+from gpubench.model.metrics import Metric
 
 if TYPE_CHECKING:
-    from gpubench.device import DeviceInfo
+    from gpubench.model.device import DeviceInfo
 
 # Each side: x = x * A + C, `work` times (uint32, wrapping): kernels_cu/divergence.cu.
 SIDE_A = (1664525, 1013904223)

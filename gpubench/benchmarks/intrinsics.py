@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpubench.benchmark import (
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
@@ -23,11 +23,11 @@ from gpubench.benchmark import (
     Work,
     ceil_div,
 )
-from gpubench.metrics import Metric
+from gpubench.model.metrics import Metric
 
 if TYPE_CHECKING:
-    from gpubench.device import DeviceInfo
-    from gpubench.results import Result
+    from gpubench.model.device import DeviceInfo
+    from gpubench.model.results import Result
 
 THREADS = 256
 STEP = 2.0**-10  # the kernels' nearby arguments: x + k / 1024, rounded to float32

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpubench.benchmark import (
+from gpubench.benchmarks._shared import (
+    VALUE_KINDS,
+    cupy_array,
+    cupy_stream,
+    dot_product_rtol,
+    exact_limit_problem,
+    matrix_values,
+)
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
@@ -24,17 +32,9 @@ from gpubench.benchmark import (
     Work,
     ceil_div,
 )
-from gpubench.benchmarks._shared import (
-    VALUE_KINDS,
-    cupy_array,
-    cupy_stream,
-    dot_product_rtol,
-    exact_limit_problem,
-    matrix_values,
-)
 
 if TYPE_CHECKING:
-    from gpubench.device import DeviceInfo
+    from gpubench.model.device import DeviceInfo
 
 INT32_MAX = 2**31 - 1
 STATIC_SHARED_LIMIT = 48 * 1024

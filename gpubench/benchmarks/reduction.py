@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpubench import hostmath
-from gpubench.benchmark import (
+from gpubench.benchmarks._shared import FLOAT32_UNIT_ROUNDOFF, cupy_array, cupy_stream
+from gpubench.model import hostmath
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
@@ -25,10 +26,9 @@ from gpubench.benchmark import (
     Work,
     ceil_div,
 )
-from gpubench.benchmarks._shared import FLOAT32_UNIT_ROUNDOFF, cupy_array, cupy_stream
 
 if TYPE_CHECKING:
-    from gpubench.device import DeviceInfo
+    from gpubench.model.device import DeviceInfo
 
 UINT32_MAX = 2**32 - 1
 DTYPES = {"int32": (np.int32, "int"), "float32": (np.float32, "float")}

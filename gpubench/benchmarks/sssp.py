@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpubench import graphs, install_hint
-from gpubench.benchmark import (
+from gpubench import install_hint
+from gpubench.benchmarks import _road_graphs as road_graphs
+from gpubench.errors import PointError
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
@@ -25,12 +27,11 @@ from gpubench.benchmark import (
     Variant,
     ceil_div,
 )
-from gpubench.errors import PointError
-from gpubench.metrics import Metric
+from gpubench.model.metrics import Metric
 
 if TYPE_CHECKING:
-    from gpubench.device import DeviceInfo
-    from gpubench.results import Result
+    from gpubench.model.device import DeviceInfo
+    from gpubench.model.results import Result
 
 INF = np.iinfo(np.int32).max
 GENERATED = "road-like"
@@ -80,12 +81,12 @@ def adjacency_slots(
 
 
 @lru_cache(maxsize=2)
-def graph_for(name: str, vertices: int | None) -> graphs.Graph:
+def graph_for(name: str, vertices: int | None) -> road_graphs.Graph:
     """The generated road-like graph, or a file's (parsed once per process, and once per
     file content on disk)."""
     if name == GENERATED:
-        return graphs.road_like(vertices or 2_000_000)
-    return graphs.load(name)
+        return road_graphs.road_like(vertices or 2_000_000)
+    return road_graphs.load(name)
 
 
 def _scipy() -> Any:
@@ -193,7 +194,7 @@ class ShortestPaths(Benchmark):
               "graph is made in host memory"),
         Param("weights", str, "file", "edge weights: the file's (unit where it has none), "
               "unit, or uniform integers in [1, 64) from the run's seed",
-              choices=graphs.WEIGHT_KINDS),
+              choices=road_graphs.WEIGHT_KINDS),
         Param("source", int, -1, "the source vertex (0-based; a SNAP file's ids with gaps are "
               "renumbered 0..V-1 in increasing order); -1: random sources", minimum=-1),
         Param("sources", int, 1, "random sources solved one after the other in one run; "
@@ -233,7 +234,7 @@ class ShortestPaths(Benchmark):
             resolved["vertices"] = None
         return resolved
 
-    def graph(self, point: Point) -> graphs.Graph:
+    def graph(self, point: Point) -> road_graphs.Graph:
         return graph_for(point["graph"], point["vertices"])
 
     def validate_point(self, point: Point) -> str | None:

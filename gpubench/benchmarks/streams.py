@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpubench.benchmark import (
+from gpubench.benchmarks._shared import (
+    VALUE_KINDS,
+    dot_product_rtol,
+    exact_limit_problem,
+    matrix_values,
+)
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
@@ -23,16 +29,10 @@ from gpubench.benchmark import (
     Work,
     ceil_div,
 )
-from gpubench.benchmarks._shared import (
-    VALUE_KINDS,
-    dot_product_rtol,
-    exact_limit_problem,
-    matrix_values,
-)
 
 if TYPE_CHECKING:
-    from gpubench.device import DeviceInfo
-    from gpubench.results import Result
+    from gpubench.model.device import DeviceInfo
+    from gpubench.model.results import Result
 
 OVERLAPPED = ("streams", "streams_depth_first", "streams_depth_first_bands")
 SEQUENTIAL = ("sequential", "sequential_pinned")

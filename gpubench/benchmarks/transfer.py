@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpubench.benchmark import Benchmark, BufferSpec, Case, Copy, Param, Point, Variant, Work
+from gpubench.model.benchmark import Benchmark, BufferSpec, Case, Copy, Param, Point, Variant, Work
 
 if TYPE_CHECKING:
-    from gpubench.device import DeviceInfo
+    from gpubench.model.device import DeviceInfo
 
 # Random bytes are drawn below this value, so a byte still holding the 0xFF poison is caught.
 POISON = 0xFF

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpubench import hostmath
-from gpubench.benchmark import (
+from gpubench.model import hostmath
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,
@@ -22,7 +22,7 @@ from gpubench.benchmark import (
 )
 
 if TYPE_CHECKING:
-    from gpubench.device import DeviceInfo
+    from gpubench.model.device import DeviceInfo
 
 INT32_MAX = 2**31 - 1
 DTYPES = {"float32": (np.float32, "float"), "float64": (np.float64, "double")}

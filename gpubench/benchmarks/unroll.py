@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpubench.benchmark import (
+from gpubench.benchmarks._shared import THREADS_PER_BLOCK, WORDS, OneThreadPerWord
+from gpubench.model.benchmark import (
     Case,
     Param,
     Point,
     Variant,
 )
-from gpubench.benchmarks._shared import THREADS_PER_BLOCK, WORDS, OneThreadPerWord
 
 if TYPE_CHECKING:
-    from gpubench.device import DeviceInfo
+    from gpubench.model.device import DeviceInfo
 
 MULTIPLIER = np.uint32(2654435761)
 

@@ -1,4 +1,4 @@
-"""Command-line interface: parse, call gpubench.api (or gpubench.session for run and sweep),
+"""Command-line interface: parse, call gpubench.api (or gpubench.engine.session for run and sweep),
 render with gpubench.report; a GpubenchError becomes one line and its exit code.
 
 One module per group of commands. Heavy imports (NumPy, the suites, PyCUDA) happen inside

@@ -23,12 +23,12 @@ def list_suites(show_configs: bool) -> None:
       gpubench list
       gpubench list --configs
     """
-    from gpubench import registry
+    from gpubench.load import registry
     from gpubench.report.tables import configs_table, suite_tables
 
     console = out_console()
     if show_configs:
-        from gpubench import config
+        from gpubench.load import config
 
         configs = [(path.stem, *config.describe(path)) for path in config.bundled_configs()]
         console.print(configs_table(configs))

@@ -46,12 +46,12 @@ def ceilings(
       gpubench ceilings --remeasure --json results/ceilings.json
     """
     from gpubench import api
-    from gpubench import ceilings as store
     from gpubench.cli.outcome import exit_code, show
     from gpubench.errors import EXIT_OK
-    from gpubench.outputs import check_writable
     from gpubench.report.plain import say
     from gpubench.report.tables import ceilings_table
+    from gpubench.store import ceilings as store
+    from gpubench.store.outputs import check_writable
 
     check_device_index(device)
     for path, option in ((json_path, "--json"), (markdown_path, "--markdown")):

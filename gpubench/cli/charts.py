@@ -50,7 +50,7 @@ def roofline(
     """
     from gpubench import api
     from gpubench.errors import ConfigError
-    from gpubench.outputs import check_picture, check_writable
+    from gpubench.store.outputs import check_picture, check_writable
 
     for path, option in ((output, "--output"), (markdown_path, "--markdown")):
         if path is not None:  # '' too: check_writable refuses it in one line
@@ -151,8 +151,8 @@ def plot(
 
     from gpubench import api
     from gpubench.errors import ConfigError
-    from gpubench.outputs import check_writable
     from gpubench.report.plain import say
+    from gpubench.store.outputs import check_writable
 
     if not results_path.strip():
         message = "an empty path: give a results file"

@@ -10,13 +10,13 @@ import click
 
 from gpubench.errors import EXIT_CODE_MEANINGS
 
-# gpubench.history.DEFAULT_PATH, spelled out: importing the store (sqlite3, the results
-# module) would cost `gpubench --help` 45 ms. tests/test_history.py holds them equal.
+# gpubench.model.results.HISTORY_DEFAULT_PATH, spelled out: importing the store (sqlite3, the results
+# module) would cost `gpubench --help` 45 ms. tests/store/test_history.py holds them equal.
 HISTORY_DEFAULT = "results/history.sqlite"
 
 if TYPE_CHECKING:
-    from gpubench.benchmark import Param
-    from gpubench.config import SweepSpec
+    from gpubench.load.config import SweepSpec
+    from gpubench.model.benchmark import Param
 
 
 def exit_codes_help() -> str:
@@ -71,13 +71,13 @@ def spread_from(
     device: int, devices: str | None, scheduler: str | None = None, shard: str | None = None
 ) -> Any:
     """--device, --devices, --scheduler, --shard and --backend as one Spread, each checked."""
+    from gpubench.engine.session import Spread
     from gpubench.errors import ConfigError
-    from gpubench.session import Spread
 
     check_device_index(device)
     chosen = None
     if devices is not None:
-        from gpubench.pool import parse_devices
+        from gpubench.engine.pool import parse_devices
 
         try:
             chosen = parse_devices(devices)

@@ -82,9 +82,9 @@ def list_runs(
     last: int,
 ) -> None:
     """List the stored runs, oldest first."""
-    from gpubench.history import History
     from gpubench.report.plain import say
     from gpubench.report.tables import runs_table
+    from gpubench.store.history import History
 
     with History.open(store_path, create=False) as store:
         runs = store.runs(suite=suite, gpu=gpu, label=label, commit=commit)
@@ -108,9 +108,9 @@ def import_runs(store_path: str, files: tuple[str, ...], label: str) -> None:
     gpubench_version), not the one of the folder importing it; a file that records none
     is stored without a commit. A file whose run is in the store already (same date, suite,
     card and results) is skipped with a note."""
-    from gpubench import results
-    from gpubench.history import History, check_label, recorded_version
+    from gpubench.model import results
     from gpubench.report.plain import say
+    from gpubench.store.history import History, check_label, recorded_version
 
     check_label(label)
     # Every file is read (and refused, if it must be) before the store is written; only one
@@ -167,11 +167,11 @@ def export_run(store_path: str, run_id: int, json_path: str | None, jsonl_path: 
       gpubench history export 12 --json run12.json
       gpubench history export 12 --jsonl run12.jsonl
     """
-    from gpubench import results
     from gpubench.errors import ConfigError
-    from gpubench.history import History
-    from gpubench.outputs import check_writable
+    from gpubench.model import results
     from gpubench.report.plain import say
+    from gpubench.store.history import History
+    from gpubench.store.outputs import check_writable
 
     if (json_path is None) == (jsonl_path is None):
         raise ConfigError("give one of --json FILE and --jsonl FILE", source="command line")
@@ -195,8 +195,8 @@ def export_run(store_path: str, run_id: int, json_path: str | None, jsonl_path: 
 def delete_runs(store_path: str, run_ids: tuple[int, ...]) -> None:
     """Remove runs from the store."""
     from gpubench.errors import ConfigError
-    from gpubench.history import History
     from gpubench.report.plain import say
+    from gpubench.store.history import History
 
     with History.open(store_path, create=False) as store:
         deleted = store.delete(list(run_ids))
@@ -236,9 +236,9 @@ def report(store_path: str, out_dir: str, threshold: float) -> None:
     Example:
       gpubench report --store results/history.sqlite -o report && open report/index.html
     """
-    from gpubench.history import History
     from gpubench.report import web
     from gpubench.report.plain import say
+    from gpubench.store.history import History
 
     with History.open(store_path, create=False) as store:
         try:

@@ -1,4 +1,4 @@
-"""A sweep's outcome shown and kept: the engine (gpubench.session) measures and returns the
+"""A sweep's outcome shown and kept: the engine (gpubench.engine.session) measures and returns the
 results; this module prints the table, the phases, writes the files the user asked for and
 says what the exit code is. `run` and `sweep` both end here."""
 
@@ -7,11 +7,18 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from gpubench import outputs, results
-from gpubench.config import SweepSpec
+from gpubench.engine.session import (
+    Spread,
+    SweepOutcome,
+    ignore_interrupts,
+    measure,
+    protect_outputs,
+)
 from gpubench.errors import EXIT_FAILED_POINTS, EXIT_INTERRUPTED, EXIT_OK
+from gpubench.load.config import SweepSpec
+from gpubench.model import results
 from gpubench.report.plain import say
-from gpubench.session import Spread, SweepOutcome, ignore_interrupts, measure, protect_outputs
+from gpubench.store import outputs
 
 
 def execute(
@@ -106,7 +113,7 @@ def save(outcome: SweepOutcome, err: Any) -> int:
     if files.csv:
         results.save_csv(result_set, files.csv)
     if files.history:
-        from gpubench.history import History
+        from gpubench.store.history import History
 
         with History.open(files.history) as store:
             run_id = store.append(result_set, label=files.label, source="gpubench run")

@@ -76,7 +76,7 @@ def compare(
     from gpubench import api
 
     if markdown_path is not None:  # '' too: check_writable refuses it in one line
-        from gpubench.outputs import check_writable
+        from gpubench.store.outputs import check_writable
 
         check_writable(markdown_path, "--markdown")
     result = api.compare(
@@ -98,8 +98,8 @@ def _show_comparison(
     """The comparison's table and its notes, printed; (the table, the notes, the verdict)."""
     from dataclasses import replace
 
-    from gpubench.compare import gate_order
     from gpubench.report.tables import comparison_table
+    from gpubench.store.compare import gate_order
 
     table = comparison_table(
         replace(result, rows=gate_order(result.rows, changes_only)), base_path, new_path
@@ -150,8 +150,8 @@ def merge(logs: tuple[str, ...], output: str, force: bool) -> None:
     Example:
       gpubench merge results/transpose.shard-*-of-4.jsonl -o results/transpose.jsonl
     """
-    from gpubench.merge import merge as merge_logs
     from gpubench.report.plain import say
+    from gpubench.store.merge import merge as merge_logs
 
     count, total = merge_logs(list(logs), output, force)
     say(err_console(), f"merged {total} result(s) of {count} logs into {output}")

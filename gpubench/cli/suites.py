@@ -20,7 +20,7 @@ from gpubench.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from gpubench.benchmark import Benchmark
+    from gpubench.model.benchmark import Benchmark
 
 
 def _run_options(bench: Benchmark) -> list[Any]:
@@ -63,7 +63,7 @@ def _one_point_spec(
 ) -> Any:
     """The sweep of one point that `gpubench run` measures: the suite's parameters given,
     the timing options given, the variants and baseline named."""
-    from gpubench import config
+    from gpubench.load import config
 
     timing = {k: values.pop(k) for k in TIMING_KEYS if values.get(k) is not None}
     for key in TIMING_KEYS:
@@ -110,7 +110,7 @@ def run_command(bench: Benchmark, suite_ref: str) -> click.Command:
         force: bool,
         **values: Any,
     ) -> None:
-        from gpubench.outputs import OutputRequest
+        from gpubench.store.outputs import OutputRequest
 
         spec = _one_point_spec(suite_ref, variants, baseline, values)
         request = OutputRequest(
@@ -140,12 +140,12 @@ class SuiteGroup(click.Group):
     """`gpubench run SUITE`: one subcommand per suite, built from its declared parameters."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        from gpubench import registry
+        from gpubench.load import registry
 
         return registry.suite_names()
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        from gpubench import registry
+        from gpubench.load import registry
 
         if name.endswith((".py", ".yaml", ".yml")):  # a user's own suite or kernel file
             return run_command(registry.get(name), name)
@@ -153,7 +153,7 @@ class SuiteGroup(click.Group):
         return run_command(suites[name], name) if name in suites else None
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
-        from gpubench import registry
+        from gpubench.load import registry
 
         name = args[0] if args else ""
         if (
@@ -203,7 +203,8 @@ def inspect_command(bench: Benchmark, suite_ref: str) -> click.Command:
     def command(
         kernels: tuple[str, ...], arch: str, show_ptx: bool, show_sass: bool, **values: Any
     ) -> None:
-        from gpubench import api, inspection
+        from gpubench import api
+        from gpubench.engine import inspection
         from gpubench.errors import EnvironmentProblem
         from gpubench.report.plain import say
         from gpubench.report.tables import inspection_table
@@ -239,7 +240,7 @@ class InspectGroup(SuiteGroup):
     """`gpubench inspect SUITE`: one subcommand per suite, as for run."""
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        from gpubench import registry
+        from gpubench.load import registry
 
         if name.endswith((".py", ".yaml", ".yml")):
             return inspect_command(registry.get(name), name)

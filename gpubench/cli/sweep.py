@@ -10,7 +10,7 @@ from gpubench.cli.common import EXIT_CODES_HELP, execute, out_console, output_op
 from gpubench.errors import EXIT_OK
 
 if TYPE_CHECKING:
-    from gpubench.config import SweepSpec
+    from gpubench.load.config import SweepSpec
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -85,8 +85,8 @@ def sweep(
       gpubench sweep configs/transpose.yaml --resume results/transpose.jsonl
       gpubench sweep tests/exploits/axpy_cheats.yaml --untrusted
     """
-    from gpubench import config
-    from gpubench.outputs import OutputRequest, refuse_empty_paths
+    from gpubench.load import config
+    from gpubench.store.outputs import OutputRequest, refuse_empty_paths
 
     config_path = str(config.find(config_path))
     spec = _with_trust(config.load(config_path), untrusted)

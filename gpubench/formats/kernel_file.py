@@ -4,7 +4,7 @@ The schema gives the structure: which keys hold an expression (text or a number)
 them (a grid or block in 2 or 3 dimensions) or a mapping of variants to them; the arguments
 as a list of one-entry mappings `name: declaration`; `init`, `reference`, `work` keyed by
 array or measure. The expressions themselves, the names, the types in declarations and the
-ranges are checked afterwards by `gpubench.kernel_file`, which names the expression.
+ranges are checked afterwards by `gpubench.kernelfile.declaration`, which names the expression.
 """
 
 from __future__ import annotations

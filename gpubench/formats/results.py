@@ -1,5 +1,5 @@
 """The results file (`gpubench run/sweep --json`, `gpubench history export`): one run's
-environment, spec and results, as `gpubench.results.ResultSet.to_dict` writes it.
+environment, spec and results, as `gpubench.model.results.ResultSet.to_dict` writes it.
 
 Known fields are typed exactly: a reader (compare, history, report, roofline) can use them
 without checking again. Records that later gpubench versions may extend (environment, spec,
@@ -29,7 +29,7 @@ NonNegative = Annotated[float, Meta(ge=0, le=sys.float_info.max)]
 Scalar = str | bool | Int | Float | None
 Point = dict[str, Scalar]
 
-# gpubench.results.Status, spelled out (this module must not import the results module).
+# gpubench.model.results.Status, spelled out (this module must not import the results module).
 Status = Literal[
     "ok",
     "unstable",
@@ -113,7 +113,7 @@ class Result(Struct, forbid_unknown_fields=True):
 
 
 class DeviceRecord(Struct):
-    """`environment.device`: what gpubench.device.DeviceInfo.to_dict writes (less what
+    """`environment.device`: what gpubench.model.device.DeviceInfo.to_dict writes (less what
     nothing reads back); the peak figures are theoretical, at the maximum clock."""
 
     name: str | None = None
@@ -137,7 +137,7 @@ class Backend(Struct):
 
 
 class Environment(Struct):
-    """Where and with what the run was measured (gpubench.device.Environment and what the
+    """Where and with what the run was measured (gpubench.model.device.Environment and what the
     sweep adds). Keys this version does not know are kept, for newer files."""
 
     gpubench_version: str | None = None
@@ -167,7 +167,7 @@ class Environment(Struct):
 
 
 class Spec(Struct):
-    """The sweep that made the run (gpubench.config.SweepSpec.to_dict); `points`, where a
+    """The sweep that made the run (gpubench.load.config.SweepSpec.to_dict); `points`, where a
     file lists them, are the points themselves: objects of scalars."""
 
     suite: str | None = None

@@ -2,7 +2,7 @@
 
 The schema says which keys hold which types (a parameter's values are a scalar or a list of
 scalars, `timing` numbers are numbers); what the values mean (a suite's parameters, ranges,
-conditions) is checked afterwards by `gpubench.config`, whose messages name the suite's own
+conditions) is checked afterwards by `gpubench.load.config`, whose messages name the suite's own
 words. Unknown keys are left to that layer too, since it suggests the closest known key.
 
 Numbers: an integer field holds a signed 64-bit integer at most (a 400-digit integer is
@@ -33,7 +33,7 @@ Values = Scalar | list[Scalar]
 
 
 class Timing(Struct, kw_only=True):
-    """`timing:`: how each variant is measured (gpubench.timing.TimingPolicy)."""
+    """`timing:`: how each variant is measured (gpubench.model.timing.TimingPolicy)."""
 
     warmup: Int64 | None = None
     min_samples: Int64 | None = None

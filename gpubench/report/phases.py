@@ -1,6 +1,6 @@
 """Where the wall time went (`--verbose`): each result's host-side phases, and the share of
 the run the GPU spent in timed runs. Renders data only; the phases are recorded by the runner
-(gpubench.phases)."""
+(gpubench.model.phases)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from gpubench.phases import POINT_PHASES, VARIANT_PHASES
+from gpubench.model.phases import POINT_PHASES, VARIANT_PHASES
+from gpubench.model.results import Result, point_key
 from gpubench.report.plain import PlainTable as Table
-from gpubench.results import Result, point_key
 
 # More results than this: one row per variant (summed over points) instead of per result.
 PER_RESULT_ROWS = 40

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpubench.errors import ConfigError, did_you_mean
-from gpubench.metrics import TIME, Metric, catalog
+from gpubench.model.metrics import TIME, Metric, catalog
 
 # One picture stays readable (and quick to draw: 400 panels took a minute and 1.6 GB).
 MAX_PANELS = 36
@@ -202,7 +202,7 @@ def _check_fits(chart: Chart) -> None:
 
 
 def draw(chart: Chart, path: str, title: str) -> None:
-    from gpubench.outputs import check_picture
+    from gpubench.store.outputs import check_picture
 
     check_picture(path, "--output")  # before the drawing, not as savefig's ValueError after it
     import matplotlib

@@ -94,8 +94,9 @@ def formats_page(schemas: dict[str, dict[str, Any]]) -> str:
     the limits its readers hold it to."""
     import json
 
-    from gpubench import ceilings, results
-    from gpubench.results import size_text
+    from gpubench.model import results
+    from gpubench.model.results import size_text
+    from gpubench.store import ceilings
 
     out = [
         "# File formats",
@@ -124,8 +125,8 @@ def formats_page(schemas: dict[str, dict[str, Any]]) -> str:
 
 def pages() -> dict[str, str]:
     """File name (under docs/reference/) -> markdown."""
-    from gpubench import config, registry
     from gpubench.formats import json_schemas
+    from gpubench.load import config, registry
 
     configs = [(path.stem, *config.describe(path)) for path in config.bundled_configs()]
     return {

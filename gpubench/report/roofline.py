@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from gpubench import metrics
-from gpubench.ceilings import CeilingsRecord
+from gpubench.model import metrics
+from gpubench.store.ceilings import CeilingsRecord
 
 # The compute roof kernels are judged against: the suites' arithmetic is FP32.
 COMPUTE_ROOF = "fp32_gflops"
@@ -105,7 +105,7 @@ def ridge_point(
 def draw(placements: list[Placement], ceilings: CeilingsRecord, path: str, title: str) -> None:
     """The roofline chart (and, beside it, the kernels without arithmetic against the DRAM
     roof), written to `path` (PNG or SVG by its suffix)."""
-    from gpubench.outputs import check_picture
+    from gpubench.store.outputs import check_picture
 
     check_picture(path, "--output")  # before the drawing, not as savefig's ValueError after it
     import matplotlib

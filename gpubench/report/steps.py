@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpubench.compare import judge
+from gpubench.store.compare import judge
 
 # A step must hold for this many runs on each side: one slow night is noise, not a step.
 MIN_RUNS = 3

@@ -7,9 +7,9 @@ from typing import Any
 
 from rich.text import Text
 
-from gpubench.metrics import TIME, Metric, catalog
+from gpubench.model.metrics import TIME, Metric, catalog
+from gpubench.model.results import Result, Status
 from gpubench.report.plain import PlainTable as Table
-from gpubench.results import Result, Status
 
 STATUS_STYLE = {
     Status.OK: "green",

@@ -134,7 +134,7 @@ VERDICT_STYLE = {"same": "green", "faster": "cyan", "better": "cyan", "slower": 
 
 def comparison_table(comparison: Any, base_label: str, new_label: str) -> Table:
     """One row per compared pair (api.Comparison)."""
-    from gpubench import metrics
+    from gpubench.model import metrics
     from gpubench.report.table import format_time
 
     chosen = comparison.metric
@@ -196,7 +196,7 @@ def roofline_table(group: Any) -> Table:
 
 
 def ceilings_table(record: Any) -> Table:
-    from gpubench import ceilings as store
+    from gpubench.store import ceilings as store
 
     table = Table(title=f"{record.gpu_name}: ceilings ({record.source})", title_justify="left")
     for column in store.ROW_COLUMNS:
@@ -208,7 +208,7 @@ def ceilings_table(record: Any) -> Table:
 
 def inspection_table(bench: Any, arch: str, found: Any) -> Table:
     """Resources and instruction mix of each kernel asked for (api.Inspection)."""
-    from gpubench import inspection
+    from gpubench.engine import inspection
 
     fixed = ", ".join(f"{k}={v}" for k, v in found.point.items() if v is not None)
     table = Table(
@@ -244,10 +244,8 @@ def inspection_table(bench: Any, arch: str, found: Any) -> Table:
 
 def dry_run_tables(plan: Any, source: str) -> list[Table]:
     """A dry run (api.DryRun): the axes summary of a large sweep, then the points shown."""
-    from gpubench.api import DRY_RUN_LISTED
-
     tables = []
-    large = len(plan.points) > DRY_RUN_LISTED
+    large = len(plan.shown) < len(plan.points)  # api.dry_run shows only the ends
     if large:
         # Rendering a table of 10^5 rows takes minutes: summarise the axes, show both ends.
         axes = Table(

@@ -6,8 +6,8 @@ from typing import Any
 
 from gpubench import install_hint
 from gpubench.errors import EnvironmentProblem
+from gpubench.model.results import Result
 from gpubench.report.plain import say
-from gpubench.results import Result
 
 SYMBOL = {"H2D": "▶", "kernel": "█", "D2H": "◀", "D2D": "=", "library": "▒", "repeat": "↻"}
 COLOR = {"H2D": "tab:blue", "kernel": "tab:orange", "D2H": "tab:green", "D2D": "tab:purple",

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from gpubench import install_hint
-from gpubench.compare import judge
 from gpubench.errors import ConfigError, EnvironmentProblem
-from gpubench.history import History, Run
-from gpubench.results import ResultSet
+from gpubench.model.results import ResultSet
+from gpubench.store.compare import judge
+from gpubench.store.history import History, Run
 
 PLOTLY_JS = "plotly.min.js"
 # The pages' own script: it reads each page's data from its JSON block and draws the charts.
@@ -412,7 +412,7 @@ def _numbers(metrics_json: str | None) -> dict[str, float]:
 
 
 def _metric_entry(key: str) -> dict[str, str]:
-    from gpubench.metrics import CATALOG
+    from gpubench.model.metrics import CATALOG
 
     metric = next((m for m in CATALOG if m.key == key), None)
     if metric is None:

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from gpubench.backends.shared import STAGE_BYTES, STAGED_UPLOAD_FROM
-from gpubench.benchmark import BufferRef, BufferSpec, Copy, Launch, Repeat
 from gpubench.errors import KernelCompileError, KernelLaunchError, OutOfMemory
-from gpubench.steps import LibraryCall
+from gpubench.model.benchmark import BufferRef, BufferSpec, Copy, Launch, Repeat
+from gpubench.model.steps import LibraryCall
 
 # out = 2 * x over n floats; one relaxation of count_down (every positive value goes down by
 # one, and `changed` says whether any did).

@@ -81,7 +81,7 @@ def test_the_environment_records_the_gpu_as_it_started(cuda_core_backend):
 def test_each_buffer_is_where_it_was_asked_for(cuda_core_backend):
     import numpy as np
 
-    from gpubench.benchmark import BufferSpec
+    from gpubench.model.benchmark import BufferSpec
 
     pinned = cuda_core_backend.alloc(BufferSpec((16,), np.dtype(np.float32), location="pinned"))
     pageable = cuda_core_backend.alloc(BufferSpec((16,), np.dtype(np.float32),
@@ -132,8 +132,8 @@ def test_page_locked_memory_that_cannot_be_had_is_out_of_memory_with_the_reason(
     import numpy as np
 
     from gpubench.backends import cuda_core_backend as module
-    from gpubench.benchmark import BufferSpec
     from gpubench.errors import OutOfMemory
+    from gpubench.model.benchmark import BufferSpec
 
     def refuse(nbytes):
         raise module.CudaError("CUDA_ERROR_OUT_OF_MEMORY")
@@ -152,7 +152,7 @@ def test_free_gives_device_and_page_locked_memory_back_at_once(cuda_core_backend
     import numpy as np
 
     from gpubench.backends import cuda_core_backend as module
-    from gpubench.benchmark import BufferSpec
+    from gpubench.model.benchmark import BufferSpec
 
     real, freed = module.driver, []
 
@@ -358,7 +358,7 @@ def host_buffer(module, nbytes):
 
 @pytest.mark.parametrize("synchronous", [False, True])
 def test_a_copy_moves_its_bytes_between_its_offsets_on_its_stream(module, synchronous):
-    from gpubench.steps import Copy
+    from gpubench.model.steps import Copy
 
     buffers = {"d": module._Buffer("device", 64, device=0xD000),
                "e": module._Buffer("device", 64, device=0xE000),

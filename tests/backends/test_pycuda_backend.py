@@ -23,7 +23,7 @@ def test_the_environment_names_pycuda_and_the_cuda_it_was_built_for(pycuda_backe
 
 
 def test_the_compiler_id_names_nvcc_and_the_architecture(pycuda_backend):
-    from gpubench.device import nvcc_version
+    from gpubench.model.device import nvcc_version
 
     assert pycuda_backend.compiler_id == f"nvcc {nvcc_version()} {pycuda_backend.device.arch}"
 
@@ -45,7 +45,7 @@ def test_pycuda_times_hot_runs_through_cuda_graphs(pycuda_backend):
 def test_each_buffer_is_where_it_was_asked_for(pycuda_backend):
     import numpy as np
 
-    from gpubench.benchmark import BufferSpec
+    from gpubench.model.benchmark import BufferSpec
 
     spec = BufferSpec((16,), np.dtype(np.float32), location="pinned")
     pinned = pycuda_backend.alloc(spec)
@@ -65,8 +65,8 @@ def test_page_locked_memory_that_cannot_be_had_is_out_of_memory_with_the_reason(
     import pycuda.driver as cuda
 
     from gpubench.backends import pycuda_backend as module
-    from gpubench.benchmark import BufferSpec
     from gpubench.errors import OutOfMemory
+    from gpubench.model.benchmark import BufferSpec
 
     def refuse(*args, **kwargs):
         raise cuda.MemoryError("the driver said no")
@@ -84,7 +84,7 @@ def test_free_gives_device_and_page_locked_memory_back_at_once(pycuda_backend):
     garbage collector gets to it; every buffer is left empty."""
     import numpy as np
 
-    from gpubench.benchmark import BufferSpec
+    from gpubench.model.benchmark import BufferSpec
 
     f32, freed = np.dtype(np.float32), []
     device = pycuda_backend.alloc(BufferSpec((16,), f32))
@@ -232,8 +232,8 @@ def test_a_copy_moves_its_bytes_between_its_offsets_on_its_stream(pycuda_backend
     import numpy as np
     import pycuda.driver as cuda
 
-    from gpubench.benchmark import BufferSpec
-    from gpubench.steps import Copy
+    from gpubench.model.benchmark import BufferSpec
+    from gpubench.model.steps import Copy
 
     specs = {"d": BufferSpec((16,), np.dtype(np.float32)),
              "e": BufferSpec((16,), np.dtype(np.float32)),

@@ -26,7 +26,7 @@ def test_the_dot_product_bound_is_16_sqrt_k_unit_roundoffs(k, bound):
 
 
 def test_one_word_per_thread_inputs_span_every_uint32_from_the_seed():
-    from gpubench import registry
+    from gpubench.load import registry
 
     bench = registry.get("divergence")
     point = {**bench.defaults(), "n": 5}

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpubench import registry
 from gpubench.benchmarks import access
 from gpubench.benchmarks.access import sectors_per_request
-from gpubench.results import Status
-from gpubench.runner import Plan, Runner
+from gpubench.engine.runner import Plan, Runner
+from gpubench.load import registry
+from gpubench.model.results import Status
 from tests.benchmarks import whole_launches
 from tests.fakes import FAKE_DEVICE
 from tests.policies import CHECK_ONLY

@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from gpubench import registry
 from gpubench.benchmarks.banks import conflict_ways, word_index
-from gpubench.runner import Plan, Runner
+from gpubench.engine.runner import Plan, Runner
+from gpubench.load import registry
 from tests.fakes import FAKE_DEVICE
 from tests.policies import CHECK_ONLY
 

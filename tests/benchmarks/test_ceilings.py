@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gpubench import registry
-from gpubench.results import Status
-from gpubench.runner import Plan, Runner
+from gpubench.engine.runner import Plan, Runner
+from gpubench.load import registry
+from gpubench.model.results import Status
 from tests.benchmarks import assert_each_set_gets_its_own_product
 from tests.policies import THREE_SAMPLES
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpubench import registry
 from gpubench.benchmarks import intrinsics
-from gpubench.runner import Plan, Runner
+from gpubench.engine.runner import Plan, Runner
+from gpubench.load import registry
 from tests.fakes import FAKE_DEVICE
 from tests.policies import CHECK_ONLY
 
@@ -104,7 +104,7 @@ def test_exact_results_are_zero_ulp_off():
 
 
 def test_each_intrinsic_is_compared_with_its_own_standard_function():
-    from gpubench.results import Result, Status
+    from gpubench.model.results import Result, Status
 
     def measured(variant, ms, status=Status.OK):
         return Result("intrinsics", variant, {}, status, summary={"median_ms": ms})

@@ -8,10 +8,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gpubench import metrics, registry
-from gpubench.benchmark import Tolerance
-from gpubench.results import Status
-from gpubench.runner import Plan, Runner
+from gpubench.engine.runner import Plan, Runner
+from gpubench.load import registry
+from gpubench.model import metrics
+from gpubench.model.benchmark import Tolerance
+from gpubench.model.results import Status
 from tests.benchmarks import assert_each_set_gets_its_own_product, whole_launches
 from tests.fakes import FAKE_DEVICE
 from tests.policies import CHECK_ONLY

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpubench import registry
-from gpubench.benchmark import BufferSpec, Case
-from gpubench.device import DeviceInfo
-from gpubench.steps import BufferRef, Copy, Launch, LibraryCall, Repeat, RunRecord
+from gpubench.load import registry
+from gpubench.model.benchmark import BufferSpec, Case
+from gpubench.model.device import DeviceInfo
+from gpubench.model.steps import BufferRef, Copy, Launch, LibraryCall, Repeat, RunRecord
 from tests import snapshots
 
 PLANS = Path(__file__).parent / "plans"
@@ -255,7 +255,7 @@ EXAMPLES: dict[str, list[dict[str, Any]]] = {
 
 @pytest.mark.parametrize("example", sorted(EXAMPLES))
 def test_the_example_kernel_file_plan_is_the_pinned_one(example):
-    from gpubench.kernel_suite import load_benchmark
+    from gpubench.kernelfile.benchmark import load_benchmark
 
     root = Path(__file__).parents[2]
     bench = load_benchmark(str(root / "configs" / "examples" / f"{example}.yaml"))

@@ -9,10 +9,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gpubench import registry
-from gpubench.benchmark import Launch
-from gpubench.results import Status
-from gpubench.runner import Plan, Runner
+from gpubench.engine.runner import Plan, Runner
+from gpubench.load import registry
+from gpubench.model.benchmark import Launch
+from gpubench.model.results import Status
 from tests.benchmarks import whole_launches
 from tests.fakes import FAKE_DEVICE
 from tests.policies import CHECK_ONLY
@@ -132,7 +132,7 @@ def test_cub_is_unavailable_without_cupy_and_asks_cupy_for_cub(monkeypatch):
     import sys
     import types
 
-    from gpubench import registry
+    from gpubench.load import registry
 
     bench = registry.get("reduction")
     monkeypatch.setenv("CUPY_ACCELERATORS", "unset")  # restored after the test
@@ -207,7 +207,7 @@ def test_float_references_add_in_float64():
 
 def test_int32_references_of_large_inputs_are_exact_past_float64(monkeypatch):
     """2^23 values near 2^31: the sum needs 54 bits, more than a float64 holds exactly."""
-    from gpubench import hostmath
+    from gpubench.model import hostmath
 
     monkeypatch.setattr(hostmath, "workers", lambda: 4)
     x = np.full(2**23, 2**31 - 1, dtype=np.int32)

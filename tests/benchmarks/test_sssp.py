@@ -10,12 +10,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gpubench import registry
 from gpubench.benchmarks import sssp
+from gpubench.engine.runner import Plan, Runner
 from gpubench.errors import ConfigError, PointError
-from gpubench.results import Status
-from gpubench.runner import Plan, Runner
-from gpubench.steps import Repeat, RunRecord
+from gpubench.load import registry
+from gpubench.model.results import Status
+from gpubench.model.steps import Repeat, RunRecord
 from tests.fakes import FAKE_DEVICE
 from tests.policies import CHECK_ONLY
 
@@ -180,7 +180,7 @@ def test_dry_run_notes_name_the_graph_and_its_counts(dimacs):
 
 
 def test_point_metrics_give_gteps_ms_per_source_and_relaxations_per_arc(dimacs):
-    from gpubench.results import Result
+    from gpubench.model.results import Result
 
     p = point(graph=dimacs, sources=2)
     summary = {"median_ms": 0.5}
@@ -352,8 +352,8 @@ def test_scipys_matrix_is_made_once_per_inputs_and_not_in_the_host_timing(dimacs
 def test_a_graph_from_a_file_has_no_generated_size(tmp_path):
     """A file's graph has its own vertices: the table must not show the generated grid's
     default, and sweeping `vertices` with a file graph is refused (it would do nothing)."""
-    from gpubench import config, registry
     from gpubench.errors import ConfigError
+    from gpubench.load import config, registry
 
     bench = registry.get("sssp")
     graph = tmp_path / "tiny.gr"
@@ -379,7 +379,7 @@ def test_the_reference_takes_the_lightest_of_parallel_arcs_in_either_order(tmp_p
 
 
 def _inputs(vertices, src, dst, weight, sources, offsets=None):
-    from gpubench.graphs import Graph
+    from gpubench.benchmarks._road_graphs import Graph
 
     graph = Graph(vertices, np.array(src, np.int32), np.array(dst, np.int32),
                   np.array(weight, np.int32), "g")  # fmt: skip
@@ -448,7 +448,7 @@ def test_the_reference_graph_is_made_again_for_new_weights_and_overflow_is_refus
 
 
 def test_point_metrics_per_source_and_per_arc():
-    from gpubench.results import Result
+    from gpubench.model.results import Result
 
     def result(variant, status, median, **point):
         p = bench.resolve({**bench.defaults(), "vertices": 100, "weights": "unit", **point})

@@ -3,10 +3,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpubench import registry
-from gpubench.benchmark import Copy, Launch, Tolerance, Work
-from gpubench.results import Result, Status
-from gpubench.runner import Plan, Runner
+from gpubench.engine.runner import Plan, Runner
+from gpubench.load import registry
+from gpubench.model.benchmark import Copy, Launch, Tolerance, Work
+from gpubench.model.results import Result, Status
 from tests.fakes import FAKE_DEVICE
 from tests.policies import CHECK_ONLY, THREE_SAMPLES
 

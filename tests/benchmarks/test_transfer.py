@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpubench import registry
-from gpubench.benchmark import Copy, Work
-from gpubench.results import Status
-from gpubench.runner import Plan, Runner
+from gpubench.engine.runner import Plan, Runner
+from gpubench.load import registry
+from gpubench.model.benchmark import Copy, Work
+from gpubench.model.results import Status
 from tests.fakes import FAKE_DEVICE, FakeBackend
 from tests.policies import CHECK_ONLY, THREE_SAMPLES
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpubench import registry
-from gpubench.runner import Plan, Runner
+from gpubench.engine.runner import Plan, Runner
+from gpubench.load import registry
 from tests.fakes import FAKE_DEVICE
 from tests.policies import CHECK_ONLY
 

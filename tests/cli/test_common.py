@@ -8,10 +8,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from gpubench.benchmark import Param
 from gpubench.cli import common
+from gpubench.engine.session import Spread
 from gpubench.errors import ConfigError
-from gpubench.session import Spread
+from gpubench.model.benchmark import Param
 
 
 @pytest.mark.parametrize(("args", "spread"), [

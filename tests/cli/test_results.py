@@ -23,7 +23,7 @@ def test_an_empty_output_path_is_refused_naming_its_option(args, option):
 
 
 def test_compare_writes_markdown_headed_by_the_verdict_and_the_new_run_s_gpu(tmp_path):
-    from gpubench.results import Result, ResultSet, Status, save_json
+    from gpubench.model.results import Result, ResultSet, Status, save_json
 
     def one(median):
         environment = {"device": {"name": "H100", "arch": "sm_90", "sm_count": 132}}

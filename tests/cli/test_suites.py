@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpubench import registry
 from gpubench.cli import cli
+from gpubench.load import registry
 from tests import snapshots
 
 PINNED = Path(__file__).parent

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpubench import ceilings
 from gpubench.cli import cli
 from gpubench.errors import GpubenchError
+from gpubench.store import ceilings
 from tests.formats.test_results import SMOKE, WRONG, one_line, paths, replaced
 
 RECORD = {

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gpubench.cli import cli
 from gpubench.formats import history_export
-from gpubench.history import History
+from gpubench.store.history import History
 from tests.formats.test_results import BASE, PATHS, SMOKE, WRONG, replaced
 from tests.formats.test_results_log import LOG, log_text
 
@@ -43,7 +43,7 @@ def test_an_exported_run_fits_the_schema_and_reads_back(tmp_path):
 
 
 def test_a_run_exported_as_a_log_reads_back_the_same(tmp_path, monkeypatch):
-    from gpubench import results
+    from gpubench.model import results
 
     store, as_json, as_log = (tmp_path / n for n in ("h.sqlite", "run.json", "run.jsonl"))
     assert invoke("history", "import", "--store", str(store), str(SMOKE)).exit_code == 0

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpubench import config
 from gpubench.errors import ConfigError, quote
 from gpubench.formats import FORMAT_MODULES, kernel_file, sweep_file
-from gpubench.kernel_file import is_kernel_file
+from gpubench.kernelfile.declaration import is_kernel_file
+from gpubench.load import config
 from tests.formats.fuzzing import BAD_VALUES, paths, replaced
 from tests.formats.test_sweep_file import one_line_or_valid
 

@@ -1,4 +1,4 @@
-"""The results file (gpubench.formats.results, read by gpubench.results.load_json): every field
+"""The results file (gpubench.formats.results, read by gpubench.model.results.load_json): every field
 of a valid file replaced by each wrong type, truncated and doubled files, the named kinds in
 exact words; its limits (size, objects and arrays) in exact words and units that fit, and the
 memory and time of refusing a file near and past them, measured in a child process."""
@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpubench import ceilings, results
 from gpubench.errors import GpubenchError
+from gpubench.model import results
+from gpubench.store import ceilings
 
 REPO = Path(__file__).parents[2]
 SMOKE = REPO / "configs" / "baselines" / "smoke-h100.json"
@@ -114,7 +115,7 @@ def test_the_named_kinds_in_their_exact_words(tmp_path, path, value, message):
 
 def test_the_spec_a_sweep_writes_reads_back(tmp_path):
     """SweepSpec.to_dict as a sweep file with zip groups and constraints writes it."""
-    from gpubench import config
+    from gpubench.load import config
 
     sweep = tmp_path / "s.yaml"
     sweep.write_text(
@@ -187,7 +188,7 @@ def test_a_results_file_of_too_many_objects_is_refused_before_it_is_parsed(tmp_p
 # child reports its own peak memory (VmHWM, KiB).
 READER = """
 import json, sys, time
-from gpubench import results
+from gpubench.model import results
 from gpubench.errors import GpubenchError
 for name, value in json.loads(sys.argv[3]).items():
     setattr(results, name, value)

@@ -1,4 +1,4 @@
-"""The results log (gpubench.formats.results_log, read by gpubench.results.load_jsonl): every
+"""The results log (gpubench.formats.results_log, read by gpubench.model.results.load_jsonl): every
 field of a valid log replaced by each wrong type, truncated and doubled logs, `gpubench
 compare` of a damaged log; the log's limits (size, line, objects and arrays of a line, results)
 in exact words, and the memory and time of refusing a log near and past them."""
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpubench import results
 from gpubench.errors import GpubenchError
+from gpubench.model import results
 from tests.formats.test_results import (
     BASE,
     REPO,

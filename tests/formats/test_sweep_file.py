@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpubench import config
 from gpubench.errors import ConfigError, GpubenchError
 from gpubench.formats import FORMAT_MODULES, sweep_file
+from gpubench.load import config
 from tests.formats.fuzzing import BAD_VALUES, paths, replaced
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gpubench import registry
-from gpubench.kernels import define_options, source_path
+from gpubench.engine.kernels import define_options, source_path
+from gpubench.load import registry
 
 ARCHS = ("sm_80", "sm_90")
 OLDEST_ARCH = "sm_75"
@@ -46,7 +46,7 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "configs" / "examples")
 
 
 def example_cases():
-    from gpubench import config
+    from gpubench.load import config
 
     cases = []
     for path in EXAMPLES:
@@ -196,7 +196,7 @@ def test_reduction_partners_are_one_scaled_add_away_under_nvrtc(kernel):
     assert not any(line.split()[2].rstrip(",") in adds for line in widened), widened
 
 
-# The exploit corpus (tests/exploits/*.cu): kernels that cheat, run by tests/test_audit_gpu.py.
+# The exploit corpus (tests/exploits/*.cu): kernels that cheat, run by tests/engine/test_audit_gpu.py.
 EXPLOITS = sorted((Path(__file__).resolve().parents[1] / "exploits").glob("*.cu"))
 
 

@@ -7,8 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from gpubench.cli import cli
+from gpubench.model.results import Result, ResultSet, Status, save_json
 from gpubench.report import markdown
-from gpubench.results import Result, ResultSet, Status, save_json
 
 
 def test_a_rich_table_becomes_github_markdown_cell_for_cell():

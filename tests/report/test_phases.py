@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gpubench import phases as clock
+from gpubench.model import phases as clock
+from gpubench.model.results import Result, Status
 from gpubench.report import phases
-from gpubench.results import Result, Status
 from tests import snapshots
 
 

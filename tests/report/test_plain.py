@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.text import Text
 
 from gpubench.cli import cli
+from gpubench.model.results import Result, ResultSet, Status, save_json
 from gpubench.report.plain import PlainTable, plain
-from gpubench.results import Result, ResultSet, Status, save_json
 
 
 def rendered(table) -> str:

@@ -7,8 +7,8 @@ from click.testing import CliRunner
 
 from gpubench.cli import cli
 from gpubench.errors import ConfigError
+from gpubench.model.results import Result, ResultSet, Status, save_json
 from gpubench.report import plot
-from gpubench.results import Result, ResultSet, Status, save_json
 
 
 def result(variant, size, tile, gbps, status=Status.OK):
@@ -105,8 +105,8 @@ def test_the_command_writes_a_png_beside_the_results_by_default(tmp_path):
 
 def test_a_facet_or_split_with_too_many_values_is_refused_before_drawing():
     from gpubench.errors import ConfigError
+    from gpubench.model.results import Result, Status
     from gpubench.report import plot as plotting
-    from gpubench.results import Result, Status
 
     many = max(plotting.MAX_PANELS, plotting.MAX_LINES) + 1
     results = [Result("s", "v", {"n": n, "k": k}, Status.OK, summary={"median_ms": 1.0 + n})

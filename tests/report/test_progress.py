@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
+from gpubench.model.results import Result, Status
 from gpubench.report.progress import ProgressObserver
-from gpubench.results import Result, Status
 
 
 def _result(variant: str, status: Status, median_ms: float | None = None) -> Result:

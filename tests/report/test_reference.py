@@ -3,8 +3,8 @@ exit code."""
 
 from __future__ import annotations
 
-from gpubench import config, registry
 from gpubench.errors import EXIT_CODE_MEANINGS
+from gpubench.load import config, registry
 from gpubench.report import reference
 
 
@@ -54,7 +54,7 @@ def test_cells_escape_pipes_and_newlines_and_show_none_as_empty():
 def test_each_kind_of_parameter_bound_and_default_on_the_suites_page():
     from types import SimpleNamespace
 
-    from gpubench.benchmark import Param, Variant
+    from gpubench.model.benchmark import Param, Variant
 
     params = (
         Param("mode", str, "a", "choices win over bounds", choices=("a", "b"), minimum=0),

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from gpubench import ceilings as store
 from gpubench.cli import cli
+from gpubench.model.results import Result, ResultSet, Status, save_json
 from gpubench.report import roofline
-from gpubench.results import Result, ResultSet, Status, save_json
-from tests.test_ceilings import ENVIRONMENT, MEASURED
+from gpubench.store import ceilings as store
+from tests.store.test_ceilings import ENVIRONMENT, MEASURED
 
 
 def work_result(suite, variant, n, median_ms, nbytes, flops, status=Status.OK):

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from gpubench.history import CodeVersion, History
+from gpubench.model.results import Result, ResultSet, Status
 from gpubench.report import web
 from gpubench.report.steps import MIN_RUNS, Step, detect_steps
-from gpubench.results import Result, ResultSet, Status
+from gpubench.store.history import CodeVersion, History
 
 TESTBEDS = [("H100", "GPU-aaaaaaaa-1", "pycuda"), ("H100", "GPU-aaaaaaaa-1", "cuda-core"),
             ("H200", "GPU-bbbbbbbb-2", "pycuda"), ("H200", "GPU-bbbbbbbb-2", "cuda-core")]  # fmt: skip

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from gpubench.model.results import Result, Status
 from gpubench.report.table import format_time, results_table
-from gpubench.results import Result, Status
 from tests import snapshots
 
 PINNED = Path(__file__).parent / "tables"
@@ -137,7 +137,7 @@ def test_a_note_that_starts_with_a_letter_x_and_a_gpu_that_did_not_say_its_name(
 
 
 def test_a_suite_s_own_metric_gets_its_column():
-    from gpubench.metrics import Metric
+    from gpubench.model.metrics import Metric
 
     result = Result(suite="s", variant="a", point={"n": 1}, status=Status.OK,
                     summary={"median_ms": 1.0, "rel_noise": 0.0}, metrics={"mine": 2.5})  # fmt: skip

@@ -12,14 +12,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpubench import api, registry
-from gpubench.benchmark import Param
-from gpubench.ceilings import CeilingsRecord
-from gpubench.history import Run
-from gpubench.inspection import Inspection, KernelReport, Resources
-from gpubench.metrics import TIME
+from gpubench import api
+from gpubench.engine.inspection import Inspection, KernelReport, Resources
+from gpubench.load import registry
+from gpubench.model.benchmark import Param
+from gpubench.model.metrics import TIME
 from gpubench.report import tables
 from gpubench.report.roofline import Placement
+from gpubench.store.ceilings import CeilingsRecord
+from gpubench.store.history import Run
 from tests import snapshots
 
 PINNED = Path(__file__).parent / "tables"
@@ -203,7 +204,7 @@ def test_comparison_table():
 
 
 def test_comparison_table_of_a_rate_with_a_broken_pair():
-    from gpubench.metrics import BANDWIDTH
+    from gpubench.model.metrics import BANDWIDTH
 
     rows = [
         SimpleNamespace(point={"size": 1024}, variant="naive", base=812.5, new=406.25,
@@ -254,14 +255,14 @@ H100 = dict(name="NVIDIA H100 80GB HBM3", compute_capability=(9, 0), sm_count=13
 
 
 def an_environment(**fields):
-    from gpubench.device import Environment
+    from gpubench.model.device import Environment
 
     return Environment(gpubench_version="0.9", python_version="3.11.9", numpy_version="2.1.0",
                        **fields)  # fmt: skip
 
 
 def test_info_of_a_gpu_whose_driver_and_nvml_report_everything():
-    from gpubench.device import DeviceInfo
+    from gpubench.model.device import DeviceInfo
 
     env = an_environment(
         backend={"name": "pycuda", "version": "2026.1"}, gpu_uuid="GPU-5f1c",
@@ -272,7 +273,7 @@ def test_info_of_a_gpu_whose_driver_and_nvml_report_everything():
 
 
 def test_info_of_a_gpu_with_clocks_and_nvml_unknown():
-    from gpubench.device import DeviceInfo
+    from gpubench.model.device import DeviceInfo
 
     dev = DeviceInfo(**{**H100, "name": "Small GPU", "compute_capability": (7, 5),
                         "sm_clock_mhz": None, "memory_clock_mhz": None,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from gpubench.model.results import Result, Status
 from gpubench.report import timeline
-from gpubench.results import Result, Status
 from tests import snapshots
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gpubench.history import CodeVersion, History
+from gpubench.model.results import Result, ResultSet, Status
 from gpubench.report import web
-from gpubench.results import Result, ResultSet, Status
+from gpubench.store.history import CodeVersion, History
 from tests import snapshots
 
 PINNED = Path(__file__).parent / "pages"

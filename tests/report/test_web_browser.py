@@ -46,9 +46,9 @@ def report(tmp_path_factory):
     sys.path.insert(0, str(REPO / "tests" / "scripts"))
     from year_of_runs import generate
 
-    from gpubench.history import CodeVersion, History
+    from gpubench.model.results import load_json
     from gpubench.report import web
-    from gpubench.results import load_json
+    from gpubench.store.history import CodeVersion, History
 
     out = tmp_path_factory.mktemp("report")
     with History.open(out / "history.sqlite") as store:
@@ -193,9 +193,9 @@ LINKS = {
 
 
 def test_hostile_strings_stay_text_in_the_browser(tmp_path, browser):
-    from gpubench.history import CodeVersion, History
+    from gpubench.model.results import Result, ResultSet, Status
     from gpubench.report import web
-    from gpubench.results import Result, ResultSet, Status
+    from gpubench.store.history import CodeVersion, History
 
     with History.open(tmp_path / "h.sqlite") as store:
         for day, label in enumerate(["nightly", HOSTILE["label"]]):

@@ -23,11 +23,11 @@ os.environ.setdefault("CUPY_TF32", "0")
 import cupy as cp
 import numpy as np
 
-from gpubench import registry
 from gpubench.benchmarks.matmul import MS_BM as BM
 from gpubench.benchmarks.matmul import MS_BN as BN
 from gpubench.benchmarks.matmul import MS_THREADS as THREADS
 from gpubench.benchmarks.matmul import ring_dynamic_bytes
+from gpubench.load import registry
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels_cu" / "matmul.cu"
 

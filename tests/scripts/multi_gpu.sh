@@ -31,7 +31,7 @@ check_log() {
   python3 - "$1" "$SWEEP" <<'PY' | tee -a "$OUT/summary.txt"
 import collections, sys
 from gpubench import config, registry
-from gpubench.results import load_jsonl, point_key
+from gpubench.model.results import load_jsonl, point_key
 _, results = load_jsonl(sys.argv[1])
 spec = config.load(sys.argv[2])
 bench = registry.get(spec.suite_ref or spec.suite)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpubench.stats import summarize
+from gpubench.model.stats import summarize
 
 REPO = Path(__file__).resolve().parents[2]
 BASE_MS = {"copy": 0.02, "naive": 0.09, "coalesced": 0.03, "padded": 0.021, "diagonal": 0.024,

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from gpubench.benchmark import (
+from gpubench.model.benchmark import (
     Benchmark,
     BufferRef,
     BufferSpec,

@@ -1,0 +1,281 @@
+"""Many hosts: points sent to the workers of a Dask cluster, one worker per GPU.
+
+The client (this process) submits one task per point and writes each point's results into
+the log as its task completes. On a Dask worker the point runs as it does on one host: in an
+isolated gpubench worker process, so a kernel that breaks its CUDA context costs only that
+variant. A Dask worker that dies costs its point: the scheduler runs the task again on another
+worker (the sweep notes it, as it notes the device pool's retries), and after
+`distributed.scheduler.allowed-failures` deaths (set it to 1) the point's variants are recorded
+`crashed`.
+
+Dask is optional (`pip install ".[cluster]"`) and imported only here.
+"""
+
+from __future__ import annotations
+
+import queue
+import socket
+import threading
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from gpubench import install_hint
+from gpubench.engine.pool import remaining_work
+from gpubench.engine.runner import Notifier, Observer, Plan, PlanSettings
+from gpubench.errors import ConfigError, EnvironmentProblem, quote
+from gpubench.model.results import Result, Status
+
+# Well under 30 s: a scheduler that does not answer is reported, not waited for.
+CONNECT_TIMEOUT_S = 10
+
+
+# -- on the Dask workers ----------------------------------------------------------------------
+class _PointService:
+    """One per Dask worker process and suite: a long-lived thread that owns the isolated
+    gpubench worker (created from this thread, which never ends: the kernel kills a child
+    when the thread that created it exits) and runs the points the tasks hand it."""
+
+    _services: ClassVar[dict[tuple[str, str], _PointService]] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, suite: str, backend: str) -> None:
+        self.suite, self.backend = suite, backend
+        self.requests: queue.Queue[tuple[Any, queue.Queue[Any]]] = queue.Queue()
+        threading.Thread(target=self._serve, daemon=True, name="gpubench-points").start()
+
+    @classmethod
+    def get(cls, suite: str, backend: str) -> _PointService:
+        import multiprocessing
+
+        if multiprocessing.current_process().daemon:
+            raise EnvironmentProblem(
+                "this Dask worker runs as a daemon process, which may not start gpubench's "
+                "isolated worker: start it with DASK_DISTRIBUTED__WORKER__DAEMON=False (or "
+                "dask worker --no-nanny)"
+            )
+        with cls._lock:
+            key = (suite, backend)
+            if key not in cls._services:
+                cls._services[key] = cls(suite, backend)
+            return cls._services[key]
+
+    def call(self, job: Any) -> Any:
+        reply: queue.Queue[Any] = queue.Queue()
+        self.requests.put((job, reply))
+        succeeded, value = reply.get()
+        if not succeeded:
+            raise value
+        return value
+
+    def _serve(self) -> None:
+        from gpubench.engine.worker import IsolatedRunner, WorkerSpec
+
+        runner = IsolatedRunner(WorkerSpec(self.suite, 0, self.backend))
+        while True:
+            job, reply = self.requests.get()
+            try:
+                reply.put((True, job(runner)))
+            except BaseException as exc:  # sent back to the task, raised there
+                reply.put((False, exc))
+
+
+def _host_record(runner: Any) -> dict[str, Any]:
+    return {**(runner.device_record or {}), "host": socket.gethostname()}
+
+
+def _remote_environment(suite: str, backend: str) -> dict[str, Any]:
+    def job(runner: Any) -> dict[str, Any]:
+        environment = runner.environment or runner.start()
+        return {**environment, "device_record": _host_record(runner)}
+
+    return _PointService.get(suite, backend).call(job)
+
+
+def _remote_precompile(
+    suite: str, backend: str, points: list[dict[str, Any]], limit_s: float
+) -> dict[str, Any]:
+    def job(runner: Any) -> dict[str, Any]:
+        if runner.environment is None:
+            runner.start()
+        return runner.precompile(points, limit_s)
+
+    return _PointService.get(suite, backend).call(job)
+
+
+def _remote_point(
+    suite: str, backend: str, settings: PlanSettings, point: dict[str, Any], variants: list[str]
+) -> list[Result]:
+    """One point on this worker's GPU, isolated; its results, each naming the GPU."""
+
+    def job(runner: Any) -> list[Result]:
+        from gpubench.load import registry
+
+        if runner.environment is None:
+            runner.start()
+        plan = settings.plan(registry.get(suite), [point])
+        out: list[Result] = []
+        runner._run_point(plan, point, list(variants), out.append)
+        record = _host_record(runner)
+        for result in out:
+            result.device = record
+        return out
+
+    return _PointService.get(suite, backend).call(job)
+
+
+def _worker_deaths(dask_scheduler: Any, keys: list[Any]) -> dict[Any, int]:
+    """On the scheduler: how many times a Dask worker died while it held each task (Dask's
+    `suspicious` count, the one `allowed-failures` is compared with)."""
+    tasks = dask_scheduler.tasks
+    return {key: tasks[key].suspicious for key in keys if key in tasks and tasks[key].suspicious}
+
+
+# -- on the client ------------------------------------------------------------------------------
+def _address_problem(address: str) -> str | None:
+    """Why Dask's parser, or the resolver after it, would refuse this scheduler address; None
+    where it is well formed."""
+    from distributed.comm import get_address_host_port
+
+    try:
+        host, port = get_address_host_port(address)
+        host.encode("idna")  # a name the resolver takes: labels of at most 63 characters
+    except ValueError as exc:  # UnicodeError (the host name) included
+        return str(exc)
+    return None if 0 < port < 65536 else f"port {port} is not between 1 and 65535"
+
+
+class DaskRunner:
+    """The IsolatedRunner interface over a Dask cluster's workers."""
+
+    def __init__(
+        self, address: str, suite: str, backend: str, observers: Iterable[Observer] = ()
+    ) -> None:
+        self.address, self.suite, self.backend = address, suite, backend
+        self.observers = list(observers)
+        self.environment: dict[str, Any] | None = None
+        self.restarts = 0
+        self.retried: list[dict[str, Any]] = []  # points the scheduler ran again after a death
+        self.client: Any = None
+        self._futures: list[Any] = []
+
+    def start(self) -> dict[str, Any]:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise EnvironmentProblem(
+                "--scheduler needs Dask distributed: " + install_hint("cluster")
+            ) from None
+        problem = _address_problem(self.address)
+        if problem:  # the user's to mend, not something that answered
+            raise ConfigError(
+                f"{quote(self.address)} is not a Dask scheduler address such as "
+                f"tcp://HOST:8786 ({problem})",
+                key="--scheduler",
+            )
+        try:
+            self.client = Client(self.address, timeout=CONNECT_TIMEOUT_S)
+        except Exception as exc:  # refused, timed out, or a server that is not Dask's
+            message = " ".join(str(exc).split())[:200] or type(exc).__name__
+            if isinstance(exc, MemoryError | ValueError | TypeError):
+                # Dask reads a frame length from whatever answered: garbage from a server
+                # that is not a scheduler reads as a length of exabytes, or does not parse.
+                message = f"something answered there, but not as a Dask scheduler ({message})"
+            raise EnvironmentProblem(
+                f"cannot reach the Dask scheduler at {self.address}: {message}"
+            ) from None
+        workers = list(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+        if not workers:
+            self.close()
+            raise EnvironmentProblem(f"the Dask scheduler at {self.address} has no workers")
+        try:
+            environments = self.client.run(_remote_environment, self.suite, self.backend)
+        except EnvironmentProblem:
+            self.close()
+            raise
+        except Exception as exc:  # a worker that cannot start gpubench: one line
+            self.close()
+            raise EnvironmentProblem(f"a Dask worker could not start gpubench: {exc}") from None
+        ordered = [environments[w] for w in sorted(environments)]
+        environment = {k: v for k, v in ordered[0].items() if k != "device_record"}
+        environment["devices"] = [
+            {**e["device_record"], "worker": w} for w, e in sorted(environments.items())
+        ]
+        environment["scheduler"] = self.address
+        self.environment = environment
+        return environment
+
+    def precompile(self, points: list[dict[str, Any]], limit_s: float = 3600) -> dict[str, Any]:
+        """Every worker compiles (hosts do not share a compile cache); the slowest counts."""
+        reports = self.client.run(_remote_precompile, self.suite, self.backend, points, limit_s)
+        report = max(reports.values(), key=lambda r: r.get("seconds", 0))
+        return {**report, "devices": len(reports)}
+
+    def close(self, graceful: bool = True) -> dict[str, Any]:
+        if self.client is not None:
+            for future in self._futures:
+                future.cancel()
+            self.client.close()
+            self.client = None
+        return {}
+
+    def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
+        from distributed import as_completed
+
+        done, todo = remaining_work(plan, previous)
+        notify = Notifier(self.observers, plan, done)
+        notify.started(sum(len(v) for _, v in todo))
+        by_future = {}
+        for point, variants in todo:
+            future = self.client.submit(
+                _remote_point, self.suite, self.backend, plan.settings, point, variants, pure=False
+            )
+            by_future[future] = (point, variants)
+        self._futures = list(by_future)
+        for future in as_completed(by_future):
+            point, variants = by_future[future]
+            try:
+                fresh = {r.variant: r for r in future.result()}
+            except Exception as exc:
+                # The task's worker died (KilledWorker, after the retries the scheduler
+                # allows) or the task failed: the point's variants are lost, nothing else.
+                reason = (
+                    f"the Dask worker running this point died ({type(exc).__name__}: "
+                    f"{str(exc)[:300]})"
+                )
+                fresh = {
+                    v: Result(
+                        suite=plan.bench.name,
+                        variant=v,
+                        point=dict(point),
+                        status=Status.CRASHED,
+                        reason=reason,
+                        baseline=plan.baseline,
+                    )
+                    for v in variants
+                }
+            for variant in variants:
+                if variant in fresh:
+                    notify.result(fresh[variant])
+            notify.point_done(point, variants, fresh)
+        self._record_retries(by_future)
+        return notify.results
+
+    def _record_retries(self, by_future: dict[Any, tuple[dict[str, Any], list[str]]]) -> None:
+        """Points whose Dask worker died under them and that the scheduler then ran on another
+        worker, in `retried` as the device pool lists its own. Asked once, at the end, while
+        this client still holds every task (the scheduler forgets released ones)."""
+        try:
+            deaths = self.client.run_on_scheduler(_worker_deaths, keys=[f.key for f in by_future])
+        except Exception:  # a scheduler gone by now: the results stand, the notes are lost
+            return
+        for future, (point, variants) in by_future.items():
+            if deaths.get(future.key) and future.status == "finished":
+                # The scheduler counts a death against every task the worker held: the one
+                # it ran, and any queued behind it (worker-saturation above 1.0).
+                reason = (
+                    "the Dask worker holding the point (running it, or queued to run it "
+                    "next) died; nothing of the point had been recorded"
+                )
+                self.retried += [
+                    {"variant": v, "point": dict(point), "reason": reason} for v in variants
+                ]

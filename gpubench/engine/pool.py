@@ -1,0 +1,220 @@
+"""Several GPUs of one host: one isolated worker per GPU, points handed out as GPUs free up.
+
+The parent still never touches CUDA. One thread per GPU takes the next point from a shared
+queue and runs it on its worker (which owns the point from first variant to last, so the
+speedups of a point compare variants measured on the same GPU); results reach the observers
+(the log, the table, the progress bar) under one lock, in the order they finish.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from gpubench.engine.runner import Notifier, Observer, Plan
+from gpubench.engine.worker import IsolatedRunner, WorkerSpec
+from gpubench.errors import EnvironmentProblem
+from gpubench.model.results import Result, point_key
+
+
+def parse_devices(text: str) -> list[int] | str:
+    """`all`, or a comma-separated list of device indices; ValueError saying what is wrong."""
+    from gpubench.errors import quote  # a 100,000-character --devices is shown short
+
+    text = text.strip()
+    if text == "all":
+        return "all"
+    try:
+        devices = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(
+            f"expected 'all' or device indices such as 0,1,3; got {quote(text)}"
+        ) from None
+    if not devices:
+        raise ValueError("name at least one device")
+    # CUDA's device ordinal is an int: past 2^31 - 1 no machine has it (as --device says).
+    if any(not 0 <= d <= DEVICE_INDEX_MAX for d in devices):
+        raise ValueError(f"device indices are from 0 to {DEVICE_INDEX_MAX}; got {quote(text)}")
+    if len(set(devices)) != len(devices):
+        raise ValueError(f"a device is named twice: {quote(text)}")
+    return devices
+
+
+DEVICE_INDEX_MAX = 2**31 - 1
+
+
+def remaining_work(
+    plan: Plan, previous: Iterable[Result]
+) -> tuple[dict[tuple[str, str], Result], list[tuple[dict[str, Any], list[str]]]]:
+    """(results already logged, by point and variant; the points still to run with their
+    missing variants, biggest first)."""
+    done = {(point_key(r.point), r.variant): r for r in previous}
+    todo = [
+        (point, [v for v in plan.variants if (point_key(point), v) not in done])
+        for point in plan.points
+    ]
+    return done, largest_first(plan, [(p, variants) for p, variants in todo if variants])
+
+
+def largest_first(
+    plan: Plan, todo: list[tuple[dict[str, Any], list[str]]]
+) -> list[tuple[dict[str, Any], list[str]]]:
+    """The biggest points first (by their inputs' bytes, where the suite can say): the last
+    points handed out are then the short ones, and no GPU waits long for another to finish
+    a big one at the end."""
+
+    def size(item: tuple[dict[str, Any], list[str]]) -> int:
+        try:
+            specs = plan.bench.input_specs(item[0]) or {}
+        except Exception:  # a suite that cannot say: keep the sweep's order
+            return 0
+        return sum(spec.nbytes for spec in specs.values()) * len(item[1])
+
+    return sorted(todo, key=size, reverse=True)  # stable: equal sizes keep the sweep's order
+
+
+class DevicePool:
+    """The IsolatedRunner interface over several GPUs."""
+
+    def __init__(
+        self, suite: str, devices: list[int] | str, backend: str, observers: Iterable[Observer] = ()
+    ) -> None:
+        self.suite = suite
+        self.requested = devices
+        self.backend = backend
+        self.observers = list(observers)
+        self.runners: list[IsolatedRunner] = []
+        self.environment: dict[str, Any] | None = None
+        self._stop = threading.Event()
+
+    @property
+    def restarts(self) -> int:
+        return sum(r.restarts for r in self.runners)
+
+    @property
+    def retried(self) -> list[dict[str, Any]]:
+        return [entry for r in self.runners for entry in r.retried]
+
+    def start(self) -> dict[str, Any]:
+        """Start one worker per device; the environment record is the first device's, with
+        every device listed under "devices"."""
+        first_index = 0 if self.requested == "all" else self.requested[0]
+        first = IsolatedRunner(WorkerSpec(self.suite, first_index, self.backend))
+        environment = first.start()
+        if self.requested == "all":
+            count = environment.get("device_count")
+            if not count:
+                first.close()
+                raise EnvironmentProblem(
+                    "cannot count this host's GPUs (no NVML): name them, e.g. --devices 0,1"
+                )
+            indices = list(range(count))
+        else:
+            indices = list(self.requested)
+            count = environment.get("device_count")
+            missing = [i for i in indices if count is not None and i >= count]
+            if missing:  # said before any other worker is started
+                first.close()
+                raise EnvironmentProblem(
+                    f"device {missing[0]} does not exist (this machine has {count})"
+                )
+        self.runners = [first]
+        errors: list[BaseException] = []
+        others = [IsolatedRunner(WorkerSpec(self.suite, i, self.backend)) for i in indices[1:]]
+
+        # Spawned here, in the main thread (see IsolatedRunner.spawn); their start-up (CUDA
+        # initialisation) is waited for in parallel.
+        spawned = [runner.spawn() for runner in others]
+
+        def start(runner: IsolatedRunner, worker: Any) -> None:
+            try:
+                runner.start(worker)
+            except BaseException as exc:  # reported below, in this thread
+                errors.append(exc)
+
+        threads = [
+            threading.Thread(target=start, args=(r, w), daemon=True)
+            for r, w in zip(others, spawned, strict=True)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.runners += others
+        if errors:
+            self.close(graceful=False)
+            raise errors[0]
+        devices = [dict(r.device_record or {}) for r in self.runners]
+        uuids = [d.get("uuid") for d in devices]
+        if len(set(uuids)) != len(uuids):
+            self.close(graceful=False)
+            raise EnvironmentProblem(f"two device indices name the same GPU ({uuids})")
+        environment = dict(environment)
+        environment["devices"] = devices
+        self.environment = environment
+        return environment
+
+    def precompile(self, points: list[dict[str, Any]], limit_s: float = 3600) -> dict[str, Any]:
+        """One host, one compile cache: the first worker compiles for all of them."""
+        report = self.runners[0].precompile(points, limit_s)
+        report["devices"] = len(self.runners)
+        return report
+
+    def close(self, graceful: bool = True) -> dict[str, Any]:
+        self._stop.set()
+        readings = {}
+        for runner in self.runners:
+            index = (runner.device_record or {}).get("index", runner.spec.device_index)
+            readings[str(index)] = runner.close(graceful)
+        return {"devices": readings}
+
+    def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
+        done, todo = remaining_work(plan, previous)
+        lock = threading.Lock()
+        notify = Notifier(self.observers, plan, done)
+        with lock:
+            notify.started(sum(len(v) for _, v in todo))
+        work: queue.Queue[tuple[dict[str, Any], list[str]]] = queue.Queue()
+        for item in todo:
+            work.put(item)
+        failures: list[BaseException] = []
+
+        def emit(result: Result) -> None:
+            with lock:
+                if not self._stop.is_set():  # interrupted: the worker was killed, no result
+                    notify.result(result)
+
+        def serve(runner: IsolatedRunner) -> None:
+            try:
+                while not self._stop.is_set():
+                    try:
+                        point, variants = work.get_nowait()
+                    except queue.Empty:
+                        return
+                    fresh = runner._run_point(plan, point, variants, emit)
+                    with lock:
+                        if self._stop.is_set():
+                            return
+                        notify.point_done(point, variants, fresh)
+            except BaseException as exc:  # a bug: reported in the main thread
+                if not self._stop.is_set():
+                    failures.append(exc)
+                    self._stop.set()
+
+        threads = [
+            threading.Thread(
+                target=serve, args=(r,), daemon=True, name=f"gpu-{r.spec.device_index}"
+            )
+            for r in self.runners
+        ]
+        for thread in threads:
+            thread.start()
+        # Join with a timeout so that Ctrl-C (delivered to this thread) is handled at once.
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)
+        if failures:
+            raise failures[0]
+        return notify.results

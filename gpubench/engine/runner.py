@@ -1,0 +1,381 @@
+"""Run points in this process: compile, make the inputs, then each variant through its
+stages (gpubench.engine.stages: check before timing, re-check after). gpubench.engine.worker runs this same
+code in a worker process, for isolation.
+
+Per point the order is fixed: compile → memory preflight → fresh random inputs (made in
+parallel, gpubench.engine.randoms) → each variant. The reference is made once per point and
+computation and shared by the variants (gpubench.engine.checking). A failure becomes a Result with a
+status and a reason; the sweep goes on. Every result records the host time of its point's and
+its variant's phases (gpubench.model.phases).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gpubench.engine import audit, memory
+from gpubench.engine.input_sets import EarlierSet, same_problem, shapes_match, shares_problem
+from gpubench.engine.kernels import CompileCache
+from gpubench.engine.randoms import ParallelRandom
+from gpubench.engine.stages import PointState, VariantRun
+from gpubench.errors import KernelCompileError, OutOfMemory, PointError
+from gpubench.model import metrics, timing
+from gpubench.model.benchmark import Benchmark, Point
+from gpubench.model.phases import PhaseClock
+from gpubench.model.results import Result, Status, point_key
+from gpubench.model.steps import RunRecord
+
+
+class Observer(Protocol):
+    """Follows a run: how many results to expect, each result the moment it finishes, and the
+    point's results again once the metrics that compare its variants are in."""
+
+    def started(self, total: int) -> None: ...
+
+    def finished(self, result: Result) -> None: ...
+
+    def point_finished(self, results: list[Result]) -> None: ...
+
+
+class SweepRunner(Protocol):
+    """What session.measure drives: a worker process on one GPU (worker.IsolatedRunner), one
+    per GPU of this host (pool.DevicePool) or a Dask cluster (cluster.DaskRunner). Each
+    reports through a Notifier, so observers see every kind of run alike."""
+
+    observers: list[Observer]
+
+    @property
+    def restarts(self) -> int: ...
+
+    @property
+    def retried(self) -> list[dict[str, Any]]:
+        """Variants run once more because their worker died under them (point, reason)."""
+        ...
+
+    def start(self) -> dict[str, Any]:
+        """Start the workers; the environment record of the first (EnvironmentProblem)."""
+        ...
+
+    def precompile(self, points: list[Point], limit_s: float = 3600) -> dict[str, Any]: ...
+
+    def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
+        """Every (point, variant) not in `previous`, measured; the fresh results."""
+        ...
+
+    def close(self, graceful: bool = True) -> dict[str, Any]:
+        """Stop the workers; their last clock, temperature and power readings."""
+        ...
+
+
+@dataclass
+class Notifier:
+    """The one path from a runner to its observers: how many results to expect, each result
+    the moment it arrives, and each point's results once the metrics that compare its
+    variants (with those of an earlier, resumed run: `done`) are in."""
+
+    observers: list[Observer]
+    plan: Plan
+    done: dict[tuple[str, str], Result] = field(default_factory=dict)
+    results: list[Result] = field(default_factory=list)
+
+    def started(self, total: int) -> None:
+        for observer in self.observers:
+            observer.started(total)
+
+    def result(self, result: Result) -> None:
+        self.results.append(result)
+        for observer in self.observers:
+            observer.finished(result)
+
+    def point_done(self, point: Point, variants: list[str], fresh: dict[str, Result]) -> None:
+        key = point_key(point)
+        group = [self.done.get((key, v)) or fresh.get(v) for v in self.plan.variants]
+        finish_point(self.plan, [r for r in group if r is not None])
+        for observer in self.observers:
+            observer.point_finished([fresh[v] for v in variants if v in fresh])
+
+
+@dataclass(frozen=True)
+class Plan:
+    bench: Benchmark
+    points: list[Point]
+    variants: tuple[str, ...]
+    baseline: str
+    policy: timing.TimingPolicy
+    # Record one run's per-step spans (`--timeline`).
+    timeline: bool = False
+
+    @property
+    def flush_l2(self) -> bool:
+        if self.policy.mode == "hot":
+            return False
+        if self.policy.flush_l2 is None:
+            return self.bench.memory_bound
+        return self.policy.flush_l2
+
+    @property
+    def size(self) -> int:
+        return len(self.points) * len(self.variants)
+
+    @property
+    def settings(self) -> PlanSettings:
+        """The plan as it travels to a worker: everything but the suite (the worker has its
+        own, loaded once) and the points (sent one at a time)."""
+        return PlanSettings(self.variants, self.baseline, self.policy, self.timeline)
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    variants: tuple[str, ...]
+    baseline: str
+    policy: timing.TimingPolicy
+    timeline: bool = False
+
+    def plan(self, bench: Benchmark, points: list[Point]) -> Plan:
+        return Plan(bench, points, self.variants, self.baseline, self.policy, self.timeline)
+
+
+def _compiler_excerpt(output: str, limit: int = 12) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower()] or lines
+    return "\n".join(errors[:limit])
+
+
+@dataclass
+class _PointResults:
+    """The results of one point, in order: each carries the point's phases so far and is handed
+    to `on_result` the moment it is made."""
+
+    plan: Plan
+    point: Point
+    clock: PhaseClock
+    on_result: Callable[[Result], None] | None
+    out: list[Result] = field(default_factory=list)
+
+    def emit(self, variant: str, status: Status, reason: str = "", **extra: Any) -> None:
+        result = Result(
+            suite=self.plan.bench.name,
+            variant=variant,
+            point=dict(self.point),
+            status=status,
+            reason=reason,
+            baseline=self.plan.baseline,
+            **extra,
+        )
+        result.phases.setdefault("point", self.clock.snapshot())
+        self.out.append(result)
+        if self.on_result:
+            self.on_result(result)
+
+
+class Runner:
+    """Runs plans in this process: per point, compile and make the inputs once, then each
+    variant through its stages (gpubench.engine.stages)."""
+
+    def __init__(self, backend: Any, observers: Iterable[Observer] = ()) -> None:
+        self.backend = backend
+        self.observers = list(observers)
+        self.modules = CompileCache(backend)
+        # The last point's state, kept until the next point takes its first set or not.
+        self._last: PointState | None = None
+
+    def run(self, plan: Plan) -> list[Result]:
+        notify = Notifier(self.observers, plan)
+        notify.started(plan.size)
+        try:
+            for point in plan.points:
+                fresh = self.run_point(plan, point, plan.variants, on_result=notify.result)
+                notify.point_done(point, list(plan.variants), {r.variant: r for r in fresh})
+        finally:
+            self.close()
+        return notify.results
+
+    def run_point(
+        self,
+        plan: Plan,
+        point: Point,
+        variants: Iterable[str],
+        on_start: Callable[[str], None] | None = None,
+        on_result: Callable[[Result], None] | None = None,
+    ) -> list[Result]:
+        """Every variant of one point; stops early once a variant has crashed the context."""
+        variants = list(variants)
+        clock = PhaseClock()
+        results = _PointResults(plan, point, clock, on_result)
+        # Threads the suite starts (in its inputs or a variant) and leaves running are flagged.
+        threads = audit.live_threads()
+        try:
+            with clock.phase("compile"):
+                module = self.modules.get(plan.bench, point)
+        except KernelCompileError as exc:
+            reason = f"{exc}\n{_compiler_excerpt(exc.compiler_output)}"
+            for v in variants:
+                results.emit(v, Status.COMPILE_FAILED, reason)
+            return results.out
+        state = self._point_state(plan, point, clock)
+        if not isinstance(state, PointState):  # why there are no inputs: (status, reason)
+            for v in variants:
+                results.emit(v, *state)
+            return results.out
+        crashed = False
+        try:
+            for variant in variants:
+                if on_start:
+                    on_start(variant)
+                stages = VariantRun(plan, state, variant, module, self.backend)
+                outcome = _flag_threads_left(_guarded(stages), threads)
+                threads = audit.live_threads()  # one variant's threads are not the next's
+                results.emit(
+                    variant,
+                    seed=state.seed,
+                    phases={"point": clock.snapshot(), "variant": stages.clock.snapshot()},
+                    **outcome,
+                )
+                if outcome["status"] is Status.CRASHED:
+                    crashed = True
+                    break  # the context is gone: nothing else can run in this process
+        finally:
+            if not crashed:
+                self._last = state  # its first set may serve the next point; freed then
+        return results.out
+
+    def close(self) -> None:
+        """Free what the last point left for the next."""
+        last, self._last = self._last, None
+        if last is not None:
+            last.free()
+
+    def _earlier(self, plan: Plan, point: Point) -> EarlierSet | None:
+        """The previous point's first set, where this point poses the same problem (and
+        untrusted mode does not ask for a near copy instead); anything else of it freed."""
+        last, self._last = self._last, None
+        if last is None:
+            return None
+        if (
+            last.bench is plan.bench
+            and not plan.policy.untrusted
+            and same_problem(plan.bench, last.point, point)
+        ):
+            return last.hand_over()
+        last.free()
+        return None
+
+    def _shared_problem(self, plan: Plan, point: Point, clock: PhaseClock) -> PointState | None:
+        """The previous point's whole state (both input sets, their references, the device
+        copies) where this point poses the same problem: the configurations of a problem
+        are checked and timed on the same data, made and referenced once. Untrusted mode
+        makes fresh data for every point instead."""
+        last = self._last
+        if (
+            last is None
+            or last.bench is not plan.bench
+            or plan.policy.untrusted
+            or not shares_problem(plan.bench, last.point, point)
+            or not shapes_match(plan.bench.input_specs(point), last.inputs)
+        ):
+            return None
+        self._last = None
+        state = dataclasses.replace(last, point=dict(point))
+        state.counted_on(clock)  # this point's host work is this point's
+        return state
+
+    def _point_state(
+        self, plan: Plan, point: Point, clock: PhaseClock
+    ) -> PointState | tuple[Status, str]:
+        """The point's inputs (its problem's, where the point before posed it), or why there
+        are none: (status, reason)."""
+        shared = self._shared_problem(plan, point, clock)
+        if shared is not None:
+            return shared
+        earlier = self._earlier(plan, point)
+        too_big = self._inputs_do_not_fit(plan.bench, point)
+        if too_big and earlier is not None:  # the earlier set's device copies make way
+            earlier.free_device(self.backend)
+            too_big = self._inputs_do_not_fit(plan.bench, point)
+        if too_big:
+            return Status.SKIPPED, too_big
+        seed = secrets.randbits(63)
+        try:
+            with clock.phase("inputs"):
+                inputs = plan.bench.inputs(point, ParallelRandom(seed))
+        except MemoryError:
+            if earlier is not None:
+                earlier.free_device(self.backend)
+            return Status.SKIPPED, "the host ran out of memory making the inputs"
+        except PointError as exc:
+            if earlier is not None:
+                earlier.free_device(self.backend)
+            return Status.LAUNCH_FAILED, f"cannot make the inputs: {exc}"
+        return PointState.make(plan, point, seed, inputs, self.backend, clock, earlier)
+
+    # -- memory preflight ---------------------------------------------------------------------
+    def _inputs_do_not_fit(self, bench: Benchmark, point: Point) -> str | None:
+        specs = bench.input_specs(point)
+        if not specs:
+            return None
+        total = sum(spec.nbytes for spec in specs.values())
+        device = sum(spec.nbytes for spec in specs.values() if not spec.on_host)
+        free_device, _ = self.backend.memory_info()
+        need = memory.Need(device=device, host=total, what="the inputs")
+        return memory.shortfall(need, free_device, memory.host_available_bytes())
+
+
+def _flag_threads_left(outcome: dict[str, Any], before: set[Any]) -> dict[str, Any]:
+    """A measured outcome is implausible when the suite left host threads running: work
+    they do is outside every timed interval."""
+    if not outcome["status"].is_measured:
+        return outcome
+    left = audit.threads_left_behind(before)
+    if not left:
+        return outcome
+    return {
+        **outcome,
+        "status": Status.IMPLAUSIBLE,
+        "reason": f"left host threads running ({', '.join(left)}): work they do is "
+        "outside every timed interval",
+    }
+
+
+def _guarded(stages: VariantRun) -> dict[str, Any]:
+    """The variant's outcome; running out of memory or a point the suite cannot run are
+    clean results, never a crash."""
+    try:
+        return stages.run()
+    except (OutOfMemory, MemoryError) as exc:
+        # What the preflight could not foresee.
+        return {"status": Status.SKIPPED, "reason": f"out of memory: {exc}"}
+    except PointError as exc:
+        return {"status": Status.LAUNCH_FAILED, "reason": f"the suite cannot run this point: {exc}"}
+
+
+def finish_point(plan: Plan, results: list[Result]) -> None:
+    """The metrics that compare the variants of one point, once all of them are in."""
+    add_relative_metrics(results, plan.baseline, plan.bench.vendor_reference)
+    plan.bench.point_metrics(results)
+
+
+def add_relative_metrics(results: list[Result], baseline: str, vendor: str | None) -> None:
+    """Speedup versus the baseline and % of the vendor library at the same point; only
+    between verified, measured results."""
+
+    def measured(name: str | None) -> Result | None:
+        return next((r for r in results if r.variant == name and r.status.is_measured), None)
+
+    base, reference = measured(baseline), measured(vendor)
+    for r in results:
+        if not r.status.is_measured or not r.median_ms:
+            continue
+        if base is not None:
+            r.metrics[metrics.SPEEDUP.key] = metrics.speedup(base.median_ms, r.median_ms)
+        if reference is not None:
+            r.metrics[metrics.PCT_OF_VENDOR.key] = 100.0 * metrics.speedup(
+                reference.median_ms, r.median_ms
+            )
+
+
+__all__ = ["Notifier", "Observer", "Plan", "PlanSettings", "RunRecord", "Runner", "SweepRunner",
+           "add_relative_metrics", "finish_point", "point_key"]  # fmt: skip

@@ -1,0 +1,414 @@
+"""Points run in a worker process, so a broken kernel takes down only the worker.
+
+An illegal address (and the other sticky CUDA errors) leaves a CUDA context unusable for the
+rest of its process, and a kernel that never ends never returns control. The parent process
+here never touches CUDA: it sends one point at a time to a worker (spawn start method:
+forking after CUDA initialisation is not safe), watches the time, and when a worker crashes,
+dies or overruns the time limit, records that variant as `crashed` or `timeout`, starts a
+fresh worker and goes on with the rest of the point. Checks and timing both run in the worker.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from gpubench import backends
+from gpubench.engine.runner import Notifier, Observer, Plan, Runner
+from gpubench.errors import EnvironmentProblem, GpubenchError
+from gpubench.model.results import Result, Status, point_key
+
+# Starting a worker imports NumPy and PyCUDA and creates a CUDA context.
+START_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    suite: str  # a registry name, or the path of a suite .py file
+    device_index: int = 0
+    # A backend name (gpubench.backends): "pycuda", or "package.module:Class" (the tests'
+    # CPU stand-in is one); --backend or GPUBENCH_BACKEND chooses it.
+    backend: str = backends.DEFAULT
+
+    @classmethod
+    def for_suite(cls, suite: str, device_index: int = 0, backend: str | None = None) -> WorkerSpec:
+        return cls(suite, device_index, backends.selected(backend))
+
+
+def _die_with_parent() -> None:
+    """The worker must not outlive the parent (kill -9 of the parent would leave it measuring
+    and holding the GPU): the kernel kills it when the parent dies (Linux), and a watchdog
+    thread checks elsewhere."""
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="parent-watchdog").start()
+
+
+def visible_devices() -> list[str] | None:
+    """The GPUs CUDA may use here (CUDA_VISIBLE_DEVICES entries), None when it is unset."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return None
+    return [entry.strip() for entry in visible.split(",") if entry.strip()]
+
+
+def count_devices() -> int | None:
+    """How many GPUs a worker could use, without starting CUDA (which would fix the device
+    list for the life of the process): the CUDA_VISIBLE_DEVICES entries, else NVML's count."""
+    visible = visible_devices()
+    if visible is not None:
+        return len(visible)
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        return int(pynvml.nvmlDeviceGetCount())
+    except Exception:  # no NVML: the count is unknown
+        return None
+
+
+def _load_pinned(spec: WorkerSpec) -> Any:
+    """The backend on the spec's device. For the built-in backends the device is chosen before
+    CUDA starts: this process sees only that GPU (CUDA_VISIBLE_DEVICES), so libraries that
+    pick "the current device" themselves (CuPy, cuBLAS) cannot land on another one."""
+    if spec.backend not in backends.BUILT_IN:
+        return backends.load(spec.device_index, spec.backend)
+    entries = visible_devices()
+    if entries is not None and not 0 <= spec.device_index < len(entries):
+        raise EnvironmentProblem(
+            f"device {spec.device_index} does not exist (CUDA_VISIBLE_DEVICES="
+            f"{os.environ.get('CUDA_VISIBLE_DEVICES')!r} shows {len(entries)})"
+        )
+    os.environ["CUDA_VISIBLE_DEVICES"] = (
+        entries[spec.device_index] if entries is not None else str(spec.device_index)
+    )
+    return backends.load(0, spec.backend)
+
+
+def _environment(backend: Any, spec: WorkerSpec, host_count: int | None) -> dict[str, Any]:
+    environment = backend.environment().to_dict()
+    environment["device_index"] = spec.device_index
+    if spec.backend in backends.BUILT_IN:
+        environment["device_count"] = host_count
+    return environment
+
+
+def worker_main(conn: Any, spec: WorkerSpec) -> None:
+    """The worker's loop: one message in, progress messages out, until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
+    from gpubench.load import registry
+
+    host_count = count_devices()  # before CUDA starts and before the device is pinned
+
+    try:
+        backend = _load_pinned(spec)
+        bench = registry.get(spec.suite)
+        conn.send(("ready", _environment(backend, spec, host_count)))
+    except GpubenchError as exc:
+        conn.send(("error", str(exc), exc.exit_code))
+        return
+    runner = Runner(backend)
+    from gpubench.engine import checking
+
+    checking.warm_up_in_background()
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        kind = message[0]
+        if kind == "stop":
+            conn.send(("readings", backend.readings()))
+            return
+        try:
+            if kind == "precompile":
+                conn.send(("compiled", runner.modules.precompile(bench, message[1]).to_dict()))
+            elif kind == "point":
+                _, point, variants, settings = message
+                plan = settings.plan(bench, [point])
+                results = runner.run_point(
+                    plan,
+                    point,
+                    variants,
+                    on_start=lambda v: conn.send(("started", v)),
+                    on_result=lambda r: conn.send(("result", r)),
+                )
+                if results and results[-1].status is Status.CRASHED:
+                    # The context is dead: the parent starts a fresh worker. Leave without the
+                    # atexit clean-up, whose every CUDA call would fail and print a warning.
+                    conn.close()
+                    os._exit(0)
+                conn.send(("point_done",))
+        except Exception:  # a bug in a suite or in gpubench: report it, then give up
+            conn.send(("bug", traceback.format_exc(limit=8)))
+            return
+
+
+class _WorkerGone(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Worker:
+    def __init__(self, spec: WorkerSpec) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=worker_main, args=(child, spec), daemon=True)
+        self.process.start()
+        child.close()
+
+    def receive(self, timeout: float) -> Any:
+        """The next message; None after `timeout` seconds; _WorkerGone if the worker died."""
+        if not self.conn.poll(timeout) and self.process.is_alive():
+            return None
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            self.process.join(timeout=5)
+            code = self.process.exitcode
+            why = (
+                f"killed by signal {-code}"
+                if code is not None and code < 0
+                else f"exit code {code}"
+            )
+            raise _WorkerGone(f"the worker process died ({why})") from None
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=10)
+        self.conn.close()
+
+
+class IsolatedRunner:
+    """Runs a plan point by point in worker processes, replacing any worker that breaks."""
+
+    def __init__(self, spec: WorkerSpec, observers: Iterable[Observer] = ()) -> None:
+        self.spec = spec
+        self.observers = list(observers)
+        self.environment: dict[str, Any] | None = None
+        self.restarts = 0
+        # Variants whose worker died under them and were run once more (point, reason).
+        self.retried: list[dict[str, Any]] = []
+        self._closed = False  # closed (after Ctrl-C, the pool kills its workers): no retry
+        self._worker: _Worker | None = None
+        self.device_record: dict[str, Any] | None = None
+
+    # -- worker lifecycle -------------------------------------------------------------------
+    def spawn(self) -> _Worker:
+        """Start the worker process without waiting for it. Processes are spawned from the
+        main thread: the kernel kills a worker when the *thread* that created it ends
+        (PR_SET_PDEATHSIG), so a helper thread must never create one that should live on."""
+        return _Worker(self.spec)
+
+    def start(self, worker: _Worker | None = None) -> dict[str, Any]:
+        """Start a worker (or wait for one spawned earlier) and return its environment
+        record (raises EnvironmentProblem)."""
+        self._closed = False
+        worker = worker or _Worker(self.spec)
+        try:
+            message = worker.receive(START_TIMEOUT_S)
+        except _WorkerGone as gone:
+            raise EnvironmentProblem(
+                f"the benchmark worker could not start: {gone.reason}"
+            ) from None
+        if message is None:
+            worker.kill()
+            raise EnvironmentProblem(
+                f"the benchmark worker did not start within {START_TIMEOUT_S:.0f} s"
+            )
+        if message[0] == "error":
+            worker.kill()
+            error = EnvironmentProblem(message[1])
+            error.exit_code = message[2]
+            raise error
+        if message[0] != "ready":
+            worker.kill()
+            raise EnvironmentProblem(f"the benchmark worker could not start: it said {message!r}")
+        if self.environment is None:
+            self.environment = message[1]
+            device = message[1].get("device") or {}
+            self.device_record = {
+                "index": message[1].get("device_index", self.spec.device_index),
+                "uuid": message[1].get("gpu_uuid"),
+                "name": device.get("name"),
+            }
+        else:
+            self.restarts += 1
+        self._worker = worker
+        return message[1]
+
+    def _ensure_worker(self) -> _Worker:
+        if self._worker is None or not self._worker.process.is_alive():
+            self.start()
+        assert self._worker is not None
+        return self._worker
+
+    def _discard_worker(self) -> None:
+        if self._worker is not None:
+            self._worker.kill()
+            self._worker = None
+
+    def close(self, graceful: bool = True) -> dict[str, Any]:
+        """Stop the worker; returns its last clock/temperature/power readings (or {}).
+        Not graceful: kill it at once (after Ctrl-C it may be stuck in a kernel)."""
+        readings: dict[str, Any] = {}
+        self._closed = True
+        if graceful and self._worker is not None and self._worker.process.is_alive():
+            try:
+                self._worker.conn.send(("stop",))
+                message = self._worker.receive(30)
+                if message and message[0] == "readings":
+                    readings = message[1]
+            except (_WorkerGone, OSError):
+                pass
+        self._discard_worker()
+        return readings
+
+    # -- work -------------------------------------------------------------------------------
+    def precompile(self, points: list[dict[str, Any]], limit_s: float = 3600) -> dict[str, Any]:
+        worker = self._ensure_worker()
+        worker.conn.send(("precompile", points))
+        message = worker.receive(limit_s)
+        if message is None or message[0] != "compiled":
+            self._discard_worker()
+            raise EnvironmentProblem(f"compiling the sweep's kernels failed: {message!r}")
+        return message[1]
+
+    def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
+        done = {(point_key(r.point), r.variant): r for r in previous}
+        notify = Notifier(self.observers, plan, done)
+        notify.started(
+            sum((point_key(p), v) not in done for p in plan.points for v in plan.variants)
+        )
+        for point in plan.points:
+            key = point_key(point)
+            remaining = [v for v in plan.variants if (key, v) not in done]
+            if remaining:
+                # Each result reaches the log the moment it arrives, not when its point ends.
+                fresh = self._run_point(plan, point, remaining, notify.result)
+                notify.point_done(point, remaining, fresh)
+        return notify.results
+
+    def _follow(
+        self,
+        worker: _Worker,
+        limit: float,
+        remaining: list[str],
+        fresh: dict[str, Result],
+        emit: Callable[[Result], None],
+        lost: Callable[..., None],
+    ) -> None:
+        """The worker's messages about one point, until it is done or the worker is gone
+        (crashed, killed at the time limit, or broken by a bug: the variant it was on is
+        recorded and the worker replaced)."""
+        current: str | None = None
+        while True:
+            try:
+                message = worker.receive(limit)
+            except _WorkerGone as gone:  # killed, or died under the variant: run it once more
+                lost(current or remaining[0], Status.CRASHED, gone.reason, retry=True)
+                self._discard_worker()
+                return
+            if message is None:
+                lost(
+                    current or remaining[0],
+                    Status.TIMEOUT,
+                    f"no result within the {limit:g} s time limit (timing.time_limit_s): "
+                    "the worker was killed",
+                )
+                self._discard_worker()
+                return
+            kind = message[0]
+            if kind == "started":
+                current = message[1]
+            elif kind == "result":
+                result: Result = message[1]
+                fresh[result.variant] = result
+                remaining.remove(result.variant)
+                emit(result)
+                current = None
+                if result.status is Status.CRASHED:
+                    self._discard_worker()  # it exits by itself; make sure of it
+                    return
+            elif kind == "bug":
+                lost(
+                    current or remaining[0],
+                    Status.CRASHED,
+                    f"internal error in the worker:\n{message[1]}",
+                )
+                self._discard_worker()
+                return
+            elif kind == "point_done":
+                return
+
+    def _run_point(
+        self,
+        plan: Plan,
+        point: dict[str, Any],
+        variants: list[str],
+        emit: Callable[[Result], None],
+    ) -> dict[str, Result]:
+        fresh: dict[str, Result] = {}
+        remaining = list(variants)
+        limit = plan.policy.time_limit_s
+        stamp = emit
+
+        def emit(result: Result) -> None:  # every result says which GPU measured it
+            result.device = self.device_record
+            stamp(result)
+
+        def lost(variant: str, status: Status, reason: str, retry: bool = False) -> None:
+            """The variant's worker is gone. A worker that died (a kill, a crash of the
+            process) costs the variant one more run on a fresh worker, as a Dask task gets;
+            dying again records it. Nothing of the lost run was recorded: no result is
+            measured twice."""
+            if retry and not self._closed and variant not in retried:
+                retried.add(variant)
+                self.retried.append({"variant": variant, "point": dict(point), "reason": reason})
+                return  # still in `remaining`: the next worker runs it first
+            if variant in retried:
+                reason = f"{reason} (its worker died twice: run once more, then recorded)"
+            fresh[variant] = Result(
+                suite=plan.bench.name,
+                variant=variant,
+                point=dict(point),
+                status=status,
+                reason=reason,
+                baseline=plan.baseline,
+            )
+            remaining.remove(variant)
+            emit(fresh[variant])
+
+        retried: set[str] = set()
+
+        while remaining and not self._closed:
+            worker = self._ensure_worker()
+            worker.conn.send(("point", point, list(remaining), plan.settings))
+            self._follow(worker, limit, remaining, fresh, emit, lost)
+        return fresh

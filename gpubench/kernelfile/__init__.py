@@ -1,0 +1,1 @@
+"""Your own kernel from a YAML file and a .cu file: the declaration, and the Benchmark it becomes."""

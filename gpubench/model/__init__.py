@@ -1,0 +1,1 @@
+"""What things are: a suite's declarations, steps, metrics, timing policy, results; plain data, no GPU."""

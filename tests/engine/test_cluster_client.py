@@ -1,0 +1,310 @@
+"""The cluster runner's start on the client, with a stand-in for Dask's Client: every way the
+connection or the workers fail is one line, and the environment it builds is exact. Runs
+where Dask is not installed (tests/engine/test_cluster.py runs a real local cluster where it is)."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+from typing import ClassVar
+
+import pytest
+
+from gpubench.engine import cluster
+from gpubench.engine.runner import Plan, PlanSettings
+from gpubench.errors import EnvironmentProblem
+from gpubench.load import registry
+from gpubench.model.results import Result, Status
+from gpubench.model.timing import TimingPolicy
+from tests.fakes import RecordingObserver
+
+ADDRESS = "tcp://h:8786"
+SCALE = str(Path(__file__).resolve().parents[1] / "suites" / "scale.py")
+
+
+class FakeClient:
+    made: ClassVar[list[FakeClient]] = []
+    fail: ClassVar[BaseException | None] = None
+    workers: ClassVar[dict] = {}
+    environments: ClassVar[dict | BaseException] = {}
+
+    def __init__(self, address, timeout=None):
+        if FakeClient.fail is not None:
+            raise FakeClient.fail
+        self.address, self.timeout, self.closed = address, timeout, False
+        self.ran, self.submitted, self.reports, self.outcomes = [], [], {}, {}
+        FakeClient.made.append(self)
+
+    def scheduler_info(self, n_workers=None):
+        assert n_workers == -1
+        return {} if FakeClient.workers is None else {"workers": FakeClient.workers}
+
+    def run(self, function, *args):
+        self.ran.append((function, args))
+        if function is cluster._remote_precompile:
+            return self.reports
+        assert function is cluster._remote_environment and args[1] == "fake"
+        if isinstance(FakeClient.environments, BaseException):
+            raise FakeClient.environments
+        return FakeClient.environments
+
+    def submit(self, function, *args, **options):
+        self.submitted.append((function, *args, options.get("pure", "absent")))
+        return FakeFuture(self.outcomes[args[3]["n"]])
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture()
+def dask(monkeypatch):
+    FakeClient.made, FakeClient.fail, FakeClient.workers = [], None, {"w1": {}, "w0": {}}
+    FakeClient.environments = {  # the first worker's (by name) is the sweep's environment
+        "w1": {"gpubench_version": "y", "device_record": {"name": "B", "uuid": "u1"}},
+        "w0": {"gpubench_version": "x", "device_record": {"name": "A", "uuid": "u0"}},
+    }  # fmt: skip
+    monkeypatch.setitem(sys.modules, "distributed",
+                        SimpleNamespace(Client=FakeClient, as_completed=list))  # fmt: skip
+    # Dask's address parser is Dask's (test_cluster.py checks it against bad addresses).
+    monkeypatch.setattr(cluster, "_address_problem", {ADDRESS: None}.__getitem__)
+    return FakeClient
+
+
+def start():
+    return cluster.DaskRunner(ADDRESS, "s", "fake").start()
+
+
+def test_the_environment_names_each_worker_s_gpu_in_order(dask):
+    runner = cluster.DaskRunner(ADDRESS, "s", "fake")
+    assert runner.environment is None
+    assert runner.start() == runner.environment == {
+        "gpubench_version": "x", "scheduler": ADDRESS,
+        "devices": [{"name": "A", "uuid": "u0", "worker": "w0"},
+                    {"name": "B", "uuid": "u1", "worker": "w1"}],
+    }  # fmt: skip
+    (client,) = dask.made
+    assert (client.address, client.timeout, client.closed) == (ADDRESS, cluster.CONNECT_TIMEOUT_S,
+                                                               False)  # fmt: skip
+    assert client.ran == [(cluster._remote_environment, ("s", "fake"))]  # this suite's workers
+    runner = cluster.DaskRunner(ADDRESS, "s", "fake", observers=(1, 2))
+    assert (runner.observers, runner.restarts, runner.retried, runner.client) == ([1, 2], 0, [],
+                                                                                  None)  # fmt: skip
+
+
+@pytest.mark.parametrize(("failure", "message"), [
+    (OSError("Timed out trying\n  to connect"), "Timed out trying to connect"),
+    (OSError(""), "OSError"),
+    (ValueError("bad frame"), "something answered there, but not as a Dask scheduler (bad frame)"),
+    (MemoryError(), "something answered there, but not as a Dask scheduler (MemoryError)"),
+    (TypeError("x" * 300), "something answered there, but not as a Dask scheduler ("
+     + "x" * 200 + ")"),
+])  # fmt: skip
+def test_each_failure_to_connect_is_one_line(dask, failure, message):
+    dask.fail = failure
+    with pytest.raises(EnvironmentProblem) as info:
+        start()
+    assert str(info.value) == f"cannot reach the Dask scheduler at {ADDRESS}: {message}"
+
+
+def test_a_scheduler_without_workers_or_with_broken_ones_is_one_line(dask):
+    for workers in ({}, None):  # None: the scheduler's answer has no "workers" at all
+        dask.workers = workers
+        with pytest.raises(EnvironmentProblem) as info:
+            start()
+        assert str(info.value) == f"the Dask scheduler at {ADDRESS} has no workers"
+        assert dask.made[-1].closed
+    dask.workers = {"w0": {}}
+    dask.environments = RuntimeError("no module named gpubench")
+    with pytest.raises(EnvironmentProblem) as info:
+        start()
+    assert str(info.value) == "a Dask worker could not start gpubench: no module named gpubench"
+    assert dask.made[-1].closed
+    dask.environments = EnvironmentProblem("no GPU on w0")
+    with pytest.raises(EnvironmentProblem) as info:
+        start()
+    assert str(info.value) == "no GPU on w0" and dask.made[-1].closed
+
+
+def test_without_dask_the_scheduler_option_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(EnvironmentProblem) as info:
+        start()
+    assert (
+        str(info.value)
+        == "--scheduler needs Dask distributed: pip install 'gpubench-studies[cluster]'"
+    )
+
+
+# -- on a Dask worker: the point service, with a stand-in for gpubench's isolated worker ----
+class FakeIsolated:
+    made: ClassVar[list[FakeIsolated]] = []
+
+    def __init__(self, spec):
+        self.spec, self.environment, self.calls = spec, None, []
+        self.device_record = {"name": "G", "uuid": "u"}
+        FakeIsolated.made.append(self)
+
+    def start(self):
+        self.calls.append("start")
+        self.environment = {"gpubench_version": "x"}
+        return self.environment
+
+    def precompile(self, points, limit_s):
+        assert self.environment is not None, "precompiled before start"
+        if points == "boom":
+            raise RuntimeError("boom")
+        self.calls.append(("precompile", points, limit_s))
+        return {"seconds": 1.5}
+
+    def _run_point(self, plan, point, variants, emit):
+        assert self.environment is not None, "ran before start"
+        self.calls.append(("point", plan.bench.name, plan.points, plan.variants, variants))
+        for variant in variants:
+            emit(Result(suite=plan.bench.name, variant=variant, point=point, status=Status.OK))
+
+
+@pytest.fixture()
+def service(monkeypatch):
+    from gpubench.engine import worker
+
+    FakeIsolated.made = []
+    monkeypatch.setattr(cluster._PointService, "_services", {})
+    monkeypatch.setattr(worker, "IsolatedRunner", FakeIsolated)
+    return FakeIsolated
+
+
+def point_threads():
+    return [t for t in threading.enumerate() if t.name == "gpubench-points"]
+
+
+def test_a_dask_worker_runs_its_points_in_one_isolated_worker_per_suite(service):
+    before = len(point_threads())
+    host = {"name": "G", "uuid": "u", "host": socket.gethostname()}
+    assert cluster._remote_environment("s", "fake") == {"gpubench_version": "x",
+                                                         "device_record": host}  # fmt: skip
+    assert cluster._remote_environment("s", "fake")["gpubench_version"] == "x"
+    assert cluster._remote_precompile("s", "fake", [{"n": 1}], 12.5) == {"seconds": 1.5}
+    (runner,) = service.made
+    assert (runner.spec.suite, runner.spec.device_index, runner.spec.backend) == ("s", 0, "fake")
+    assert runner.calls == ["start", ("precompile", [{"n": 1}], 12.5)]
+    # One long-lived daemon thread owns it: the Dask worker can still exit.
+    threads = point_threads()
+    assert len(threads) == before + 1 and all(t.daemon for t in threads)
+    # Another backend is another service, and a precompile first starts its worker.
+    assert cluster._remote_precompile("s", "other", [], 3.0) == {"seconds": 1.5}
+    assert service.made[1].spec.backend == "other"
+    assert service.made[1].calls == ["start", ("precompile", [], 3.0)]
+
+
+def test_a_job_s_exception_is_raised_in_the_task_and_the_service_goes_on(service):
+    with pytest.raises(RuntimeError, match=r"^boom$"):
+        cluster._remote_precompile("s", "fake", "boom", 1.0)
+    assert cluster._remote_precompile("s", "fake", [], 1.0) == {"seconds": 1.5}
+
+
+def test_a_point_runs_on_the_worker_and_each_result_names_its_gpu_and_host(service):
+    bench = registry.get(SCALE)
+    settings = PlanSettings(("good", "fast"), "good", TimingPolicy(min_samples=1))
+    point = {**bench.defaults(), "n": 3}
+    found = cluster._remote_point(SCALE, "fake", settings, point, ["fast"])
+    (runner,) = service.made
+    assert runner.calls == ["start", ("point", bench.name, [point], ("good", "fast"), ["fast"])]
+    assert [(r.variant, r.point, r.device) for r in found] == [
+        ("fast", point, {"name": "G", "uuid": "u", "host": socket.gethostname()})
+    ]
+    assert runner.spec.backend == "fake"
+
+
+# -- on the client: precompile, close and run, with a stand-in for Dask's client ------------
+class FakeFuture:
+    def __init__(self, outcome):
+        self.outcome, self.cancelled = outcome, False
+
+    def result(self):
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        return self.outcome
+
+    def cancel(self):
+        self.cancelled = True
+
+
+def test_precompile_runs_on_every_worker_and_reports_the_slowest(dask):
+    runner = cluster.DaskRunner(ADDRESS, "s", "fake")
+    runner.start()
+    client = dask.made[-1]
+    client.reports = {"w0": {"seconds": 0.5, "compiled": 1}, "w1": {"seconds": 2.5, "compiled": 2},
+                      "w2": {"compiled": 3}}  # fmt: skip
+    assert runner.precompile([{"n": 1}], 60) == {"seconds": 2.5, "compiled": 2, "devices": 3}
+    assert client.ran[-1] == (cluster._remote_precompile, ("s", "fake", [{"n": 1}], 60))
+    client.reports = {"w0": {"compiled": 1}, "w1": {"seconds": 0.5, "compiled": 2}}
+    assert runner.precompile([]) == {"seconds": 0.5, "compiled": 2, "devices": 2}
+    assert client.ran[-1][1][-1] == 3600
+
+
+def test_close_cancels_what_is_in_flight_once(dask):
+    runner = cluster.DaskRunner(ADDRESS, "s", "fake")
+    runner.start()
+    client = dask.made[-1]
+    runner._futures = [FakeFuture(None), FakeFuture(None)]
+    assert runner.close() == {} and client.closed and runner.client is None
+    assert all(f.cancelled for f in runner._futures)
+    assert runner.close(graceful=False) == {}
+
+
+def test_a_run_submits_each_point_and_records_a_lost_one_as_crashed(dask):
+    bench = registry.get(SCALE)
+    points = [{**bench.defaults(), "n": n} for n in (1, 2, 3)]
+    plan = Plan(bench, points, ("good", "fast"), "good", TimingPolicy(min_samples=1))
+
+    def ok(point, variants, median):
+        return [Result(suite=bench.name, variant=v, point=point, status=Status.OK,
+                       summary={"median_ms": median[v]}) for v in variants]  # fmt: skip
+
+    # Point 1 was logged before (resumed) for `good` only; point 2's task dies.
+    previous = ok(points[0], ["good"], {"good": 4.0})
+    outcomes = {1: ok(points[0], ["fast"], {"fast": 1.0}),
+                2: RuntimeError("x" * 400),
+                3: ok(points[2], ["good", "fast"], {"good": 3.0, "fast": 6.0})}  # fmt: skip
+    recorder = RecordingObserver("n")
+    runner = cluster.DaskRunner(ADDRESS, SCALE, "fake", observers=[recorder])
+    runner.start()
+    client = dask.made[-1]
+    client.outcomes = outcomes
+    found = runner.run(plan, previous)
+    assert [(kind, args) for kind, *args in client.submitted] == [
+        (cluster._remote_point, [SCALE, "fake", plan.settings, p, v, False])
+        for p, v in ((points[2], ["good", "fast"]), (points[1], ["good", "fast"]),
+                     (points[0], ["fast"]))]  # fmt: skip
+    assert recorder.events[0] == ("started", 5)
+    assert recorder.events[1:] == [  # the biggest point first
+        ("finished", 3, "good"), ("finished", 3, "fast"), ("point", [(3, "good"), (3, "fast")]),
+        ("finished", 2, "good"), ("finished", 2, "fast"), ("point", [(2, "good"), (2, "fast")]),
+        ("finished", 1, "fast"), ("point", [(1, "fast")]),
+    ]  # fmt: skip
+    assert [(r.point["n"], r.variant, r.status) for r in found] == [
+        (3, "good", Status.OK), (3, "fast", Status.OK), (2, "good", Status.CRASHED),
+        (2, "fast", Status.CRASHED), (1, "fast", Status.OK)]  # fmt: skip
+    lost = found[2]
+    assert (lost.suite, lost.point, lost.baseline) == (bench.name, points[1], "good")
+    assert lost.reason == ("the Dask worker running this point died (RuntimeError: "
+                           + "x" * 300 + ")")  # fmt: skip
+    # Speedups against the baseline, the resumed one included.
+    assert found[1].metrics["speedup"] == 0.5 and found[4].metrics["speedup"] == 4.0
+
+
+def test_a_daemon_dask_worker_says_how_to_start_it(service, monkeypatch):
+    import multiprocessing
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(multiprocessing, "current_process", lambda: SimpleNamespace(daemon=True))
+    with pytest.raises(EnvironmentProblem) as info:
+        cluster._remote_environment("s", "fake")
+    assert str(info.value) == (
+        "this Dask worker runs as a daemon process, which may not start gpubench's isolated "
+        "worker: start it with DASK_DISTRIBUTED__WORKER__DAEMON=False (or dask worker "
+        "--no-nanny)")  # fmt: skip
+    assert service.made == []

@@ -1,0 +1,319 @@
+"""The stopping rule, driven by scripted sample times and a fake host clock."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from gpubench.model.timing import TimingPolicy, measure
+
+
+class Clock:
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def source(values):
+    it = itertools.cycle(values)
+    calls = []
+
+    def once():
+        calls.append(1)
+        return next(it)
+
+    return once, calls
+
+
+def test_warmup_runs_are_not_samples():
+    once, calls = source([1.0])
+    m = measure(once, TimingPolicy(warmup=4, min_samples=10, min_time_s=0), host_clock=Clock(0))
+    assert len(m.samples_ms) == 10 and len(calls) == 14 and m.converged
+
+
+def test_quiet_samples_stop_at_the_minimum_once_enough_gpu_time_is_seen():
+    once, _ = source([1.0])
+    m = measure(once, TimingPolicy(warmup=0, min_samples=10, min_time_s=0.05), host_clock=Clock(0))
+    assert len(m.samples_ms) >= 50  # 50 x 1 ms = the 0.05 s minimum
+    assert m.converged
+
+
+def test_noisy_samples_run_to_the_sample_cap_and_say_so():
+    once, _ = source([1.0, 3.0])
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=40, min_time_s=0, target_noise=0.01)
+    m = measure(once, policy, host_clock=Clock(0))
+    assert len(m.samples_ms) == 40 and not m.converged
+
+
+def test_the_time_budget_stops_sampling():
+    once, _ = source([1.0, 3.0])
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=10**6, min_time_s=0, max_time_s=1.0)
+    m = measure(once, policy, host_clock=Clock(0.1))
+    assert 5 <= len(m.samples_ms) <= 20 and not m.converged
+
+
+def test_policy_check_names_bad_fields():
+    bad = TimingPolicy(warmup=-1, min_samples=0, max_samples=-1, target_noise=0, max_time_s=0)
+    names = {name for name, _ in bad.check()}
+    assert names == {"warmup", "min_samples", "max_samples", "target_noise", "max_time_s"}
+
+
+def test_hot_mode_counts_every_run_of_a_sample_against_min_time():
+    """A hot sample is a per-run average over `runs` runs: min_time_s is met after
+    min_time / (average × runs) samples, not after min_time / average."""
+    policy = TimingPolicy(warmup=0, min_samples=10, max_samples=100_000, min_time_s=0.05,
+                          target_noise=0.5, max_time_s=60)  # fmt: skip
+    calls = []
+
+    def one_sample() -> float:
+        calls.append(1)
+        return 0.0012  # 1.2 µs per run, averaged over 1,000 runs: 1.2 ms of GPU time
+
+    m = measure(one_sample, policy, runs_per_sample=1000)
+    assert m.converged and len(m.samples_ms) == len(calls) == 48  # 0.05 s / 1.2 ms → 42, then
+    # the noise check every 8 samples
+    assert m.runs == 48 * 1000
+
+
+def test_exact_counts_of_samples_runs_and_throttled_discards():
+    once, calls = source([1.0])
+    clocks = itertools.cycle([1000.0, 899.0, 900.0])  # 899 is below 0.9 x 1000; 900 is not
+    policy = TimingPolicy(warmup=2, min_samples=10, max_samples=1000, min_time_s=0.016)
+    m = measure(once, policy, host_clock=Clock(0), clock_mhz=lambda: next(clocks),
+                max_clock_mhz=1000.0)  # fmt: skip
+    # 16 kept samples reach 16 ms (the first noise check at or after it), 8 thrown away.
+    assert (len(m.samples_ms), m.discarded, m.runs, len(calls)) == (16, 8, 2 + 24, 2 + 24)
+    assert m.converged and m.runs_per_sample == 1
+
+
+def test_the_noise_target_is_inclusive_and_min_time_is_inclusive():
+    once, _ = source([1.0, 1.0, 1.0, 2.0])  # robust noise exactly 0.7413 * 0.25 / 1.0
+    exact = 0.7413 * 0.25
+    m = measure(once, TimingPolicy(warmup=0, min_samples=8, max_samples=8, min_time_s=0.008,
+                                   target_noise=exact), host_clock=Clock(0))  # fmt: skip
+    assert m.converged and len(m.samples_ms) == 8
+    m = measure(once, TimingPolicy(warmup=0, min_samples=8, max_samples=8, min_time_s=0.008,
+                                   target_noise=exact * 0.999), host_clock=Clock(0))  # fmt: skip
+    assert not m.converged
+
+
+def test_hot_runs_per_sample_targets_the_sample_length():
+    from gpubench.model.timing import hot_runs_per_sample
+
+    policy = TimingPolicy(hot_sample_ms=2.0)
+    assert hot_runs_per_sample(0.01, policy) == 200
+    assert hot_runs_per_sample(5.0, policy) == 1
+    assert hot_runs_per_sample(0.0, policy) == 10_000
+    assert hot_runs_per_sample(1e-9, policy, cap=50) == 50
+
+
+def test_every_policy_check_and_its_boundary():
+    good = TimingPolicy()
+    assert good.check() == []
+    edge = TimingPolicy(warmup=0, min_samples=1, max_samples=1, min_time_s=0.0, target_noise=1e-9,
+                        max_time_s=1e-9, hot_sample_ms=1e-9, throttle_threshold=0.0,
+                        time_limit_s=1e-9)  # fmt: skip
+    assert edge.check() == []
+    assert TimingPolicy(throttle_threshold=1.0).check() == []
+    cases = {
+        "warmup": (TimingPolicy(warmup=-1), "must be 0 or more"),
+        "min_samples": (TimingPolicy(min_samples=0), "must be at least 1"),
+        "max_samples": (TimingPolicy(min_samples=5, max_samples=4), "must be at least min_samples"),
+        "min_time_s": (TimingPolicy(min_time_s=-0.1), "must be 0 or more"),
+        "max_time_s": (TimingPolicy(max_time_s=0.0), "must be positive"),
+        "target_noise": (TimingPolicy(target_noise=0.0), "must be positive"),
+        "mode": (TimingPolicy(mode="warm"), "must be one of cold, hot"),
+        "hot_sample_ms": (TimingPolicy(hot_sample_ms=0.0), "must be positive"),
+        "throttle_threshold": (TimingPolicy(throttle_threshold=1.01), "must be between 0 and 1"),
+        "time_limit_s": (TimingPolicy(time_limit_s=0.0), "must be positive"),
+    }
+    for name, (policy, problem) in cases.items():
+        assert policy.check() == [(name, problem)], name
+    assert TimingPolicy(throttle_threshold=-0.01).check() == [
+        ("throttle_threshold", "must be between 0 and 1")]  # fmt: skip
+    assert TimingPolicy(warmup=100_001).check() == [("warmup", "must be at most 100000")]
+    assert TimingPolicy(warmup=100_000).check() == []
+    assert TimingPolicy(max_time_s=86_401.0).check() == [("max_time_s", "must be at most 86400")]
+    assert TimingPolicy.field_types() == {
+        "warmup": int,
+        "min_samples": int,
+        "max_samples": int,
+        "min_time_s": float,
+        "target_noise": float,
+        "max_time_s": float,
+        "mode": str,
+        "hot_sample_ms": float,
+        "flush_l2": bool,
+        "throttle_threshold": float,
+        "time_limit_s": float,
+        "untrusted": bool,
+    }
+
+
+def test_a_clock_capped_throughout_is_measured_at_that_clock():
+    """A GPU that never reaches the clock floor under this load (a power cap): after
+    min_samples samples all below it, they are kept, with the clock, and marked capped."""
+    policy = TimingPolicy(warmup=1, min_samples=5, max_samples=30, min_time_s=0,
+                          throttle_threshold=0.9)  # fmt: skip
+    m = measure(lambda: 1.0, policy, clock_mhz=lambda: 500.0, max_clock_mhz=2000.0)
+    assert m.samples_ms == [1.0] * 5 and m.discarded == 0 and m.converged
+    assert (m.clock_capped, m.clock_mhz, m.runs) == (True, 500.0, 6)
+
+
+def test_a_clock_that_falls_and_stays_down_is_measured_at_the_lower_clock():
+    """The clock drops below the floor after one sample and stays there (a power cap coming
+    in): the loop stops at max_samples, and the samples at the held-down clock are the
+    figure, marked capped; the one at the early clock is the one dropped."""
+    policy = TimingPolicy(warmup=1, min_samples=5, max_samples=30, min_time_s=0,
+                          throttle_threshold=0.9)  # fmt: skip
+    clocks = iter([1990.0] + [500.0] * 40)
+    times = iter([1.0] + [2.0] * 40)
+    m = measure(lambda: next(times), policy, clock_mhz=lambda: next(clocks),
+                max_clock_mhz=2000.0)  # fmt: skip
+    assert m.samples_ms == [2.0] * 29 and m.discarded == 1 and m.converged
+    assert (m.clock_capped, m.clock_mhz, m.runs) == (True, 500.0, 31)
+
+
+def test_held_down_samples_count_toward_the_time_budget():
+    """However few samples run at full clock, the time budget ends the loop once min_samples
+    are in, kept or held down: never max_samples long kernels."""
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=10_000, min_time_s=0,
+                          max_time_s=1.0, throttle_threshold=0.9)  # fmt: skip
+    clocks = iter([1990.0] + [500.0, 1990.0] * 100)
+    times = iter([1.0] + [2.0, 1.0] * 100)
+    ticks = iter(range(1000))  # the host clock: one second per sample
+    m = measure(lambda: next(times), policy, clock_mhz=lambda: next(clocks),
+                max_clock_mhz=2000.0, host_clock=lambda: float(next(ticks)))  # fmt: skip
+    assert m.runs < 20 and not m.clock_capped and m.samples_ms == [1.0] * len(m.samples_ms)
+
+
+def test_a_passing_slow_down_is_discarded_and_the_clock_is_the_kept_samples():
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=30, min_time_s=0,
+                          throttle_threshold=0.9)  # fmt: skip
+    clocks = iter([500.0] * 4 + [1900.0, 1980.0, 1960.0, 1970.0, 1950.0] + [1980.0] * 30)
+    times = iter([9.0] * 4 + [1.0] * 40)
+    m = measure(lambda: next(times), policy, clock_mhz=lambda: next(clocks), max_clock_mhz=2000.0)
+    assert m.samples_ms == [1.0] * 5 and m.discarded == 4 and m.converged
+    assert (m.clock_capped, m.clock_mhz) == (False, 1960.0)
+
+
+class _SecondPerSample:
+    """A sample that takes one second of host time: the host clock reads 0 before the first
+    and n seconds after the n-th."""
+
+    def __init__(self, times: list[float]) -> None:
+        self.now, self._times = 0.0, iter(times * 100)
+
+    def sample(self) -> float:
+        self.now += 1.0
+        return next(self._times)
+
+    def clock(self) -> float:
+        return self.now
+
+
+def test_capped_samples_count_every_run_toward_the_minimum_time():
+    """Hot samples of 10 runs at a capped clock: five of 1 ms are 50 ms of runs, past the
+    40 ms minimum, so sampling stops there."""
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=30, min_time_s=0.04,
+                          max_time_s=1e9, throttle_threshold=0.9)  # fmt: skip
+    m = measure(lambda: 1.0, policy, clock_mhz=lambda: 500.0, max_clock_mhz=2000.0,
+                runs_per_sample=10, host_clock=lambda: 0.0)  # fmt: skip
+    assert (m.clock_capped, m.runs, m.samples_ms) == (True, 50, [1.0] * 5)
+
+
+def test_as_many_samples_held_down_as_kept_is_not_a_cap():
+    """Half the samples below the floor and half above: a passing slow-down, not a cap; the
+    figure is the samples at full clock."""
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=10, min_time_s=0,
+                          max_time_s=1e9, throttle_threshold=0.9)  # fmt: skip
+    clocks = iter([1990.0, 500.0] * 5)
+    times = iter([1.0, 9.0, 2.0, 9.0, 4.0, 9.0, 8.0, 9.0, 16.0, 9.0])  # noisy: no early stop
+    m = measure(lambda: next(times), policy, clock_mhz=lambda: next(clocks),
+                max_clock_mhz=2000.0, host_clock=lambda: 0.0)  # fmt: skip
+    assert (m.clock_capped, m.discarded, m.samples_ms) == (False, 5, [1.0, 2.0, 4.0, 8.0, 16.0])
+    assert m.clock_mhz == 1990.0 and not m.converged
+
+
+def test_a_clock_without_a_maximum_is_read_but_nothing_is_discarded():
+    policy = TimingPolicy(warmup=0, min_samples=3, max_samples=10, min_time_s=0)
+    clocks = iter([500.0, 700.0, 600.0])
+    m = measure(lambda: 1.0, policy, clock_mhz=lambda: next(clocks), max_clock_mhz=None)
+    assert (m.samples_ms, m.discarded, m.clock_mhz, m.clock_capped) == ([1.0] * 3, 0, 600.0, False)
+
+
+def test_noise_exactly_at_the_target_converges():
+    from gpubench.model.stats import robust_noise
+
+    samples = [1.0, 1.1, 1.0, 1.2, 1.0]
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=50, min_time_s=0,
+                          target_noise=robust_noise(samples))  # fmt: skip
+    times = iter(samples * 10)
+    m = measure(lambda: next(times), policy)
+    assert m.converged and m.runs == 5
+
+
+def test_the_time_budget_ends_sampling_at_exactly_max_time_once_min_samples_are_in():
+    """At the fifth sample five seconds have passed, exactly max_time_s, with exactly
+    min_samples in (kept, or held down by the clock): sampling stops there."""
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=1000, min_time_s=0,
+                          max_time_s=5.0)  # fmt: skip
+    noisy = [1.0, 3.0, 9.0, 27.0, 81.0]  # far too noisy to converge
+    host = _SecondPerSample(noisy)
+    m = measure(host.sample, policy, host_clock=host.clock)
+    assert m.runs == 5 and not m.converged
+    host = _SecondPerSample(noisy)
+    m = measure(host.sample, policy, host_clock=host.clock, clock_mhz=lambda: 500.0,
+                max_clock_mhz=2000.0)  # fmt: skip
+    assert m.runs == 5 and m.clock_capped
+
+
+def test_host_time_of_one_run_is_the_clock_difference_in_ms():
+    from gpubench.model.timing import host_time_once_ms
+
+    ticks = iter([10.0, 10.25])
+    ran = []
+    assert host_time_once_ms(lambda: ran.append(1), host_clock=lambda: next(ticks)) == 250.0
+    assert ran == [1]
+
+
+@pytest.mark.parametrize(("name", "limit", "shown"), [
+    ("warmup", 100_000, "100000"), ("min_samples", 1_000_000, "1e+06"),
+    ("max_samples", 10_000_000, "1e+07"), ("min_time_s", 86_400.0, "86400"),
+    ("max_time_s", 86_400.0, "86400"), ("hot_sample_ms", 60_000.0, "60000"),
+    ("time_limit_s", 7 * 86_400.0, "604800"),
+])  # fmt: skip
+def test_each_upper_limit_holds_at_the_limit_and_refuses_just_past_it(name, limit, shown):
+    step = 1 if isinstance(limit, int) else 0.5
+    extra = {"max_samples": limit} if name == "min_samples" else {}
+    assert TimingPolicy(**{name: limit, **extra}).check() == []
+    past = {name: limit + step, **({"max_samples": limit + step} if name == "min_samples" else {})}
+    assert TimingPolicy(**past).check() == [(name, f"must be at most {shown}")]
+
+
+def test_noise_exactly_at_the_target_converges_when_the_budget_ends_sampling():
+    """min_time_s is never reached, so the samples run out at max_samples; their noise, exactly
+    the target, still counts as converged (the target is inclusive on both ways out)."""
+    from gpubench.model.stats import robust_noise
+
+    samples = [1.0, 1.1, 1.0, 1.2, 1.0]
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=5, min_time_s=1000.0,
+                          target_noise=robust_noise(samples))  # fmt: skip
+    times = iter(samples)
+    m = measure(lambda: next(times), policy)
+    assert m.converged and m.runs == 5
+    times = iter(samples)
+    tighter = TimingPolicy(warmup=0, min_samples=5, max_samples=5, min_time_s=1000.0,
+                           target_noise=robust_noise(samples) * 0.999)  # fmt: skip
+    assert not measure(lambda: next(times), tighter).converged
+
+
+def test_a_policy_as_a_dict_holds_every_field():
+    policy = TimingPolicy(warmup=2, min_samples=3, max_samples=4)
+    record = policy.to_dict()
+    assert record["warmup"] == 2 and record["min_samples"] == 3 and record["max_samples"] == 4
+    assert TimingPolicy(**record) == policy
