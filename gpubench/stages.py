@@ -37,7 +37,7 @@ from gpubench.input_sets import (
     fresh_key,
     other,
 )
-from gpubench.phases import PhaseClock
+from gpubench.phases import TIMING_LOOP, PhaseClock
 from gpubench.results import Status, Verification
 from gpubench.stats import summarize
 from gpubench.steps import (
@@ -528,6 +528,8 @@ class VariantRun:
         )
         self.clock.add("timing", -sampler.seconds)
         self.clock.add("audit", sampler.seconds - nested)
+        if measurement.loop is not None:
+            self.clock.parts[TIMING_LOOP] = measurement.loop.parts()
         self.implausible = sampler.repeat_effect()
         return measurement
 

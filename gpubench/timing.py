@@ -262,8 +262,20 @@ class LoopTime:
         self.span_ms = _plus(self.span_ms, batch.span_ms)
         self.flush_ms = _plus(self.flush_ms, batch.flush_ms)
 
-    def to_dict(self) -> dict[str, float | None]:
-        return asdict(self)
+    def parts(self) -> dict[str, float]:
+        """In seconds (counts as they are), named as gpubench.phases.TIMING_PARTS, only what
+        is known: the GPU's time between samples only where the backend's events say."""
+        parts = {
+            "gpu_timed": self.timed_ms / 1e3,
+            "clock_reads": self.clock_s,
+            "stopping_rule": self.rule_s,
+            "batches": float(self.batches),
+            "samples": float(self.samples),
+        }
+        if self.span_ms is not None and self.flush_ms is not None:
+            parts["gpu_flush"] = self.flush_ms / 1e3
+            parts["gpu_between"] = max(0.0, self.span_ms - self.timed_ms - self.flush_ms) / 1e3
+        return parts
 
 
 def _plus(total: float | None, more: float | None) -> float | None:
