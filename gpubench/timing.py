@@ -3,6 +3,12 @@ samples taken while the GPU throttled thrown away.
 
 The GPU time of each sample comes from the backend (CUDA events around the launches); the
 host clock here only bounds how long we keep sampling, it never times the kernel.
+
+Cold samples come in batches (`measure_batches`): the backend enqueues several samples back to
+back, each its own flushed interval between its own events, and waits once, so the GPU is not
+left idle while the host reads a sample, the clock and the stopping rule. The rule still sees
+every sample in order and stops where the one-by-one loop would; `LoopTime` says where the
+loop's time went.
 """
 
 from __future__ import annotations
@@ -274,6 +280,7 @@ class LoopTime:
         }
         if self.span_ms is not None and self.flush_ms is not None:
             parts["gpu_flush"] = self.flush_ms / 1e3
+            # At least 0: events resolve to about half a microsecond, each interval's own.
             parts["gpu_between"] = max(0.0, self.span_ms - self.timed_ms - self.flush_ms) / 1e3
         return parts
 
@@ -314,7 +321,7 @@ class _Loop:
             # tell a passing slow-down from a capped clock, and the audit falls among them.
             return self.run(1)
         wanted = min(self.size, self.max_batch, self.to_decision(got))
-        if self.max_batch > 1 and self.enough(got) and self.attempts:
+        if self.max_batch > 1 and self.enough(got):
             # Held to the time left at the pace so far: the budget is checked between batches.
             spent = self.host_clock() - started
             pace = spent / self.attempts
