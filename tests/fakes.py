@@ -35,6 +35,7 @@ from gpubench.model.benchmark import (
     Work,
 )  # fmt: skip
 from gpubench.model.device import DeviceInfo, Environment, host_environment
+from gpubench.model.timing import Batch
 
 FAKE_DEVICE = DeviceInfo(
     name="Fake GPU", compute_capability=(9, 0), sm_count=4, sm_clock_mhz=1000.0,
@@ -411,6 +412,7 @@ class FakeBackend:
         self.device_index = device_index
         self.compiles: list[list[str]] = []
         self.timed: list[str] = []
+        self.batches: list[int] = []  # the size of each batch of cold samples asked for
         self.live_buffers = 0
         self.context_broken = False
         CHEAT_STATE.clear()
@@ -558,6 +560,19 @@ class FakeBackend:
         per_launch = KERNELS[kernel][1] if kernel else 1.0
         cost, LAUNCH_COST[0] = LAUNCH_COST[0], 1.0
         return per_launch * cost * max(1, bound.record.iterations)
+
+    def time_cold_batch_ms(
+        self, bound: FakeBound, flush_l2: bool, samples: int, before_each: Any
+    ) -> Batch:
+        """Each sample as time_once_ms takes it, its before_each first. The fake has no
+        events between the samples: it does not say how the GPU spent that time."""
+        assert isinstance(samples, int) and samples >= 1, samples
+        self.batches.append(samples)
+        times = []
+        for _ in range(samples):
+            before_each()
+            times.append(self.time_once_ms(bound, flush_l2))
+        return Batch(times)
 
     def time_hot_ms(self, bound: FakeBound, runs: int) -> float:
         assert isinstance(runs, int) and runs >= 1, runs

@@ -7,6 +7,7 @@ on several streams) and times them with device events. The harness never reaches
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
@@ -15,6 +16,7 @@ import numpy as np
 from gpubench.model.benchmark import BufferSpec
 from gpubench.model.device import DeviceInfo, Environment
 from gpubench.model.steps import Launch, RunRecord, Step
+from gpubench.model.timing import Batch
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,16 @@ class Backend(Protocol):
 
     def time_once_ms(self, bound: BoundRun, flush_l2: bool) -> float:
         """One run between two device events (L2 flushed first if asked), in ms."""
+        ...
+
+    def time_cold_batch_ms(
+        self, bound: BoundRun, flush_l2: bool, samples: int, before_each: Callable[[], None]
+    ) -> Batch:
+        """`samples` cold samples enqueued back to back, each its own interval between its
+        own two events (L2 flushed before its start event if asked), `before_each()` called
+        before each one's flush (device work it enqueues stays ahead of that run); one wait
+        at the end. The samples' times, and what the backend can tell of the GPU's time
+        between them (Batch.span_ms, Batch.flush_ms)."""
         ...
 
     def time_hot_ms(self, bound: BoundRun, runs: int) -> float:

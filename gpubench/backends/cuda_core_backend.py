@@ -474,6 +474,9 @@ class CudaCoreBackend(DriverBackend):
     def _new_event(self) -> Any:
         return self._device.create_event()
 
+    def _new_timing_event(self) -> Any:
+        return self._device.create_event(_TIMING)
+
     def _record(self, event: Any, stream: Any) -> None:
         stream.record(event)
 

@@ -7,6 +7,10 @@ and the attributes: `device`, `_stream` (the timing stream), `_side_streams` (in
 `_start` and `_end` (timing events), `_graphs` (CudaGraphs or None), `_flag_host` (where a
 Repeat reads its flag back) and `_nvml_handle` (this GPU in NVML, or None). The timing logic
 then is one, whichever library calls the driver.
+
+Cold samples come in batches (`time_cold_batch_ms`): each sample its own flush and its own
+pair of events from a pool, the batch enqueued back to back and waited for once, so the GPU
+does not idle while the host reads one sample and enqueues the next.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from gpubench.errors import KernelLaunchError
 from gpubench.model.benchmark import BufferSpec
 from gpubench.model.device import Environment, host_environment
 from gpubench.model.steps import Copy, Launch, LibraryCall, Repeat, RunRecord, Step, streams_used
+from gpubench.model.timing import Batch
 
 
 @functools.cache
@@ -58,6 +63,10 @@ class DriverBackend:
         raise NotImplementedError
 
     def _new_event(self) -> Any:
+        raise NotImplementedError
+
+    def _new_timing_event(self) -> Any:
+        """A new event that records a time (for the pool the batches draw from)."""
         raise NotImplementedError
 
     def _record(self, event: Any, stream: Any) -> None:
@@ -238,6 +247,44 @@ class DriverBackend:
             # host-side launch overhead does not leak into the measured interval.
             self._flush_l2_async()
         return self._event_interval_ms(bound.enqueue)
+
+    def time_cold_batch_ms(
+        self, bound: BoundRun, flush_l2: bool, samples: int, before_each: Callable[[], None]
+    ) -> Batch:
+        """`samples` cold samples back to back on the timing stream, each as `time_once_ms`
+        takes one: `before_each()` (device work it enqueues on the timing stream stays ahead
+        of the run), the L2 flush if asked, a start event, the run, an end event. One wait,
+        on the last end event; then every interval is read. An event before the batch and one
+        before each flush say how long the GPU spent between the intervals and flushing."""
+        flush = flush_l2 and bool(self.device.l2_bytes)
+        events = self._timing_events(1 + 3 * samples)
+        opened, marks = events[0], [events[1 + 3 * i : 4 + 3 * i] for i in range(samples)]
+        try:
+            self._record(opened, self._stream)
+            for before_flush, start, end in marks:
+                before_each()
+                if flush:
+                    self._record(before_flush, self._stream)
+                    self._flush_l2_async()
+                self._record(start, self._stream)
+                bound.enqueue()
+                self._record(end, self._stream)
+            self._sync_event(marks[-1][2])
+            return Batch(
+                [self._elapsed_ms(start, end) for _, start, end in marks],
+                self._elapsed_ms(opened, marks[-1][2]),
+                sum(self._elapsed_ms(b, s) for b, s, _ in marks) if flush else 0.0,
+            )
+        except Exception as exc:
+            raise self._driver_failure(exc) from None
+
+    def _timing_events(self, count: int) -> list[Any]:
+        """`count` timing events from a pool that grows to the largest batch (each made once:
+        making an event is a driver call)."""
+        pool = self.__dict__.setdefault("_event_pool", [])
+        while len(pool) < count:
+            pool.append(self._new_timing_event())
+        return pool[:count]
 
     def _event_interval_ms(self, enqueue: Callable[[], None]) -> float:
         """GPU time between two events on the timing stream around `enqueue()`."""

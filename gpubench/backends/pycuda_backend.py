@@ -408,6 +408,9 @@ class PyCudaBackend(DriverBackend):
     def _new_event(self) -> Any:
         return cuda.Event()
 
+    def _new_timing_event(self) -> Any:
+        return cuda.Event()  # PyCUDA's events record time unless told not to
+
     def _record(self, event: Any, stream: Any) -> None:
         event.record(stream)
 

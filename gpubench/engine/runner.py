@@ -232,7 +232,11 @@ class Runner:
                 results.emit(
                     variant,
                     seed=state.seed,
-                    phases={"point": clock.snapshot(), "variant": stages.clock.snapshot()},
+                    phases={
+                        "point": clock.snapshot(),
+                        "variant": stages.clock.snapshot(),
+                        **stages.clock.parts_snapshot(),
+                    },
                     **outcome,
                 )
                 if outcome["status"] is Status.CRASHED:

@@ -38,7 +38,7 @@ from gpubench.engine.input_sets import (
 from gpubench.errors import KernelLaunchError, PointError
 from gpubench.model import metrics, timing
 from gpubench.model.benchmark import BufferSpec, Case, Point, Tolerance
-from gpubench.model.phases import PhaseClock
+from gpubench.model.phases import TIMING_LOOP, PhaseClock
 from gpubench.model.results import Status, Verification
 from gpubench.model.stats import summarize
 from gpubench.model.steps import (
@@ -513,7 +513,12 @@ class VariantRun:
         before = dict(self.clock.seconds)
         with self.clock.phase("timing"):
             measurement = measure(
-                self.backend, self.plan, self.bound, sampler.before, sampler.after
+                self.backend,
+                self.plan,
+                self.bound,
+                sampler.before,
+                sampler.after,
+                sampler.batch_size,
             )
         # The audits' host time is theirs, not the timing loop's: their checks recorded their
         # own phases inside it; the rest (poison, loads, the idle wait) is "audit".
@@ -524,6 +529,8 @@ class VariantRun:
         )
         self.clock.add("timing", -sampler.seconds)
         self.clock.add("audit", sampler.seconds - nested)
+        if measurement.loop is not None:
+            self.clock.parts[TIMING_LOOP] = measurement.loop.parts()
         self.implausible = sampler.repeat_effect()
         return measurement
 
@@ -694,9 +701,13 @@ def measure(
     bound: Any,
     before_each: Callable[[], None],
     after_each: Callable[[float], None],
+    batch_size: Callable[[int], int] = lambda wanted: 1,
 ) -> timing.Measurement:
     """The timing loop; `before_each` and `after_each` (given the interval's GPU ms) run
-    around every timed interval, outside it."""
+    around every timed interval, outside it. Cold samples run in batches
+    (timing.measure_batches): `batch_size(n)` says how many of the next n calls may share
+    one (1 by default); `before_each` runs before each sample of a batch is enqueued,
+    `after_each` for each of them once the batch has ended."""
     policy = plan.policy
     throttle = {"clock_mhz": backend.sm_clock_mhz, "max_clock_mhz": backend.device.sm_clock_mhz}
     if policy.mode == "hot":
@@ -711,13 +722,14 @@ def measure(
         runs = timing.hot_runs_per_sample(one_run, policy)
         return timing.measure(lambda: hot(runs), policy, runs_per_sample=runs, **throttle)
 
-    def cold() -> float:
-        before_each()  # in-out buffers back to the input: outside the timed interval
-        elapsed = backend.time_once_ms(bound, plan.flush_l2)
-        after_each(elapsed)
-        return elapsed
+    def cold(wanted: int) -> timing.Batch:
+        # before_each restores in-out buffers before each sample: outside its interval
+        batch = backend.time_cold_batch_ms(bound, plan.flush_l2, batch_size(wanted), before_each)
+        for elapsed in batch.samples_ms:
+            after_each(elapsed)
+        return batch
 
-    return timing.measure(cold, policy, **throttle)
+    return timing.measure_batches(cold, policy, **throttle)
 
 
 # Untrusted mode: the share of timed runs after which the inputs are compared with the set
@@ -731,14 +743,21 @@ class AuditedSampler:
     """Around each call of the timing loop, outside the timed interval: in-out buffers
     restored; on audited calls the outputs poisoned before and, after, the device found idle
     and the outputs checked; in untrusted mode the input set drawn at random before every
-    call and the inputs compared after it."""
+    call and the inputs compared after it.
+
+    Calls run in batches (`batch_size`): `before` runs as each call is enqueued, `after`
+    for each once its batch has ended. So an audited call is a batch of its own: its poison
+    is written with nothing of an earlier call still running, and its outputs are checked
+    before anything else is enqueued. Untrusted mode's loads and comparisons are host work
+    between runs: batches of one."""
 
     run: VariantRun
     schedule: audit.AuditSchedule
     checks: bool
     untrusted: bool
     warmup: int
-    calls: int = 0
+    calls: int = 0  # calls ended (after them)
+    enqueued: int = 0  # calls begun (before them)
     seconds: float = 0.0
     audited: bool = False
     switched: bool = False
@@ -749,10 +768,20 @@ class AuditedSampler:
     # order drawn from the OS's randomness (both kinds are sampled; neither is predictable).
     switches: list[bool] = field(default_factory=list)
 
+    def batch_size(self, wanted: int) -> int:
+        """How many of the next `wanted` calls may run in one batch: up to the next audited
+        call, which runs alone; one at a time in untrusted mode."""
+        call, schedule = self.enqueued, self.schedule
+        if self.untrusted or schedule.every or schedule.audits(call):
+            return 1
+        to_audit = [later - call for later in schedule.chosen if later > call]
+        return max(1, min([wanted, *to_audit]))
+
     def before(self) -> None:
         started = time.perf_counter()
         run = self.run
-        self.audited = self.schedule.audits(self.calls)
+        self.audited = self.schedule.audits(self.enqueued)
+        self.enqueued += 1
         if self.untrusted and run.checkable(SECOND):
             if not self.switches:
                 self.switches = [True, True, False, False]
@@ -771,7 +800,7 @@ class AuditedSampler:
         self.calls += 1
         if self.untrusted and call >= self.warmup:
             self.by_change[self.switched].append(elapsed_ms)
-        if not self.audited:
+        if not self.schedule.audits(call):
             return
         started = time.perf_counter()
         waited_ms = _device_wait_ms(run.backend)  # the device idle: the outputs are final

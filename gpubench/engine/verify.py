@@ -5,7 +5,7 @@ left? values equal? the errors: worst element, count, maxima); `HostOps` answers
 NumPy, `gpubench.engine.verify_device.DeviceOps` with one CUDA pass beside the outputs (a 2^28-element
 comparison in milliseconds instead of seconds). Both compute each element's error with the
 same float64 IEEE operations and exact reductions (counts, maxima, the first index of a
-maximum), so they give the same verdict, worst index and counts; tests/test_verify_device.py
+maximum), so they give the same verdict, worst index and counts; tests/engine/test_verify_device.py
 holds them to it on the GPU.
 
 On the host, outputs are compared in chunks, so checking a 2^31-element output needs a few

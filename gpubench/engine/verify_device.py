@@ -6,7 +6,7 @@ IEEE round-to-nearest intrinsics so no FMA contraction can change a bit) and fol
 maxima and first indices into nine 64-bit counters (warp shuffles, then one atomic per warp).
 Pass two finds the first element whose excess over the allowed error equals the maximum. The
 host then reads those counters and two elements, and gpubench.engine.verify.decide builds the
-verdict: the same one the host path gives (tests/test_verify_device.py).
+verdict: the same one the host path gives (tests/engine/test_verify_device.py).
 
 Compiled by CuPy (NVRTC) once per pair of types and cached on disk by CuPy.
 """

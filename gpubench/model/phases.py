@@ -36,9 +36,11 @@ VARIANT_PHASES = (
 
 @dataclass
 class PhaseClock:
-    """Seconds spent in each named phase, accumulated over the spans that name it."""
+    """Seconds spent in each named phase, accumulated over the spans that name it, and where
+    a phase says more of its time, that split (`parts`: the timing loop's TIMING_PARTS)."""
 
     seconds: dict[str, float] = field(default_factory=dict)
+    parts: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -54,6 +56,30 @@ class PhaseClock:
     def snapshot(self) -> dict[str, float]:
         """The phases so far, rounded to microseconds (a JSON of 10^5 results stays small)."""
         return {name: round(value, 6) for name, value in self.seconds.items()}
+
+    def parts_snapshot(self) -> dict[str, dict[str, float]]:
+        """The splits recorded, rounded as `snapshot` rounds."""
+        return {
+            group: {name: round(value, 6) for name, value in split.items()}
+            for group, split in self.parts.items()
+        }
+
+
+# Where the timing phase's time went (timing.LoopTime.parts), the group Result.phases keeps it
+# in, beside "point" and "variant". GPU seconds from the events: in the timed intervals
+# (warm-up and discarded samples included), flushing L2 and the rest of the GPU time between
+# the samples of a batch (restores, waiting for the host to enqueue), the latter two only where
+# the backend's events say; host seconds: reading the SM clock, the stopping rule; and counts.
+TIMING_LOOP = "timing_loop"
+TIMING_PARTS = (
+    "gpu_timed",
+    "gpu_flush",
+    "gpu_between",
+    "clock_reads",
+    "stopping_rule",
+    "batches",
+    "samples",
+)
 
 
 def total(phases: dict[str, float]) -> float:

@@ -3,6 +3,12 @@ samples taken while the GPU throttled thrown away.
 
 The GPU time of each sample comes from the backend (CUDA events around the launches); the
 host clock here only bounds how long we keep sampling, it never times the kernel.
+
+Cold samples come in batches (`measure_batches`): the backend enqueues several samples back to
+back, each its own flushed interval between its own events, and waits once, so the GPU is not
+left idle while the host reads a sample, the clock and the stopping rule. The rule still sees
+every sample in order and stops where the one-by-one loop would; `LoopTime` says where the
+loop's time went.
 """
 
 from __future__ import annotations
@@ -111,6 +117,8 @@ class Measurement:
     # samples: the GPU holds a lower clock under this load (a power or thermal cap), and the
     # samples at that clock are the figure, kept with the clock they ran at.
     clock_capped: bool = False
+    # Where the loop's time went (GPU time from the events, the host's own work).
+    loop: LoopTime | None = None
 
 
 @dataclass
@@ -163,7 +171,8 @@ def measure(
     max_clock_mhz: float | None = None,
     runs_per_sample: int = 1,
 ) -> Measurement:
-    """Warm up, then take samples until the stopping rule says enough.
+    """Warm up, then take samples one at a time until the stopping rule says enough
+    (`measure_batches` with batches of one: the SM clock read after every sample).
 
     `clock_mhz`, if given, reads the SM clock after each sample; samples below
     `throttle_threshold × max_clock_mhz` are discarded (they still count against the budget)
@@ -171,30 +180,181 @@ def measure(
     the clock is capped under this load, not passing: those samples are kept, every later one
     too, and the measurement says so (`clock_capped`, with the clock).
     """
-    for _ in range(policy.warmup):
-        time_once_ms()
+    return measure_batches(
+        lambda wanted: Batch([time_once_ms()]),
+        policy,
+        host_clock=host_clock,
+        clock_mhz=clock_mhz,
+        max_clock_mhz=max_clock_mhz,
+        runs_per_sample=runs_per_sample,
+        max_batch=1,
+    )
+
+
+def measure_batches(
+    take: Callable[[int], Batch],
+    policy: TimingPolicy,
+    *,
+    host_clock: Callable[[], float] = time.perf_counter,
+    clock_mhz: Callable[[], float | None] | None = None,
+    max_clock_mhz: float | None = None,
+    runs_per_sample: int = 1,
+    max_batch: int = NOISE_CHECK_EVERY,
+) -> Measurement:
+    """Warm up, then take samples in batches until the stopping rule says enough.
+
+    `take(n)` runs between 1 and n samples back to back (fewer where the caller must look at
+    the device after a sample: an audited run) and returns their GPU times. The stopping
+    rule sees the samples one by one, as `measure` would: batches are sized so that none
+    runs past a point where the rule could stop (the next noise check, the capped-clock
+    switch, max_samples), so the rule's decisions and the samples kept are those of the
+    one-by-one loop on the same sample stream. Two things are per batch, not per sample:
+    the SM clock is read once after a batch and applies to each of its samples (a throttled
+    batch is discarded whole), and the host-clock budget is checked after a batch, whose
+    size is then held to what the time left allows at the pace seen so far. The first
+    min_samples samples are taken one at a time; then batches of 2, 4, up to `max_batch`.
+    """
+    loop = _Loop(take, policy, host_clock, runs_per_sample, max_batch)
     floor = policy.throttle_threshold * max_clock_mhz if clock_mhz and max_clock_mhz else None
     got = _Samples(floor, policy.min_samples, runs_per_sample)
+    loop.warm_up()
     started = host_clock()
-    attempts = 0
-
-    def done(converged: bool) -> Measurement:
-        return Measurement(
-            got.kept,
-            converged,
-            got.discarded,
-            runs_per_sample,
-            (policy.warmup + attempts) * runs_per_sample,
-            statistics.median(got.clocks) if got.clocks else None,
-            got.capped,
-        )
-
     while True:
-        sample = time_once_ms()
-        attempts += 1
+        samples = loop.next_batch(got, started)
+        read_at = time.perf_counter()
         clock = clock_mhz() if clock_mhz is not None else None
+        loop.time.clock_s += time.perf_counter() - read_at
+        for sample in samples:
+            # Batches end at the samples the rule could stop after; should one stop inside a
+            # batch all the same, the rest of it ran (counted as runs) but is no sample.
+            verdict = loop.judge(got, sample, clock)
+            if verdict is not None:
+                return loop.measurement(got, verdict)
+        # Out of time once min_samples samples are in, kept or held down by the clock.
+        if loop.enough(got) and host_clock() - started >= policy.max_time_s:
+            return loop.measurement(got, loop.out_of_budget(got))
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Samples run back to back with one wait at the end, and what the events around them
+    tell of the GPU's time between them (None where the backend does not say)."""
+
+    samples_ms: list[float]
+    # GPU ms from the batch's first work (its first restore or flush) to its last end event.
+    span_ms: float | None = None
+    # GPU ms from before each L2 flush to its sample's start event, summed.
+    flush_ms: float | None = None
+
+
+@dataclass
+class LoopTime:
+    """Where a timing loop's time went: GPU ms from the events, host seconds from the host
+    clock. The GPU time outside the spans of the batches is the host's: waiting for a batch
+    to end, reading the events, enqueuing the next batch."""
+
+    timed_ms: float = 0.0  # GPU, inside timed intervals (warm-up and discarded included)
+    span_ms: float | None = 0.0  # GPU, from each batch's first work to its last end event
+    flush_ms: float | None = 0.0  # GPU, the L2 flushes (with the events around them)
+    clock_s: float = 0.0  # host, reading the SM clock
+    rule_s: float = 0.0  # host, the stopping rule (noise estimates included)
+    batches: int = 0
+    samples: int = 0  # warm-up included
+
+    def count(self, batch: Batch, runs_per_sample: int) -> None:
+        self.batches += 1
+        self.samples += len(batch.samples_ms)
+        self.timed_ms += sum(batch.samples_ms) * runs_per_sample
+        self.span_ms = _plus(self.span_ms, batch.span_ms)
+        self.flush_ms = _plus(self.flush_ms, batch.flush_ms)
+
+    def parts(self) -> dict[str, float]:
+        """In seconds (counts as they are), named as gpubench.model.phases.TIMING_PARTS, only what
+        is known: the GPU's time between samples only where the backend's events say."""
+        parts = {
+            "gpu_timed": self.timed_ms / 1e3,
+            "clock_reads": self.clock_s,
+            "stopping_rule": self.rule_s,
+            "batches": float(self.batches),
+            "samples": float(self.samples),
+        }
+        if self.span_ms is not None and self.flush_ms is not None:
+            parts["gpu_flush"] = self.flush_ms / 1e3
+            # At least 0: events resolve to about half a microsecond, each interval's own.
+            parts["gpu_between"] = max(0.0, self.span_ms - self.timed_ms - self.flush_ms) / 1e3
+        return parts
+
+
+def _plus(total: float | None, more: float | None) -> float | None:
+    return None if total is None or more is None else total + more
+
+
+@dataclass
+class _Loop:
+    """The sampling loop's state between batches: its counts, the batch size and where the
+    time went."""
+
+    take: Callable[[int], Batch]
+    policy: TimingPolicy
+    host_clock: Callable[[], float]
+    runs_per_sample: int
+    max_batch: int
+    attempts: int = 0
+    size: int = 2  # the next batch's size before the limits: doubles up to max_batch
+    time: LoopTime = field(default_factory=LoopTime)
+
+    def run(self, wanted: int) -> list[float]:
+        batch = self.take(max(1, wanted))
+        if not 1 <= len(batch.samples_ms) <= max(1, wanted):
+            raise ValueError(f"asked for {wanted} samples, got {len(batch.samples_ms)}")
+        self.time.count(batch, self.runs_per_sample)
+        return batch.samples_ms
+
+    def warm_up(self) -> None:
+        done = 0
+        while done < self.policy.warmup:
+            done += len(self.run(min(self.policy.warmup - done, self.max_batch)))
+
+    def next_batch(self, got: _Samples, started: float) -> list[float]:
+        if self.attempts < self.policy.min_samples:
+            # The first min_samples one at a time, each with its own clock reading: they
+            # tell a passing slow-down from a capped clock, and the audit falls among them.
+            return self.run(1)
+        wanted = min(self.size, self.max_batch, self.to_decision(got))
+        if self.max_batch > 1 and self.enough(got):
+            # Held to the time left at the pace so far: the budget is checked between batches.
+            spent = self.host_clock() - started
+            pace = spent / self.attempts
+            if pace > 0:
+                wanted = min(wanted, max(1, int((self.policy.max_time_s - spent) / pace)))
+        self.size = min(2 * self.size, self.max_batch)
+        return self.run(wanted)
+
+    def to_decision(self, got: _Samples) -> int:
+        """Samples until the next one after which the rule could stop: the next noise check
+        (counting kept samples: discarded ones only put it off), the switch to a capped
+        clock, max_samples."""
+        policy, count = self.policy, len(got.kept)
+        if count < policy.min_samples:
+            check = policy.min_samples
+        else:
+            check = (count // NOISE_CHECK_EVERY + 1) * NOISE_CHECK_EVERY
+        distance = min(check - count, policy.max_samples - self.attempts)
+        if got.floor is not None and not got.kept:
+            distance = min(distance, policy.min_samples - got.discarded)
+        return max(1, distance)
+
+    def enough(self, got: _Samples) -> bool:
+        return max(len(got.kept), len(got.held)) >= self.policy.min_samples
+
+    def judge(self, got: _Samples, sample: float, clock: float | None) -> bool | None:
+        """Add one sample: True or False (converged or not) where sampling stops after it,
+        None to go on."""
+        started = time.perf_counter()
+        self.attempts += 1
         got.add(sample, clock)
-        count = len(got.kept)
+        policy, count = self.policy, len(got.kept)
+        verdict: bool | None = None
         # The noise estimate is O(n); checking it every few samples keeps the loop cheap.
         if (
             count >= policy.min_samples
@@ -202,16 +362,28 @@ def measure(
             and (count % NOISE_CHECK_EVERY == 0 or count == policy.min_samples)
             and robust_noise(got.kept) <= policy.target_noise
         ):
-            return done(True)
-        # Out of time once min_samples samples are in, kept or held down by the clock.
-        enough = max(count, len(got.held)) >= policy.min_samples
-        out_of_budget = attempts >= policy.max_samples or (
-            enough and host_clock() - started >= policy.max_time_s
+            verdict = True
+        elif self.attempts >= policy.max_samples:
+            verdict = self.out_of_budget(got)
+        self.time.rule_s += time.perf_counter() - started
+        return verdict
+
+    def out_of_budget(self, got: _Samples) -> bool:
+        # Never empty-handed: with no sample kept, every one was held down (capped).
+        got.settle_on_the_held_clock()
+        return robust_noise(got.kept) <= self.policy.target_noise
+
+    def measurement(self, got: _Samples, converged: bool) -> Measurement:
+        return Measurement(
+            got.kept,
+            converged,
+            got.discarded,
+            self.runs_per_sample,
+            self.time.samples * self.runs_per_sample,
+            statistics.median(got.clocks) if got.clocks else None,
+            got.capped,
+            self.time,
         )
-        if out_of_budget:
-            # Never empty-handed: with no sample kept, every one was held down (capped).
-            got.settle_on_the_held_clock()
-            return done(robust_noise(got.kept) <= policy.target_noise)
 
 
 def hot_runs_per_sample(one_run_ms: float, policy: TimingPolicy, cap: int = 10_000) -> int:

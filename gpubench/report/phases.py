@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from gpubench.model.phases import POINT_PHASES, VARIANT_PHASES
+from gpubench.model.phases import POINT_PHASES, TIMING_LOOP, VARIANT_PHASES
 from gpubench.model.results import Result, point_key
 from gpubench.report.plain import PlainTable as Table
 
@@ -54,6 +54,51 @@ def share(results: list[Result], wall_s: float) -> TimeShare:
     return TimeShare(wall_s, dict(point), dict(variant), gpu)
 
 
+def timing_split(results: list[Result]) -> tuple[dict[str, float], float]:
+    """The timing loop's split (gpubench.model.phases.TIMING_PARTS) summed over the results that
+    have one, and their timing phase summed; the GPU's time between samples only where every
+    one of them has it."""
+    timed = [r for r in results if TIMING_LOOP in r.phases]
+    summed: dict[str, float] = defaultdict(float)
+    for r in timed:
+        for name, value in r.phases[TIMING_LOOP].items():
+            summed[name] += value
+    if not all("gpu_between" in r.phases[TIMING_LOOP] for r in timed):
+        summed.pop("gpu_between", None)
+        summed.pop("gpu_flush", None)
+    timing_s = sum(r.phases.get("variant", {}).get("timing", 0.0) for r in timed)
+    return dict(summed), timing_s
+
+
+def timing_line(results: list[Result]) -> str | None:
+    """Where the timing phase went (the table's caption): the GPU in timed intervals,
+    flushing and between samples (where the events say), the host reading the clock and in
+    the stopping rule, and the rest (waiting for each batch to end, reading its events,
+    enqueuing the next). The host time of the restores between the samples of a batch is the
+    audit's, though the GPU's span covers it: where it outweighs the rest, the rest shows 0."""
+    loop, timing_s = timing_split(results)
+    if not loop or timing_s <= 0:
+        return None
+    gpu = loop["gpu_timed"]
+    between = loop.get("gpu_flush", 0.0) + loop.get("gpu_between", 0.0)
+    rest = max(0.0, timing_s - gpu - between - loop["clock_reads"] - loop["stopping_rule"])
+    if "gpu_between" in loop:
+        gpu_part = (
+            f", flushing L2 {_seconds(loop['gpu_flush'])}, between samples "
+            f"{_seconds(loop['gpu_between'])}"
+        )
+    else:
+        gpu_part = " (between samples: not measured by this backend)"
+    return (
+        f"timing {_seconds(timing_s)}, {loop['samples']:,.0f} samples in "
+        f"{loop['batches']:,.0f} batches: the GPU in timed intervals {_seconds(gpu)} "
+        f"({100 * gpu / timing_s:.1f}%){gpu_part}; the host reading the clock "
+        f"{_seconds(loop['clock_reads'])}, in the stopping rule "
+        f"{_seconds(loop['stopping_rule'])}, the rest (waiting for batches, enqueuing) "
+        f"{_seconds(rest)}"
+    )
+
+
 def _seconds(value: float | None) -> str:
     if value is None:
         return ""
@@ -72,6 +117,8 @@ def phases_table(results: list[Result]) -> Table:
     table.add_column("variant")
     for name in (*POINT_PHASES, *VARIANT_PHASES):
         table.add_column(name.replace("_", " "), justify="right")
+    table.caption = timing_line(results)
+    table.caption_justify = "left"
     rows: list[tuple[str, str, dict[str, float], dict[str, float]]] = []
     if per_result:
         last = {point_key(r.point): i for i, r in enumerate(results)}

@@ -568,3 +568,31 @@ def test_dynamic_shared_memory_past_the_default_limit_is_opted_in(backend, modul
                       shared_bytes=dev.shared_per_block_optin_bytes + 4)  # fmt: skip
     assert "bytes of shared memory per block" in backend.launch_problem(module, [too_much])
     free(backend, buffers)
+
+
+@pytest.mark.parametrize("flush_l2", [False, True])
+def test_a_batch_times_each_sample_with_its_restore_enqueued_before_it(backend, module, flush_l2):
+    """Five in-place relaxations in one batch, each after a restore of its input: every run
+    starts from the input (the values end one step down, not five) and is its own interval."""
+    spec, flag = BufferSpec((64,), I32), BufferSpec((1,), I32)
+    specs = {"v": spec, "flag": flag}
+    buffers, pristine = alloc(backend, specs), backend.alloc(spec)
+    values = np.arange(64, dtype=np.int32) % 7
+    backend.write(pristine, spec, values)
+    backend.zero(buffers["flag"], flag)
+    bound = backend.bind(module, [COUNT_DOWN], buffers, specs)
+    restores = []
+
+    def before_each():
+        restores.append(1)
+        backend.restore(buffers["v"], pristine, spec)
+
+    batch = backend.time_cold_batch_ms(bound, flush_l2, 5, before_each)
+    assert len(restores) == len(batch.samples_ms) == 5
+    assert all(0 < ms < 1000 for ms in batch.samples_ms)
+    assert np.array_equal(backend.read(buffers["v"], spec), np.maximum(values - 1, 0))
+    if batch.span_ms is not None:  # the events around the batch hold its samples
+        assert batch.span_ms >= sum(batch.samples_ms) + (batch.flush_ms or 0.0)
+    backend.release(bound)
+    free(backend, buffers)
+    backend.free(pristine)

@@ -69,6 +69,10 @@ class Recording(DriverBackend):
     def _new_event(self):
         return Event("", 0)
 
+    def _new_timing_event(self):
+        self.log.append(("new event",))
+        return Event("", 0)
+
     def _record(self, event, stream):
         self.clock += 1
         event.stream, event.at = stream, self.clock
@@ -165,6 +169,33 @@ def test_a_cold_sample_flushes_l2_only_when_asked():
     backend.log.clear()
     backend.time_once_ms(a_run(backend), flush_l2=False)
     assert ("flush", "S0") not in backend.log
+
+
+def test_a_batch_gives_each_sample_its_own_events_and_flush_and_waits_once():
+    backend = Recording()
+    bound = a_run(backend)
+    batch = backend.time_cold_batch_ms(bound, True, 2, lambda: backend.log.append(("before",)))
+    sample = [("before",), ("record", "S0"), ("flush", "S0"), ("record", "S0"), ("op", 0),
+              ("record", "S0")]  # fmt: skip
+    assert backend.log == [("new event",)] * 7 + [("record", "S0"), *sample, *sample,
+                                                   ("sync event", "S0")]  # fmt: skip
+    # Events at 1 (the batch opens), 2 (before the flush), 3 and 4 (the interval), 5, 6, 7.
+    assert (batch.samples_ms, batch.span_ms, batch.flush_ms) == ([1.0, 1.0], 6.0, 2.0)
+    backend.log.clear()
+    again = backend.time_cold_batch_ms(bound, False, 2, lambda: None)
+    assert ("new event",) not in backend.log and ("flush", "S0") not in backend.log
+    assert (again.samples_ms, again.span_ms, again.flush_ms) == ([1.0, 1.0], 4.0, 0.0)
+
+
+def test_a_driver_failure_in_a_batch_is_a_launch_error():
+    backend = Recording()
+
+    def fail():
+        raise DriverFailure("CUDA_ERROR_LAUNCH_FAILED")
+
+    bound = BoundRun(ops=[Op(0, "kernel", "k", fail)], calls=[fail])
+    with pytest.raises(KernelLaunchError, match="CUDA_ERROR_LAUNCH_FAILED"):
+        backend.time_cold_batch_ms(bound, False, 3, lambda: None)
 
 
 def test_a_timeline_marks_each_step_on_its_own_stream():

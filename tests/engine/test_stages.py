@@ -576,3 +576,65 @@ def test_a_wrong_audited_run_is_caught_though_a_long_wait_follows_it(monkeypatch
     )
     assert result.status is Status.INCORRECT
     assert result.reason.startswith(f"right on the checked run, wrong on timed run {wrong_on} ")
+
+
+def _logged_run(monkeypatch, chosen, policy, suite=None, variant="good"):
+    """One variant on the fake with the audited calls `chosen` (counted from 0, warm-up
+    included): the backend's batches, and the order of runs, restores, device-idle waits and
+    output reads."""
+    from gpubench.engine import audit
+
+    monkeypatch.setattr(audit, "schedule", lambda p, draw=None: audit.AuditSchedule(chosen))
+    backend, log = FakeBackend(), []
+    timed, read = backend.time_once_ms, backend.read
+    restore, synchronize = backend.restore, backend.synchronize_device
+
+    def time_once_ms(bound, flush_l2):
+        log.append("run")
+        return timed(bound, flush_l2) * (1 + len(log) % 3)  # noisy: no early stop
+
+    monkeypatch.setattr(backend, "time_once_ms", time_once_ms)
+    monkeypatch.setattr(backend, "read", lambda *a: log.append("read") or read(*a))
+    monkeypatch.setattr(backend, "restore", lambda *a: log.append("restore") or restore(*a))
+    monkeypatch.setattr(backend, "synchronize_device", lambda: log.append("idle") or synchronize())
+    bench = suite or ScaleSuite()
+    point = bench.resolve(bench.defaults())
+    (result,) = Runner(backend).run(Plan(bench, [point], (variant,), variant, policy))
+    return result, backend.batches, log
+
+
+NOISY = TimingPolicy(warmup=1, min_samples=3, max_samples=20, min_time_s=0, target_noise=1e-6)
+
+
+def test_an_audited_call_runs_in_a_batch_of_its_own_and_batches_end_before_it(monkeypatch):
+    """Call 0 warms up, calls 1-3 one at a time; then 2 (calls 4-5: the audit at 6 ends the
+    batch before it), the audited call alone, and batches again after it."""
+    result, batches, _ = _logged_run(monkeypatch, frozenset({6}), NOISY)
+    assert result.status is Status.UNSTABLE and result.summary["samples"] == 20
+    assert batches == [1, 1, 1, 1, 2, 1, 2, 8, 4]
+
+
+def test_an_audited_calls_outputs_are_checked_before_the_next_run_is_enqueued(monkeypatch):
+    _, _, log = _logged_run(monkeypatch, frozenset({6}), NOISY)
+    runs = [i for i, what in enumerate(log) if what == "run"]
+    audited, following = runs[6], runs[7]
+    between = log[audited + 1 : following]
+    # The device found idle, then the outputs read back and checked, all before call 7.
+    assert between[:2] == ["idle", "read"] and "run" not in between
+
+
+def test_in_place_outputs_are_restored_before_every_run_of_a_batch(monkeypatch):
+    from tests.fakes import InPlaceSuite
+
+    result, batches, log = _logged_run(monkeypatch, frozenset({1}), NOISY, InPlaceSuite(),
+                                       "device")  # fmt: skip
+    assert result.status is Status.UNSTABLE and max(batches) == 8
+    runs = [i for i, what in enumerate(log) if what == "run"]  # timed runs only
+    assert len(runs) == 21  # the warm-up and 20 samples
+    assert all(log[i - 1] == "restore" for i in runs)
+
+
+def test_untrusted_mode_samples_one_at_a_time(monkeypatch):
+    untrusted = dataclasses.replace(NOISY, untrusted=True)
+    result, batches, _ = _logged_run(monkeypatch, frozenset(), untrusted)
+    assert result.status is Status.UNSTABLE and batches == [1] * 21

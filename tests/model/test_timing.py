@@ -317,3 +317,115 @@ def test_a_policy_as_a_dict_holds_every_field():
     record = policy.to_dict()
     assert record["warmup"] == 2 and record["min_samples"] == 3 and record["max_samples"] == 4
     assert TimingPolicy(**record) == policy
+
+
+class Batches:
+    """Scripted samples taken in batches: the sizes asked for, and a host clock that moves on
+    one second per sample."""
+
+    def __init__(self, values: list[float], span_ms: float | None = None) -> None:
+        self.stream, self.sizes, self.now, self.span_ms = itertools.cycle(values), [], 0.0, span_ms
+
+    def take(self, wanted: int):
+        from gpubench.model.timing import Batch
+
+        self.sizes.append(wanted)
+        self.now += wanted
+        return Batch([next(self.stream) for _ in range(wanted)], self.span_ms, 0.0)
+
+    def clock(self) -> float:
+        return self.now
+
+
+def _one_by_one_and_batched(values, policy, **kwargs):
+    from gpubench.model.timing import measure_batches
+
+    once = itertools.cycle(values)
+    single = measure(lambda: next(once), policy, host_clock=lambda: 0.0, **kwargs)
+    batches = Batches(values)
+    batched = measure_batches(batches.take, policy, host_clock=lambda: 0.0, **kwargs)
+    return single, batched, batches.sizes
+
+
+def _decisions(m):
+    return (m.samples_ms, m.converged, m.discarded, m.runs, m.clock_mhz, m.clock_capped)
+
+
+@pytest.mark.parametrize(
+    ("values", "policy", "kwargs"),
+    [
+        # Never quiet: to max_samples, whatever batch it falls in.
+        ([1.0, 3.0], TimingPolicy(warmup=3, min_samples=10, max_samples=100, min_time_s=0,
+                                  target_noise=0.01), {}),
+        # Quiet once min_time_s is met: the first noise check at or after 40 ms (48 samples).
+        ([1.0], TimingPolicy(warmup=2, min_samples=10, max_samples=1000, min_time_s=0.04), {}),
+        # Quiet from the start: stops at min_samples.
+        ([1.0], TimingPolicy(warmup=0, min_samples=7, max_samples=1000, min_time_s=0), {}),
+        # A capped clock: the switch at min_samples held-down samples, then quiet.
+        ([2.0], TimingPolicy(warmup=1, min_samples=5, max_samples=30, min_time_s=0),
+         {"clock_mhz": lambda: 500.0, "max_clock_mhz": 2000.0}),
+        # Noisy at first, quiet later: converges at the first noise check it passes.
+        ([4.0] * 3 + [1.0] * 60, TimingPolicy(warmup=0, min_samples=5, max_samples=63,
+                                              min_time_s=0, target_noise=0.02), {}),
+    ],
+)  # fmt: skip
+def test_batched_sampling_makes_the_one_by_one_loops_decisions_on_the_same_samples(
+    values, policy, kwargs
+):
+    single, batched, sizes = _one_by_one_and_batched(values, policy, **kwargs)
+    assert _decisions(batched) == _decisions(single)
+    assert sum(sizes) == batched.runs  # no sample run past the one the rule stopped at
+
+
+def test_batches_grow_to_the_next_noise_check_and_end_at_max_samples():
+    """Warm-up in one batch; the first min_samples one at a time; then 2, 4 (to the check at
+    16 kept), batches of 8 on the checks, and the 4 left to max_samples."""
+    _, batched, sizes = _one_by_one_and_batched(
+        [1.0, 3.0],
+        TimingPolicy(warmup=3, min_samples=10, max_samples=100, min_time_s=0, target_noise=0.01),
+    )
+    assert sizes == [3] + [1] * 10 + [2, 4] + [8] * 10 + [4]
+    assert (len(batched.samples_ms), batched.runs, batched.converged) == (100, 103, False)
+    assert batched.loop.batches == len(sizes) and batched.loop.samples == 103
+    assert batched.loop.timed_ms == pytest.approx(sum(([1.0, 3.0] * 52)[:103]))
+
+
+def test_the_clock_is_read_once_per_batch_and_a_throttled_batch_is_discarded_whole():
+    from gpubench.model.timing import measure_batches
+
+    batches = Batches([1.0])
+    # One reading per batch: 10 single samples at full clock, then the batches of 2 and 4 at
+    # 899 MHz (below 0.9 x 1000), thrown away, then full clock again.
+    clocks = iter([1000.0] * 10 + [899.0, 899.0] + [1000.0] * 100)
+    policy = TimingPolicy(warmup=0, min_samples=10, max_samples=1000, min_time_s=0.016)
+    m = measure_batches(batches.take, policy, host_clock=lambda: 0.0,
+                        clock_mhz=lambda: next(clocks), max_clock_mhz=1000.0)  # fmt: skip
+    assert batches.sizes[:13] == [1] * 10 + [2, 4, 6]
+    assert (len(m.samples_ms), m.discarded, m.runs, m.converged) == (16, 6, 22, True)
+    assert m.clock_mhz == 1000.0
+
+
+def test_the_time_budget_is_checked_between_batches_held_to_the_time_left():
+    """One second of host time per sample, 20 s of budget: after the first five, batches are
+    held to what the pace leaves (2, 1 to the check at 8, 8, then 4 of the 4 s left)."""
+    from gpubench.model.timing import measure_batches
+
+    batches = Batches([1.0, 3.0, 9.0, 27.0])
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=10**6, min_time_s=0,
+                          max_time_s=20.0)  # fmt: skip
+    m = measure_batches(batches.take, policy, host_clock=batches.clock)
+    assert batches.sizes == [1] * 5 + [2, 1, 8, 4]
+    assert m.runs == 20 and not m.converged
+
+
+def test_the_loop_says_where_its_time_went():
+    from gpubench.model.timing import measure_batches
+
+    batches = Batches([1.0], span_ms=10.0)
+    policy = TimingPolicy(warmup=2, min_samples=3, max_samples=3, min_time_s=0)
+    m = measure_batches(batches.take, policy, host_clock=lambda: 0.0)
+    assert (m.loop.batches, m.loop.samples, m.loop.timed_ms) == (4, 5, 5.0)
+    assert (m.loop.span_ms, m.loop.flush_ms) == (40.0, 0.0)
+    assert m.loop.rule_s > 0
+    unknown = measure(lambda: 1.0, policy, host_clock=lambda: 0.0)
+    assert unknown.loop.span_ms is None and unknown.loop.timed_ms == 5.0

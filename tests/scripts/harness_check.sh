@@ -7,7 +7,7 @@ set -uo pipefail
 before_dir=$(cd "$1" && pwd)
 out=$(mkdir -p "$2" && cd "$2" && pwd)
 for b in pycuda cuda-core; do
-    GPUBENCH_BACKEND=$b timeout 120 python3 -m pytest -q -m gpu tests/test_audit_gpu.py \
+    GPUBENCH_BACKEND=$b timeout 120 python3 -m pytest -q -m gpu tests/engine/test_audit_gpu.py \
         -p no:cacheprovider >"$out/corpus_$b.log" 2>&1
     echo "corpus $b rc=$? $(tail -1 "$out/corpus_$b.log")"
 done
