@@ -8,6 +8,9 @@ worker (the sweep notes it, as it notes the device pool's retries), and after
 `distributed.scheduler.allowed-failures` deaths (set it to 1) the point's variants are recorded
 `crashed`.
 
+Each Dask worker compiles the sweep's builds itself (hosts do not share a compile cache), in
+the background from the start, as one host's worker does; the slowest one's report counts.
+
 Dask is optional (`pip install ".[cluster]"`) and imported only here.
 """
 
@@ -16,7 +19,7 @@ from __future__ import annotations
 import queue
 import socket
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from gpubench import install_hint
@@ -93,11 +96,23 @@ def _remote_environment(suite: str, backend: str) -> dict[str, Any]:
 
 def _remote_precompile(
     suite: str, backend: str, points: list[dict[str, Any]], limit_s: float
-) -> dict[str, Any]:
-    def job(runner: Any) -> dict[str, Any]:
+) -> None:
+    """Start compiling the builds of these points in the background on this worker."""
+
+    def job(runner: Any) -> None:
         if runner.environment is None:
             runner.start()
-        return runner.precompile(points, limit_s)
+        runner.compile_points(points, lambda report: None, limit_s)
+
+    _PointService.get(suite, backend).call(job)
+
+
+def _remote_compile_report(suite: str, backend: str) -> dict[str, Any]:
+    """This worker's compile report, once its background compile is done."""
+
+    def job(runner: Any) -> dict[str, Any]:
+        runner.wait_for_compile()
+        return runner.compile_report or {}
 
     return _PointService.get(suite, backend).call(job)
 
@@ -157,6 +172,8 @@ class DaskRunner:
         self.retried: list[dict[str, Any]] = []  # points the scheduler ran again after a death
         self.client: Any = None
         self._futures: list[Any] = []
+        self._compile: tuple[list[dict[str, Any]], Callable[[dict[str, Any]], None], float] | None
+        self._compile = None
 
     def start(self) -> dict[str, Any]:
         try:
@@ -202,13 +219,32 @@ class DaskRunner:
         ]
         environment["scheduler"] = self.address
         self.environment = environment
+        if self._compile is not None:
+            self._start_compiles()
         return environment
 
-    def precompile(self, points: list[dict[str, Any]], limit_s: float = 3600) -> dict[str, Any]:
-        """Every worker compiles (hosts do not share a compile cache); the slowest counts."""
-        reports = self.client.run(_remote_precompile, self.suite, self.backend, points, limit_s)
+    def precompile(
+        self, plan: Plan, on_report: Callable[[dict[str, Any]], None], limit_s: float = 3600
+    ) -> None:
+        """Every worker compiles in the background (hosts do not share a compile cache), in
+        the order the points are submitted; `on_report` hears the slowest's report when the
+        run ends."""
+        _, todo = remaining_work(plan, ())
+        self._compile = ([point for point, _ in todo], on_report, limit_s)
+        if self.client is not None:
+            self._start_compiles()
+
+    def _start_compiles(self) -> None:
+        assert self._compile is not None
+        points, _, limit_s = self._compile
+        self.client.run(_remote_precompile, self.suite, self.backend, points, limit_s)
+
+    def _report_compiles(self) -> None:
+        if self._compile is None:
+            return
+        reports = self.client.run(_remote_compile_report, self.suite, self.backend)
         report = max(reports.values(), key=lambda r: r.get("seconds", 0))
-        return {**report, "devices": len(reports)}
+        self._compile[1]({**report, "devices": len(reports)})
 
     def close(self, graceful: bool = True) -> dict[str, Any]:
         if self.client is not None:
@@ -258,6 +294,7 @@ class DaskRunner:
                     notify.result(fresh[variant])
             notify.point_done(point, variants, fresh)
         self._record_retries(by_future)
+        self._report_compiles()
         return notify.results
 
     def _record_retries(self, by_future: dict[Any, tuple[dict[str, Any], list[str]]]) -> None:

@@ -1,16 +1,29 @@
 """Find a suite's .cu source, turn a point's compile-time params into -D options, and compile:
-all distinct configurations of a sweep up front in parallel, each binary cached on disk.
+all distinct configurations of a sweep in parallel, in the background while the first points
+run, each binary cached on disk.
 
 The cache key is the source text, the options, the target architecture and the compiler's
 version, so a changed kernel recompiles and a re-run compiles nothing.
+
+Each build is compiled once, whoever asks first: the background compile of a sweep, or a
+point that needs its build before the background got to it. The processes of one host share
+the cache directory; a lock file per build makes a second asker (another thread, another
+GPU's worker) wait for the build in progress and then read it. A failed build leaves a note
+beside the binaries, scoped to the sweep (`CompileCache.scope`), so the workers of that sweep
+report the compiler's message without compiling it again, and a later sweep tries afresh.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import re
+import secrets
+import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -121,14 +134,51 @@ class CompileReport:
         return asdict(self)
 
 
+# Background compiles yield the CPU to the threads that launch and time kernels: nvcc and
+# its children inherit the niceness of the thread that starts them (Linux: per thread).
+BACKGROUND_NICENESS = 10
+
+
+def _lower_priority(niceness: int) -> None:
+    if niceness <= 0:
+        return
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: full priority
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    """Hold the lock file `path` (threads and processes alike wait for it); released when
+    the holder ends, even by a kill."""
+    try:
+        import fcntl
+    except ImportError:  # no flock: builds may be compiled twice, never read half-written
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+Job = tuple[str, list[str], list[str]]  # source, options, include directories
+
+
 @dataclass
 class CompileCache:
-    """Loaded modules in memory, binaries on disk, failures remembered for the process."""
+    """Loaded modules in memory, binaries on disk, failures remembered for the sweep (`scope`:
+    the processes that share one, e.g. the workers of a device pool, share its failures)."""
 
     backend: Any
     directory: Path = field(default_factory=cache_dir)
+    scope: str = field(default_factory=lambda: secrets.token_hex(8))
     _modules: dict[str, Any] = field(default_factory=dict)
     _failures: dict[str, KernelCompileError] = field(default_factory=dict)
+    # Compiled by this process (a point that needed its build first): new, in the report.
+    _built_here: set[str] = field(default_factory=set)
 
     def _job(self, bench: Benchmark, point: Point) -> tuple[str, str, list[str], list[str]]:
         path = source_path(bench)
@@ -147,23 +197,62 @@ class CompileCache:
     def _binary(
         self, key: str, source: str, options: list[str], include_dirs: list[str]
     ) -> tuple[bytes, bool]:
-        """(binary, came from the cache)."""
+        """(binary, was on disk before this sweep asked): compiled here unless it is on disk,
+        or another thread or process is compiling it (then waited for and read)."""
         cached = self.directory / f"{key}.bin"
         if cached.is_file():
             return cached.read_bytes(), True
-        binary = self.backend.compile_binary(source, options, include_dirs)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(binary)
-        tmp.replace(cached)  # atomic: concurrent sweeps never read half a binary
+        self._raise_known_failure(key)
+        with _exclusive(self.directory / f"{key}.lock"):
+            if cached.is_file():  # built while this one waited: new to the sweep
+                return cached.read_bytes(), False
+            self._raise_known_failure(key)
+            try:
+                binary = self.backend.compile_binary(source, options, include_dirs)
+            except KernelCompileError as exc:
+                self._remember_failure(key, exc)
+                raise
+            self.directory.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_name(f"{cached.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_bytes(binary)
+            tmp.replace(cached)  # atomic: concurrent sweeps never read half a binary
+        self._built_here.add(key)
         return binary, False
 
+    def _remember_failure(self, key: str, error: KernelCompileError) -> None:
+        self._failures[key] = error
+        note = {"scope": self.scope, "message": str(error), "output": error.compiler_output}
+        with contextlib.suppress(OSError):  # unwritten: the others compile it once more
+            self.directory.mkdir(parents=True, exist_ok=True)
+            tmp = self.directory / f"{key}.failed.{os.getpid()}.{threading.get_ident()}.tmp"
+            tmp.write_text(json.dumps(note))
+            tmp.replace(self.directory / f"{key}.failed")
+
+    def _raise_known_failure(self, key: str) -> None:
+        """The build failed earlier in this sweep (in this process, or in another of its
+        workers): the same error, without compiling it again."""
+        if key in self._failures:
+            raise self._failures[key]
+        try:
+            note = json.loads((self.directory / f"{key}.failed").read_text())
+        except (OSError, ValueError):
+            return
+        if isinstance(note, dict) and note.get("scope") == self.scope:
+            error = KernelCompileError(str(note.get("message")), str(note.get("output") or ""))
+            self._failures[key] = error
+            raise error
+
     def precompile(
-        self, bench: Benchmark, points: list[Point], max_workers: int | None = None
+        self,
+        bench: Benchmark,
+        points: list[Point],
+        max_workers: int | None = None,
+        niceness: int = 0,
     ) -> CompileReport:
         """Compile every distinct configuration of these points, in parallel (nvcc runs as
-        separate processes, so threads are enough)."""
-        jobs = {}
+        separate processes, so threads are enough), in the points' order; `niceness` lowers
+        the compiles' CPU priority (the background compile of a sweep that is measuring)."""
+        jobs: dict[str, Job] = {}
         if not bench.has_kernels:
             return CompileReport()
         for point in points:
@@ -174,17 +263,18 @@ class CompileCache:
         report = CompileReport(configurations=len(jobs), workers=workers)
         started = time.perf_counter()
 
-        def build(key: str) -> tuple[str, bool | None, KernelCompileError | None]:
+        def build(key: str) -> tuple[str, bool | None]:
+            _lower_priority(niceness)
             try:
                 _, was_cached = self._binary(key, *jobs[key])
-                return key, was_cached, None
-            except KernelCompileError as exc:
-                return key, None, exc
+                return key, was_cached and key not in self._built_here
+            except KernelCompileError:
+                return key, None
 
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for key, was_cached, error in pool.map(build, list(jobs)):
-                if error is not None:
-                    self._failures[key] = error
+        # Named as gpubench's own: a variant that runs meanwhile is not blamed for them (audit).
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpubench-compile") as pool:
+            for _, was_cached in pool.map(build, list(jobs)):
+                if was_cached is None:
                     report.failed += 1
                 elif was_cached:
                     report.cached += 1
@@ -194,16 +284,12 @@ class CompileCache:
         return report
 
     def get(self, bench: Benchmark, point: Point) -> Any:
+        """The point's loaded module: from memory, from disk, from the compile in progress
+        (waited for) or compiled now (raises KernelCompileError)."""
         if not bench.has_kernels:
             return None
         key, source, options, includes = self._job(bench, point)
-        if key in self._failures:
-            raise self._failures[key]
         if key not in self._modules:
-            try:
-                binary, _ = self._binary(key, source, options, includes)
-            except KernelCompileError as exc:
-                self._failures[key] = exc
-                raise
+            binary, _ = self._binary(key, source, options, includes)
             self._modules[key] = self.backend.load(binary)
         return self._modules[key]

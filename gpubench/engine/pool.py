@@ -4,13 +4,25 @@ The parent still never touches CUDA. One thread per GPU takes the next point fro
 queue and runs it on its worker (which owns the point from first variant to last, so the
 speedups of a point compare variants measured on the same GPU); results reach the observers
 (the log, the table, the progress bar) under one lock, in the order they finish.
+
+One host, one compile cache: the first worker compiles the sweep's builds in the background,
+in the order the points are handed out, from the moment it is up; the other workers start
+(imports, CUDA context) meanwhile, and each point waits only for its own build (a build in
+progress is waited for, never compiled twice: gpubench.engine.kernels).
+
+Hand-out: a shared queue, biggest points first. A GPU takes the next point when it is free,
+so the work balances itself whatever the points cost, and the last points handed out are
+the small ones, so no GPU waits long at the end for another's big one. The builds come ready
+in that same order.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import queue
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from gpubench.engine.runner import Notifier, Observer, Plan
@@ -88,6 +100,12 @@ class DevicePool:
         self.runners: list[IsolatedRunner] = []
         self.environment: dict[str, Any] | None = None
         self._stop = threading.Event()
+        self._compile: tuple[Plan, Callable[[dict[str, Any]], None], float] | None = None
+        # The workers of this pool share their builds' failures (see gpubench.engine.kernels).
+        self._scope = os.urandom(8).hex()
+
+    def _spec(self, index: int) -> WorkerSpec:
+        return WorkerSpec(self.suite, index, self.backend, compile_scope=self._scope)
 
     @property
     def restarts(self) -> int:
@@ -101,7 +119,9 @@ class DevicePool:
         """Start one worker per device; the environment record is the first device's, with
         every device listed under "devices"."""
         first_index = 0 if self.requested == "all" else self.requested[0]
-        first = IsolatedRunner(WorkerSpec(self.suite, first_index, self.backend))
+        first = IsolatedRunner(self._spec(first_index))
+        if self._compile is not None:  # sent the moment it is up, before the others start
+            first.precompile(*self._compile)
         environment = first.start()
         if self.requested == "all":
             count = environment.get("device_count")
@@ -122,7 +142,7 @@ class DevicePool:
                 )
         self.runners = [first]
         errors: list[BaseException] = []
-        others = [IsolatedRunner(WorkerSpec(self.suite, i, self.backend)) for i in indices[1:]]
+        others = [IsolatedRunner(self._spec(i)) for i in indices[1:]]
 
         # Spawned here, in the main thread (see IsolatedRunner.spawn); their start-up (CUDA
         # initialisation) is waited for in parallel.
@@ -156,11 +176,19 @@ class DevicePool:
         self.environment = environment
         return environment
 
-    def precompile(self, points: list[dict[str, Any]], limit_s: float = 3600) -> dict[str, Any]:
-        """One host, one compile cache: the first worker compiles for all of them."""
-        report = self.runners[0].precompile(points, limit_s)
-        report["devices"] = len(self.runners)
-        return report
+    def precompile(
+        self, plan: Plan, on_report: Callable[[dict[str, Any]], None], limit_s: float = 3600
+    ) -> None:
+        """One host, one compile cache: the first worker compiles for all of them, in the
+        background, in the order the points are handed out (see the module's docstring)."""
+        order = [p for p, _ in largest_first(plan, [(p, list(plan.variants)) for p in plan.points])]
+
+        def report(compiled: dict[str, Any]) -> None:
+            on_report({**compiled, "devices": len(self.runners)})
+
+        self._compile = (dataclasses.replace(plan, points=order), report, limit_s)
+        if self.runners:
+            self.runners[0].precompile(*self._compile)
 
     def close(self, graceful: bool = True) -> dict[str, Any]:
         self._stop.set()
@@ -217,4 +245,6 @@ class DevicePool:
                 thread.join(0.2)
         if failures:
             raise failures[0]
+        if self._compile is not None and self.runners:
+            self.runners[0].wait_for_compile()
         return notify.results

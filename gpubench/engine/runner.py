@@ -1,12 +1,14 @@
-"""Run points in this process: compile, make the inputs, then each variant through its
-stages (gpubench.engine.stages: check before timing, re-check after). gpubench.engine.worker runs this same
-code in a worker process, for isolation.
+"""Run points in this process: compile (or wait for the build a background compile is
+making), make the inputs, then each variant through its stages (gpubench.engine.stages: check
+before timing, re-check after). gpubench.engine.worker runs this same code in a worker
+process, for isolation.
 
 Per point the order is fixed: compile → memory preflight → fresh random inputs (made in
-parallel, gpubench.engine.randoms) → each variant. The reference is made once per point and
-computation and shared by the variants (gpubench.engine.checking). A failure becomes a Result with a
-status and a reason; the sweep goes on. Every result records the host time of its point's and
-its variant's phases (gpubench.model.phases).
+parallel, gpubench.engine.randoms) → each variant. The reference is made once per problem and
+shared by the variants and by the configurations of that problem (gpubench.engine.checking,
+gpubench.engine.input_sets). A failure becomes a Result with a status and a reason; the sweep
+goes on. Every result records the host time of its point's and its variant's phases
+(gpubench.model.phases).
 """
 
 from __future__ import annotations
@@ -60,7 +62,14 @@ class SweepRunner(Protocol):
         """Start the workers; the environment record of the first (EnvironmentProblem)."""
         ...
 
-    def precompile(self, points: list[Point], limit_s: float = 3600) -> dict[str, Any]: ...
+    def precompile(
+        self, plan: Plan, on_report: Callable[[dict[str, Any]], None], limit_s: float = 3600
+    ) -> None:
+        """Compile the plan's builds in the background, from the moment a worker is up (asked
+        before `start`, the compile overlaps the workers' start too); the points do not wait
+        for it, each waits for its own build. `on_report(report)` (a kernels.CompileReport
+        dict) once the last build is done, at the latest before `run` returns."""
+        ...
 
     def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
         """Every (point, variant) not in `previous`, measured; the fresh results."""
@@ -201,8 +210,11 @@ class Runner:
         variants: Iterable[str],
         on_start: Callable[[str], None] | None = None,
         on_result: Callable[[Result], None] | None = None,
+        on_built: Callable[[], None] | None = None,
     ) -> list[Result]:
-        """Every variant of one point; stops early once a variant has crashed the context."""
+        """Every variant of one point; stops early once a variant has crashed the context.
+        `on_built` is called once the point's build is in (or known to have failed): until
+        then the point may be waiting for a background compile (gpubench.engine.kernels)."""
         variants = list(variants)
         clock = PhaseClock()
         results = _PointResults(plan, point, clock, on_result)
@@ -213,9 +225,13 @@ class Runner:
                 module = self.modules.get(plan.bench, point)
         except KernelCompileError as exc:
             reason = f"{exc}\n{_compiler_excerpt(exc.compiler_output)}"
+            if on_built:
+                on_built()
             for v in variants:
                 results.emit(v, Status.COMPILE_FAILED, reason)
             return results.out
+        if on_built:
+            on_built()
         state = self._point_state(plan, point, clock)
         if not isinstance(state, PointState):  # why there are no inputs: (status, reason)
             for v in variants:

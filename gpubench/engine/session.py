@@ -158,6 +158,8 @@ def measure(
     if files.kept:
         note(f"the earlier log is kept as {files.kept}")
     runner = spread.runner(suite, backend)
+    plan = _plan(bench, points, spec, timeline=files.timeline is not None)
+    report = _precompile(runner, plan, note)  # in the background, from the first worker's start
     environment = runner.start()
     interrupted = False
     try:
@@ -167,12 +169,10 @@ def measure(
         if files.resume:
             _check_resumable(previous_header, stamp, files)
         note(_announcement(environment, points, spec, files, len(previous)))
-        report = _precompile(runner, points, note)
         result_set = results.ResultSet(
             suite=bench.name, environment=environment, spec=spec.to_dict(), compile_report=report
         )
         result_set.results.extend(previous)
-        plan = _plan(bench, points, spec, timeline=files.timeline is not None)
         header = {
             "fingerprint": stamp,
             "suite": bench.name,
@@ -236,14 +236,21 @@ def _note_retries(retried: list[dict[str, Any]], result_set: results.ResultSet, 
         )
 
 
-def _precompile(runner: SweepRunner, points: list[dict[str, Any]], note: Note) -> dict[str, Any]:
-    """Every distinct build of the sweep, compiled before the first point; the report."""
-    report = runner.precompile(points)
-    note(
-        f"compiled {report['configurations']} configuration(s) in {report['seconds']:.1f} s: "
-        f"{report['compiled']} new, {report['cached']} cached, {report['failed']} failed "
-        f"({report['workers']} in parallel)"
-    )
+def _precompile(runner: SweepRunner, plan: Plan, note: Note) -> dict[str, Any]:
+    """Start compiling every distinct build of the sweep in the background (each point waits
+    only for its own); the report, filled in and noted when compiling ends (empty if the
+    sweep stops first)."""
+    report: dict[str, Any] = {}
+
+    def compiled(finished: dict[str, Any]) -> None:
+        report.update(finished)
+        note(
+            f"compiled {report['configurations']} configuration(s) in {report['seconds']:.1f} s"
+            f": {report['compiled']} new, {report['cached']} cached, {report['failed']} failed "
+            f"({report['workers']} in parallel)"
+        )
+
+    runner.precompile(plan, compiled)
     return report
 
 

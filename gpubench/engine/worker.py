@@ -6,10 +6,17 @@ here never touches CUDA: it sends one point at a time to a worker (spawn start m
 forking after CUDA initialisation is not safe), watches the time, and when a worker crashes,
 dies or overruns the time limit, records that variant as `crashed` or `timeout`, starts a
 fresh worker and goes on with the rest of the point. Checks and timing both run in the worker.
+
+Compiling overlaps measuring: asked to precompile, the worker compiles the sweep's builds in
+background threads (gpubench.engine.kernels, at a lower CPU priority) while it runs points, each of
+which waits only for its own build, and says "compiled" with the report when the last is done.
+The worker leads its own process group, so that killing it (a crash, Ctrl-C) kills the
+compiler processes it started too, by the group's id.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -17,10 +24,11 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpubench import backends
+from gpubench.engine import kernels
 from gpubench.engine.runner import Notifier, Observer, Plan, Runner
 from gpubench.errors import EnvironmentProblem, GpubenchError
 from gpubench.model.results import Result, Status, point_key
@@ -36,6 +44,8 @@ class WorkerSpec:
     # A backend name (gpubench.backends): "pycuda", or "package.module:Class" (the tests'
     # CPU stand-in is one); --backend or GPUBENCH_BACKEND chooses it.
     backend: str = backends.DEFAULT
+    # The workers of one sweep (its replacements, a pool's GPUs) share their compile failures.
+    compile_scope: str = field(default_factory=lambda: os.urandom(8).hex(), compare=False)
 
     @classmethod
     def for_suite(cls, suite: str, device_index: int = 0, backend: str | None = None) -> WorkerSpec:
@@ -119,7 +129,10 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
     """The worker's loop: one message in, progress messages out, until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    with contextlib.suppress(OSError):  # its own group: killed with the compilers it starts
+        os.setpgid(0, 0)
     _die_with_parent()
+    send = _locked(conn.send)  # the background compile reports from its own thread
     from gpubench.load import registry
 
     host_count = count_devices()  # before CUDA starts and before the device is pinned
@@ -127,11 +140,12 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
     try:
         backend = _load_pinned(spec)
         bench = registry.get(spec.suite)
-        conn.send(("ready", _environment(backend, spec, host_count)))
+        send(("ready", _environment(backend, spec, host_count)))
     except GpubenchError as exc:
-        conn.send(("error", str(exc), exc.exit_code))
+        send(("error", str(exc), exc.exit_code))
         return
     runner = Runner(backend)
+    runner.modules.scope = spec.compile_scope
     from gpubench.engine import checking
 
     checking.warm_up_in_background()
@@ -142,11 +156,11 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
             return
         kind = message[0]
         if kind == "stop":
-            conn.send(("readings", backend.readings()))
+            send(("readings", backend.readings()))
             return
         try:
             if kind == "precompile":
-                conn.send(("compiled", runner.modules.precompile(bench, message[1]).to_dict()))
+                _compile_in_background(runner.modules, bench, message[1], send)
             elif kind == "point":
                 _, point, variants, settings = message
                 plan = settings.plan(bench, [point])
@@ -154,18 +168,45 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
                     plan,
                     point,
                     variants,
-                    on_start=lambda v: conn.send(("started", v)),
-                    on_result=lambda r: conn.send(("result", r)),
+                    on_start=lambda v: send(("started", v)),
+                    on_result=lambda r: send(("result", r)),
+                    on_built=lambda: send(("built",)),
                 )
                 if results and results[-1].status is Status.CRASHED:
                     # The context is dead: the parent starts a fresh worker. Leave without the
                     # atexit clean-up, whose every CUDA call would fail and print a warning.
                     conn.close()
                     os._exit(0)
-                conn.send(("point_done",))
+                send(("point_done",))
         except Exception:  # a bug in a suite or in gpubench: report it, then give up
-            conn.send(("bug", traceback.format_exc(limit=8)))
+            send(("bug", traceback.format_exc(limit=8)))
             return
+
+
+def _locked(send: Callable[[Any], None]) -> Callable[[Any], None]:
+    lock = threading.Lock()
+
+    def locked(message: Any) -> None:
+        with lock:
+            send(message)
+
+    return locked
+
+
+def _compile_in_background(
+    modules: kernels.CompileCache, bench: Any, points: list[Any], send: Callable[[Any], None]
+) -> None:
+    """Compile the builds of these points, in their order, on threads of this worker while
+    it measures; "compiled" with the report at the end ("compile_failed": why it could not)."""
+
+    def compile_all() -> None:
+        try:
+            report = modules.precompile(bench, points, niceness=kernels.BACKGROUND_NICENESS)
+            send(("compiled", report.to_dict()))
+        except Exception:  # a cache that cannot be written, a bug: the sweep stops on it
+            send(("compile_failed", traceback.format_exc(limit=8)))
+
+    threading.Thread(target=compile_all, daemon=True, name="gpubench-background-compile").start()
 
 
 class _WorkerGone(Exception):
@@ -199,10 +240,25 @@ class _Worker:
             raise _WorkerGone(f"the worker process died ({why})") from None
 
     def kill(self) -> None:
+        """Kill the worker and the compiler processes it started (its process group, by the
+        group's id: the worker's own)."""
+        with contextlib.suppress(OSError):  # not its own group yet, or nothing left in it
+            os.killpg(self.process.pid, signal.SIGKILL)
         if self.process.is_alive():
             self.process.kill()
         self.process.join(timeout=10)
         self.conn.close()
+
+
+@dataclass
+class _CompileRequest:
+    """A sweep's background compile: its points in the order they run, who hears the report,
+    how long the report may be waited for once the points are done, and the report."""
+
+    points: list[dict[str, Any]]
+    on_report: Callable[[dict[str, Any]], None]
+    limit_s: float
+    report: dict[str, Any] | None = None
 
 
 class IsolatedRunner:
@@ -218,6 +274,7 @@ class IsolatedRunner:
         self._closed = False  # closed (after Ctrl-C, the pool kills its workers): no retry
         self._worker: _Worker | None = None
         self.device_record: dict[str, Any] | None = None
+        self._compile: _CompileRequest | None = None
 
     # -- worker lifecycle -------------------------------------------------------------------
     def spawn(self) -> _Worker:
@@ -261,6 +318,9 @@ class IsolatedRunner:
         else:
             self.restarts += 1
         self._worker = worker
+        if self._compile is not None and self._compile.report is None:
+            # A worker that died compiling leaves its builds on disk: the next goes on.
+            worker.conn.send(("precompile", self._compile.points))
         return message[1]
 
     def _ensure_worker(self) -> _Worker:
@@ -283,6 +343,8 @@ class IsolatedRunner:
             try:
                 self._worker.conn.send(("stop",))
                 message = self._worker.receive(30)
+                while message and message[0] in ("compiled", "compile_failed"):
+                    message = self._worker.receive(30)
                 if message and message[0] == "readings":
                     readings = message[1]
             except (_WorkerGone, OSError):
@@ -291,14 +353,64 @@ class IsolatedRunner:
         return readings
 
     # -- work -------------------------------------------------------------------------------
-    def precompile(self, points: list[dict[str, Any]], limit_s: float = 3600) -> dict[str, Any]:
-        worker = self._ensure_worker()
-        worker.conn.send(("precompile", points))
-        message = worker.receive(limit_s)
-        if message is None or message[0] != "compiled":
+    def precompile(
+        self,
+        plan: Plan,
+        on_report: Callable[[dict[str, Any]], None],
+        limit_s: float = 3600,
+    ) -> None:
+        """Compile the plan's builds in the background, in the order its points run, from the
+        moment the worker is up (now, or when it starts); `on_report(report)` once the last is
+        done. The points do not wait for it: each waits for its own build."""
+        self.compile_points(list(plan.points), on_report, limit_s)
+
+    def compile_points(
+        self,
+        points: list[dict[str, Any]],
+        on_report: Callable[[dict[str, Any]], None],
+        limit_s: float = 3600,
+    ) -> None:
+        """precompile, for these points in this order."""
+        self._compile = _CompileRequest(points, on_report, limit_s)
+        if self._worker is not None and self._worker.process.is_alive():
+            self._worker.conn.send(("precompile", self._compile.points))
+
+    @property
+    def compile_report(self) -> dict[str, Any] | None:
+        """The background compile's report, once it is in."""
+        return self._compile.report if self._compile else None
+
+    def _compile_message(self, message: Any) -> bool:
+        """Whether the message was the background compile's (its report, or why it failed:
+        EnvironmentProblem, the sweep stops as it did when compiling came first)."""
+        if message[0] == "compile_failed":
             self._discard_worker()
-            raise EnvironmentProblem(f"compiling the sweep's kernels failed: {message!r}")
-        return message[1]
+            raise EnvironmentProblem(f"compiling the sweep's kernels failed: {message[1]}")
+        if message[0] != "compiled" or self._compile is None:
+            return False
+        self._compile.report = message[1]
+        self._compile.on_report(message[1])
+        return True
+
+    def wait_for_compile(self) -> None:
+        """Wait for the background compile's report (when the points are done, it is due:
+        they needed every build), at most its limit; a worker that dies meanwhile is replaced
+        once and compiles the rest."""
+        request = self._compile
+        for _ in range(2):
+            if request is None or request.report is not None or self._closed:
+                return
+            worker = self._ensure_worker()
+            try:
+                message = worker.receive(request.limit_s)
+            except _WorkerGone:
+                self._discard_worker()
+                continue
+            if message is None or not self._compile_message(message):
+                self._discard_worker()
+                raise EnvironmentProblem(f"compiling the sweep's kernels failed: {message!r}")
+        if request is not None and request.report is None and not self._closed:
+            raise EnvironmentProblem("compiling the sweep's kernels failed: its worker died twice")
 
     def run(self, plan: Plan, previous: Iterable[Result] = ()) -> list[Result]:
         done = {(point_key(r.point), r.variant): r for r in previous}
@@ -313,6 +425,7 @@ class IsolatedRunner:
                 # Each result reaches the log the moment it arrives, not when its point ends.
                 fresh = self._run_point(plan, point, remaining, notify.result)
                 notify.point_done(point, remaining, fresh)
+        self.wait_for_compile()
         return notify.results
 
     def _follow(
@@ -328,9 +441,12 @@ class IsolatedRunner:
         (crashed, killed at the time limit, or broken by a bug: the variant it was on is
         recorded and the worker replaced)."""
         current: str | None = None
+        # Until its build is in, a point may wait for the background compile: as long as that.
+        built = self._compile is None
         while True:
+            wait = limit if built else max(limit, self._compile.limit_s if self._compile else 0)
             try:
-                message = worker.receive(limit)
+                message = worker.receive(wait)
             except _WorkerGone as gone:  # killed, or died under the variant: run it once more
                 lost(current or remaining[0], Status.CRASHED, gone.reason, retry=True)
                 self._discard_worker()
@@ -340,12 +456,18 @@ class IsolatedRunner:
                     current or remaining[0],
                     Status.TIMEOUT,
                     f"no result within the {limit:g} s time limit (timing.time_limit_s): "
-                    "the worker was killed",
+                    "the worker was killed"
+                    if built
+                    else f"its build was not ready within {wait:g} s: the worker was killed",
                 )
                 self._discard_worker()
                 return
             kind = message[0]
-            if kind == "started":
+            if self._compile_message(message):
+                continue
+            if kind == "built":
+                built = True
+            elif kind == "started":
                 current = message[1]
             elif kind == "result":
                 result: Result = message[1]

@@ -45,6 +45,8 @@ class FakeClient:
     def run(self, function, *args):
         self.ran.append((function, args))
         if function is cluster._remote_precompile:
+            return {worker: None for worker in self.reports}
+        if function is cluster._remote_compile_report:
             return self.reports
         assert function is cluster._remote_environment and args[1] == "fake"
         if isinstance(FakeClient.environments, BaseException):
@@ -152,12 +154,16 @@ class FakeIsolated:
         self.environment = {"gpubench_version": "x"}
         return self.environment
 
-    def precompile(self, points, limit_s):
+    def compile_points(self, points, on_report, limit_s):
         assert self.environment is not None, "precompiled before start"
         if points == "boom":
             raise RuntimeError("boom")
         self.calls.append(("precompile", points, limit_s))
-        return {"seconds": 1.5}
+
+    def wait_for_compile(self):
+        self.calls.append("wait for compile")
+
+    compile_report: ClassVar[dict] = {"seconds": 1.5}
 
     def _run_point(self, plan, point, variants, emit):
         assert self.environment is not None, "ran before start"
@@ -186,15 +192,16 @@ def test_a_dask_worker_runs_its_points_in_one_isolated_worker_per_suite(service)
     assert cluster._remote_environment("s", "fake") == {"gpubench_version": "x",
                                                          "device_record": host}  # fmt: skip
     assert cluster._remote_environment("s", "fake")["gpubench_version"] == "x"
-    assert cluster._remote_precompile("s", "fake", [{"n": 1}], 12.5) == {"seconds": 1.5}
+    assert cluster._remote_precompile("s", "fake", [{"n": 1}], 12.5) is None  # in the background
+    assert cluster._remote_compile_report("s", "fake") == {"seconds": 1.5}
     (runner,) = service.made
     assert (runner.spec.suite, runner.spec.device_index, runner.spec.backend) == ("s", 0, "fake")
-    assert runner.calls == ["start", ("precompile", [{"n": 1}], 12.5)]
+    assert runner.calls == ["start", ("precompile", [{"n": 1}], 12.5), "wait for compile"]
     # One long-lived daemon thread owns it: the Dask worker can still exit.
     threads = point_threads()
     assert len(threads) == before + 1 and all(t.daemon for t in threads)
     # Another backend is another service, and a precompile first starts its worker.
-    assert cluster._remote_precompile("s", "other", [], 3.0) == {"seconds": 1.5}
+    assert cluster._remote_precompile("s", "other", [], 3.0) is None
     assert service.made[1].spec.backend == "other"
     assert service.made[1].calls == ["start", ("precompile", [], 3.0)]
 
@@ -202,7 +209,7 @@ def test_a_dask_worker_runs_its_points_in_one_isolated_worker_per_suite(service)
 def test_a_job_s_exception_is_raised_in_the_task_and_the_service_goes_on(service):
     with pytest.raises(RuntimeError, match=r"^boom$"):
         cluster._remote_precompile("s", "fake", "boom", 1.0)
-    assert cluster._remote_precompile("s", "fake", [], 1.0) == {"seconds": 1.5}
+    assert cluster._remote_precompile("s", "fake", [], 1.0) is None
 
 
 def test_a_point_runs_on_the_worker_and_each_result_names_its_gpu_and_host(service):
@@ -238,11 +245,16 @@ def test_precompile_runs_on_every_worker_and_reports_the_slowest(dask):
     client = dask.made[-1]
     client.reports = {"w0": {"seconds": 0.5, "compiled": 1}, "w1": {"seconds": 2.5, "compiled": 2},
                       "w2": {"compiled": 3}}  # fmt: skip
-    assert runner.precompile([{"n": 1}], 60) == {"seconds": 2.5, "compiled": 2, "devices": 3}
-    assert client.ran[-1] == (cluster._remote_precompile, ("s", "fake", [{"n": 1}], 60))
-    client.reports = {"w0": {"compiled": 1}, "w1": {"seconds": 0.5, "compiled": 2}}
-    assert runner.precompile([]) == {"seconds": 0.5, "compiled": 2, "devices": 2}
-    assert client.ran[-1][1][-1] == 3600
+    bench = registry.get(SCALE)
+    points = [{**bench.defaults(), "n": n} for n in (1, 3)]
+    plan = Plan(bench, points, ("good",), "good", TimingPolicy(min_samples=1))
+    heard = []
+    runner.precompile(plan, heard.append, 60)  # started on every worker, in submission order
+    assert client.ran[-1] == (cluster._remote_precompile, ("s", "fake", points[::-1], 60))
+    client.outcomes = {n: [] for n in (1, 3)}
+    runner.run(plan)
+    assert client.ran[-1] == (cluster._remote_compile_report, ("s", "fake"))
+    assert heard == [{"seconds": 2.5, "compiled": 2, "devices": 3}]  # the slowest, at the end
 
 
 def test_close_cancels_what_is_in_flight_once(dask):

@@ -267,3 +267,83 @@ def test_a_compile_report_is_its_counts_as_a_dict():
                            workers=4)  # fmt: skip
     assert report.to_dict() == {"configurations": 5, "compiled": 3, "cached": 1, "failed": 1,
                                 "seconds": 2.5, "workers": 4}  # fmt: skip
+
+
+class _GatedBackend(FakeBackend):
+    """The fake compiler, counting its compiles per option set; the compile of `gated`
+    options waits for `gate` (a build in progress for as long as a test likes)."""
+
+    def __init__(self, gated: list[str] | None = None) -> None:
+        super().__init__()
+        import threading
+
+        self.gate = threading.Event()
+        self.gated = gated
+        self.started = threading.Event()
+        self.niceness: list[int] = []
+
+    def compile_binary(self, source, options, include_dirs):
+        import os
+        import threading
+
+        self.niceness.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        if options == self.gated:
+            self.started.set()
+            assert self.gate.wait(30), "the gate was never opened"
+        return super().compile_binary(source, options, include_dirs)
+
+
+def test_a_build_in_progress_is_waited_for_not_compiled_again(tmp_path):
+    import threading
+
+    bench = ScaleSuite()
+    points = [{**bench.defaults(), "broken": 0}, {**bench.defaults(), "broken": 1}]
+    backend = _GatedBackend(gated=["-DBROKEN=0"])  # the good build waits for the gate
+    cache = CompileCache(backend, directory=tmp_path)
+    reports = []
+    background = threading.Thread(target=lambda: reports.append(cache.precompile(bench, points)))
+    background.start()
+    assert backend.started.wait(10)
+    asker = CompileCache(FakeBackend(), directory=tmp_path, scope=cache.scope)  # another worker
+    modules = []
+    waiting = threading.Thread(target=lambda: modules.append(asker.get(bench, points[0])))
+    waiting.start()
+    waiting.join(0.3)
+    assert waiting.is_alive() and modules == []  # waits for the build in progress
+    backend.gate.set()
+    waiting.join(30)
+    background.join(30)
+    assert len(modules) == 1 and asker.backend.compiles == []  # read from the disk, not built
+    assert sorted(backend.compiles) == [["-DBROKEN=0"], ["-DBROKEN=1"]]
+    (report,) = reports
+    assert (report.compiled, report.cached, report.failed) == (1, 0, 1)
+
+
+def test_a_failed_build_is_reported_to_the_whole_sweep_and_tried_afresh_by_the_next(tmp_path):
+    bench = ScaleSuite()
+    broken = {**bench.defaults(), "broken": 1}
+    first = CompileCache(FakeBackend(), directory=tmp_path, scope="sweep-1")
+    assert first.precompile(bench, [broken]).failed == 1
+    sibling = CompileCache(FakeBackend(), directory=tmp_path, scope="sweep-1")
+    with pytest.raises(KernelCompileError) as error:
+        sibling.get(bench, broken)
+    assert str(error.value) == "nvcc failed (-DBROKEN=1)"
+    assert error.value.compiler_output == 'kernel.cu(3): error: identifier "oops" is undefined'
+    assert sibling.backend.compiles == []  # the sweep's other worker does not compile it again
+    later = CompileCache(FakeBackend(), directory=tmp_path, scope="sweep-2")
+    with pytest.raises(KernelCompileError):
+        later.get(bench, broken)
+    assert later.backend.compiles == [["-DBROKEN=1"]]
+
+
+def test_background_compiles_run_at_a_lower_cpu_priority(tmp_path):
+    import os
+
+    bench = ScaleSuite()
+    points = [{**bench.defaults(), "broken": b} for b in (0, 1)]
+    backend = _GatedBackend()
+    CompileCache(backend, directory=tmp_path).precompile(bench, points, niceness=10)
+    assert backend.niceness == [max(10, os.getpriority(os.PRIO_PROCESS, 0))] * 2
+    foreground = _GatedBackend()
+    CompileCache(foreground, directory=tmp_path / "other").precompile(bench, points)
+    assert foreground.niceness == [os.getpriority(os.PRIO_PROCESS, 0)] * 2

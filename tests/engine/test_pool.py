@@ -234,9 +234,14 @@ class FakeRunner:
             raise RuntimeError(f"device {self.spec.device_index} would not start")
         return {"device_count": FakeRunner.count, "first": self.spec.device_index}
 
-    def precompile(self, points, limit_s):
-        self.calls.append(("precompile", points, limit_s))
-        return {"compiled": len(points)}
+    def precompile(self, plan, on_report, limit_s):
+        self.calls.append(("precompile", [p["size"] for p in plan.points], limit_s))
+        self.compiling = (plan, on_report)
+
+    def wait_for_compile(self):
+        self.calls.append(("wait for compile",))
+        plan, on_report = self.compiling
+        on_report({"compiled": len(plan.points)})
 
     def close(self, graceful=True):
         self.calls.append(("close", graceful))
@@ -268,16 +273,23 @@ def test_a_pool_starts_one_worker_per_gpu_of_its_backend_and_lists_them(fake_run
     from gpubench.engine.pool import DevicePool
 
     pool = DevicePool("scale", [2, 3], "tests.fakes:FakeBackend")
+    _, plan = a_transpose_plan([64, 1024, 256])
+    reports = []
+    pool.precompile(plan, reports.append)  # asked before the start: begun with the first
     environment = pool.start()
     assert [(r.spec.suite, r.spec.device_index, r.spec.backend) for r in fake_runners.made] == [
         ("scale", 2, "tests.fakes:FakeBackend"), ("scale", 3, "tests.fakes:FakeBackend")]  # fmt: skip
+    # The first compiles for all, in the order the points are handed out (biggest first),
+    # from before it started; the others start meanwhile.
+    assert fake_runners.made[0].calls == [("precompile", [1024, 256, 64], 3600), ("start", None)]
     assert fake_runners.made[1].calls == [("start", "worker 3")]  # spawned, then started
+    assert fake_runners.made[0].spec.compile_scope == fake_runners.made[1].spec.compile_scope
     assert environment == pool.environment == {
         "device_count": 4, "first": 2,
         "devices": [{"index": 102, "uuid": "GPU-2"}, {"index": 103, "uuid": "GPU-3"}]}  # fmt: skip
-    assert pool.precompile([{"n": 1}, {"n": 2}]) == {"compiled": 2, "devices": 2}
-    assert fake_runners.made[0].calls[-1] == ("precompile", [{"n": 1}, {"n": 2}], 3600)
-    assert fake_runners.made[1].calls[-1] == ("start", "worker 3")  # the first compiles for all
+    pool.run(plan)
+    assert reports == [{"compiled": 3, "devices": 2}]  # heard by the end of the run
+    assert fake_runners.made[0].calls[-1] == ("wait for compile",)
     assert pool.close() == {"devices": {"102": {"sm_clock_mhz": 2}, "103": {"sm_clock_mhz": 3}}}
     assert [r.calls[-1] for r in fake_runners.made] == [("close", True)] * 2
     assert pool.close(graceful=False)["devices"]["102"] == {"sm_clock_mhz": 2}

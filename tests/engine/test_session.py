@@ -114,10 +114,10 @@ class InProcess:
         self.calls.append(("start",))
         return self.backend.environment().to_dict()
 
-    def precompile(self, points, limit_s=3600):
-        self.calls.append(("precompile", len(points)))
-        return {"configurations": 3, "seconds": 0.25, "compiled": 2, "cached": 1, "failed": 0,
-                "workers": 4}  # fmt: skip
+    def precompile(self, plan, on_report, limit_s=3600):
+        """Compiling in the background: the report comes when the run ends."""
+        self.calls.append(("precompile", len(plan.points)))
+        self.on_report = on_report
 
     def run(self, plan, previous=()):
         from gpubench.engine.runner import Notifier, Runner
@@ -134,6 +134,16 @@ class InProcess:
                 raise KeyboardInterrupt
             fresh = Runner(self.backend).run_point(plan, point, remaining, on_result=notify.result)
             notify.point_done(point, remaining, {r.variant: r for r in fresh})
+        self.on_report(
+            {
+                "configurations": 3,
+                "seconds": 0.25,
+                "compiled": 2,
+                "cached": 1,
+                "failed": 0,
+                "workers": 4,
+            }
+        )
         return notify.results
 
     def close(self, graceful=True):
@@ -209,7 +219,8 @@ def test_execute_announces_compiles_measures_sorts_renders_and_saves(tmp_path, m
         f"results: log.jsonl, {tmp_path / 'r.json'}, {tmp_path / 'r.csv'}",
         "2 of 4 result(s) failed",
     ]
-    assert runner.calls == [("start",), ("precompile", 2), ("close", True)]
+    # The compile is asked for first: it starts as soon as the worker is up.
+    assert runner.calls == [("precompile", 2), ("start",), ("close", True)]
     saved = json.loads((tmp_path / "r.json").read_text())
     assert [(r["point"]["n"], r["variant"], r["status"]) for r in saved["results"]] == [
         (30, "wrong", "incorrect"), (30, "good", "ok"), (10, "wrong", "incorrect"),
@@ -429,8 +440,8 @@ def test_execute_on_the_device_given_with_an_empty_shard_refused_and_a_failed_st
                                "sweep has 2)")  # fmt: skip
 
     class NoCompiler(InProcess):
-        def precompile(self, points, limit_s=3600):
-            raise EnvironmentProblem("nvcc vanished")
+        def run(self, plan, previous=()):  # the background compile failed as a whole
+            raise EnvironmentProblem("compiling the sweep's kernels failed: nvcc vanished")
 
     failing = NoCompiler()
     with pytest.raises(EnvironmentProblem):
@@ -523,7 +534,8 @@ def test_on_a_terminal_the_bar_follows_the_sweep_and_the_lines_are_not_highlight
     assert "sweep" in err and "2/2" in err  # the bar, drawn on the error console
     # rich would colour the numbers of these lines: they are printed plain.
     compiled = next(line for line in err.splitlines() if "compiled 3 configuration(s)" in line)
-    assert compiled == ("compiled 3 configuration(s) in 0.2 s: 2 new, 1 cached, 0 failed "
+    # Printed while the bar is drawn (compiling ends while measuring): above it, plain.
+    assert compiled.removeprefix("\x1b[2K") == ("compiled 3 configuration(s) in 0.2 s: 2 new, 1 cached, 0 failed "
                         "(4 in parallel)")  # fmt: skip
     assert out.splitlines()[-1].startswith("wall ") and "\x1b" not in out.splitlines()[-1]
     # Without --progress, or where stderr is no terminal, there is no bar.

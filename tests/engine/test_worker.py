@@ -351,13 +351,96 @@ def test_a_worker_that_starts_with_anything_but_ready_is_one_line_that_quotes_it
     assert str(error.value) == "the benchmark worker could not start: it said ('compiled', {})"
 
 
-def test_precompile_waits_at_most_its_limit_for_the_worker():
+def test_the_compile_report_is_waited_for_at_most_its_limit():
     from gpubench.errors import EnvironmentProblem
 
     runner = _runner_with(silent := _StandInWorker())  # a worker that never answers
+    runner.precompile(SimpleNamespace(points=[{}]), lambda report: None, limit_s=7)
+    assert silent.sent == [("precompile", [{}])]  # sent at once: the worker is up
     with pytest.raises(EnvironmentProblem, match="compiling the sweep's kernels failed: None"):
-        runner.precompile([{}], limit_s=7)
+        runner.wait_for_compile()
     assert silent.waits == [7] and runner._worker is None
+
+
+def _gated_sweep(tmp_path, monkeypatch):
+    """Two points of the scale suite, the second's build broken and held at the fake
+    compiler's gate (tests/compile_fakes.py); a fresh compile cache."""
+    monkeypatch.setenv("GPUBENCH_TEST_MARKERS", str(tmp_path))
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    scale = str(Path(__file__).parent / "suites" / "scale.py")
+    bench = registry.get(scale)
+    points = [bench.resolve({**bench.defaults(), "n": 10, "broken": b}) for b in (0, 1)]
+    policy = TimingPolicy(warmup=0, min_samples=2, max_time_s=0.05, time_limit_s=10)
+    plan = Plan(bench, points, ("good", "fast"), "good", policy)
+    spec = WorkerSpec(scale, backend="tests.compile_fakes:GatedCompileBackend")
+    return plan, IsolatedRunner(spec)
+
+
+def test_the_first_point_is_measured_while_the_last_build_still_compiles(tmp_path, monkeypatch):
+    plan, runner = _gated_sweep(tmp_path, monkeypatch)
+    release = tmp_path / "release"
+    # The first result opens the gate that holds the last build: it must come before.
+    runner.observers = [
+        SimpleNamespace(
+            started=lambda total: None,
+            finished=lambda result: release.touch(),
+            point_finished=lambda results: None,
+        )
+    ]
+    reports = []
+    runner.precompile(plan, reports.append)
+    try:
+        runner.start()
+        results = runner.run(plan)
+    finally:
+        runner.close()
+    assert (tmp_path / "gate").read_text() == "released"
+    assert [(r.point["broken"], r.variant, r.status) for r in results] == [
+        (0, "good", Status.OK),
+        (0, "fast", Status.OK),
+        (1, "good", Status.COMPILE_FAILED),
+        (1, "fast", Status.COMPILE_FAILED),
+    ]
+    for failed in results[2:]:  # the compiler's message, as when compiling came first
+        assert failed.reason == (
+            'nvcc failed (-DBROKEN=1)\nkernel.cu(3): error: identifier "oops" is undefined'
+        )
+    # Each build compiled once, though the broken point asked for it while it compiled.
+    assert sorted((tmp_path / "compiles").read_text().splitlines()) == ["-DBROKEN=0", "-DBROKEN=1"]
+    (report,) = reports
+    assert (report["configurations"], report["compiled"], report["cached"], report["failed"]) == (
+        2,
+        1,
+        0,
+        1,
+    )
+
+
+def test_an_interrupt_kills_the_compiler_processes_of_the_background_compile(tmp_path, monkeypatch):
+    import time
+
+    plan, runner = _gated_sweep(tmp_path, monkeypatch)
+    runner.precompile(SimpleNamespace(points=plan.points[1:]), lambda report: None)
+    runner.start()
+    pid_file = tmp_path / "compiler-pid"
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    compiler = int(pid_file.read_text())
+    started = time.monotonic()
+    runner.close(graceful=False)  # what measure does after Ctrl-C
+
+    def running(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        return state != "Z"
+
+    while running(compiler) and time.monotonic() - started < 5:
+        time.sleep(0.02)
+    assert not running(compiler) and time.monotonic() - started < 5
+    assert not (tmp_path / "gate").exists()  # stopped at the gate, not let through
 
 
 def test_a_worker_silent_past_the_limit_before_it_starts_a_variant_costs_the_first_left():
@@ -365,11 +448,21 @@ def test_a_worker_silent_past_the_limit_before_it_starts_a_variant_costs_the_fir
     variant left's, and the worker is let go."""
     runner = _runner_with(worker := _StandInWorker())
     lost = []
-    runner._follow(worker, 3, ["a", "b"], {}, lambda result: None,
-                   lambda variant, status, reason, retry=False: lost.append(
-                       (variant, status, reason)))  # fmt: skip
-    assert lost == [("a", Status.TIMEOUT, "no result within the 3 s time limit "
-                     "(timing.time_limit_s): the worker was killed")]  # fmt: skip
+    runner._follow(
+        worker,
+        3,
+        ["a", "b"],
+        {},
+        lambda result: None,
+        lambda variant, status, reason, retry=False: lost.append((variant, status, reason)),
+    )
+    assert lost == [
+        (
+            "a",
+            Status.TIMEOUT,
+            "no result within the 3 s time limit (timing.time_limit_s): the worker was killed",
+        )
+    ]
     assert runner._worker is None
 
 
@@ -381,9 +474,14 @@ def test_a_worker_that_dies_before_it_starts_a_variant_costs_the_first_left_a_re
 
     runner = _runner_with(worker := _StandInWorker(die, alive=False))
     lost = []
-    runner._follow(worker, 3, ["a", "b"], {}, lambda result: None,
-                   lambda variant, status, reason, retry=False: lost.append(
-                       (variant, status, reason, retry)))  # fmt: skip
+    runner._follow(
+        worker,
+        3,
+        ["a", "b"],
+        {},
+        lambda result: None,
+        lambda variant, status, reason, retry=False: lost.append((variant, status, reason, retry)),
+    )
     assert lost == [("a", Status.CRASHED, "the worker process died (exit code 3)", True)]
     assert runner._worker is None
 
@@ -399,8 +497,9 @@ def test_observers_are_told_how_many_results_a_run_still_owes():
     plan = _quick_plan(scale)
     point = plan.points[0]
     totals, points_finished = [], []
-    observer = SimpleNamespace(started=totals.append, finished=lambda result: None,
-                               point_finished=points_finished.append)  # fmt: skip
+    observer = SimpleNamespace(
+        started=totals.append, finished=lambda result: None, point_finished=points_finished.append
+    )
     runner = IsolatedRunner(WorkerSpec(scale, backend="tests.fakes:FakeBackend"), [observer])
     try:
         first = runner.run(plan)
@@ -417,10 +516,16 @@ def test_observers_are_told_how_many_results_a_run_still_owes():
     )
 
 
-@pytest.mark.parametrize(("code", "why"), [
-    (-9, "killed by signal 9"), (-11, "killed by signal 11"), (0, "exit code 0"),
-    (3, "exit code 3"), (None, "exit code None"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("code", "why"),
+    [
+        (-9, "killed by signal 9"),
+        (-11, "killed by signal 11"),
+        (0, "exit code 0"),
+        (3, "exit code 3"),
+        (None, "exit code None"),
+    ],
+)
 def test_a_dead_worker_is_named_by_its_signal_or_exit_code(code, why):
     from gpubench.engine import worker as worker_module
 
@@ -429,15 +534,13 @@ def test_a_dead_worker_is_named_by_its_signal_or_exit_code(code, why):
 
     dead = object.__new__(worker_module._Worker)
     dead.conn = SimpleNamespace(poll=lambda timeout: True, recv=gone)
-    dead.process = SimpleNamespace(is_alive=lambda: False, join=lambda timeout: None,
-                                   exitcode=code)  # fmt: skip
+    dead.process = SimpleNamespace(is_alive=lambda: False, join=lambda timeout: None, exitcode=code)
     with pytest.raises(worker_module._WorkerGone) as error:
         dead.receive(1)
     assert error.value.reason == f"the worker process died ({why})"
 
 
-def test_a_variant_whose_worker_dies_twice_is_recorded_as_the_suite_s_crash(tmp_path,
-                                                                            monkeypatch):  # fmt: skip
+def test_a_variant_whose_worker_dies_twice_is_recorded_as_the_suite_s_crash(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUBENCH_TEST_MARKERS", str(tmp_path))
     dangerous = str(Path(__file__).parents[1] / "suites" / "dangerous.py")
     plan = _quick_plan(dangerous, ("die", "good"))
