@@ -15,9 +15,15 @@ TILES = [16, 32]
 BLOCK_ROWS = [1, 2, 4, 8, 16]
 
 
-def sweep_file(directory: Path, sizes: list[int], name: str = "space.yaml") -> Path:
+def sweep_file(
+    directory: Path,
+    sizes: list[int],
+    name: str = "space.yaml",
+    tiles: list[int] = TILES,
+    block_rows: list[int] = BLOCK_ROWS,
+) -> Path:
     path = directory / name
-    params = {"size": sizes, "tile": TILES, "block_rows": BLOCK_ROWS}
+    params = {"size": sizes, "tile": tiles, "block_rows": block_rows}
     path.write_text(
         yaml.safe_dump({"suite": "transpose", "variants": ["coalesced"], "params": params})
     )
