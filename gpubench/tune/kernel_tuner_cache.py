@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gpubench.errors import ConfigError
-from gpubench.tune.replay import CANDIDATE_STATUSES, Outcome, Recording
+from gpubench.tune.recording import CANDIDATE_STATUSES, Outcome, Recording
 from gpubench.tune.space import VARIANT, Problem
 
 SCHEMA_VERSION = "1.0.0"

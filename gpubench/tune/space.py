@@ -125,10 +125,12 @@ def build(
 
 
 def _label(problems: list[Problem]) -> None:
-    """Each problem named by the parameters that tell it from the others."""
+    """Each problem named by the parameters that tell it from the others (the one problem by
+    all of its own)."""
     if len(problems) == 1:
         only = problems[0]
-        only.label = "(the one problem)"
+        words = [f"{name}={value}" for name, value in only.fixed.items()]
+        only.label = ", ".join(words) or "(the one problem)"
         return
     differing = [
         name for name in problems[0].fixed if len({_token(p.fixed.get(name)) for p in problems}) > 1

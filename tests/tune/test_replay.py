@@ -52,7 +52,8 @@ def test_a_log_of_another_suite_is_refused(tmp_path):
 def test_a_log_without_a_valid_point_is_refused(tmp_path):
     times = dict.fromkeys(ten_times(), Status.COMPILE_FAILED)
     assert refused(tmp_path, times) == (
-        "space.jsonl: the replay log has no valid point for the problem (the one problem) "
+        "space.jsonl: the replay log has no valid point for the problem size=64, rows=64, "
+        "cols=64, dtype=float32 "
         "(every configuration failed or was not measured)"
     )
 
@@ -65,7 +66,8 @@ def test_a_log_without_a_point_of_the_sweep_is_refused(tmp_path):
 
 
 ONE = (
-    "space.jsonl: the problem (the one problem) has a single configuration "
+    "space.jsonl: the problem size=64, rows=64, cols=64, dtype=float32 has a single "
+    "configuration "
     "(tile=32, block_rows=8, variant=coalesced): nothing to tune"
 )
 
