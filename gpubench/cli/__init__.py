@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from gpubench import __version__
-from gpubench.cli import catalog, ceilings, charts, history, results, suites, sweep
+from gpubench.cli import catalog, ceilings, charts, history, results, suites, sweep, tune
 from gpubench.cli.common import EXIT_CODES_HELP, err_console
 from gpubench.errors import EXIT_INTERRUPTED, GpubenchError, shortened
 
@@ -106,6 +106,7 @@ for command in (
     charts.plot,
     history.history,
     history.report,
+    tune.tune,
 ):
     cli.add_command(command)
 

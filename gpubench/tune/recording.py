@@ -1,0 +1,50 @@
+"""What a recorded sweep holds: one outcome (a median time, or a failure) per configuration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# The statuses whose time counts: measured and checked.
+CANDIDATE_STATUSES = ("ok", "unstable")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str
+    # The recorded median in milliseconds; None for a failure.
+    time_ms: float | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.time_ms is not None
+
+
+@dataclass
+class Recording:
+    """What a recorded sweep holds: one outcome per (point, variant), in recorded order."""
+
+    suite: str
+    source: str
+    outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
+    entries: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    # How to find the suite again (a name, or a suite or kernel file's path); "" where none.
+    suite_ref: str = ""
+    device_name: str = ""
+    # True for a Kernel Tuner cache: one problem, every parameter a configuration.
+    foreign: bool = False
+
+    def add(self, point: dict[str, Any], variant: str, outcome: Outcome) -> None:
+        key = entry_key(point, variant)
+        if key not in self.outcomes:
+            self.entries.append((point, variant))
+        self.outcomes[key] = outcome
+
+    def outcome(self, point: dict[str, Any], variant: str) -> Outcome | None:
+        return self.outcomes.get(entry_key(point, variant))
+
+
+def entry_key(point: dict[str, Any], variant: str) -> tuple[str, str]:
+    from gpubench.results import point_key
+
+    return point_key(point), variant

@@ -1,0 +1,121 @@
+"""A recorded exhaustive sweep standing in for the GPU: evaluating a configuration returns its
+recorded median time, or its recorded failure.
+
+A recording is a results log (`gpubench sweep` writes one as it goes), a results JSON, or a
+Kernel Tuner cache file. Only results that were measured and verified (`ok`, `unstable`) are
+candidates; every other status (compile_failed, incorrect, launch_failed, skipped, unverified,
+...) is a failure: an evaluation spent, that a strategy learns from, never a winner.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from gpubench.errors import ConfigError
+from gpubench.tune.recording import CANDIDATE_STATUSES, Outcome, Recording
+from gpubench.tune.space import Problem, Space
+
+
+def outcome_of(result: Any) -> Outcome:
+    """A gpubench Result as an outcome: its median where it is a candidate."""
+    status = str(result.status)
+    if status in CANDIDATE_STATUSES and result.median_ms is not None:
+        return Outcome(status, float(result.median_ms))
+    return Outcome(status)
+
+
+def load(path: str | os.PathLike[str]) -> Recording:
+    """A results log, a results JSON or a Kernel Tuner cache, whichever the file is."""
+    from gpubench.tune import kernel_tuner_cache
+
+    if kernel_tuner_cache.looks_like(path):
+        return kernel_tuner_cache.read(path)
+    from gpubench.results import load_any
+
+    loaded = load_any(path)
+    recording = Recording(
+        suite=loaded.suite,
+        source=str(path),
+        suite_ref=str(loaded.spec.get("suite_ref") or loaded.suite),
+        device_name=str((loaded.environment.get("device") or {}).get("name") or ""),
+    )
+    for result in loaded.results:
+        recording.add(result.point, result.variant, outcome_of(result))
+    return recording
+
+
+def covered(recording: Recording, entries: list[tuple[dict[str, Any], str]]) -> list[Any]:
+    """The entries the recording holds an outcome for; a ConfigError where it holds none."""
+    held = [entry for entry in entries if recording.outcome(*entry) is not None]
+    if not held:
+        raise ConfigError(
+            "the replay log holds no point of this sweep: record it with `gpubench sweep` first",
+            source=recording.source,
+        )
+    return held
+
+
+def check_suite(recording: Recording, suite: str) -> None:
+    if recording.foreign:
+        raise ConfigError(
+            "a Kernel Tuner cache replays on its own: leave the sweep file out",
+            source=recording.source,
+        )
+    if recording.suite != suite:
+        raise ConfigError(
+            f"the replay log is of the suite {recording.suite!r}, the sweep of {suite!r}",
+            source=recording.source,
+        )
+
+
+@dataclass
+class Replay:
+    """The evaluator of one space: a configuration's recorded outcome."""
+
+    recording: Recording
+    space: Space
+
+    def __post_init__(self) -> None:
+        for problem in self.space.problems:
+            if self.optimum(problem) is None:
+                raise ConfigError(
+                    f"the replay log has no valid point for the problem {problem.label} "
+                    "(every configuration failed or was not measured)",
+                    source=self.recording.source,
+                )
+
+    def evaluate(self, problem: Problem, index: int) -> Outcome:
+        found = self.recording.outcome(*problem.entries[index])
+        return found if found is not None else Outcome("not_recorded")
+
+    def optimum(self, problem: Problem) -> float | None:
+        """The exhaustive optimum: the least recorded time among the problem's configurations."""
+        times = [self.evaluate(problem, i).time_ms for i in range(len(problem.configurations))]
+        known = [t for t in times if t is not None]
+        return min(known) if known else None
+
+
+def prepare(config_path: str | None, replay_path: str) -> Replay:
+    """The replay of `replay_path` over the sweep file's space, or over the whole recorded
+    space where no sweep file is given."""
+    from gpubench.tune import space as spaces
+
+    recording = load(replay_path)
+    if not recording.entries:
+        raise ConfigError("the replay log holds no result", source=recording.source)
+    if recording.foreign and config_path is None:
+        space = spaces.build(recording.suite, recording.entries, recording.source, set)
+        return Replay(recording, space)
+    from gpubench import config, registry
+
+    if config_path is not None:
+        spec = config.load(config.find(config_path))
+        check_suite(recording, spec.suite)
+        bench = registry.get(spec.suite_ref or spec.suite, source=spec.source, key="suite")
+        entries = covered(recording, spaces.sweep_entries(spec, bench))
+    else:
+        bench = registry.get(recording.suite_ref, source=recording.source, key="suite")
+        entries = recording.entries
+    return Replay(recording, spaces.of_suite(bench, entries, recording.source))

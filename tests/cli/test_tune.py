@@ -1,0 +1,112 @@
+"""`gpubench tune --replay`: one run, the score over seeds, the Kernel Tuner export, and bad
+input as one line with its exit code (in-process, no GPU)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from gpubench.cli import cli
+from gpubench.results import Status
+from tests.tune.recorded import log_file, sweep_file, ten_times
+
+
+def tune(tmp_path, monkeypatch, *args, times=None, sizes=(64,)):
+    monkeypatch.chdir(tmp_path)
+    sweep_file(tmp_path, list(sizes))
+    log_file(tmp_path, ten_times() if times is None else times)
+    return CliRunner().invoke(cli, ["tune", *args], terminal_width=200)
+
+
+def test_one_run_prints_the_best_so_far_and_the_margin(tmp_path, monkeypatch):
+    times = ten_times() | {(64, 16, 1): Status.COMPILE_FAILED}
+    args = ["space.yaml", "--replay", "space.jsonl", "--strategy", "exhaustive"]
+    result = tune(tmp_path, monkeypatch, *args, "--budget", "100%", times=times)
+    assert result.exit_code == 0, result.output
+    assert result.output == (
+        "size=64, rows=64, cols=64, dtype=float32: 10 configuration(s), 10 evaluation(s), "
+        "strategy exhaustive, seed 0\n"
+        "      2  best so far 1.75 ms  tile=32, block_rows=1\n"
+        "      4  best so far 1.5 ms  tile=32, block_rows=2\n"
+        "      6  best so far 1.25 ms  tile=32, block_rows=4\n"
+        "      8  best so far 1 ms  tile=32, block_rows=8\n"
+        "  best: tile=32, block_rows=8, 1 ms, 25.0% ahead of the runner-up (tile=32, "
+        "block_rows=4); 0.0% above the recorded optimum\n"
+    )
+
+
+def test_the_score_over_seeds(tmp_path, monkeypatch):
+    times = ten_times() | {(64, 16, 1): Status.COMPILE_FAILED}
+    args = ["space.yaml", "--replay", "space.jsonl", "--strategy", "exhaustive"]
+    result = tune(tmp_path, monkeypatch, *args, "--budget", "8", "--seeds", "3", times=times)
+    assert result.exit_code == 0, result.output
+    assert result.output == (
+        "size=64, rows=64, cols=64, dtype=float32: 10 configuration(s), optimum 1 ms; "
+        "exhaustive, 3 seed(s), budget 8\n"
+        "  median best/optimum: none yet at 1, 1.750 at 2, 1.500 at 4, 1.000 at 8\n"
+        "  within 5% of the optimum at the budget: 100% of seeds\n"
+    )
+
+
+def test_the_kernel_tuner_export_writes_one_file_per_problem(tmp_path, monkeypatch):
+    times = ten_times(64) | ten_times(128, offset=1.0)
+    result = tune(
+        tmp_path, monkeypatch, "--replay", "space.jsonl", "--export-kt", "kt.json", times=times
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output == (
+        "size=64, rows=64, cols=64: 10 configuration(s) -> kt.0.json\n"
+        "size=128, rows=128, cols=128: 10 configuration(s) -> kt.1.json\n"
+    )
+    replay = ["tune", "--replay", "kt.1.json", "--strategy", "exhaustive", "--budget", "100%"]
+    again = CliRunner().invoke(cli, replay)
+    assert again.exit_code == 0, again.output
+    assert again.output.splitlines()[-1] == (
+        "  best: tile=32, block_rows=8, 2 ms, 12.5% ahead of the runner-up (tile=32, "
+        "block_rows=4); 0.0% above the recorded optimum"
+    )
+
+
+def refused(tmp_path, monkeypatch, *args, times=None) -> tuple[int, str]:
+    result = tune(tmp_path, monkeypatch, *args, times=times)
+    return result.exit_code, result.output
+
+
+def test_bad_input_is_one_line_and_exit_code_2(tmp_path, monkeypatch):
+    replay = ["space.yaml", "--replay", "space.jsonl"]
+    failed = dict.fromkeys(ten_times(), Status.INCORRECT)
+    cases = {
+        (*replay, "--budget", "0"): "error: command line: --budget: expected a number of "
+        "evaluations above 0 (25) or a percentage of the space in (0, 100] (10%), got '0'",
+        (*replay, "--strategy", "annealing"): "error: command line: --strategy: unknown "
+        "strategy 'annealing'; strategies: exhaustive, random, tpe, cmaes, gp, qmc",
+        ("space.yaml",): "error: command line: --replay: live tuning is not there yet: give "
+        "--replay LOG, a recorded exhaustive sweep",
+        (*replay, "--seeds", "0"): "error: gpubench tune: Invalid value for '--seeds': 0 is "
+        "not in the range x>=1 (see 'gpubench tune --help')",
+    }
+    for args, line in cases.items():
+        assert refused(tmp_path, monkeypatch, *args) == (2, line + "\n"), args
+    code, output = refused(tmp_path, monkeypatch, *replay, times=failed)
+    assert code == 2 and output.count("\n") == 1
+    assert output.startswith("error: ") and "has no valid point for the problem" in output
+
+
+def test_a_log_of_another_suite_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sweep_file(tmp_path, [64])
+    log_file(tmp_path, ten_times(), suite="reduction", name="other.jsonl")
+    result = CliRunner().invoke(cli, ["tune", "space.yaml", "--replay", "other.jsonl"])
+    assert (result.exit_code, result.output) == (
+        2,
+        "error: other.jsonl: the replay log is of the suite 'reduction', the sweep of "
+        "'transpose'\n",
+    )
+
+
+def test_the_command_line_loads_no_optuna_before_a_strategy_needs_it():
+    code = "import sys, gpubench.cli; print('optuna' in sys.modules, 'numpy' in sys.modules)"
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert found.stdout == "False False\n", found.stderr

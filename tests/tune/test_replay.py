@@ -1,0 +1,146 @@
+"""A recorded sweep as the GPU's stand-in: what it refuses, and Kernel Tuner's cache written
+from it and read back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpubench.errors import ConfigError
+from gpubench.results import Status
+from gpubench.tune import kernel_tuner_cache, replay
+from tests.tune.recorded import log_file, sweep_file, ten_times
+
+
+def test_two_sizes_are_two_problems_named_by_what_differs(tmp_path):
+    config = sweep_file(tmp_path, [64, 128])
+    log = log_file(tmp_path, ten_times(64) | ten_times(128, offset=1.0))
+    recorded = replay.prepare(str(config), str(log))
+    labels = [p.label for p in recorded.space.problems]
+    assert labels == ["size=64, rows=64, cols=64", "size=128, rows=128, cols=128"]
+    assert [recorded.optimum(p) for p in recorded.space.problems] == [1.0, 2.0]
+
+
+def test_without_a_sweep_file_the_whole_log_is_the_space(tmp_path):
+    log = log_file(tmp_path, ten_times(64) | ten_times(128, offset=1.0))
+    recorded = replay.prepare(None, str(log))
+    assert [len(p.configurations) for p in recorded.space.problems] == [10, 10]
+
+
+def test_a_sweep_file_selects_its_points_of_a_larger_log(tmp_path):
+    config = sweep_file(tmp_path, [128])
+    log = log_file(tmp_path, ten_times(64) | ten_times(128, offset=1.0))
+    recorded = replay.prepare(str(config), str(log))
+    assert [p.fixed["size"] for p in recorded.space.problems] == [128]
+
+
+def refused(tmp_path, times, sizes=(64,), suite="transpose") -> str:
+    config = sweep_file(tmp_path, list(sizes))
+    log = log_file(tmp_path, times, suite=suite)
+    with pytest.raises(ConfigError) as caught:
+        replay.prepare(str(config), str(log))
+    return str(caught.value).replace(str(tmp_path) + "/", "")
+
+
+def test_a_log_of_another_suite_is_refused(tmp_path):
+    assert refused(tmp_path, ten_times(), suite="reduction") == (
+        "space.jsonl: the replay log is of the suite 'reduction', the sweep of 'transpose'"
+    )
+
+
+def test_a_log_without_a_valid_point_is_refused(tmp_path):
+    times = dict.fromkeys(ten_times(), Status.COMPILE_FAILED)
+    assert refused(tmp_path, times) == (
+        "space.jsonl: the replay log has no valid point for the problem size=64, rows=64, "
+        "cols=64, dtype=float32 "
+        "(every configuration failed or was not measured)"
+    )
+
+
+def test_a_log_without_a_point_of_the_sweep_is_refused(tmp_path):
+    assert refused(tmp_path, ten_times(256), sizes=(64,)) == (
+        "space.jsonl: the replay log holds no point of this sweep: record it with "
+        "`gpubench sweep` first"
+    )
+
+
+ONE = (
+    "space.jsonl: the problem size=64, rows=64, cols=64, dtype=float32 has a single "
+    "configuration "
+    "(tile=32, block_rows=8, variant=coalesced): nothing to tune"
+)
+
+
+def test_a_sweep_of_one_configuration_is_refused(tmp_path):
+    config = sweep_file(tmp_path, [64], tiles=[32], block_rows=[8])
+    with pytest.raises(ConfigError) as caught:
+        replay.prepare(str(config), str(log_file(tmp_path, ten_times())))
+    assert str(caught.value) == str(tmp_path / ONE)
+
+
+def test_a_log_with_one_recorded_configuration_is_refused(tmp_path):
+    assert refused(tmp_path, {(64, 32, 8): 1.0}) == ONE
+
+
+def test_an_empty_log_is_refused(tmp_path):
+    assert refused(tmp_path, {}) == "space.jsonl: the replay log holds no result"
+
+
+def exported(tmp_path, times):
+    recorded = replay.prepare(str(sweep_file(tmp_path, [64])), str(log_file(tmp_path, times)))
+    path = tmp_path / "kt.json"
+    kernel_tuner_cache.export(recorded.space.problems[0], recorded.recording, path)
+    return recorded, path
+
+
+def test_the_kernel_tuner_cache_holds_what_its_schema_requires(tmp_path):
+    _, path = exported(tmp_path, ten_times() | {(64, 16, 1): Status.COMPILE_FAILED})
+    document = json.loads(path.read_text())
+    assert document["schema_version"] == "1.0.0"
+    assert document["tune_params_keys"] == ["tile", "block_rows"]
+    assert document["tune_params"] == {"tile": [16, 32], "block_rows": [1, 2, 4, 8, 16]}
+    assert document["objective"] == "time" and document["kernel_name"] == "transpose"
+    assert document["problem_size"] == [64, 64, 64]
+    assert document["cache"]["32,8"]["time"] == 1.0
+    assert document["cache"]["16,1"]["time"] == "CompilationFailedConfig"
+    required = {"time", "compile_time", "verification_time", "benchmark_time"}
+    assert all(required <= set(entry) for entry in document["cache"].values())
+
+
+def test_the_kernel_tuner_cache_reads_back_as_the_same_outcomes(tmp_path):
+    times = ten_times() | {(64, 16, 1): Status.COMPILE_FAILED, (64, 32, 2): Status.INCORRECT}
+    recorded, path = exported(tmp_path, times)
+    back = replay.prepare(None, str(path))
+    problem, original = back.space.problems[0], recorded.space.problems[0]
+    assert problem.axes == {"tile": [16, 32], "block_rows": [1, 2, 4, 8, 16]}
+    outcomes = {problem.describe(i): back.evaluate(problem, i) for i in range(10)}
+    expected = {original.describe(i): recorded.evaluate(original, i) for i in range(10)}
+    assert outcomes == expected
+    assert outcomes["tile=16, block_rows=1"] == replay.Outcome("compile_failed")
+    assert outcomes["tile=32, block_rows=2"] == replay.Outcome("incorrect")
+
+
+def test_a_cache_kernel_tuner_left_open_and_its_failure_names_are_read(tmp_path):
+    text = (
+        '{"device_name": "GPU", "kernel_name": "k", "problem_size": [64], '
+        '"tune_params_keys": ["bx"], "tune_params": {"bx": [32, 64, 128, 256]}, '
+        '"objective": "time", "cache": {\n'
+        '"32": {"bx": 32, "time": 2.0},\n"64": {"bx": 64, "time": "RuntimeFailedConfig"},\n'
+        '"128": {"bx": 128, "time": "InvalidConfig"},\n'
+        '"256": {"bx": 256, "time": "CompilationFailedConfig"},\n'
+    )  # no closing braces: a tuning run that was cut short
+    (tmp_path / "open.json").write_text(text)
+    recording = kernel_tuner_cache.read(tmp_path / "open.json")
+    assert recording.suite == "k" and recording.device_name == "GPU"
+    assert [(point, recording.outcome(point, variant)) for point, variant in recording.entries] == [
+        ({"bx": 32}, replay.Outcome("ok", 2.0)),
+        ({"bx": 64}, replay.Outcome("launch_failed")),
+        ({"bx": 256}, replay.Outcome("compile_failed")),
+    ]
+
+
+def test_a_kernel_tuner_cache_with_a_sweep_file_is_refused(tmp_path):
+    _, path = exported(tmp_path, ten_times())
+    with pytest.raises(ConfigError, match="a Kernel Tuner cache replays on its own"):
+        replay.prepare(str(tmp_path / "space.yaml"), str(path))
