@@ -48,7 +48,7 @@ def looks_like(path: str | os.PathLike[str]) -> bool:
         with open(path, "rb") as handle:
             start = handle.read(4096)
     except OSError:
-        return False  # gpubench.results says what is wrong with the file
+        return False  # gpubench.model.results says what is wrong with the file
     return re.match(rb'\s*\{\s*"(schema_version|device_name)"', start) is not None
 
 

@@ -45,6 +45,6 @@ class Recording:
 
 
 def entry_key(point: dict[str, Any], variant: str) -> tuple[str, str]:
-    from gpubench.results import point_key
+    from gpubench.model.results import point_key
 
     return point_key(point), variant

@@ -32,7 +32,7 @@ def load(path: str | os.PathLike[str]) -> Recording:
 
     if kernel_tuner_cache.looks_like(path):
         return kernel_tuner_cache.read(path)
-    from gpubench.results import load_any
+    from gpubench.model.results import load_any
 
     loaded = load_any(path)
     recording = Recording(
@@ -108,7 +108,7 @@ def prepare(config_path: str | None, replay_path: str) -> Replay:
     if recording.foreign and config_path is None:
         space = spaces.build(recording.suite, recording.entries, recording.source, set)
         return Replay(recording, space)
-    from gpubench import config, registry
+    from gpubench.load import config, registry
 
     if config_path is not None:
         spec = config.load(config.find(config_path))

@@ -1,6 +1,6 @@
 """A tuning space: the points and variants of a sweep split into problems and configurations.
 
-A problem is what the inputs and the reference read (a size, a dtype: gpubench.input_sets
+A problem is what the inputs and the reference read (a size, a dtype: gpubench.engine.input_sets
 problem_key says which parameters those are); a configuration is the rest (compile-time
 choices and the variant), which change only how fast the answer comes. Tuning finds the best
 configuration of each problem, so each problem is searched on its own.
@@ -80,7 +80,7 @@ def _axes(configurations: list[dict[str, Any]]) -> dict[str, list[Any]]:
 def configuration_names(bench: Any, point: dict[str, Any]) -> set[str]:
     """The parameters of `point` that are configuration rather than problem: those its
     problem key leaves out, or, for a suite that cannot say, its compile-time parameters."""
-    from gpubench.input_sets import problem_key
+    from gpubench.engine.input_sets import problem_key
 
     key = problem_key(bench, point)
     if key is None:
@@ -140,7 +140,7 @@ def _label(problems: list[Problem]) -> None:
 
 
 def of_suite(bench: Any, entries: list[tuple[dict[str, Any], str]], source: str) -> Space:
-    """The space of entries of a suite: its problems as gpubench.input_sets sees them."""
+    """The space of entries of a suite: its problems as gpubench.engine.input_sets sees them."""
     return build(
         bench.name,
         entries,

@@ -9,7 +9,7 @@ import sys
 from click.testing import CliRunner
 
 from gpubench.cli import cli
-from gpubench.results import Status
+from gpubench.model.results import Status
 from tests.tune.recorded import log_file, sweep_file, ten_times
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from gpubench.results import JsonLinesLog, Result, Status
+from gpubench.model.results import JsonLinesLog, Result, Status
 
 # Ten configurations (tile x block_rows) of one problem, or of each size given.
 TILES = [16, 32]

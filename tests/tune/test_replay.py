@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpubench.errors import ConfigError
-from gpubench.results import Status
+from gpubench.model.results import Status
 from gpubench.tune import kernel_tuner_cache, replay
 from tests.tune.recorded import log_file, sweep_file, ten_times
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpubench.errors import ConfigError
-from gpubench.results import Status
+from gpubench.model.results import Status
 from gpubench.tune import replay, search, strategies
 from tests.tune.recorded import log_file, sweep_file, ten_times
 
