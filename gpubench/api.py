@@ -336,12 +336,11 @@ class DryRun:
 
 
 def dry_run(spec: Any, shard: tuple[int, int] | None = None) -> DryRun:
-    from gpubench.engine.session import shard_points
-    from gpubench.load import registry
+    from gpubench.engine.planning import shard_points
     from gpubench.report.table import split_params
 
-    bench = registry.get(spec.suite_ref or spec.suite)
-    points = shard_points(spec.points(bench), shard, spec.source)
+    bench = spec.bench
+    points = shard_points(spec.points(), shard, spec.source)
     problems = bench.dry_run_problems(points)
     if problems:
         raise ConfigError(problems[0], source=spec.source)

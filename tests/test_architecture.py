@@ -177,3 +177,50 @@ def test_the_skip_finder_tells_tables_from_code():
         "x = call(1,  2)  " + FMT_SKIP + "\n"
     )
     assert misplaced_skips(text) == [8, 9, 11, 13]
+
+
+# The packages from the ground up: a module imports only from its own layer or those below.
+# The engine (measuring) stands on what to run (load) and where results go (store); what shows
+# things (report), the library facade (api) and the command line stand above it.
+LAYERS = (
+    ("errors", "caches", "__init__"),
+    ("formats",),
+    ("model",),
+    ("backends", "kernelfile", "benchmarks"),
+    ("load",),
+    ("store",),
+    ("engine",),
+    ("report", "tune"),
+    ("api",),
+    ("cli", "__main__"),
+)
+
+
+def _layer(module: str) -> int | None:
+    """The layer of gpubench.X[.Y]: X's; the package's own names (gpubench.install_hint) are
+    the ground."""
+    parts = module.split(".")
+    if parts[0] != "gpubench":
+        return None
+    name = parts[1] if len(parts) > 1 else "__init__"
+    for rank, names in enumerate(LAYERS):
+        if name in names:
+            return rank
+    return 0 if (PACKAGE / "__init__.py").read_text().count(f"def {name}") else None
+
+
+def test_every_package_has_a_layer():
+    tops = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()}
+    tops -= {"__pycache__", "py"}
+    assert {t for t in tops if _layer(f"gpubench.{t}") is None} == set()
+
+
+def test_no_import_runs_down_to_up_between_layers():
+    upward = []
+    for path in PACKAGE.rglob("*.py"):
+        own = _layer("gpubench." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts))
+        for module in _imported_modules(ast.parse(path.read_text())):
+            target = _layer(module)
+            if target is not None and own is not None and target > own:
+                upward.append(f"{path.relative_to(PACKAGE)} -> {module}")
+    assert not upward, upward

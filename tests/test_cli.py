@@ -50,21 +50,20 @@ def only_cuda_core(monkeypatch):
     monkeypatch.setitem(sys.modules, "pycuda", None)
     monkeypatch.setenv("GPUBENCH_BACKEND", "")  # recorded, so what a test sets is undone
     monkeypatch.setattr(backends, "installed", lambda module: module == "cuda.core")
-    monkeypatch.setattr(backends, "_announced", False)
     monkeypatch.setattr(backends, "driver_present", lambda: True)
 
 
 def test_without_pycuda_cuda_core_is_chosen_with_one_line(only_cuda_core, capsys):
     from gpubench import backends
 
-    assert backends.selected() == "cuda-core"
-    assert capsys.readouterr().err == (
-        "note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)\n"
+    assert backends.selected() == "cuda-core" and capsys.readouterr().err == ""  # prints nothing
+    assert backends.choice_note() == (
+        "note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)"
     )
+    assert backends.choice_note("cuda-core") is None  # the user's own choice needs no note
     from gpubench.engine.worker import WorkerSpec
 
     assert WorkerSpec.for_suite("transpose").backend == "cuda-core"  # the workers get it
-    assert backends.selected() == "cuda-core" and capsys.readouterr().err == ""  # said once
 
 
 def test_backend_option_chooses_and_a_bad_name_is_one_line(monkeypatch):
@@ -675,7 +674,7 @@ def test_list_configs_and_a_bundled_sweep_by_name(tmp_path, monkeypatch):
 
 
 def test_every_fingerprint_field_blocks_a_resume():
-    from gpubench.engine.session import differences
+    from gpubench.engine.planning import differences
 
     before = {"suite": "s", "kernel_source_sha256": "a", "gpu_name": "H100", "gpu_uuid": "GPU-1",
               "points": ["p1", "p2"], "variants": ["x"], "baseline": "x",

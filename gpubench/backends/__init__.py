@@ -34,7 +34,6 @@ NO_NVCC = "nvcc not found on PATH: install the CUDA toolkit or --backend cuda-co
 # Where a backend's name came from when no option named it, for the line that refuses a bad one.
 FROM_ENVIRONMENT = "GPUBENCH_BACKEND"
 # Whether this process said that it chose cuda-core by itself.
-_announced = False
 
 
 def source_of(name: str | None) -> str:
@@ -54,7 +53,7 @@ def installed(module: str) -> bool:
 
 def selected(name: str | None = None) -> str:
     """The backend a run uses: `name` (--backend), else GPUBENCH_BACKEND, else PyCUDA;
-    cuda-core, said once, where PyCUDA is not installed and cuda.core is."""
+    cuda-core where PyCUDA is not installed and cuda.core is (`choice_note` says so)."""
     name = name or os.environ.get("GPUBENCH_BACKEND")
     if name:
         return name
@@ -62,14 +61,18 @@ def selected(name: str | None = None) -> str:
         # Without a driver cuda-core cannot start either: the default's one line says what
         # to install, rather than a note about cuda-core and then its failure.
         return DEFAULT
-    global _announced
-    if not _announced:  # once per process (the workers get the name in their WorkerSpec)
-        print(
-            "note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)",
-            file=sys.stderr,
-        )
-        _announced = True
     return "cuda-core"
+
+
+AUTO_CHOICE_NOTE = "note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)"
+
+
+def choice_note(name: str | None = None) -> str | None:
+    """The line a caller shows where `selected` chose cuda-core on its own (nobody named a
+    backend and PyCUDA is missing); None where the choice was the user's or the default."""
+    if name or os.environ.get("GPUBENCH_BACKEND") or selected(name) != "cuda-core":
+        return None
+    return AUTO_CHOICE_NOTE
 
 
 @functools.cache

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from gpubench.cli.common import backend_option, check_device_index, chosen_backend, out_console
+from gpubench.cli.common import (
+    backend_option,
+    check_device_index,
+    chosen_backend,
+    err_console,
+    out_console,
+)
 
 
 @click.command("list")
@@ -54,9 +60,12 @@ def info(device: int) -> None:
       gpubench info --backend cuda-core
     """
     from gpubench import backends
+    from gpubench.report.plain import say
     from gpubench.report.tables import info_table
 
     check_device_index(device)
     name = chosen_backend()
+    if note := backends.choice_note(name):
+        say(err_console(), note)
     backend = backends.load(device, name, backends.source_of(name))
     out_console().print(info_table(device, backend.device, backend.environment()))

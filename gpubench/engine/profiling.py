@@ -258,3 +258,10 @@ def profile_results(
         except (ProfileError, OSError) as exc:
             # ncu's own text may hold brackets: printed as it is, never read as rich markup.
             note(f"--profile: {result.variant} at {result.point}: {exc}")
+
+
+def profile_plan(plan: Any, result_set: Any, device: int, note: Callable[[str], None]) -> None:
+    """`--profile` for a measured sweep (a planning.SweepPlan): every measured result of a
+    kernel variant gets its counters, on the plan's backend."""
+    kernel_variants = {v.name for v in plan.bench.variants if v.kind == "kernel"}
+    profile_results(plan.record, result_set.results, kernel_variants, device, note, plan.backend)

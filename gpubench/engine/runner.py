@@ -14,6 +14,7 @@ goes on. Every result records the host time of its point's and its variant's pha
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from gpubench.errors import KernelCompileError, OutOfMemory, PointError
 from gpubench.model import metrics, timing
 from gpubench.model.benchmark import Benchmark, Point
 from gpubench.model.phases import PhaseClock
-from gpubench.model.results import Result, Status, point_key
+from gpubench.model.results import Result, ResultSet, Status, point_key
 from gpubench.model.steps import RunRecord
 
 
@@ -399,3 +400,44 @@ def add_relative_metrics(results: list[Result], baseline: str, vendor: str | Non
 
 __all__ = ["Notifier", "Observer", "Plan", "PlanSettings", "RunRecord", "Runner", "SweepRunner",
            "add_relative_metrics", "finish_point", "point_key"]  # fmt: skip
+
+
+def compile_in_background(
+    runner: SweepRunner, plan: Plan, note: Callable[[str], None]
+) -> dict[str, Any]:
+    """Start compiling every distinct build of the sweep in the background (each point waits
+    only for its own); the report, filled in and noted when compiling ends (empty if the
+    sweep stops first)."""
+    report: dict[str, Any] = {}
+
+    def compiled(finished: dict[str, Any]) -> None:
+        report.update(finished)
+        note(
+            f"compiled {report['configurations']} configuration(s) in {report['seconds']:.1f} s"
+            f": {report['compiled']} new, {report['cached']} cached, {report['failed']} failed "
+            f"({report['workers']} in parallel)"
+        )
+
+    runner.precompile(plan, compiled)
+    return report
+
+
+def note_retries(
+    retried: list[dict[str, Any]], result_set: ResultSet, note: Callable[[str], None]
+) -> None:
+    """Variants whose worker died under them and ran once more: in the environment record,
+    and one note each."""
+    if not retried:
+        return
+    result_set.environment["worker_retries"] = retried
+    # One note per point and cause: a Dask worker's death reruns a whole point's variants.
+    for (_, reason), group in itertools.groupby(
+        retried, key=lambda entry: (point_key(entry["point"]), entry["reason"])
+    ):
+        entries = list(group)
+        variants = [entry["variant"] for entry in entries]
+        at = ", ".join(f"{k}={v}" for k, v in entries[0]["point"].items())
+        were = "was" if len(variants) == 1 else "were"
+        note(
+            f"note: {', '.join(variants)} at {at} {were} run once more on a fresh worker: {reason}"
+        )

@@ -57,13 +57,15 @@ class SweepSpec:
     description: str = ""
     # How to find the suite again (in a worker process): its name, or its .py file's path.
     suite_ref: str = ""
+    # The suite, loaded once when the file was read (the engine never looks it up again).
+    bench: Benchmark | None = field(default=None, repr=False, compare=False)
     _points: list[Point] | None = field(default=None, repr=False, compare=False)
 
-    def points(self, bench: Benchmark) -> list[Point]:
-        """The sweep's points, expanded and validated once (a dry run of 10^6 points must
-        not pay for it twice)."""
+    def points(self, bench: Benchmark | None = None) -> list[Point]:
+        """The sweep's points, expanded and validated once, when the file is read (a dry run
+        of 10^6 points must not pay for it twice)."""
         if self._points is None:
-            self._points = self._expand(bench)
+            self._points = self._expand(bench or self.bench)
         return self._points
 
     def _expand(self, bench: Benchmark) -> list[Point]:
@@ -253,8 +255,9 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
         outputs=outputs,
         description=description,
         suite_ref=suite_ref,
+        bench=bench,
     )
-    spec.points(bench)  # expand once now, so an empty or impossible sweep fails before the GPU
+    spec.points()  # expand once now, so an empty or impossible sweep fails before the GPU
     return spec
 
 

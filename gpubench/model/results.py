@@ -193,6 +193,15 @@ class ResultSet:
     def failures(self) -> list[Result]:
         return [r for r in self.results if r.status.is_failure]
 
+    def sort_in_order_of(self, points: list[dict[str, Any]], variants: tuple[str, ...]) -> None:
+        """In the sweep's order: by point, then by variant (a resumed log's results at points
+        or of variants no longer in the sweep first)."""
+        order = {point_key(p): i for i, p in enumerate(points)}
+        variant_order = {v: i for i, v in enumerate(variants)}
+        self.results.sort(
+            key=lambda r: (order.get(point_key(r.point), -1), variant_order.get(r.variant, -1))
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return _finite(
             {

@@ -9,12 +9,11 @@ from types import SimpleNamespace
 import pytest
 
 from gpubench.cli import outcome
-from gpubench.engine import kernels, session
+from gpubench.engine import session
 from gpubench.errors import ConfigError
 from gpubench.load import config, registry
 from gpubench.report import markdown
 from gpubench.store import outputs
-from tests.kernelfile.test_benchmark import SCALE, write
 
 
 def spec_of(**keys):
@@ -23,78 +22,6 @@ def spec_of(**keys):
 
 
 ENV = {"device": {"name": "G"}, "gpu_uuid": "U"}
-
-
-def test_the_fingerprint_holds_exactly_what_a_resume_must_match():
-    spec = spec_of()
-    points = spec.points(registry.get("transpose"))
-    assert session.fingerprint(spec, points, ENV) == {
-        "suite": "transpose",
-        "kernel_source_sha256": kernels.source_digest(registry.get("transpose")),
-        "gpu_name": "G", "gpu_uuid": "U",
-        "points": ['{"block_rows": 8, "cols": 64, "dtype": "float32", "rows": 64, "size": 64, '
-                   '"tile": 32}'],
-        "variants": ["copy", "naive"], "baseline": "naive",
-        "timing": spec.timing.to_dict(),
-    }  # fmt: skip
-
-
-def test_several_gpus_are_named_by_their_sorted_uuids_and_one_is_not():
-    spec = spec_of()
-    points = spec.points(registry.get("transpose"))
-    two = {**ENV, "devices": [{"uuid": "b"}, {"uuid": "a"}]}
-    assert session.fingerprint(spec, points, two)["gpu_uuids"] == ["a", "b"]
-    assert "gpu_uuids" not in session.fingerprint(spec, points, {**ENV, "devices": [{"uuid": "a"}]})
-    assert session.fingerprint(spec, points, {})["gpu_name"] is None
-
-
-def test_a_kernel_file_s_declarations_are_part_of_its_fingerprint(tmp_path):
-    path = write(tmp_path, SCALE)
-    spec = config.load(path)
-    bench = registry.get(spec.suite_ref)
-    stamp = session.fingerprint(spec, spec.points(bench), ENV)
-    assert stamp["declarations_sha256"] == bench.declaration_digest() and stamp["suite"] == "k"
-
-
-def test_differences_name_each_changed_key_once_in_order():
-    before = {"suite": "a", "points": ["p1", "p2"], "gpu_uuid": "U", "timing": {"warmup": 3}}
-    now = {"suite": "a", "points": ["p2", "p3", "p4"], "gpu_uuid": "V", "variants": ["x"]}
-    assert session.differences(before, now) == [
-        "gpu_uuid: 'U' in the log, 'V' now",
-        "points: 1 no longer in the sweep, 2 new",
-        "timing: {'warmup': 3} in the log, None now",
-        "variants: None in the log, ['x'] now",
-    ]  # fmt: skip
-    assert session.differences(before, dict(before)) == []
-    assert session.differences({}, {"points": ["p"]}) == ["points: 0 no longer in the sweep, 1 new"]
-
-
-def test_a_changed_sweep_blocks_a_resume_unless_forced():
-    plan = outputs.OutputPlan(json=None, csv=None, log="r.jsonl", resume=True, force=False,
-                              progress=False, timeline=None)  # fmt: skip
-    with pytest.raises(ConfigError) as info:
-        session._check_resumable({"fingerprint": {"suite": "a"}}, {"suite": "b"}, plan)
-    assert str(info.value) == ("r.jsonl: the sweep, the kernel source or the GPU differ from the "
-                               "log; use --force to resume anyway: suite: 'a' in the log, 'b' now")  # fmt: skip
-    session._check_resumable({"fingerprint": {"suite": "a"}}, {"suite": "a"}, plan)
-    forced = outputs.OutputPlan(json=None, csv=None, log="r.jsonl", resume=True, force=True,
-                                progress=False, timeline=None)  # fmt: skip
-    session._check_resumable({}, {"suite": "b"}, forced)
-
-
-@pytest.mark.parametrize(("shard", "taken"), [
-    (None, [0, 1, 2, 3, 4]), ((0, 1), [0, 1, 2, 3, 4]), ((0, 2), [0, 2, 4]), ((1, 2), [1, 3]),
-    ((4, 5), [4]),
-])  # fmt: skip
-def test_a_shard_takes_every_nth_point_from_its_own(shard, taken):
-    points = [{"i": i} for i in range(5)]
-    assert [p["i"] for p in session.shard_points(points, shard, "s.yaml")] == taken
-
-
-def test_a_shard_without_points_is_one_line():
-    with pytest.raises(ConfigError) as info:
-        session.shard_points([{"i": 0}, {"i": 1}], (2, 3), "s.yaml")
-    assert str(info.value) == "s.yaml: --shard: shard 2/3 has no points (the sweep has 2)"
 
 
 # -- execute, end to end in this process: the runner stood in for by the fake backend ------------
@@ -322,31 +249,6 @@ def test_the_device_line_names_what_it_knows_and_marks_what_it_does_not():
     assert markdown.device_line({}) == "unknown GPU (?, ? SMs)"
 
 
-def _announced(environment, already=0):
-    spec = config.spec_from_mapping({"suite": "transpose", "params": {"size": [64, 96]},
-                                     "variants": ["copy", "naive", "padded"]}, "s.yaml")  # fmt: skip
-    files = outputs.OutputPlan(None, None, "r.jsonl" if already else None, bool(already), False,
-                               False, None)  # fmt: skip
-    return session._announcement(environment, [{}, {}], spec, files, already)
-
-
-def test_the_announcement_names_the_gpus_their_models_and_a_resumption():
-    dev = {"name": "G", "arch": "sm_90", "sm_count": 4}
-    assert _announced({"device": {**dev, "peak_bandwidth_gbps": 3352.3}}) == (
-        "G (sm_90, 4 SMs, peak DRAM 3,352 GB/s) · 2 point(s) × 3 variant(s)"
-    )
-    two = [{"name": "G"}, {"name": "G"}]
-    assert _announced({"device": dev, "devices": two}) == (
-        "G (sm_90, 4 SMs, peak DRAM unknown) · 2 point(s) × 3 variant(s) · on 2 GPUs"
-    )
-    mixed = [{"name": "G"}, {"name": "H"}, {"name": "G"}]
-    assert _announced({"device": dev, "devices": mixed}, already=5) == (
-        "G (sm_90, 4 SMs, peak DRAM unknown) · 2 point(s) × 3 variant(s) · on 3 GPUs of 2 "
-        "models · resuming: 5 result(s) already in r.jsonl"
-    )
-    assert _announced({"device": dev, "devices": two[:1]}).endswith("3 variant(s)")
-
-
 def test_probe_environment_starts_a_worker_on_the_device_and_closes_it(monkeypatch):
     made = []
 
@@ -515,7 +417,6 @@ def test_execute_on_a_cluster_needs_no_pycuda_here_but_on_this_host_it_does(tmp_
 
 def stderr_is_a_terminal(monkeypatch, answer: bool) -> None:
     """What the CLI sees of sys.stderr: a terminal (the progress bar's condition) or not."""
-    from types import SimpleNamespace
 
     terminal = SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: answer))
     monkeypatch.setattr(outcome, "sys", terminal)
@@ -608,35 +509,6 @@ def test_a_resumed_log_of_one_sample_results_renders(tmp_path, monkeypatch):
     _execute(tmp_path, monkeypatch, one, InProcess(interrupt_after=2), jsonl=log)
     code, out, _ = _execute(tmp_path, monkeypatch, one, InProcess(), resume=log)
     assert code == 3 and out.count("good") == 2 and "inf" not in out
-
-
-def test_the_plan_runs_the_configurations_of_one_problem_together():
-    from gpubench.model.benchmark import Param
-    from tests.fakes import ScaleSuite
-
-    class Tuned(ScaleSuite):
-        params = (
-            *ScaleSuite.params,
-            Param("block", int, 128, "threads", choices=(128, 256), compile_time=True),
-        )
-        reference_params = frozenset()
-        input_params = frozenset({"n"})
-
-    bench = Tuned()
-    points = [
-        bench.resolve({**bench.defaults(), "n": n, "block": block})
-        for block in (128, 256)
-        for n in (30, 10)
-    ]
-    spec = SimpleNamespace(variants=("good",), baseline="good", timing=None)
-    plan = session._plan(bench, points, spec, timeline=False)
-    assert [(p["n"], p["block"]) for p in plan.points] == [
-        (30, 128),
-        (30, 256),
-        (10, 128),
-        (10, 256),
-    ]
-    assert points[1]["n"] == 10  # the sweep's own order is left as it was, for the table
 
 
 def test_an_interrupted_measure_gives_the_caller_its_signal_handlers_back(tmp_path, monkeypatch):

@@ -300,14 +300,17 @@ def test_a_wrong_variant_makes_the_sweep_exit_3_and_bad_files_exit_2(tmp_path):
 
 
 def test_resume_notices_a_changed_kernel_declaration(tmp_path):
-    from gpubench.engine import session
+    from gpubench.engine import planning
+
+    def fingerprint(spec):
+        return planning.fingerprint(planning.identity(spec.bench, spec.to_dict(), []), {})
 
     path = write(tmp_path, SCALE)
     bench = kernelfile_benchmark.load_benchmark.__wrapped__(str(path))
-    first = session.fingerprint(config.load(path), [], {})
+    first = fingerprint(config.load(path))
     kernelfile_benchmark.load_benchmark.cache_clear()
     write(tmp_path, SCALE.replace("reference: 2 * x", "reference: 2.0 * x"))
-    second = session.fingerprint(config.load(path), [], {})
+    second = fingerprint(config.load(path))
     kernelfile_benchmark.load_benchmark.cache_clear()
     assert (
         bench.declaration_digest() and first["declarations_sha256"] != second["declarations_sha256"]

@@ -1,0 +1,45 @@
+"""Where a sweep's points run: one GPU, several of this host, or a Dask cluster; which shard
+of them; on which backend. `Spread.runner` makes the runner for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpubench import backends
+from gpubench.engine.runner import SweepRunner
+from gpubench.engine.worker import IsolatedRunner, WorkerSpec
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Where the points run: one GPU (`device`), several of this host (`devices`: indices or
+    "all"), a Dask cluster (`scheduler` address); which of them (`shard`: I of N); and on
+    which backend (`backend`, --backend; None: GPUBENCH_BACKEND or the default)."""
+
+    device: int = 0
+    devices: list[int] | str | None = None
+    scheduler: str | None = None
+    shard: tuple[int, int] | None = None
+    backend: str | None = None
+
+    @property
+    def backend_source(self) -> str:
+        """Where the backend's name came from, for the line that refuses a bad one."""
+        return backends.source_of(self.backend)
+
+    def runner(self, suite: str, backend: str) -> SweepRunner:
+        if self.scheduler:
+            from gpubench.engine.cluster import DaskRunner
+
+            return DaskRunner(self.scheduler, suite, backend)
+        if self.devices == "all" or (self.devices and len(self.devices) > 1):
+            from gpubench.engine.pool import DevicePool
+
+            return DevicePool(suite, self.devices, backend)
+        index = self.devices[0] if self.devices else self.device
+        return IsolatedRunner(WorkerSpec(suite, index, backend))
+
+    @property
+    def first_device(self) -> int:
+        """The GPU a single-device step (profiling) runs on."""
+        return self.devices[0] if isinstance(self.devices, list) else self.device

@@ -1,0 +1,185 @@
+"""A sweep's plan without a GPU: the fingerprint a resume is checked against, what differs
+from a log, the shards of a sweep, the order points run in, the notes for the caller, and the
+line naming the GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpubench.engine import kernels, planning
+from gpubench.engine.runner import Plan
+from gpubench.errors import ConfigError
+from gpubench.load import config, registry
+from gpubench.store import outputs
+from tests.kernelfile.test_benchmark import SCALE, write
+
+
+def spec_of(**keys):
+    return config.spec_from_mapping({"suite": "transpose", "params": {"size": [64]},
+                                     "variants": ["copy", "naive"], **keys}, "s.yaml")  # fmt: skip
+
+
+ENV = {"device": {"name": "G"}, "gpu_uuid": "U"}
+
+
+def stamp(spec, points, environment):
+    return planning.fingerprint(planning.identity(spec.bench, spec.to_dict(), points), environment)
+
+
+def test_the_fingerprint_holds_exactly_what_a_resume_must_match():
+    spec = spec_of()
+    points = spec.points(registry.get("transpose"))
+    assert stamp(spec, points, ENV) == {
+        "suite": "transpose",
+        "kernel_source_sha256": kernels.source_digest(registry.get("transpose")),
+        "gpu_name": "G", "gpu_uuid": "U",
+        "points": ['{"block_rows": 8, "cols": 64, "dtype": "float32", "rows": 64, "size": 64, '
+                   '"tile": 32}'],
+        "variants": ["copy", "naive"], "baseline": "naive",
+        "timing": spec.timing.to_dict(),
+    }  # fmt: skip
+
+
+def test_several_gpus_are_named_by_their_sorted_uuids_and_one_is_not():
+    spec = spec_of()
+    points = spec.points(registry.get("transpose"))
+    two = {**ENV, "devices": [{"uuid": "b"}, {"uuid": "a"}]}
+    assert stamp(spec, points, two)["gpu_uuids"] == ["a", "b"]
+    assert "gpu_uuids" not in stamp(spec, points, {**ENV, "devices": [{"uuid": "a"}]})
+    assert stamp(spec, points, {})["gpu_name"] is None
+
+
+def test_a_kernel_file_s_declarations_are_part_of_its_fingerprint(tmp_path):
+    path = write(tmp_path, SCALE)
+    spec = config.load(path)
+    bench = registry.get(spec.suite_ref)
+    stamped = stamp(spec, spec.points(), ENV)
+    assert stamped["declarations_sha256"] == bench.declaration_digest() and stamped["suite"] == "k"
+
+
+def test_differences_name_each_changed_key_once_in_order():
+    before = {"suite": "a", "points": ["p1", "p2"], "gpu_uuid": "U", "timing": {"warmup": 3}}
+    now = {"suite": "a", "points": ["p2", "p3", "p4"], "gpu_uuid": "V", "variants": ["x"]}
+    assert planning.differences(before, now) == [
+        "gpu_uuid: 'U' in the log, 'V' now",
+        "points: 1 no longer in the sweep, 2 new",
+        "timing: {'warmup': 3} in the log, None now",
+        "variants: None in the log, ['x'] now",
+    ]  # fmt: skip
+    assert planning.differences(before, dict(before)) == []
+    assert planning.differences({}, {"points": ["p"]}) == [
+        "points: 0 no longer in the sweep, 1 new"
+    ]
+
+
+def test_a_changed_sweep_blocks_a_resume_unless_forced():
+    plan = outputs.OutputPlan(json=None, csv=None, log="r.jsonl", resume=True, force=False,
+                              progress=False, timeline=None)  # fmt: skip
+    with pytest.raises(ConfigError) as info:
+        planning.check_resumable({"fingerprint": {"suite": "a"}}, {"suite": "b"}, plan)
+    assert str(info.value) == ("r.jsonl: the sweep, the kernel source or the GPU differ from the "
+                               "log; use --force to resume anyway: suite: 'a' in the log, 'b' now")  # fmt: skip
+    planning.check_resumable({"fingerprint": {"suite": "a"}}, {"suite": "a"}, plan)
+    forced = outputs.OutputPlan(json=None, csv=None, log="r.jsonl", resume=True, force=True,
+                                progress=False, timeline=None)  # fmt: skip
+    planning.check_resumable({}, {"suite": "b"}, forced)
+
+
+@pytest.mark.parametrize(("shard", "taken"), [
+    (None, [0, 1, 2, 3, 4]), ((0, 1), [0, 1, 2, 3, 4]), ((0, 2), [0, 2, 4]), ((1, 2), [1, 3]),
+    ((4, 5), [4]),
+])  # fmt: skip
+def test_a_shard_takes_every_nth_point_from_its_own(shard, taken):
+    points = [{"i": i} for i in range(5)]
+    assert [p["i"] for p in planning.shard_points(points, shard, "s.yaml")] == taken
+
+
+def test_a_shard_without_points_is_one_line():
+    with pytest.raises(ConfigError) as info:
+        planning.shard_points([{"i": 0}, {"i": 1}], (2, 3), "s.yaml")
+    assert str(info.value) == "s.yaml: --shard: shard 2/3 has no points (the sweep has 2)"
+
+
+def _announced(environment, already=0):
+    spec = config.spec_from_mapping({"suite": "transpose", "params": {"size": [64, 96]},
+                                     "variants": ["copy", "naive", "padded"]}, "s.yaml")  # fmt: skip
+    files = outputs.OutputPlan(None, None, "r.jsonl" if already else None, bool(already), False,
+                               False, None)  # fmt: skip
+    plan = planning.SweepPlan(
+        bench=spec.bench,
+        suite="transpose",
+        backend="fake",
+        points=[{}, {}],
+        run=Plan(spec.bench, [{}, {}], spec.variants, spec.baseline, spec.timing),
+        files=files,
+        record=spec.to_dict(),
+        previous_header={},
+        previous=[None] * already,
+    )
+    return plan.announcement(environment)
+
+
+def test_the_announcement_names_the_gpus_their_models_and_a_resumption():
+    dev = {"name": "G", "arch": "sm_90", "sm_count": 4}
+    assert _announced({"device": {**dev, "peak_bandwidth_gbps": 3352.3}}) == (
+        "G (sm_90, 4 SMs, peak DRAM 3,352 GB/s) · 2 point(s) × 3 variant(s)"
+    )
+    two = [{"name": "G"}, {"name": "G"}]
+    assert _announced({"device": dev, "devices": two}) == (
+        "G (sm_90, 4 SMs, peak DRAM unknown) · 2 point(s) × 3 variant(s) · on 2 GPUs"
+    )
+    mixed = [{"name": "G"}, {"name": "H"}, {"name": "G"}]
+    assert _announced({"device": dev, "devices": mixed}, already=5) == (
+        "G (sm_90, 4 SMs, peak DRAM unknown) · 2 point(s) × 3 variant(s) · on 3 GPUs of 2 "
+        "models · resuming: 5 result(s) already in r.jsonl"
+    )
+    assert _announced({"device": dev, "devices": two[:1]}).endswith("3 variant(s)")
+
+
+def _planned(tmp_path, monkeypatch, **keys):
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    monkeypatch.chdir(tmp_path)
+    return planning.plan_sweep(spec_of(**keys), outputs.OutputRequest())
+
+
+def test_the_points_run_by_problem_and_the_table_keeps_the_sweep_s_order(tmp_path, monkeypatch):
+    plan = _planned(tmp_path, monkeypatch, params={"size": [64, 96], "tile": [16, 32]})
+    assert [(p["size"], p["tile"]) for p in plan.points] == [(64, 16), (64, 32), (96, 16), (96, 32)]
+    assert sorted(map(str, plan.run.points)) == sorted(map(str, plan.points))
+    assert plan.run.variants == ("copy", "naive") and plan.bench.name == "transpose"
+    assert plan.suite == "transpose" and plan.backend == "tests.fakes:FakeBackend"
+    assert plan.record == spec_of(params={"size": [64, 96], "tile": [16, 32]}).to_dict()
+
+
+def test_a_plan_s_fingerprint_is_its_spec_s_with_the_gpu_and_the_shard(tmp_path, monkeypatch):
+    plan = _planned(tmp_path, monkeypatch)
+    spec = spec_of()
+    assert plan.fingerprint(ENV) == stamp(spec, spec.points(), ENV)
+    sharded = planning.SweepPlan(**{**plan.__dict__, "shard": (0, 2)})
+    assert sharded.fingerprint(ENV) == {**stamp(spec, spec.points(), ENV), "shard": "0/2"}
+
+
+def test_the_plan_says_what_the_caller_should_hear(tmp_path, monkeypatch):
+    from gpubench import backends
+
+    monkeypatch.setattr(backends, "choice_note", lambda name: "note: chosen")
+    assert _planned(tmp_path, monkeypatch).notes == ("note: chosen",)
+    monkeypatch.setattr(backends, "choice_note", lambda name: None)
+    assert _planned(tmp_path, monkeypatch).notes == ()
+
+
+def test_a_plan_s_result_set_and_log_header_carry_the_record(tmp_path, monkeypatch):
+    plan = _planned(tmp_path, monkeypatch)
+    result_set = plan.result_set(ENV, {"compiled": 1})
+    assert (result_set.suite, result_set.spec, result_set.compile_report) == (
+        "transpose",
+        plan.record,
+        {"compiled": 1},
+    )
+    assert result_set.results == [] and result_set.environment == ENV
+    assert plan.log_header({"s": 1}, ENV) == {
+        "fingerprint": {"s": 1},
+        "suite": "transpose",
+        "spec": plan.record,
+        "environment": ENV,
+    }
