@@ -256,7 +256,7 @@ def test_without_kernels_cu_beside_or_inside_the_package_reinstalling_is_the_adv
     with pytest.raises(EnvironmentProblem) as info:
         kernels.kernels_dir()
     assert str(info.value) == "kernels_cu/ not found: reinstall gpubench"
-    package = Path(kernels.__file__).resolve().parent
+    package = Path(kernels.__file__).resolve().parents[1]  # gpubench/
     assert seen == [package.parent / "kernels_cu", package / "kernels_cu"]
 
 

@@ -367,7 +367,7 @@ def _gated_sweep(tmp_path, monkeypatch):
     compiler's gate (tests/compile_fakes.py); a fresh compile cache."""
     monkeypatch.setenv("GPUBENCH_TEST_MARKERS", str(tmp_path))
     monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    scale = str(Path(__file__).parent / "suites" / "scale.py")
+    scale = str(Path(__file__).parents[1] / "suites" / "scale.py")
     bench = registry.get(scale)
     points = [bench.resolve({**bench.defaults(), "n": 10, "broken": b}) for b in (0, 1)]
     policy = TimingPolicy(warmup=0, min_samples=2, max_time_s=0.05, time_limit_s=10)

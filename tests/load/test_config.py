@@ -698,7 +698,7 @@ def test_the_bundled_sweep_files_are_found_in_a_checkout_or_inside_an_installed_
 
     package = tmp_path / "site-packages" / "gpubench"
     package.mkdir(parents=True)
-    monkeypatch.setattr(config, "__file__", str(package / "config.py"))
+    monkeypatch.setattr(config, "__file__", str(package / "load" / "config.py"))
     assert config.configs_dir() is None
     (package / "configs").mkdir()
     assert config.configs_dir() == package / "configs"  # the wheel's layout
