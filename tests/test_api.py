@@ -422,8 +422,9 @@ def test_a_dry_run_axis_of_values_that_do_not_order_spans_the_first_and_last_poi
     )[0]
     labels = [None, *range(1, 58), None, 7]  # None beside numbers: min() cannot order them
     points = [{**base, "label": label} for label in labels]
-    spec = SimpleNamespace(bench=registry.get("transpose"), source="t.yaml",
-                           points=lambda bench=None: points)  # fmt: skip
+    spec = SimpleNamespace(
+        bench=registry.get("transpose"), source="t.yaml", points=lambda bench=None: points
+    )
     plan = api.dry_run(spec)
     axes = {name: (count, low, high) for name, count, low, high in plan.axes}
     assert axes["label"] == (58, None, 7) and axes["size"] == (1, base["size"], base["size"])

@@ -827,8 +827,10 @@ def test_an_option_that_draws_without_matplotlib_says_how_to_get_it(monkeypatch)
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     with pytest.raises(EnvironmentProblem) as info:
         need_matplotlib("--timeline FILE")
-    assert str(info.value) == ("--timeline FILE draws with matplotlib, which is not installed: "
-                               "pip install 'gpubench-studies[plot]'")  # fmt: skip
+    assert str(info.value) == (
+        "--timeline FILE draws with matplotlib, which is not installed: "
+        "pip install 'gpubench-studies[plot]'"
+    )
 
 
 def test_the_dry_run_prints_the_shard_its_fixed_values_notes_and_the_count(tmp_path):

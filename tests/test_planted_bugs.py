@@ -27,8 +27,10 @@ def run_file(backend, name: str):
     spec = config.load(path)
     bench = kernelfile_benchmark.load_benchmark(str(path.resolve()))
     points = spec.points(bench)
-    return {r.variant: r for r in Runner(backend).run(
-        Plan(bench, points, spec.variants, spec.baseline, PLANTED))}  # fmt: skip
+    return {
+        r.variant: r
+        for r in Runner(backend).run(Plan(bench, points, spec.variants, spec.baseline, PLANTED))
+    }
 
 
 def test_the_planted_suites_are_valid_kernel_files():

@@ -175,10 +175,20 @@ def test_a_batch_gives_each_sample_its_own_events_and_flush_and_waits_once():
     backend = Recording()
     bound = a_run(backend)
     batch = backend.time_cold_batch_ms(bound, True, 2, lambda: backend.log.append(("before",)))
-    sample = [("before",), ("record", "S0"), ("flush", "S0"), ("record", "S0"), ("op", 0),
-              ("record", "S0")]  # fmt: skip
-    assert backend.log == [("new event",)] * 7 + [("record", "S0"), *sample, *sample,
-                                                   ("sync event", "S0")]  # fmt: skip
+    sample = [
+        ("before",),
+        ("record", "S0"),
+        ("flush", "S0"),
+        ("record", "S0"),
+        ("op", 0),
+        ("record", "S0"),
+    ]
+    assert backend.log == [("new event",)] * 7 + [
+        ("record", "S0"),
+        *sample,
+        *sample,
+        ("sync event", "S0"),
+    ]
     # Events at 1 (the batch opens), 2 (before the flush), 3 and 4 (the interval), 5, 6, 7.
     assert (batch.samples_ms, batch.span_ms, batch.flush_ms) == ([1.0, 1.0], 6.0, 2.0)
     backend.log.clear()

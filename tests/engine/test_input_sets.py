@@ -182,8 +182,15 @@ def test_the_points_of_one_problem_run_together_where_its_first_point_was():
     ]
     ordered = input_sets.by_problem(bench, points)
     assert [(p["n"], p["block"]) for p in ordered] == [
-        (5, 128), (5, 128), (5, 256), (5, 256), (7, 128), (7, 256), (9, 128), (9, 256),
-    ]  # fmt: skip
+        (5, 128),
+        (5, 128),
+        (5, 256),
+        (5, 256),
+        (7, 128),
+        (7, 256),
+        (9, 128),
+        (9, 256),
+    ]
     bench.reference_params = None  # no problem known: the sweep's order
     assert input_sets.by_problem(bench, points) == points
 

@@ -15,8 +15,10 @@ from tests.kernelfile.test_benchmark import SCALE, write
 
 
 def spec_of(**keys):
-    return config.spec_from_mapping({"suite": "transpose", "params": {"size": [64]},
-                                     "variants": ["copy", "naive"], **keys}, "s.yaml")  # fmt: skip
+    return config.spec_from_mapping(
+        {"suite": "transpose", "params": {"size": [64]}, "variants": ["copy", "naive"], **keys},
+        "s.yaml",
+    )
 
 
 ENV = {"device": {"name": "G"}, "gpu_uuid": "U"}
@@ -32,12 +34,15 @@ def test_the_fingerprint_holds_exactly_what_a_resume_must_match():
     assert stamp(spec, points, ENV) == {
         "suite": "transpose",
         "kernel_source_sha256": kernels.source_digest(registry.get("transpose")),
-        "gpu_name": "G", "gpu_uuid": "U",
-        "points": ['{"block_rows": 8, "cols": 64, "dtype": "float32", "rows": 64, "size": 64, '
-                   '"tile": 32}'],
-        "variants": ["copy", "naive"], "baseline": "naive",
+        "gpu_name": "G",
+        "gpu_uuid": "U",
+        "points": [
+            '{"block_rows": 8, "cols": 64, "dtype": "float32", "rows": 64, "size": 64, "tile": 32}'
+        ],
+        "variants": ["copy", "naive"],
+        "baseline": "naive",
         "timing": spec.timing.to_dict(),
-    }  # fmt: skip
+    }
 
 
 def test_several_gpus_are_named_by_their_sorted_uuids_and_one_is_not():
@@ -65,7 +70,7 @@ def test_differences_name_each_changed_key_once_in_order():
         "points: 1 no longer in the sweep, 2 new",
         "timing: {'warmup': 3} in the log, None now",
         "variants: None in the log, ['x'] now",
-    ]  # fmt: skip
+    ]
     assert planning.differences(before, dict(before)) == []
     assert planning.differences({}, {"points": ["p"]}) == [
         "points: 0 no longer in the sweep, 1 new"
@@ -73,22 +78,32 @@ def test_differences_name_each_changed_key_once_in_order():
 
 
 def test_a_changed_sweep_blocks_a_resume_unless_forced():
-    plan = outputs.OutputPlan(json=None, csv=None, log="r.jsonl", resume=True, force=False,
-                              progress=False, timeline=None)  # fmt: skip
+    plan = outputs.OutputPlan(
+        json=None, csv=None, log="r.jsonl", resume=True, force=False, progress=False, timeline=None
+    )
     with pytest.raises(ConfigError) as info:
         planning.check_resumable({"fingerprint": {"suite": "a"}}, {"suite": "b"}, plan)
-    assert str(info.value) == ("r.jsonl: the sweep, the kernel source or the GPU differ from the "
-                               "log; use --force to resume anyway: suite: 'a' in the log, 'b' now")  # fmt: skip
+    assert str(info.value) == (
+        "r.jsonl: the sweep, the kernel source or the GPU differ from the "
+        "log; use --force to resume anyway: suite: 'a' in the log, 'b' now"
+    )
     planning.check_resumable({"fingerprint": {"suite": "a"}}, {"suite": "a"}, plan)
-    forced = outputs.OutputPlan(json=None, csv=None, log="r.jsonl", resume=True, force=True,
-                                progress=False, timeline=None)  # fmt: skip
+    forced = outputs.OutputPlan(
+        json=None, csv=None, log="r.jsonl", resume=True, force=True, progress=False, timeline=None
+    )
     planning.check_resumable({}, {"suite": "b"}, forced)
 
 
-@pytest.mark.parametrize(("shard", "taken"), [
-    (None, [0, 1, 2, 3, 4]), ((0, 1), [0, 1, 2, 3, 4]), ((0, 2), [0, 2, 4]), ((1, 2), [1, 3]),
-    ((4, 5), [4]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("shard", "taken"),
+    [
+        (None, [0, 1, 2, 3, 4]),
+        ((0, 1), [0, 1, 2, 3, 4]),
+        ((0, 2), [0, 2, 4]),
+        ((1, 2), [1, 3]),
+        ((4, 5), [4]),
+    ],
+)
 def test_a_shard_takes_every_nth_point_from_its_own(shard, taken):
     points = [{"i": i} for i in range(5)]
     assert [p["i"] for p in planning.shard_points(points, shard, "s.yaml")] == taken
@@ -101,10 +116,17 @@ def test_a_shard_without_points_is_one_line():
 
 
 def _announced(environment, already=0):
-    spec = config.spec_from_mapping({"suite": "transpose", "params": {"size": [64, 96]},
-                                     "variants": ["copy", "naive", "padded"]}, "s.yaml")  # fmt: skip
-    files = outputs.OutputPlan(None, None, "r.jsonl" if already else None, bool(already), False,
-                               False, None)  # fmt: skip
+    spec = config.spec_from_mapping(
+        {
+            "suite": "transpose",
+            "params": {"size": [64, 96]},
+            "variants": ["copy", "naive", "padded"],
+        },
+        "s.yaml",
+    )
+    files = outputs.OutputPlan(
+        None, None, "r.jsonl" if already else None, bool(already), False, False, None
+    )
     plan = planning.SweepPlan(
         bench=spec.bench,
         suite="transpose",

@@ -626,8 +626,7 @@ def test_an_audited_calls_outputs_are_checked_before_the_next_run_is_enqueued(mo
 def test_in_place_outputs_are_restored_before_every_run_of_a_batch(monkeypatch):
     from tests.fakes import InPlaceSuite
 
-    result, batches, log = _logged_run(monkeypatch, frozenset({1}), NOISY, InPlaceSuite(),
-                                       "device")  # fmt: skip
+    result, batches, log = _logged_run(monkeypatch, frozenset({1}), NOISY, InPlaceSuite(), "device")
     assert result.status is Status.UNSTABLE and max(batches) == 8
     runs = [i for i, what in enumerate(log) if what == "run"]  # timed runs only
     assert len(runs) == 21  # the warm-up and 20 samples

@@ -355,20 +355,31 @@ def _decisions(m):
     ("values", "policy", "kwargs"),
     [
         # Never quiet: to max_samples, whatever batch it falls in.
-        ([1.0, 3.0], TimingPolicy(warmup=3, min_samples=10, max_samples=100, min_time_s=0,
-                                  target_noise=0.01), {}),
+        (
+            [1.0, 3.0],
+            TimingPolicy(
+                warmup=3, min_samples=10, max_samples=100, min_time_s=0, target_noise=0.01
+            ),
+            {},
+        ),
         # Quiet once min_time_s is met: the first noise check at or after 40 ms (48 samples).
         ([1.0], TimingPolicy(warmup=2, min_samples=10, max_samples=1000, min_time_s=0.04), {}),
         # Quiet from the start: stops at min_samples.
         ([1.0], TimingPolicy(warmup=0, min_samples=7, max_samples=1000, min_time_s=0), {}),
         # A capped clock: the switch at min_samples held-down samples, then quiet.
-        ([2.0], TimingPolicy(warmup=1, min_samples=5, max_samples=30, min_time_s=0),
-         {"clock_mhz": lambda: 500.0, "max_clock_mhz": 2000.0}),
+        (
+            [2.0],
+            TimingPolicy(warmup=1, min_samples=5, max_samples=30, min_time_s=0),
+            {"clock_mhz": lambda: 500.0, "max_clock_mhz": 2000.0},
+        ),
         # Noisy at first, quiet later: converges at the first noise check it passes.
-        ([4.0] * 3 + [1.0] * 60, TimingPolicy(warmup=0, min_samples=5, max_samples=63,
-                                              min_time_s=0, target_noise=0.02), {}),
+        (
+            [4.0] * 3 + [1.0] * 60,
+            TimingPolicy(warmup=0, min_samples=5, max_samples=63, min_time_s=0, target_noise=0.02),
+            {},
+        ),
     ],
-)  # fmt: skip
+)
 def test_batched_sampling_makes_the_one_by_one_loops_decisions_on_the_same_samples(
     values, policy, kwargs
 ):
@@ -398,8 +409,13 @@ def test_the_clock_is_read_once_per_batch_and_a_throttled_batch_is_discarded_who
     # 899 MHz (below 0.9 x 1000), thrown away, then full clock again.
     clocks = iter([1000.0] * 10 + [899.0, 899.0] + [1000.0] * 100)
     policy = TimingPolicy(warmup=0, min_samples=10, max_samples=1000, min_time_s=0.016)
-    m = measure_batches(batches.take, policy, host_clock=lambda: 0.0,
-                        clock_mhz=lambda: next(clocks), max_clock_mhz=1000.0)  # fmt: skip
+    m = measure_batches(
+        batches.take,
+        policy,
+        host_clock=lambda: 0.0,
+        clock_mhz=lambda: next(clocks),
+        max_clock_mhz=1000.0,
+    )
     assert batches.sizes[:13] == [1] * 10 + [2, 4, 6]
     assert (len(m.samples_ms), m.discarded, m.runs, m.converged) == (16, 6, 22, True)
     assert m.clock_mhz == 1000.0
@@ -411,8 +427,7 @@ def test_the_time_budget_is_checked_between_batches_held_to_the_time_left():
     from gpubench.model.timing import measure_batches
 
     batches = Batches([1.0, 3.0, 9.0, 27.0])
-    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=10**6, min_time_s=0,
-                          max_time_s=20.0)  # fmt: skip
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=10**6, min_time_s=0, max_time_s=20.0)
     m = measure_batches(batches.take, policy, host_clock=batches.clock)
     assert batches.sizes == [1] * 5 + [2, 1, 8, 4]
     assert m.runs == 20 and not m.converged

@@ -124,14 +124,20 @@ def test_the_summary_line_adds_a_phase_of_both_kinds_and_spells_it_in_words():
 
 def _timed(timing_s, **loop):
     parts = {"clock_reads": 0.001, "stopping_rule": 0.002, "batches": 3.0, "samples": 20.0}
-    return Result(suite="s", variant="v", point={"n": 1}, status=Status.OK,
-                  phases={"point": {}, "variant": {"timing": timing_s},
-                          clock.TIMING_LOOP: {**parts, **loop}})  # fmt: skip
+    return Result(
+        suite="s",
+        variant="v",
+        point={"n": 1},
+        status=Status.OK,
+        phases={"point": {}, "variant": {"timing": timing_s}, clock.TIMING_LOOP: {**parts, **loop}},
+    )
 
 
 def test_the_timing_caption_splits_the_timing_phase_where_the_events_say():
-    results = [_timed(0.5, gpu_timed=0.3, gpu_flush=0.05, gpu_between=0.02),
-               _timed(0.25, gpu_timed=0.1, gpu_flush=0.0, gpu_between=0.01)]  # fmt: skip
+    results = [
+        _timed(0.5, gpu_timed=0.3, gpu_flush=0.05, gpu_between=0.02),
+        _timed(0.25, gpu_timed=0.1, gpu_flush=0.0, gpu_between=0.01),
+    ]
     assert phases.timing_line(results) == (
         "timing 750 ms, 40 samples in 6 batches: the GPU in timed intervals 400 ms (53.3%), "
         "flushing L2 50 ms, between samples 30 ms; the host reading the clock 2.0 ms, in the "
@@ -142,8 +148,11 @@ def test_the_timing_caption_splits_the_timing_phase_where_the_events_say():
 
 def test_the_timing_caption_says_what_a_backend_did_not_measure_and_skips_untimed_results():
     untimed = result("host", 1, own={"timing": 9.0})  # a host variant: no loop split
-    results = [_timed(0.5, gpu_timed=0.3, gpu_flush=0.05, gpu_between=0.02),
-               _timed(0.25, gpu_timed=0.1), untimed]  # fmt: skip
+    results = [
+        _timed(0.5, gpu_timed=0.3, gpu_flush=0.05, gpu_between=0.02),
+        _timed(0.25, gpu_timed=0.1),
+        untimed,
+    ]
     assert phases.timing_line(results) == (
         "timing 750 ms, 40 samples in 6 batches: the GPU in timed intervals 400 ms (53.3%) "
         "(between samples: not measured by this backend); the host reading the clock 2.0 ms, "

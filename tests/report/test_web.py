@@ -170,8 +170,10 @@ def test_a_report_needs_plotly(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "plotly", None)
     with History.open(tmp_path / "h.sqlite") as history, pytest.raises(EnvironmentProblem) as info:
         web.write_report(history, str(tmp_path / "site"), threshold=0.02)
-    assert str(info.value) == ("the report draws with Plotly, which is not installed: pip "
-                               "install 'gpubench-studies[report]'")  # fmt: skip
+    assert str(info.value) == (
+        "the report draws with Plotly, which is not installed: pip "
+        "install 'gpubench-studies[report]'"
+    )
     assert json.dumps(web._table(["a<b"], [["<i>x</i>"]], "c")) == json.dumps(
         "<div class='scroll'><table class='c'><tr><th>a&lt;b</th></tr><tr><td><i>x</i></td></tr>"
         "</table></div>"

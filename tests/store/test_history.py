@@ -196,8 +196,11 @@ def test_report_without_plotly_is_one_line(tmp_path, monkeypatch):
     with History.open(store) as h:
         h.append(result_set(), version=CodeVersion(None, None, "0.1.0"))
     monkeypatch.setitem(sys.modules, "plotly", None)
-    one_line_error(invoke("report", "--store", str(store), "-o", str(tmp_path / "site")), 4,
-                   "pip install 'gpubench-studies[report]'")  # fmt: skip
+    one_line_error(
+        invoke("report", "--store", str(store), "-o", str(tmp_path / "site")),
+        4,
+        "pip install 'gpubench-studies[report]'",
+    )
 
 
 def test_regressions_are_marked_by_compares_rule(tmp_path):
