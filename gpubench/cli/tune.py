@@ -79,6 +79,8 @@ def tune(
     strategies.check_name(strategy)
     parsed = search.parse_budget(budget)
     recorded = replay.prepare(config_path, replay_path)
+    if export_path is None:  # the command's mistakes first (exit 2), then the machine's
+        strategies.check_installed(strategy)
     ctx = click.get_current_context()
     if export_path is not None:
         _export(recorded, export_path)

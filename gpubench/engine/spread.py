@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpubench import backends
 from gpubench.engine.runner import SweepRunner
 from gpubench.engine.worker import IsolatedRunner, WorkerSpec
 
@@ -22,11 +21,6 @@ class Spread:
     shard: tuple[int, int] | None = None
     backend: str | None = None
 
-    @property
-    def backend_source(self) -> str:
-        """Where the backend's name came from, for the line that refuses a bad one."""
-        return backends.source_of(self.backend)
-
     def runner(self, suite: str, backend: str) -> SweepRunner:
         if self.scheduler:
             from gpubench.engine.cluster import DaskRunner
@@ -36,10 +30,10 @@ class Spread:
             from gpubench.engine.pool import DevicePool
 
             return DevicePool(suite, self.devices, backend)
-        index = self.devices[0] if self.devices else self.device
-        return IsolatedRunner(WorkerSpec(suite, index, backend))
+        return IsolatedRunner(WorkerSpec(suite, self.first_device, backend))
 
     @property
     def first_device(self) -> int:
-        """The GPU a single-device step (profiling) runs on."""
-        return self.devices[0] if isinstance(self.devices, list) else self.device
+        """The GPU of a run on one device, and the one a single-device step (profiling) of a
+        run on several uses."""
+        return self.devices[0] if isinstance(self.devices, list) and self.devices else self.device

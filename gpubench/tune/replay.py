@@ -113,7 +113,7 @@ def prepare(config_path: str | None, replay_path: str) -> Replay:
     if config_path is not None:
         spec = config.load(config.find(config_path))
         check_suite(recording, spec.suite)
-        bench = registry.get(spec.suite_ref or spec.suite, source=spec.source, key="suite")
+        bench = spec.bench  # loaded with the sweep file
         entries = covered(recording, spaces.sweep_entries(spec, bench))
     else:
         bench = registry.get(recording.suite_ref, source=recording.source, key="suite")

@@ -56,7 +56,7 @@ class Ordered:
 
 
 def check_name(name: str) -> str:
-    """The strategy's name, where it is one and what it needs is installed."""
+    """The strategy's name, where it is one (what it needs installed: `check_installed`)."""
     if name not in STRATEGIES:
         raise ConfigError(
             f"unknown strategy {name!r}{did_you_mean(name, STRATEGIES)}; "
@@ -64,13 +64,15 @@ def check_name(name: str) -> str:
             source="command line",
             key="--strategy",
         )
-    if name in OPTUNA:
-        _check_installed(name)
     return name
 
 
-def _check_installed(name: str) -> None:
+def check_installed(name: str) -> None:
+    """What the strategy needs is installed (Optuna and its sampler's own package)."""
     import importlib.util
+
+    if name not in OPTUNA:
+        return
 
     if importlib.util.find_spec("optuna") is None:
         raise EnvironmentProblem(
@@ -85,6 +87,7 @@ def _check_installed(name: str) -> None:
 def make(name: str, problem: Problem, seed: int) -> Strategy:
     """A fresh strategy for one problem's search."""
     check_name(name)
+    check_installed(name)
     count = len(problem.configurations)
     if name == "exhaustive":
         return Ordered(list(range(count)))

@@ -110,3 +110,22 @@ def test_the_command_line_loads_no_optuna_before_a_strategy_needs_it():
     code = "import sys, gpubench.cli; print('optuna' in sys.modules, 'numpy' in sys.modules)"
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert found.stdout == "False False\n", found.stderr
+
+
+def test_without_optuna_the_command_s_mistakes_come_first_then_the_missing_package(
+    tmp_path, monkeypatch
+):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "optuna" else find_spec(name)
+    )
+    replay = ["space.yaml", "--replay", "space.jsonl"]
+    assert refused(tmp_path, monkeypatch, *replay, "--budget", "0")[0] == 2
+    assert refused(tmp_path, monkeypatch, *replay) == (
+        4,
+        "error: the strategy 'tpe' needs Optuna: pip install 'gpubench-studies[tune]' (or use "
+        "--strategy random or exhaustive)\n",
+    )
+    assert tune(tmp_path, monkeypatch, *replay, "--strategy", "random").exit_code == 0
