@@ -33,6 +33,8 @@ from gpubench.engine.runner import Notifier, Observer, Plan, Runner
 from gpubench.errors import EnvironmentProblem, GpubenchError
 from gpubench.model.results import Result, Status, point_key
 
+# How long a sweep's builds may take to compile (a point waits for its own as long).
+COMPILE_LIMIT_S = 3600.0
 # Starting a worker imports NumPy and PyCUDA and creates a CUDA context.
 START_TIMEOUT_S = 120.0
 
@@ -441,10 +443,12 @@ class IsolatedRunner:
         (crashed, killed at the time limit, or broken by a bug: the variant it was on is
         recorded and the worker replaced)."""
         current: str | None = None
-        # Until its build is in, a point may wait for the background compile: as long as that.
-        built = self._compile is None
+        # Until its build is in, a point may wait for a background compile (its own worker's,
+        # or another GPU's in a pool): as long as a compile may take. Every point says when.
+        built = False
+        compile_limit = self._compile.limit_s if self._compile else COMPILE_LIMIT_S
         while True:
-            wait = limit if built else max(limit, self._compile.limit_s if self._compile else 0)
+            wait = limit if built else max(limit, compile_limit)
             try:
                 message = worker.receive(wait)
             except _WorkerGone as gone:  # killed, or died under the variant: run it once more

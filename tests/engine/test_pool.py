@@ -395,3 +395,40 @@ def test_a_worker_without_a_device_record_is_closed_under_its_index(fake_runners
     pool.start()
     pool.runners[0].device_record = None
     assert pool.close() == {"devices": {"5": {"sm_clock_mhz": 5}}}
+
+
+def test_a_point_on_another_gpu_waits_for_its_build_past_the_time_limit(tmp_path, monkeypatch):
+    """The first worker compiles for the pool; a point on the second GPU whose build is still
+    compiling waits for it (its compiler's error, not a timeout at time_limit_s)."""
+    import threading
+
+    from gpubench.engine.pool import DevicePool
+    from gpubench.engine.runner import Plan
+    from gpubench.load import registry
+    from gpubench.model.timing import TimingPolicy
+
+    monkeypatch.setenv("GPUBENCH_TEST_MARKERS", str(tmp_path))
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("GPUBENCH_FAKE_DEVICES", "2")
+    scale = str(REPO / "tests" / "suites" / "scale.py")
+    bench = registry.get(scale)
+    points = [bench.resolve({**bench.defaults(), "n": 10, "broken": b}) for b in (0, 1)]
+    policy = TimingPolicy(warmup=0, min_samples=2, max_time_s=0.05, time_limit_s=2)
+    plan = Plan(bench, points, ("good", "fast"), "good", policy)
+    pool = DevicePool(scale, [0, 1], "tests.compile_fakes:GatedCompileBackend")
+    # The broken build is held past the time limit.
+    threading.Timer(4.0, (tmp_path / "release").touch).start()
+    pool.precompile(plan, lambda report: None)
+    try:
+        pool.start()
+        found = pool.run(plan)
+    finally:
+        pool.close()
+    statuses = {(r.point["broken"], r.variant): r.status for r in found}
+    assert statuses == {
+        (0, "good"): Status.OK,
+        (0, "fast"): Status.OK,
+        (1, "good"): Status.COMPILE_FAILED,
+        (1, "fast"): Status.COMPILE_FAILED,
+    }
+    assert (tmp_path / "gate").read_text() == "released"
