@@ -9,8 +9,9 @@ Repeat reads its flag back) and `_nvml_handle` (this GPU in NVML, or None). The 
 then is one, whichever library calls the driver.
 
 Cold samples come in batches (`time_cold_batch_ms`): each sample its own flush and its own
-pair of events from a pool, the batch enqueued back to back and waited for once, so the GPU
-does not idle while the host reads one sample and enqueues the next.
+pair of events from a pool (`_event_pool`, made as the largest batch needs), the batch
+enqueued back to back and waited for once, so the GPU does not idle while the host reads one
+sample and enqueues the next.
 """
 
 from __future__ import annotations
@@ -251,8 +252,7 @@ class DriverBackend:
     def time_cold_batch_ms(
         self, bound: BoundRun, flush_l2: bool, samples: int, before_each: Callable[[], None]
     ) -> Batch:
-        """`samples` cold samples back to back on the timing stream, each as `time_once_ms`
-        takes one: `before_each()` (device work it enqueues on the timing stream stays ahead
+        """`samples` cold samples back to back on the timing stream, each: `before_each()` (device work it enqueues on the timing stream stays ahead
         of the run), the L2 flush if asked, a start event, the run, an end event. One wait,
         on the last end event; then every interval is read. An event before the batch and one
         before each flush say how long the GPU spent between the intervals and flushing."""

@@ -705,8 +705,8 @@ def measure(
 ) -> timing.Measurement:
     """The timing loop; `before_each` and `after_each` (given the interval's GPU ms) run
     around every timed interval, outside it. Cold samples run in batches
-    (timing.measure_batches): `batch_size(n)` says how many of the next n calls may share
-    one (1 by default); `before_each` runs before each sample of a batch is enqueued,
+    (timing.measure_batches) where they are flushed: `batch_size(n)` says how many of the next
+    n calls may share one (1 by default); `before_each` runs before each sample of a batch is enqueued,
     `after_each` for each of them once the batch has ended."""
     policy = plan.policy
     throttle = {"clock_mhz": backend.sm_clock_mhz, "max_clock_mhz": backend.device.sm_clock_mhz}
@@ -723,8 +723,13 @@ def measure(
         return timing.measure(lambda: hot(runs), policy, runs_per_sample=runs, **throttle)
 
     def cold(wanted: int) -> timing.Batch:
+        # Only flushed samples share a batch: the flush keeps the GPU busy while the host
+        # enqueues each sample's run, the first of a batch's as the others. Without it the
+        # first would hold the host's enqueue time in its interval and the rest would not (one
+        # measurement, two distributions): unflushed samples are taken one at a time.
+        size = batch_size(wanted) if plan.flush_l2 else 1
         # before_each restores in-out buffers before each sample: outside its interval
-        batch = backend.time_cold_batch_ms(bound, plan.flush_l2, batch_size(wanted), before_each)
+        batch = backend.time_cold_batch_ms(bound, plan.flush_l2, size, before_each)
         for elapsed in batch.samples_ms:
             after_each(elapsed)
         return batch
@@ -759,7 +764,6 @@ class AuditedSampler:
     calls: int = 0  # calls ended (after them)
     enqueued: int = 0  # calls begun (before them)
     seconds: float = 0.0
-    audited: bool = False
     switched: bool = False
     # GPU ms of the samples after warm-up, by whether the input set changed before them.
     by_change: dict[bool, list[float]] = field(default_factory=lambda: {True: [], False: []})
@@ -780,7 +784,7 @@ class AuditedSampler:
     def before(self) -> None:
         started = time.perf_counter()
         run = self.run
-        self.audited = self.schedule.audits(self.enqueued)
+        audited = self.schedule.audits(self.enqueued)
         self.enqueued += 1
         if self.untrusted and run.checkable(SECOND):
             if not self.switches:
@@ -789,7 +793,7 @@ class AuditedSampler:
             self.switched = self.switches.pop()
             which = other(run.current) if self.switched else run.current
             run.switch_to(which)  # written every time: the same cost whether it changed or not
-        if self.audited:
+        if audited:
             run.poison(first=False)
         else:
             run.restore_inout()

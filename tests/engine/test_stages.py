@@ -637,3 +637,11 @@ def test_untrusted_mode_samples_one_at_a_time(monkeypatch):
     untrusted = dataclasses.replace(NOISY, untrusted=True)
     result, batches, _ = _logged_run(monkeypatch, frozenset(), untrusted)
     assert result.status is Status.UNSTABLE and batches == [1] * 21
+
+
+def test_unflushed_samples_are_taken_one_at_a_time(monkeypatch):
+    """Without a flush nothing keeps the GPU busy while a batch's first run is enqueued: its
+    interval would hold the host's enqueue time and the others' not."""
+    unflushed = dataclasses.replace(NOISY, flush_l2=False)
+    result, batches, _ = _logged_run(monkeypatch, frozenset({6}), unflushed)
+    assert result.status is Status.UNSTABLE and batches == [1] * 21
