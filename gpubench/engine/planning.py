@@ -6,7 +6,7 @@ was read: gpubench.load.config)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpubench import backends
@@ -47,6 +47,18 @@ class SweepPlan:
         if self.shard:
             stamp["shard"] = f"{self.shard[0]}/{self.shard[1]}"
         return stamp
+
+    @property
+    def to_compile(self) -> Plan:
+        """The run without the points a resumed log holds every result of: their builds are
+        not needed."""
+        done = {(point_key(r.point), r.variant) for r in self.previous}
+        left = [
+            p
+            for p in self.run.points
+            if any((point_key(p), v) not in done for v in self.run.variants)
+        ]
+        return replace(self.run, points=left) if done else self.run
 
     def checked_fingerprint(self, environment: dict[str, Any]) -> dict[str, Any]:
         """The fingerprint, after checking that a resumed log was written by the same sweep,

@@ -143,6 +143,9 @@ class DevicePool:
         self.runners = [first]
         errors: list[BaseException] = []
         others = [IsolatedRunner(self._spec(i)) for i in indices[1:]]
+        if self._compile is not None:  # their points wait for the first worker's builds
+            for runner in others:
+                runner.builds_compiled_elsewhere = self._compile[2]
 
         # Spawned here, in the main thread (see IsolatedRunner.spawn); their start-up (CUDA
         # initialisation) is waited for in parallel.
@@ -181,7 +184,7 @@ class DevicePool:
     ) -> None:
         """One host, one compile cache: the first worker compiles for all of them, in the
         background, in the order the points are handed out (see the module's docstring)."""
-        order = [p for p, _ in largest_first(plan, [(p, list(plan.variants)) for p in plan.points])]
+        order = [point for point, _ in remaining_work(plan, ())[1]]
 
         def report(compiled: dict[str, Any]) -> None:
             on_report({**compiled, "devices": len(self.runners)})

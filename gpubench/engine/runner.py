@@ -412,6 +412,13 @@ def compile_in_background(
 
     def compiled(finished: dict[str, Any]) -> None:
         report.update(finished)
+        if "error" in report:
+            last = report["error"].strip().splitlines()[-1:] or ["?"]
+            note(
+                f"note: compiling in the background stopped ({last[0]}); each point compiled "
+                "its own build"
+            )
+            return
         note(
             f"compiled {report['configurations']} configuration(s) in {report['seconds']:.1f} s"
             f": {report['compiled']} new, {report['cached']} cached, {report['failed']} failed "

@@ -68,7 +68,7 @@ def measure(
     for line in plan.notes:
         note(line)
     runner = spread.runner(plan.suite, plan.backend)
-    report = compile_in_background(runner, plan.run, note)  # from the first worker's start
+    report = compile_in_background(runner, plan.to_compile, note)  # from the first worker up
     environment = runner.start()
     interrupted = False
     try:

@@ -33,8 +33,6 @@ from gpubench.engine.runner import Notifier, Observer, Plan, Runner
 from gpubench.errors import EnvironmentProblem, GpubenchError
 from gpubench.model.results import Result, Status, point_key
 
-# How long a sweep's builds may take to compile (a point waits for its own as long).
-COMPILE_LIMIT_S = 3600.0
 # Starting a worker imports NumPy and PyCUDA and creates a CUDA context.
 START_TIMEOUT_S = 120.0
 
@@ -205,7 +203,7 @@ def _compile_in_background(
         try:
             report = modules.precompile(bench, points, niceness=kernels.BACKGROUND_NICENESS)
             send(("compiled", report.to_dict()))
-        except Exception:  # a cache that cannot be written, a bug: the sweep stops on it
+        except Exception:  # a cache that cannot be written, a bug: the report says so
             send(("compile_failed", traceback.format_exc(limit=8)))
 
     threading.Thread(target=compile_all, daemon=True, name="gpubench-background-compile").start()
@@ -277,6 +275,8 @@ class IsolatedRunner:
         self._worker: _Worker | None = None
         self.device_record: dict[str, Any] | None = None
         self._compile: _CompileRequest | None = None
+        # In a pool: how long its points may wait for builds another worker compiles.
+        self.builds_compiled_elsewhere: float | None = None
 
     # -- worker lifecycle -------------------------------------------------------------------
     def spawn(self) -> _Worker:
@@ -383,15 +383,15 @@ class IsolatedRunner:
         return self._compile.report if self._compile else None
 
     def _compile_message(self, message: Any) -> bool:
-        """Whether the message was the background compile's (its report, or why it failed:
-        EnvironmentProblem, the sweep stops as it did when compiling came first)."""
-        if message[0] == "compile_failed":
-            self._discard_worker()
-            raise EnvironmentProblem(f"compiling the sweep's kernels failed: {message[1]}")
-        if message[0] != "compiled" or self._compile is None:
+        """Whether the message was the background compile's: its report, or why it stopped
+        (the report's `error`). A stopped background compile does not stop the sweep, which
+        may be nearly done: each point still compiles its own build (or records why it
+        cannot) before it runs."""
+        if message[0] not in ("compiled", "compile_failed") or self._compile is None:
             return False
-        self._compile.report = message[1]
-        self._compile.on_report(message[1])
+        report = message[1] if message[0] == "compiled" else {"error": str(message[1])}
+        self._compile.report = report
+        self._compile.on_report(report)
         return True
 
     def wait_for_compile(self) -> None:
@@ -444,11 +444,11 @@ class IsolatedRunner:
         recorded and the worker replaced)."""
         current: str | None = None
         # Until its build is in, a point may wait for a background compile (its own worker's,
-        # or another GPU's in a pool): as long as a compile may take. Every point says when.
-        built = False
-        compile_limit = self._compile.limit_s if self._compile else COMPILE_LIMIT_S
+        # or, in a pool, the first worker's): as long as that compile may take.
+        compile_limit = self._compile.limit_s if self._compile else self.builds_compiled_elsewhere
+        built = compile_limit is None
         while True:
-            wait = limit if built else max(limit, compile_limit)
+            wait = limit if built else max(limit, compile_limit or 0)
             try:
                 message = worker.receive(wait)
             except _WorkerGone as gone:  # killed, or died under the variant: run it once more

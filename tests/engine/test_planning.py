@@ -205,3 +205,17 @@ def test_a_plan_s_result_set_and_log_header_carry_the_record(tmp_path, monkeypat
         "spec": plan.record,
         "environment": ENV,
     }
+
+
+def test_a_resumed_plan_compiles_only_the_builds_of_points_with_results_left(tmp_path, monkeypatch):
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    plan = _planned(tmp_path, monkeypatch, params={"size": [64, 96, 128]})
+    assert plan.to_compile is plan.run  # nothing resumed: every point
+    first, second, _ = plan.points
+    logged = [SimpleNamespace(point=first, variant=v) for v in ("copy", "naive")]
+    logged.append(SimpleNamespace(point=second, variant="copy"))  # `naive` still to run
+    resumed = replace(plan, previous=logged)
+    assert [p["size"] for p in resumed.to_compile.points] == [96, 128]
+    assert resumed.to_compile.variants == plan.run.variants

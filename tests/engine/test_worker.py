@@ -553,3 +553,28 @@ def test_a_variant_whose_worker_dies_twice_is_recorded_as_the_suite_s_crash(tmp_
     assert die.baseline == plan.baseline == "die"
     assert die.reason.endswith("(its worker died twice: run once more, then recorded)")
     assert good.status is Status.OK and [r["variant"] for r in runner.retried] == ["die"]
+
+
+def test_a_background_compile_that_stops_is_reported_and_the_sweep_goes_on():
+    """A cache that cannot be written, a bug: the report says why and the note names it; the
+    points compile their own builds, and a nearly finished sweep keeps its results."""
+    from gpubench.engine import worker as worker_module
+    from gpubench.engine.runner import compile_in_background
+
+    runner = _runner_with(_StandInWorker())
+    reports, notes = [], []
+    runner._compile = worker_module._CompileRequest([], reports.append, 10)
+    why = "Traceback (most recent call last):\n  ...\nOSError: [Errno 28] No space left on device\n"
+    assert runner._compile_message(("compile_failed", why)) is True
+    assert reports == [{"error": why}] and runner.compile_report == {"error": why}
+    assert runner._compile_message(("point_done",)) is False
+
+    class Stopping:
+        def precompile(self, plan, on_report):
+            on_report({"error": why})
+
+    assert compile_in_background(Stopping(), None, notes.append) == {"error": why}
+    assert notes == [
+        "note: compiling in the background stopped (OSError: [Errno 28] No space left on "
+        "device); each point compiled its own build"
+    ]
