@@ -11,6 +11,9 @@ import click
 from gpubench.cli.common import EXIT_CODES_HELP
 from gpubench.errors import EXIT_OK, ConfigError
 
+# A score's seeds, each a whole search per problem: enough for any median, bounded in time.
+MAX_SEEDS = 1000
+
 
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("config_path", metavar="[SWEEP.yaml|NAME]", required=False)
@@ -33,10 +36,16 @@ from gpubench.errors import EXIT_OK, ConfigError
     show_default=True,
     help="Evaluations per problem: a count (25) or a percentage of its configurations (10%).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="The strategy's seed.")
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0, max=2**63 - 1),
+    default=0,
+    show_default=True,
+    help="The strategy's seed.",
+)
 @click.option(
     "--seeds",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_SEEDS),
     help="Score the strategy instead: N runs (seeds SEED..SEED+N-1) per problem, the median "
     "of best found / optimum against evaluations, the share within 5% at the budget.",
 )

@@ -85,7 +85,7 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path, monkeypatch):
         ("space.yaml",): "error: command line: --replay: live tuning is not there yet: give "
         "--replay LOG, a recorded exhaustive sweep",
         (*replay, "--seeds", "0"): "error: gpubench tune: Invalid value for '--seeds': 0 is "
-        "not in the range x>=1 (see 'gpubench tune --help')",
+        "not in the range 1<=x<=1000 (see 'gpubench tune --help')",
     }
     for args, line in cases.items():
         assert refused(tmp_path, monkeypatch, *args) == (2, line + "\n"), args
@@ -129,3 +129,17 @@ def test_without_optuna_the_command_s_mistakes_come_first_then_the_missing_packa
         "--strategy random or exhaustive)\n",
     )
     assert tune(tmp_path, monkeypatch, *replay, "--strategy", "random").exit_code == 0
+
+
+def test_a_negative_seed_or_too_many_seeds_is_one_line(tmp_path, monkeypatch):
+    replay = ["space.yaml", "--replay", "space.jsonl", "--strategy", "random"]
+    assert refused(tmp_path, monkeypatch, *replay, "--seed", "-5") == (
+        2,
+        "error: gpubench tune: Invalid value for '--seed': -5 is not in the range "
+        "0<=x<=9223372036854775807 (see 'gpubench tune --help')\n",
+    )
+    assert refused(tmp_path, monkeypatch, *replay, "--seeds", "1000000000") == (
+        2,
+        "error: gpubench tune: Invalid value for '--seeds': 1000000000 is not in the range "
+        "1<=x<=1000 (see 'gpubench tune --help')\n",
+    )
