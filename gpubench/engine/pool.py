@@ -107,6 +107,14 @@ class DevicePool:
     def _spec(self, index: int) -> WorkerSpec:
         return WorkerSpec(self.suite, index, self.backend, compile_scope=self._scope)
 
+    def _other_runner(self, index: int) -> IsolatedRunner:
+        """The runner of a GPU other than the first: its points wait for the builds the first
+        worker compiles, as long as that compile may take."""
+        runner = IsolatedRunner(self._spec(index))
+        if self._compile is not None:
+            runner.builds_compiled_elsewhere = self._compile[2]
+        return runner
+
     @property
     def restarts(self) -> int:
         return sum(r.restarts for r in self.runners)
@@ -142,10 +150,7 @@ class DevicePool:
                 )
         self.runners = [first]
         errors: list[BaseException] = []
-        others = [IsolatedRunner(self._spec(i)) for i in indices[1:]]
-        if self._compile is not None:  # their points wait for the first worker's builds
-            for runner in others:
-                runner.builds_compiled_elsewhere = self._compile[2]
+        others = [self._other_runner(i) for i in indices[1:]]
 
         # Spawned here, in the main thread (see IsolatedRunner.spawn); their start-up (CUDA
         # initialisation) is waited for in parallel.

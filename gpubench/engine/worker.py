@@ -430,6 +430,11 @@ class IsolatedRunner:
         self.wait_for_compile()
         return notify.results
 
+    def _build_wait_s(self) -> float | None:
+        """How long a point may wait for its build: until a background compile (its own
+        worker's, or, in a pool, the first worker's) may be done; None where none runs."""
+        return self._compile.limit_s if self._compile else self.builds_compiled_elsewhere
+
     def _follow(
         self,
         worker: _Worker,
@@ -443,9 +448,7 @@ class IsolatedRunner:
         (crashed, killed at the time limit, or broken by a bug: the variant it was on is
         recorded and the worker replaced)."""
         current: str | None = None
-        # Until its build is in, a point may wait for a background compile (its own worker's,
-        # or, in a pool, the first worker's): as long as that compile may take.
-        compile_limit = self._compile.limit_s if self._compile else self.builds_compiled_elsewhere
+        compile_limit = self._build_wait_s()
         built = compile_limit is None
         while True:
             wait = limit if built else max(limit, compile_limit or 0)
