@@ -204,15 +204,21 @@ def sweep(
     request: Any = None,
     spread: Any = None,
     note: Any = None,
-    progress: Any = None,
+    observers: Any = None,
 ) -> Any:
     """Measure a sweep (a config.SweepSpec) and return its session.SweepOutcome. Only its
-    results log is written (`request.jsonl`, or none); the other files are the caller's."""
+    results log is written (`request.jsonl`, or none: outputs.results_log, the default of
+    `observers`, factories of what follows the results as they come); the other files are
+    the caller's."""
     from gpubench.engine import session
-    from gpubench.store.outputs import OutputRequest
+    from gpubench.store.outputs import OutputRequest, results_log
 
     return session.measure(
-        spec, request or OutputRequest(), spread or session.Spread(), note or quiet, progress
+        spec,
+        request or OutputRequest(),
+        spread or session.Spread(),
+        note or quiet,
+        (results_log,) if observers is None else observers,
     )
 
 

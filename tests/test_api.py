@@ -225,7 +225,7 @@ class _Session:
         self.calls.append(("probe", suite, device))
         return {"gpu_uuid": self.uuid}
 
-    def measure(self, spec, request, spread, note=None, progress=None):
+    def measure(self, spec, request, spread, note=None, observers=()):
         from gpubench.engine.session import SweepOutcome
         from tests.store.test_ceilings import ENVIRONMENT, MEASURED
 
@@ -433,23 +433,23 @@ def test_a_dry_run_axis_of_values_that_do_not_order_spans_the_first_and_last_poi
 # -- run and sweep: the engine's outcome, returned ---------------------------------------------
 def test_run_and_sweep_return_the_engine_s_outcome_and_show_nothing(monkeypatch):
     from gpubench.engine import session
-    from gpubench.store.outputs import OutputRequest
+    from gpubench.store.outputs import OutputRequest, results_log
 
     calls = []
 
-    def measure(spec, request, spread, note, progress):
-        calls.append((spec, request, spread, note, progress))
+    def measure(spec, request, spread, note, observers):
+        calls.append((spec, request, spread, note, observers))
         return "OUTCOME"
 
     monkeypatch.setattr(session, "measure", measure)
     outcome = api.run("transpose", {"size": 64}, variants=["copy"], timing={"min_samples": 3})
     assert outcome == "OUTCOME"
-    ((spec, request, spread, note, progress),) = calls
+    ((spec, request, spread, note, observers),) = calls
     assert (spec.suite, spec.variants, spec.source) == ("transpose", ("copy",), "api.run")
     bench = registry.get("transpose")
     assert spec.timing.min_samples == 3 and [p["size"] for p in spec.points(bench)] == [64]
     assert request == OutputRequest() and spread == session.Spread()
-    assert note is api.quiet and progress is None
+    assert note is api.quiet and observers == (results_log,)  # the results log only
     calls.clear()
     notes = []
     api.sweep(spec, OutputRequest(jsonl="log.jsonl"), session.Spread(device=1), notes.append)

@@ -36,7 +36,7 @@ def execute(
         request,
         spread or Spread(device=device),
         note=lambda text: say(err, text),
-        progress=_progress_bar(err),
+        observers=(outputs.results_log, *_progress_bar(err)),
     )
     if outcome.interrupted:  # to the exit (130): a second Ctrl-C must not cost the files
         ignore_interrupts()
@@ -45,17 +45,18 @@ def execute(
         return save(outcome, err)
 
 
-def _progress_bar(err: Any) -> Any:
-    """A progress bar on a terminal; nothing in a log or a pipe."""
+def _progress_bar(err: Any) -> tuple[Any, ...]:
+    """A progress bar on a terminal, where the output plan wants one; nothing in a log or a
+    pipe."""
     if not sys.stderr.isatty():
-        return None
+        return ()
 
-    def bar() -> Any:
+    def bar(files: outputs.OutputPlan, header: dict[str, Any]) -> Any:
         from gpubench.report.progress import ProgressObserver
 
-        return ProgressObserver(err)
+        return ProgressObserver(err) if files.progress else None
 
-    return bar
+    return (bar,)
 
 
 def show(outcome: SweepOutcome, console: Any) -> None:

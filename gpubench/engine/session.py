@@ -2,22 +2,22 @@
 
 The spec is planned once (gpubench.engine.planning); then the runner starts (gpubench.engine.
 spread), compiles begin in the background, the resume check, the points measured with the
-results log open (gpubench.engine.logged_run), profiled where asked, and the results sorted.
+observers the caller plugged in (gpubench.engine.observed_run: the results log by default), profiled
+where asked, and the results sorted.
 Showing and keeping them is the caller's (gpubench.cli.outcome).
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gpubench import backends
 from gpubench.engine import interrupts, planning
 from gpubench.engine.interrupts import ignore_interrupts, protect_outputs
-from gpubench.engine.logged_run import run_with_log
+from gpubench.engine.observed_run import ObserverFactory, run_observed
 from gpubench.engine.runner import compile_in_background, note_retries
 from gpubench.engine.spread import Spread
 from gpubench.engine.worker import IsolatedRunner, WorkerSpec
@@ -54,12 +54,12 @@ def measure(
     request: outputs.OutputRequest,
     spread: Spread,
     note: Note = quiet,
-    progress: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
+    observers: Sequence[ObserverFactory] = (outputs.results_log,),
 ) -> SweepOutcome:
     """Run a sweep: plan it (the spec is read there, once), compile in the background, measure
-    every point with its results log open, then sort. It shows nothing: its messages go to
-    `note`, one line each, and `progress` (a context manager that is an observer) follows the
-    results as they come."""
+    every point with the `observers` made and following the results as they come (the results
+    log, outputs.results_log, unless the caller leaves it out; a progress bar), then sort. It
+    shows nothing: its messages go to `note`, one line each."""
     started = time.perf_counter()
     handlers = interrupts.handlers()  # given back on return, even after an interrupt
     plan = planning.plan_sweep(
@@ -76,7 +76,7 @@ def measure(
         note(plan.announcement(environment))
         result_set = plan.result_set(environment, report)
         header = plan.log_header(stamp, environment)
-        interrupted = run_with_log(runner, plan, result_set, header, progress)
+        interrupted = run_observed(runner, plan, result_set, header, observers)
     finally:
         # After Ctrl-C (or SIGTERM) the worker may be stuck in a kernel: kill it at once
         # instead of waiting for it to say goodbye.

@@ -523,6 +523,12 @@ class JsonLinesLog:
     def close(self) -> None:
         self._handle.close()
 
+    def __enter__(self) -> JsonLinesLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def repair_tail(path: Path) -> bool:
     """Cut a last line that a kill left without its newline, so that appended records start

@@ -11,10 +11,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gpubench import install_hint
 from gpubench.errors import ConfigError, EnvironmentProblem
 from gpubench.load.config import SweepSpec
+
+if TYPE_CHECKING:
+    from gpubench.model.results import JsonLinesLog
 
 
 @dataclass(frozen=True)
@@ -288,3 +292,12 @@ def _set_aside(path: Path) -> str:
 
 def _same(a: str, b: str) -> bool:
     return Path(a).resolve() == Path(b).resolve()
+
+
+def results_log(files: OutputPlan, header: dict[str, Any]) -> JsonLinesLog | None:
+    """The JSON-lines results log as an observer (where the plan has one): each result
+    appended and synced the moment it arrives, the header first (or a resumed log continued):
+    the default observer of every sweep, and the file --resume reads."""
+    from gpubench.model.results import JsonLinesLog
+
+    return JsonLinesLog(files.log, header=header, append=files.resume) if files.log else None

@@ -525,3 +525,18 @@ def test_an_interrupted_measure_gives_the_caller_its_signal_handlers_back(tmp_pa
     assert outcome.interrupted and len(outcome.result_set.results) == 2
     assert signal.getsignal(signal.SIGINT) is mine  # a library caller's Ctrl-C works again
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_the_results_log_is_an_observer_the_caller_may_leave_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(session.Spread, "runner", lambda self, suite, backend: InProcess())
+    (tmp_path / "s.yaml").write_text(SWEEP)
+    spec = config.load(tmp_path / "s.yaml")
+    request = outputs.OutputRequest(jsonl="log.jsonl")
+    quiet = session.measure(spec, request, session.Spread(), observers=())
+    assert not (tmp_path / "log.jsonl").exists() and quiet.result_set.results
+    logged = session.measure(spec, request, session.Spread())  # the default: the log
+    lines = (tmp_path / "log.jsonl").read_text().splitlines()
+    assert '"kind": "header"' in lines[0]
+    assert sum('"kind": "result"' in line for line in lines) == len(logged.result_set.results)
