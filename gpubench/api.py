@@ -132,7 +132,7 @@ def roofline(results_paths: list[str], ceilings_path: str | None = None) -> list
     with nothing placed: no result of that GPU was measured with its work)."""
     from gpubench.model import results
     from gpubench.report import roofline as rl
-    from gpubench.report.table import varying_params
+    from gpubench.report.results_table import varying_params
     from gpubench.store import ceilings as store
 
     for path in results_paths:
@@ -343,7 +343,7 @@ class DryRun:
 
 def dry_run(spec: Any, shard: tuple[int, int] | None = None) -> DryRun:
     from gpubench.engine.planning import shard_points
-    from gpubench.report.table import split_params
+    from gpubench.report.results_table import split_params
 
     bench = spec.bench
     points = shard_points(spec.points(), shard, spec.source)

@@ -28,8 +28,7 @@ from gpubench.backends import nvml
 from gpubench.backends.base import KernelAttributes
 from gpubench.backends.cuda_graphs import CudaGraphs
 from gpubench.backends.driver_backend import DriverBackend
-from gpubench.backends.nvrtc_options import program_options
-from gpubench.backends.shared import (
+from gpubench.backends.driver_steps import (
     STAGE_BYTES,
     STAGED_UPLOAD_FROM,
     STAGES,
@@ -39,6 +38,7 @@ from gpubench.backends.shared import (
     launch_problem,
     staged_upload,
 )
+from gpubench.backends.nvrtc_options import program_options
 from gpubench.errors import (
     EnvironmentProblem,
     KernelCompileError,

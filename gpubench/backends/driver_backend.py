@@ -1,6 +1,6 @@
-"""What the driver-API backends (PyCUDA, cuda.core) share: a variant's steps bound to calls on
-the timing stream and its side streams, timed with events, cold, hot (as CUDA graphs where
-they can be captured) and step by step (timelines), and Repeat loops.
+"""DriverBackend, the class the PyCUDA and cuda.core backends derive from: a variant's steps
+bound to calls on the timing stream and its side streams, timed with events, cold, hot (as
+CUDA graphs where they can be captured) and step by step (timelines), and Repeat loops.
 
 A backend built on this supplies the driver calls it is made of (the abstract methods below)
 and the attributes: `device`, `_stream` (the timing stream), `_side_streams` (index → stream),
@@ -24,7 +24,13 @@ from functools import partial
 from typing import Any
 
 from gpubench.backends import nvml
-from gpubench.backends.shared import BoundRun, Op, driver_api_version, needs_opt_in, run_repeat
+from gpubench.backends.driver_steps import (
+    BoundRun,
+    Op,
+    driver_api_version,
+    needs_opt_in,
+    run_repeat,
+)
 from gpubench.errors import KernelLaunchError
 from gpubench.model.benchmark import BufferSpec
 from gpubench.model.device import Environment, host_environment

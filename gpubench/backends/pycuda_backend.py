@@ -18,7 +18,7 @@ from gpubench.backends import nvml
 from gpubench.backends.base import KernelAttributes
 from gpubench.backends.cuda_graphs import CudaGraphs
 from gpubench.backends.driver_backend import DriverBackend
-from gpubench.backends.shared import (
+from gpubench.backends.driver_steps import (
     STAGE_BYTES,
     STAGED_UPLOAD_FROM,
     STAGES,

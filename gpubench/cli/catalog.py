@@ -30,7 +30,7 @@ def list_suites(show_configs: bool) -> None:
       gpubench list --configs
     """
     from gpubench.load import registry
-    from gpubench.report.tables import configs_table, suite_tables
+    from gpubench.report.command_tables import configs_table, suite_tables
 
     console = out_console()
     if show_configs:
@@ -60,8 +60,8 @@ def info(device: int) -> None:
       gpubench info --backend cuda-core
     """
     from gpubench import backends
+    from gpubench.report.command_tables import info_table
     from gpubench.report.plain import say
-    from gpubench.report.tables import info_table
 
     check_device_index(device)
     name = chosen_backend()

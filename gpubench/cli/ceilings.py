@@ -48,8 +48,8 @@ def ceilings(
     from gpubench import api
     from gpubench.cli.outcome import exit_code, show
     from gpubench.errors import EXIT_OK
+    from gpubench.report.command_tables import ceilings_table
     from gpubench.report.plain import say
-    from gpubench.report.tables import ceilings_table
     from gpubench.store import ceilings as store
     from gpubench.store.outputs import check_writable
 

@@ -81,8 +81,8 @@ def roofline(
 
 def _roofline_tables(groups: list[Any]) -> list[Any]:
     """One table per GPU, printed (a note where theoretical peaks stand in for ceilings)."""
+    from gpubench.report.command_tables import roofline_table
     from gpubench.report.plain import say
-    from gpubench.report.tables import roofline_table
 
     err, console = err_console(), out_console()
     tables = []

@@ -82,8 +82,8 @@ def list_runs(
     last: int,
 ) -> None:
     """List the stored runs, oldest first."""
+    from gpubench.report.command_tables import runs_table
     from gpubench.report.plain import say
-    from gpubench.report.tables import runs_table
     from gpubench.store.history import History
 
     with History.open(store_path, create=False) as store:

@@ -81,7 +81,7 @@ def show(outcome: SweepOutcome, console: Any) -> None:
 
 
 def _table(outcome: SweepOutcome) -> Any:
-    from gpubench.report.table import results_table
+    from gpubench.report.results_table import results_table
 
     bench = outcome.bench
     return results_table(

@@ -98,7 +98,7 @@ def _show_comparison(
     """The comparison's table and its notes, printed; (the table, the notes, the verdict)."""
     from dataclasses import replace
 
-    from gpubench.report.tables import comparison_table
+    from gpubench.report.command_tables import comparison_table
     from gpubench.store.compare import gate_order
 
     table = comparison_table(

@@ -206,8 +206,8 @@ def inspect_command(bench: Benchmark, suite_ref: str) -> click.Command:
         from gpubench import api
         from gpubench.engine import inspection
         from gpubench.errors import EnvironmentProblem
+        from gpubench.report.command_tables import inspection_table
         from gpubench.report.plain import say
-        from gpubench.report.tables import inspection_table
 
         found = api.inspect(bench, suite_ref, values, arch, kernels, want_sass=not show_ptx)
         console = out_console()

@@ -136,8 +136,8 @@ def print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
     """The dry run: the points (or, for a large sweep, its axes and both ends), the
     parameters fixed at every point, the suite's notes and the count of distinct compiles."""
     from gpubench import api
+    from gpubench.report.command_tables import dry_run_tables
     from gpubench.report.plain import say
-    from gpubench.report.tables import dry_run_tables
 
     plan = api.dry_run(spec, shard)
     console = out_console()

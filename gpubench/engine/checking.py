@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from gpubench.errors import OutOfMemory
 from gpubench.model.benchmark import BufferSpec, Tolerance
 from gpubench.model.phases import PhaseClock
 from gpubench.model.results import Verification
+
+if TYPE_CHECKING:
+    from gpubench.backends.base import Backend
 
 _cupy: Any = None
 
@@ -77,7 +80,7 @@ class Checker:
     """One point's references (host, and on the device once uploaded) and the checks
     against them."""
 
-    backend: Any
+    backend: Backend
     point_clock: PhaseClock
     host: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     _device: dict[str, dict[str, Any]] = field(default_factory=dict)

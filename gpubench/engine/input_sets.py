@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from gpubench.engine.randoms import ParallelRandom
 from gpubench.errors import PointError
 from gpubench.model.benchmark import BufferSpec
 from gpubench.model.phases import PhaseClock
+
+if TYPE_CHECKING:
+    from gpubench.backends.base import Backend
 
 FIRST, SECOND = "a", "b"
 # Which set a buffer holds when a kernel wrote it: neither.
@@ -110,7 +113,7 @@ class EarlierSet:
             for n, a in inputs.items()
         )
 
-    def free_device(self, backend: Any) -> None:
+    def free_device(self, backend: Backend) -> None:
         """Give its device memory back (the copies, the device references); the host arrays
         remain, to be uploaded where needed."""
         for buffer, _ in self.copies.values():
@@ -290,7 +293,7 @@ class InputSets:
     lie beside them (where device memory allows; else they are written from the host, and
     compared after a download)."""
 
-    backend: Any
+    backend: Backend
     first: Any  # stages.Placements of set a
     fresh: FreshInputs
     clock: PhaseClock
@@ -431,7 +434,9 @@ def _count_differing(got: np.ndarray, expected: np.ndarray) -> int:
     return int(np.count_nonzero(differ))
 
 
-def _device_count_differing(backend: Any, buffer: Any, source: Any, spec: BufferSpec) -> int | None:
+def _device_count_differing(
+    backend: Backend, buffer: Any, source: Any, spec: BufferSpec
+) -> int | None:
     """The count compared on the GPU through CuPy, or None where it cannot be."""
     from gpubench.engine.checking import cupy_module, device_view
 
@@ -447,7 +452,7 @@ def _device_count_differing(backend: Any, buffer: Any, source: Any, spec: Buffer
     return count
 
 
-def copies_fit(backend: Any, sets: InputSets, wanted: dict[str, str], need: Any) -> bool:
+def copies_fit(backend: Backend, sets: InputSets, wanted: dict[str, str], need: Any) -> bool:
     """Whether the variant's buffers and the sets' device copies fit together."""
     extra = sets.extra_device_bytes(wanted)
     if not extra:

@@ -27,11 +27,14 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpubench.caches import cache_root
 from gpubench.errors import ConfigError, EnvironmentProblem, KernelCompileError
 from gpubench.model.benchmark import Benchmark, Point
+
+if TYPE_CHECKING:
+    from gpubench.backends.base import Backend
 
 CACHE_VERSION = "1"
 
@@ -172,7 +175,7 @@ class CompileCache:
     """Loaded modules in memory, binaries on disk, failures remembered for the sweep (`scope`:
     the processes that share one, e.g. the workers of a device pool, share its failures)."""
 
-    backend: Any
+    backend: Backend
     directory: Path = field(default_factory=cache_dir)
     scope: str = field(default_factory=lambda: secrets.token_hex(8))
     _modules: dict[str, Any] = field(default_factory=dict)

@@ -18,7 +18,7 @@ import itertools
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpubench.engine import audit, memory
 from gpubench.engine.input_sets import EarlierSet, same_problem, shapes_match, shares_problem
@@ -31,6 +31,9 @@ from gpubench.model.benchmark import Benchmark, Point
 from gpubench.model.phases import PhaseClock
 from gpubench.model.results import Result, ResultSet, Status, point_key
 from gpubench.model.steps import RunRecord
+
+if TYPE_CHECKING:
+    from gpubench.backends.base import Backend
 
 
 class Observer(Protocol):
@@ -186,7 +189,7 @@ class Runner:
     """Runs plans in this process: per point, compile and make the inputs once, then each
     variant through its stages (gpubench.engine.stages)."""
 
-    def __init__(self, backend: Any, observers: Iterable[Observer] = ()) -> None:
+    def __init__(self, backend: Backend, observers: Iterable[Observer] = ()) -> None:
         self.backend = backend
         self.observers = list(observers)
         self.modules = CompileCache(backend)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,6 +50,9 @@ from gpubench.model.steps import (
     referenced_buffers,
 )
 
+if TYPE_CHECKING:
+    from gpubench.backends.base import Backend
+
 Outcome = dict[str, Any]
 
 
@@ -66,7 +69,7 @@ class Placements:
     """The point's inputs where variants want them (device, pinned or pageable), each made
     once per point on first use and freed when the point ends."""
 
-    backend: Any
+    backend: Backend
     inputs: dict[str, np.ndarray]
     clock: PhaseClock
     made: dict[tuple[str, str], tuple[Any, BufferSpec]] = field(default_factory=dict)
@@ -124,7 +127,7 @@ class PointState:
         point: Point,
         seed: int,
         inputs: dict[str, np.ndarray],
-        backend: Any,
+        backend: Backend,
         clock: PhaseClock,
         earlier: EarlierSet | None = None,
     ) -> PointState:
@@ -184,7 +187,7 @@ class VariantRun:
     state: PointState
     variant: str
     module: Any
-    backend: Any
+    backend: Backend
     clock: PhaseClock = field(default_factory=PhaseClock)
     case: Case | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
@@ -696,7 +699,7 @@ def kernel_attributes(module: Any, launches: list[Any], device: Any) -> dict[str
 
 
 def measure(
-    backend: Any,
+    backend: Backend,
     plan: Any,
     bound: Any,
     before_each: Callable[[], None],
@@ -863,7 +866,7 @@ class AuditedSampler:
         return None if confirmed is None else f"{reason}, and {second:.2f} ms after the next"
 
 
-def _device_wait_ms(backend: Any) -> float:
+def _device_wait_ms(backend: Backend) -> float:
     """How long a device-wide synchronize took, on the host clock."""
     started = time.perf_counter()
     backend.synchronize_device()

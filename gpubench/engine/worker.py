@@ -25,13 +25,16 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpubench import backends
 from gpubench.engine import kernels
 from gpubench.engine.runner import Notifier, Observer, Plan, Runner
 from gpubench.errors import EnvironmentProblem, GpubenchError
 from gpubench.model.results import Result, Status, point_key
+
+if TYPE_CHECKING:
+    from gpubench.backends.base import Backend
 
 # Starting a worker imports NumPy and PyCUDA and creates a CUDA context.
 START_TIMEOUT_S = 120.0
@@ -117,7 +120,7 @@ def _load_pinned(spec: WorkerSpec) -> Any:
     return backends.load(0, spec.backend)
 
 
-def _environment(backend: Any, spec: WorkerSpec, host_count: int | None) -> dict[str, Any]:
+def _environment(backend: Backend, spec: WorkerSpec, host_count: int | None) -> dict[str, Any]:
     environment = backend.environment().to_dict()
     environment["device_index"] = spec.device_index
     if spec.backend in backends.BUILT_IN:

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from gpubench.backends.shared import STAGE_BYTES, STAGED_UPLOAD_FROM
+from gpubench.backends.driver_steps import STAGE_BYTES, STAGED_UPLOAD_FROM
 from gpubench.errors import KernelCompileError, KernelLaunchError, OutOfMemory
 from gpubench.model.benchmark import BufferRef, BufferSpec, Copy, Launch, Repeat
 from gpubench.model.steps import LibraryCall

@@ -425,7 +425,7 @@ def test_at_exit_the_flush_buffer_and_the_page_locked_memory_go_back(module):
 def test_large_uploads_go_through_page_locked_slots_on_streams_that_wait_for_the_default(
     module, monkeypatch
 ):
-    from gpubench.backends.shared import STAGE_BYTES, STAGES
+    from gpubench.backends.driver_steps import STAGE_BYTES, STAGES
 
     log, made = [], []
 

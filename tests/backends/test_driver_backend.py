@@ -11,7 +11,7 @@ import pytest
 
 from gpubench.backends import driver_backend
 from gpubench.backends.driver_backend import DriverBackend
-from gpubench.backends.shared import BoundRun, Op, driver_api_version
+from gpubench.backends.driver_steps import BoundRun, Op, driver_api_version
 from gpubench.errors import KernelLaunchError
 
 

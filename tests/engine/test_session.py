@@ -478,9 +478,9 @@ def test_the_table_shows_the_suite_s_resources_and_metrics(tmp_path, monkeypatch
     from tests.fakes import ScaleSuite
 
     drawn = []
-    from gpubench.report import table
+    from gpubench.report import results_table as module
 
-    monkeypatch.setattr(table, "results_table", lambda results, **kw: drawn.append(kw) or "T")
+    monkeypatch.setattr(module, "results_table", lambda results, **kw: drawn.append(kw) or "T")
     monkeypatch.setattr(ScaleSuite, "show_resources", "SHOW", raising=False)
     monkeypatch.setattr(ScaleSuite, "metrics", ("M",), raising=False)
     _execute(tmp_path, monkeypatch, SWEEP, InProcess())

@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from gpubench.model.results import Result, Status
-from gpubench.report.table import format_time, results_table
+from gpubench.report.results_table import format_time, results_table
 from tests import snapshots
 
 PINNED = Path(__file__).parent / "tables"
@@ -162,7 +162,7 @@ def test_an_unknown_noise_or_occupancy_is_blank_not_a_traceback():
 
 
 def test_a_percentage_of_an_unknown_fraction_is_empty():
-    from gpubench.report.table import _percent
+    from gpubench.report.results_table import _percent
 
     assert [_percent(v, 1) for v in (None, float("inf"), float("nan"), "x", True)] == [""] * 5
     assert (_percent(0.5, 0), _percent(0.01234, 1)) == ("50%", "1.2%")

@@ -135,7 +135,7 @@ VERDICT_STYLE = {"same": "green", "faster": "cyan", "better": "cyan", "slower": 
 def comparison_table(comparison: Any, base_label: str, new_label: str) -> Table:
     """One row per compared pair (api.Comparison)."""
     from gpubench.model import metrics
-    from gpubench.report.table import format_time
+    from gpubench.report.results_table import format_time
 
     chosen = comparison.metric
     show = format_time if chosen.key == metrics.TIME.key else chosen.format

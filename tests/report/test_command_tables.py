@@ -17,7 +17,7 @@ from gpubench.engine.inspection import Inspection, KernelReport, Resources
 from gpubench.load import registry
 from gpubench.model.benchmark import Param
 from gpubench.model.metrics import TIME
-from gpubench.report import tables
+from gpubench.report import command_tables
 from gpubench.report.roofline import Placement
 from gpubench.store.ceilings import CeilingsRecord
 from gpubench.store.history import Run
@@ -32,7 +32,7 @@ def pinned(name: str, *rendered) -> None:
 
 @pytest.mark.parametrize("suite", ["transpose", "matmul", "sssp"])
 def test_suite_tables(suite):
-    pinned(f"suite_{suite}", *tables.suite_tables(registry.get(suite)))
+    pinned(f"suite_{suite}", *command_tables.suite_tables(registry.get(suite)))
 
 
 def test_suite_tables_show_one_sided_bounds_and_derived_defaults():
@@ -47,13 +47,15 @@ def test_suite_tables_show_one_sided_bounds_and_derived_defaults():
     bench = SimpleNamespace(
         variants=registry.get("transpose").variants, baseline="copy", params=params
     )
-    pinned("suite_made_up", *tables.suite_tables(bench))
+    pinned("suite_made_up", *command_tables.suite_tables(bench))
 
 
 def test_configs_table():
     pinned(
         "configs",
-        tables.configs_table([("smoke", "transpose", "tile, size"), ("matmul", "matmul", "size")]),
+        command_tables.configs_table(
+            [("smoke", "transpose", "tile, size"), ("matmul", "matmul", "size")]
+        ),
     )
 
 
@@ -77,7 +79,7 @@ def _run(**changes) -> Run:
 
 def test_runs_table():
     runs = [_run(), _run(id=8, dirty=True), _run(id=9, commit=None, gpu_name=None, backend=None)]
-    pinned("runs", tables.runs_table(runs, "history.sqlite"))
+    pinned("runs", command_tables.runs_table(runs, "history.sqlite"))
 
 
 def test_roofline_table():
@@ -115,12 +117,12 @@ def test_roofline_table():
     group = api.RooflineGroup(
         environment={}, created="", record=record, placed=[memory, compute], varying=["size"]
     )
-    pinned("roofline", tables.roofline_table(group))
+    pinned("roofline", command_tables.roofline_table(group))
     unknown = CeilingsRecord(
         gpu_uuid=None, gpu_name="GPU", measured={}, theoretical={}, source="theoretical"
     )
     group = api.RooflineGroup(environment={}, created="", record=unknown, placed=[], varying=[])
-    pinned("roofline_unknown", tables.roofline_table(group))
+    pinned("roofline_unknown", command_tables.roofline_table(group))
 
 
 def test_inspection_table():
@@ -154,7 +156,7 @@ def test_inspection_table():
         report=report,
         shown=kernels,
     )
-    pinned("inspection", tables.inspection_table(registry.get("transpose"), "sm_90", found))
+    pinned("inspection", command_tables.inspection_table(registry.get("transpose"), "sm_90", found))
 
 
 def _plan(points: int) -> api.DryRun:
@@ -172,9 +174,10 @@ def _plan(points: int) -> api.DryRun:
 
 
 def test_dry_run_tables_small_and_large():
-    pinned("dry_run_small", *tables.dry_run_tables(_plan(3), "configs/t.yaml"))
+    pinned("dry_run_small", *command_tables.dry_run_tables(_plan(3), "configs/t.yaml"))
     pinned(
-        "dry_run_large", *tables.dry_run_tables(_plan(api.DRY_RUN_LISTED + 2000), "configs/t.yaml")
+        "dry_run_large",
+        *command_tables.dry_run_tables(_plan(api.DRY_RUN_LISTED + 2000), "configs/t.yaml"),
     )
 
 
@@ -200,7 +203,7 @@ def test_comparison_table():
         ),
     ]
     comparison = SimpleNamespace(metric=TIME, varying=["size"], rows=rows)
-    pinned("comparison", tables.comparison_table(comparison, "old.json", "new.json"))
+    pinned("comparison", command_tables.comparison_table(comparison, "old.json", "new.json"))
 
 
 def test_comparison_table_of_a_rate_with_a_broken_pair():
@@ -213,7 +216,7 @@ def test_comparison_table_of_a_rate_with_a_broken_pair():
                         change=None, noise=None, verdict="broken now: incorrect"),
     ]  # fmt: skip
     comparison = SimpleNamespace(metric=BANDWIDTH, varying=["size"], rows=rows)
-    table = tables.comparison_table(comparison, "old.json", "new.json")
+    table = command_tables.comparison_table(comparison, "old.json", "new.json")
     cells = {str(c.header): [snapshots._text(x) for x in c.cells] for c in table.columns}
     assert cells["base"] == ["'812.5'", "'900.0'"]  # in GB/s, not a time
     assert cells["noise"] == ["'50.0%'", "''"] and cells["change"] == ["'-50.0%'", "''"]
@@ -228,21 +231,21 @@ def test_a_roofline_row_names_every_varying_parameter():
                        2.0, 3.0, 4.0, 0.5, "compute")  # fmt: skip
     group = api.RooflineGroup(environment={}, created="", record=record, placed=[placed],
                               varying=["size", "tile", "n"])  # fmt: skip
-    (point,) = tables.roofline_table(group).columns[2].cells
+    (point,) = command_tables.roofline_table(group).columns[2].cells
     assert str(point) == "size=64, tile=8"
 
 
 def test_a_dry_run_of_exactly_the_listed_points_is_listed_whole():
-    (whole,) = tables.dry_run_tables(_plan(api.DRY_RUN_LISTED), "configs/t.yaml")
+    (whole,) = command_tables.dry_run_tables(_plan(api.DRY_RUN_LISTED), "configs/t.yaml")
     assert str(whole.title) == "configs/t.yaml: transpose" and whole.row_count == api.DRY_RUN_LISTED
-    _axes, ends = tables.dry_run_tables(_plan(api.DRY_RUN_LISTED + 1), "configs/t.yaml")
+    _axes, ends = command_tables.dry_run_tables(_plan(api.DRY_RUN_LISTED + 1), "configs/t.yaml")
     assert ends.title is None and ends.row_count == 11  # 5, the ellipsis, 5
 
 
 def test_an_inspection_with_no_kernel_shown_keeps_the_kernel_column_readable():
     report = Inspection(arch="sm_90", kernels=[], listing_kind="sass")
     found = api.Inspection(point={"size": 64}, source=Path("t.cu"), report=report, shown=[])
-    table = tables.inspection_table(registry.get("transpose"), "sm_90", found)
+    table = command_tables.inspection_table(registry.get("transpose"), "sm_90", found)
     assert str(table.columns[0].header) == "kernel" and table.columns[0].min_width == 6
 
 
@@ -269,7 +272,7 @@ def test_info_of_a_gpu_whose_driver_and_nvml_report_everything():
         driver_version="580.159.04", cuda_driver_api_version="13.0", pycuda_version="2026.1",
         pycuda_built_for_cuda="13.0.0", nvcc_version="13.0.88", sm_clock_mhz_at_start=1755.0,
     )  # fmt: skip
-    pinned("info_h100", tables.info_table(0, DeviceInfo(**H100), env))
+    pinned("info_h100", command_tables.info_table(0, DeviceInfo(**H100), env))
 
 
 def test_info_of_a_gpu_with_clocks_and_nvml_unknown():
@@ -281,7 +284,7 @@ def test_info_of_a_gpu_with_clocks_and_nvml_unknown():
                         "shared_per_sm_bytes": 65_536})  # fmt: skip
     env = an_environment(backend={"name": "cuda-core", "version": "1.2.2",
                                   "cuda_bindings": "13.5.0", "compiler": "NVRTC 13.0"})  # fmt: skip
-    pinned("info_unknowns", tables.info_table(1, dev, env))
+    pinned("info_unknowns", command_tables.info_table(1, dev, env))
 
 
 @pytest.mark.parametrize(
@@ -298,7 +301,7 @@ def test_info_of_a_gpu_with_clocks_and_nvml_unknown():
 def test_the_backend_line_names_the_backend_and_what_it_was_built_with(backend, pycuda, line):
     env = an_environment(backend=backend, pycuda_version=pycuda[0],
                          pycuda_built_for_cuda=pycuda[1])  # fmt: skip
-    assert tables.backend_line(env) == line
+    assert command_tables.backend_line(env) == line
 
 
 def test_the_ceilings_table_of_a_measured_gpu():
@@ -306,4 +309,4 @@ def test_the_ceilings_table_of_a_measured_gpu():
                             measured={"dram_read_gbps": 3001.5, "fp32_gflops": 51_234.0},
                             theoretical={"dram_read_gbps": 3352.3, "fp32_gflops": 66_908.0},
                             measured_at="2026-11-25", clock_mhz={"fp32_gflops": 1980.0})  # fmt: skip
-    pinned("ceilings_measured", tables.ceilings_table(record))
+    pinned("ceilings_measured", command_tables.ceilings_table(record))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpubench.backends.shared import kernel_scalar
+from gpubench.backends.driver_steps import kernel_scalar
 from gpubench.errors import KernelLaunchError
 
 
@@ -45,7 +45,7 @@ class _Graphs:
 
 def _repeat_run(flag_after: int, graphs, max_iterations: int = 10):
     """run_repeat over a flag the 'kernels' clear at iteration `flag_after`."""
-    from gpubench.backends.shared import BoundRun, run_repeat
+    from gpubench.backends.driver_steps import BoundRun, run_repeat
     from gpubench.model.steps import Repeat
 
     flag = np.array([1], np.uint32)
@@ -89,7 +89,7 @@ def test_a_repeat_without_graphs_runs_its_calls_and_reports_no_convergence():
 
 def test_shared_memory_up_to_the_opt_in_limit_is_a_launch_the_device_can_run():
     from gpubench.backends.base import KernelAttributes
-    from gpubench.backends.shared import launch_problem, needs_opt_in
+    from gpubench.backends.driver_steps import launch_problem, needs_opt_in
     from gpubench.model.steps import Launch
     from tests.fakes import FAKE_DEVICE  # 48 KB per block, 96 KB opted in
 
@@ -112,7 +112,7 @@ def test_shared_memory_up_to_the_opt_in_limit_is_a_launch_the_device_can_run():
 
 def test_launch_limits_are_inclusive_and_each_names_its_axis():
     from gpubench.backends.base import KernelAttributes
-    from gpubench.backends.shared import launch_problem
+    from gpubench.backends.driver_steps import launch_problem
     from gpubench.model.steps import Launch
     from tests.fakes import FAKE_DEVICE
 
@@ -136,7 +136,7 @@ def test_launch_limits_are_inclusive_and_each_names_its_axis():
 
 
 def test_each_repeat_of_a_run_has_its_own_graph_and_their_iterations_add_up():
-    from gpubench.backends.shared import BoundRun, run_repeat
+    from gpubench.backends.driver_steps import BoundRun, run_repeat
     from gpubench.model.steps import Repeat
 
     class Graphs(_Graphs):
@@ -160,7 +160,7 @@ def test_each_repeat_of_a_run_has_its_own_graph_and_their_iterations_add_up():
 
 
 def test_an_unconverged_repeat_adds_its_iterations_to_the_run_s():
-    from gpubench.backends.shared import BoundRun, run_repeat
+    from gpubench.backends.driver_steps import BoundRun, run_repeat
     from gpubench.model.steps import Repeat
 
     bound = BoundRun(ops=[])
@@ -187,7 +187,7 @@ H100_ATTRIBUTES = {
 
 
 def test_the_device_is_described_from_its_driver_attributes():
-    from gpubench.backends.shared import device_info
+    from gpubench.backends.driver_steps import device_info
     from gpubench.model.device import DeviceInfo
 
     dev = device_info(H100_ATTRIBUTES.get, "NVIDIA H100", (9, 0), 85_045_788_672,
@@ -203,7 +203,7 @@ def test_the_device_is_described_from_its_driver_attributes():
 
 
 def test_attributes_the_driver_lacks_take_nvml_s_clocks_or_the_cuda_defaults():
-    from gpubench.backends.shared import device_info
+    from gpubench.backends.driver_steps import device_info
 
     asked = []
 
@@ -233,7 +233,7 @@ def test_attributes_the_driver_lacks_take_nvml_s_clocks_or_the_cuda_defaults():
     ],
 )  # fmt: skip
 def test_a_copy_moves_all_of_its_source_past_the_offset_unless_told(step, sizes, nbytes):
-    from gpubench.backends.shared import copy_bytes
+    from gpubench.backends.driver_steps import copy_bytes
     from gpubench.model.steps import Copy
 
     assert copy_bytes(Copy("a", "b", **step), *sizes) == nbytes
@@ -250,7 +250,7 @@ def test_a_copy_moves_all_of_its_source_past_the_offset_unless_told(step, sizes,
     ],
 )  # fmt: skip
 def test_a_copy_past_either_end_is_refused_with_its_sizes(step, sizes, words):
-    from gpubench.backends.shared import copy_bytes
+    from gpubench.backends.driver_steps import copy_bytes
     from gpubench.model.steps import Copy
 
     with pytest.raises(KernelLaunchError) as error:
@@ -259,7 +259,7 @@ def test_a_copy_past_either_end_is_refused_with_its_sizes(step, sizes, words):
 
 
 def test_a_run_with_a_repeat_starts_each_enqueue_with_a_fresh_record():
-    from gpubench.backends.shared import BoundRun
+    from gpubench.backends.driver_steps import BoundRun
     from gpubench.model.steps import RunRecord
 
     for has_repeat in (True, False):

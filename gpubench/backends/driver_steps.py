@@ -1,6 +1,7 @@
-"""What the driver-level backends (PyCUDA, cuda.core) do the same way, whatever binding they
-call through: the device description from its attributes, the launch-shape check, a copy's
-byte range, kernel scalars, and a bound run's calls forked across streams and joined back.
+"""Plain functions and data on a variant's steps, for both driver backends (no backend class
+here; the class they derive from is driver_backend.DriverBackend): the device description from
+its attributes, the launch-shape check, a copy's byte range, kernel scalars, and a bound run's
+calls forked across streams and joined back.
 
 A backend keeps only what differs: how it allocates, copies, launches and records events.
 """
