@@ -3,7 +3,8 @@ draws and returns what it drew).
 
 The click layer (gpubench.cli) parses, calls one of these and hands the data to gpubench.report
 to render. `run` and `sweep` return a session.SweepOutcome: the results, whether the run was
-interrupted, where its log went; their messages go to a `note` the caller gives (none: quiet).
+interrupted, where its log went; what they have to say goes to a `note` the caller gives, a
+notice (gpubench.model.notices) at a time, worded by gpubench.report.notices.text (none: quiet).
 
     from gpubench import api
     outcome = api.run("transpose", {"size": 4096, "tile": 32})
@@ -194,7 +195,7 @@ def plot(
     return chart
 
 
-def quiet(text: str) -> None:
+def quiet(notice: Any) -> None:
     """A note nobody reads: the library's default."""
 
 

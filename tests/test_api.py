@@ -472,4 +472,7 @@ def test_run_end_to_end_on_the_cpu_stand_in_returns_checked_results(tmp_path, mo
     assert statuses == {"good": "ok", "wrong": "incorrect"}
     assert not outcome.interrupted and outcome.files.log is None  # no log asked for
     assert [r.variant for r in outcome.fresh] == ["good", "wrong"]
-    assert notes[0].startswith("Fake GPU (sm_90, 4 SMs") and notes[1].startswith("compiled 1")
+    from gpubench.report.notices import text
+
+    assert text(notes[0]).startswith("Fake GPU (sm_90, 4 SMs")
+    assert text(notes[1]).startswith("compiled 1")

@@ -55,12 +55,15 @@ def only_cuda_core(monkeypatch):
 
 def test_without_pycuda_cuda_core_is_chosen_with_one_line(only_cuda_core, capsys):
     from gpubench import backends
+    from gpubench.model.notices import BackendChosen
+    from gpubench.report.notices import text
 
     assert backends.selected() == "cuda-core" and capsys.readouterr().err == ""  # prints nothing
-    assert backends.choice_note() == (
+    assert backends.chosen_automatically()
+    assert text(BackendChosen("cuda-core")) == (
         "note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)"
     )
-    assert backends.choice_note("cuda-core") is None  # the user's own choice needs no note
+    assert not backends.chosen_automatically("cuda-core")  # the user's own choice: no note
     from gpubench.engine.worker import WorkerSpec
 
     assert WorkerSpec.for_suite("transpose").backend == "cuda-core"  # the workers get it

@@ -53,7 +53,7 @@ def installed(module: str) -> bool:
 
 def selected(name: str | None = None) -> str:
     """The backend a run uses: `name` (--backend), else GPUBENCH_BACKEND, else PyCUDA;
-    cuda-core where PyCUDA is not installed and cuda.core is (`choice_note` says so)."""
+    cuda-core where PyCUDA is not installed and cuda.core is (`chosen_automatically`)."""
     name = name or os.environ.get("GPUBENCH_BACKEND")
     if name:
         return name
@@ -64,15 +64,10 @@ def selected(name: str | None = None) -> str:
     return "cuda-core"
 
 
-AUTO_CHOICE_NOTE = "note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)"
-
-
-def choice_note(name: str | None = None) -> str | None:
-    """The line a caller shows where `selected` chose cuda-core on its own (nobody named a
-    backend and PyCUDA is missing); None where the choice was the user's or the default."""
-    if name or os.environ.get("GPUBENCH_BACKEND") or selected(name) != "cuda-core":
-        return None
-    return AUTO_CHOICE_NOTE
+def chosen_automatically(name: str | None = None) -> bool:
+    """Whether `selected` took cuda-core on its own (nobody named a backend and PyCUDA is
+    missing): the caller says so (gpubench.model.notices.BackendChosen)."""
+    return not name and not os.environ.get("GPUBENCH_BACKEND") and selected() == "cuda-core"
 
 
 @functools.cache

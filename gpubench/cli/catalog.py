@@ -60,12 +60,14 @@ def info(device: int) -> None:
       gpubench info --backend cuda-core
     """
     from gpubench import backends
+    from gpubench.model.notices import BackendChosen
+    from gpubench.report import notices
     from gpubench.report.command_tables import info_table
     from gpubench.report.plain import say
 
     check_device_index(device)
     name = chosen_backend()
-    if note := backends.choice_note(name):
-        say(err_console(), note)
+    if backends.chosen_automatically(name):
+        say(err_console(), notices.text(BackendChosen("cuda-core")))
     backend = backends.load(device, name, backends.source_of(name))
     out_console().print(info_table(device, backend.device, backend.environment()))

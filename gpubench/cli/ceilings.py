@@ -46,7 +46,7 @@ def ceilings(
       gpubench ceilings --remeasure --json results/ceilings.json
     """
     from gpubench import api
-    from gpubench.cli.outcome import exit_code, show
+    from gpubench.cli.outcome import exit_code, notes_to, show
     from gpubench.errors import EXIT_OK
     from gpubench.report.command_tables import ceilings_table
     from gpubench.report.plain import say
@@ -59,9 +59,7 @@ def ceilings(
             check_writable(path, option)
     ctx = click.get_current_context()
     err = err_console()
-    found = api.ceilings(
-        device, remeasure, note=lambda text: say(err, text), backend=chosen_backend()
-    )
+    found = api.ceilings(device, remeasure, note=notes_to(err), backend=chosen_backend())
     code = EXIT_OK
     if found.sweep is not None:  # measured now: its table and how it ended
         show(found.sweep, out_console())

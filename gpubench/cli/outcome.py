@@ -17,6 +17,7 @@ from gpubench.engine.session import (
 from gpubench.errors import EXIT_FAILED_POINTS, EXIT_INTERRUPTED, EXIT_OK
 from gpubench.load.config import SweepSpec
 from gpubench.model import results
+from gpubench.report import notices
 from gpubench.report.plain import say
 from gpubench.store import outputs
 
@@ -35,7 +36,7 @@ def execute(
         spec,
         request,
         spread or Spread(device=device),
-        note=lambda text: say(err, text),
+        note=notes_to(err),
         observers=(outputs.results_log, *_progress_bar(err)),
     )
     if outcome.interrupted:  # to the exit (130): a second Ctrl-C must not cost the files
@@ -43,6 +44,11 @@ def execute(
     with protect_outputs():  # nor one that comes while they are written
         show(outcome, console)
         return save(outcome, err)
+
+
+def notes_to(console: Any) -> Any:
+    """The engine's notices, each worded as one plain line on `console` (report.notices)."""
+    return lambda notice: say(console, notices.text(notice))
 
 
 def _progress_bar(err: Any) -> tuple[Any, ...]:

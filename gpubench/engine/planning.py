@@ -16,6 +16,7 @@ from gpubench.engine.runner import Plan
 from gpubench.errors import ConfigError
 from gpubench.load.config import SweepSpec
 from gpubench.model.benchmark import Benchmark, Point
+from gpubench.model.notices import BackendChosen, LogKept, Notice, SweepStarting
 from gpubench.model.results import Result, ResultSet, load_jsonl, point_key
 from gpubench.store import outputs
 
@@ -39,7 +40,7 @@ class SweepPlan:
     previous_header: dict[str, Any]
     previous: list[Result]
     shard: tuple[int, int] | None = None
-    notes: tuple[str, ...] = ()  # for the caller to show: the backend chosen, a kept log
+    notes: tuple[Notice, ...] = ()  # for the caller to show: the backend chosen, a kept log
 
     def fingerprint(self, environment: dict[str, Any]) -> dict[str, Any]:
         """What must not change between a run and its resumption, the GPUs included."""
@@ -68,20 +69,16 @@ class SweepPlan:
             check_resumable(self.previous_header, stamp, self.files)
         return stamp
 
-    def announcement(self, environment: dict[str, Any]) -> str:
-        """The sweep's first line: the GPU, the points and variants, a resumption."""
-        dev = environment["device"]
-        peak = dev.get("peak_bandwidth_gbps")
-        devices = environment.get("devices") or []
-        names = sorted({str(d.get("name")) for d in devices})
-        on = f" · on {len(devices)} GPUs" + (f" of {len(names)} models" if len(names) > 1 else "")
-        already = len(self.previous)
-        return (
-            f"{dev['name']} ({dev['arch']}, {dev['sm_count']} SMs, peak DRAM "
-            f"{f'{peak:,.0f} GB/s' if peak else 'unknown'}) · {len(self.points)} point(s) × "
-            f"{len(self.run.variants)} variant(s)"
-            + (on if len(devices) > 1 else "")
-            + (f" · resuming: {already} result(s) already in {self.files.log}" if already else "")
+    def starting(self, environment: dict[str, Any]) -> SweepStarting:
+        """The sweep's first notice: the GPUs the workers hold, the points and variants, and
+        what a resumed log already holds."""
+        return SweepStarting(
+            device=environment["device"],
+            devices=environment.get("devices") or [],
+            points=len(self.points),
+            variants=len(self.run.variants),
+            resumed=len(self.previous),
+            log=self.files.log,
         )
 
     def result_set(self, environment: dict[str, Any], compile_report: dict[str, Any]) -> ResultSet:
@@ -142,13 +139,9 @@ def plan_sweep(
         previous_header=previous_header,
         previous=previous,
         shard=shard,
-        notes=tuple(
-            line
-            for line in (
-                backends.choice_note(backend_choice),
-                f"the earlier log is kept as {files.kept}" if files.kept else None,
-            )
-            if line
+        notes=(
+            *([BackendChosen(backend)] if backends.chosen_automatically(backend_choice) else []),
+            *([LogKept(str(files.kept))] if files.kept else []),
         ),
     )
 

@@ -35,6 +35,7 @@ from gpubench.model.metrics import (
     OCCUPANCY,
     STORE_SECTORS,
 )
+from gpubench.model.notices import NoProfiler, Notice, ProfileFailed
 
 PROFILED_RUNS = 3
 TIMEOUT_S = 600
@@ -234,7 +235,7 @@ def profile_results(
     results: Iterable[Any],
     kernel_variants: set[str],
     device: int,
-    note: Callable[[str], None],
+    note: Callable[[Notice], None],
     backend: str | None = None,
 ) -> None:
     """Adds the counters to every measured result of a kernel variant, in place, each profiled
@@ -242,7 +243,7 @@ def profile_results(
     results stay as they are."""
     ncu = shutil.which("ncu")
     if ncu is None:
-        note("--profile: ncu (Nsight Compute) is not on PATH; results have no profiler metrics")
+        note(NoProfiler())
         return
     for result in results:
         # Only results that launched kernels of their own (a cudaMemcpy variant has none).
@@ -257,10 +258,10 @@ def profile_results(
             result.metrics.update(counters)
         except (ProfileError, OSError) as exc:
             # ncu's own text may hold brackets: printed as it is, never read as rich markup.
-            note(f"--profile: {result.variant} at {result.point}: {exc}")
+            note(ProfileFailed(result.variant, result.point, str(exc)))
 
 
-def profile_plan(plan: Any, result_set: Any, device: int, note: Callable[[str], None]) -> None:
+def profile_plan(plan: Any, result_set: Any, device: int, note: Callable[[Notice], None]) -> None:
     """`--profile` for a measured sweep (a planning.SweepPlan): every measured result of a
     kernel variant gets its counters, on the plan's backend."""
     kernel_variants = {v.name for v in plan.bench.variants if v.kind == "kernel"}

@@ -28,6 +28,7 @@ from gpubench.engine.stages import PointState, VariantRun
 from gpubench.errors import KernelCompileError, OutOfMemory, PointError
 from gpubench.model import metrics, timing
 from gpubench.model.benchmark import Benchmark, Point
+from gpubench.model.notices import Compiled, CompileStopped, Notice, RanAgain
 from gpubench.model.phases import PhaseClock
 from gpubench.model.results import Result, ResultSet, Status, point_key
 from gpubench.model.steps import RunRecord
@@ -406,7 +407,7 @@ __all__ = ["Notifier", "Observer", "Plan", "PlanSettings", "RunRecord", "Runner"
 
 
 def compile_in_background(
-    runner: SweepRunner, plan: Plan, note: Callable[[str], None]
+    runner: SweepRunner, plan: Plan, note: Callable[[Notice], None]
 ) -> dict[str, Any]:
     """Start compiling every distinct build of the sweep in the background (each point waits
     only for its own); the report, filled in and noted when compiling ends (empty if the
@@ -417,37 +418,25 @@ def compile_in_background(
         report.update(finished)
         if "error" in report:
             last = report["error"].strip().splitlines()[-1:] or ["?"]
-            note(
-                f"note: compiling in the background stopped ({last[0]}); each point compiled "
-                "its own build"
-            )
-            return
-        note(
-            f"compiled {report['configurations']} configuration(s) in {report['seconds']:.1f} s"
-            f": {report['compiled']} new, {report['cached']} cached, {report['failed']} failed "
-            f"({report['workers']} in parallel)"
-        )
+            note(CompileStopped(last[0]))
+        else:
+            note(Compiled(dict(report)))
 
     runner.precompile(plan, compiled)
     return report
 
 
 def note_retries(
-    retried: list[dict[str, Any]], result_set: ResultSet, note: Callable[[str], None]
+    retried: list[dict[str, Any]], result_set: ResultSet, note: Callable[[Notice], None]
 ) -> None:
     """Variants whose worker died under them and ran once more: in the environment record,
-    and one note each."""
+    and one notice per point and cause (a Dask worker's death reruns a whole point's
+    variants)."""
     if not retried:
         return
     result_set.environment["worker_retries"] = retried
-    # One note per point and cause: a Dask worker's death reruns a whole point's variants.
     for (_, reason), group in itertools.groupby(
         retried, key=lambda entry: (point_key(entry["point"]), entry["reason"])
     ):
         entries = list(group)
-        variants = [entry["variant"] for entry in entries]
-        at = ", ".join(f"{k}={v}" for k, v in entries[0]["point"].items())
-        were = "was" if len(variants) == 1 else "were"
-        note(
-            f"note: {', '.join(variants)} at {at} {were} run once more on a fresh worker: {reason}"
-        )
+        note(RanAgain([entry["variant"] for entry in entries], entries[0]["point"], reason))

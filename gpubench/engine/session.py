@@ -24,14 +24,16 @@ from gpubench.engine.worker import IsolatedRunner, WorkerSpec
 from gpubench.load.config import SweepSpec
 from gpubench.model import results
 from gpubench.model.benchmark import Benchmark
+from gpubench.model.notices import Notice
 from gpubench.store import outputs
 
 __all__ = ["Spread", "SweepOutcome", "ignore_interrupts", "measure", "protect_outputs", "quiet"]
 
-Note = Callable[[str], None]
+# The caller's ear: each notice (gpubench.model.notices) as it comes; report.notices words them.
+Note = Callable[[Notice], None]
 
 
-def quiet(text: str) -> None:
+def quiet(notice: Notice) -> None:
     """The default Note: a library caller that passes none hears nothing."""
 
 
@@ -59,7 +61,7 @@ def measure(
     """Run a sweep: plan it (the spec is read there, once), compile in the background, measure
     every point with the `observers` made and following the results as they come (the results
     log, outputs.results_log, unless the caller leaves it out; a progress bar), then sort. It
-    shows nothing: its messages go to `note`, one line each."""
+    shows nothing: what it has to say goes to `note`, a notice at a time."""
     started = time.perf_counter()
     handlers = interrupts.handlers()  # given back on return, even after an interrupt
     plan = planning.plan_sweep(
@@ -73,7 +75,7 @@ def measure(
     interrupted = False
     try:
         stamp = plan.checked_fingerprint(environment)  # a resumed log's must match
-        note(plan.announcement(environment))
+        note(plan.starting(environment))
         result_set = plan.result_set(environment, report)
         header = plan.log_header(stamp, environment)
         interrupted = run_observed(runner, plan, result_set, header, observers)

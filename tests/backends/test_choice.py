@@ -36,9 +36,7 @@ def test_selected_prefers_the_environment_then_pycuda_then_cuda_core(monkeypatch
     assert capsys.readouterr().err == ""
     monkeypatch.setattr(backends, "driver_present", lambda: True)
     assert backends.selected() == "cuda-core" and capsys.readouterr().err == ""  # silent
-    assert backends.choice_note() == (
-        "note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)"
-    )
+    assert backends.chosen_automatically() and not backends.chosen_automatically("cuda-core")
 
 
 def test_the_cuda_core_preflight(monkeypatch):

@@ -10,6 +10,8 @@ from gpubench.engine import kernels, planning
 from gpubench.engine.runner import Plan
 from gpubench.errors import ConfigError
 from gpubench.load import config, registry
+from gpubench.model.notices import BackendChosen
+from gpubench.report import notices
 from gpubench.store import outputs
 from tests.kernelfile.test_benchmark import SCALE, write
 
@@ -138,7 +140,7 @@ def _announced(environment, already=0):
         previous_header={},
         previous=[None] * already,
     )
-    return plan.announcement(environment)
+    return notices.text(plan.starting(environment))
 
 
 def test_the_announcement_names_the_gpus_their_models_and_a_resumption():
@@ -184,9 +186,9 @@ def test_a_plan_s_fingerprint_is_its_spec_s_with_the_gpu_and_the_shard(tmp_path,
 def test_the_plan_says_what_the_caller_should_hear(tmp_path, monkeypatch):
     from gpubench import backends
 
-    monkeypatch.setattr(backends, "choice_note", lambda name: "note: chosen")
-    assert _planned(tmp_path, monkeypatch).notes == ("note: chosen",)
-    monkeypatch.setattr(backends, "choice_note", lambda name: None)
+    monkeypatch.setattr(backends, "chosen_automatically", lambda name: True)
+    assert _planned(tmp_path, monkeypatch).notes == (BackendChosen("tests.fakes:FakeBackend"),)
+    monkeypatch.setattr(backends, "chosen_automatically", lambda name: False)
     assert _planned(tmp_path, monkeypatch).notes == ()
 
 

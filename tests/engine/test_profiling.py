@@ -21,9 +21,10 @@ HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context",
 
 def _notes(console):
     """profile_results' notes, printed as the CLI prints them (plain text, never markup)."""
+    from gpubench.report import notices
     from gpubench.report.plain import say
 
-    return lambda text: say(console, text)
+    return lambda notice: say(console, notices.text(notice))
 
 
 def row(launch: int, kernel: str, name: str, unit: str, value: str) -> str:

@@ -574,7 +574,9 @@ def test_a_background_compile_that_stops_is_reported_and_the_sweep_goes_on():
             on_report({"error": why})
 
     assert compile_in_background(Stopping(), None, notes.append) == {"error": why}
-    assert notes == [
+    from gpubench.report.notices import text
+
+    assert [text(n) for n in notes] == [
         "note: compiling in the background stopped (OSError: [Errno 28] No space left on "
         "device); each point compiled its own build"
     ]
