@@ -42,14 +42,14 @@ MAX_BYTES = 512 * 1024 * 1024
 
 
 def looks_like(path: str | os.PathLike[str]) -> bool:
-    """Whether the file starts like a Kernel Tuner cache (its first key names the schema or
-    the device), not like a gpubench results file."""
+    """Whether the file starts like a Kernel Tuner cache: with the device's name, or a schema
+    version that is a string ("1.0.0"); a gpubench results file's is a number."""
     try:
         with open(path, "rb") as handle:
             start = handle.read(4096)
     except OSError:
         return False  # gpubench.model.results says what is wrong with the file
-    return re.match(rb'\s*\{\s*"(schema_version|device_name)"', start) is not None
+    return re.match(rb'\s*\{\s*"(device_name"|schema_version"\s*:\s*")', start) is not None
 
 
 def tune_params(problem: Problem) -> dict[str, list[Any]]:

@@ -144,3 +144,19 @@ def test_a_kernel_tuner_cache_with_a_sweep_file_is_refused(tmp_path):
     _, path = exported(tmp_path, ten_times())
     with pytest.raises(ConfigError, match="a Kernel Tuner cache replays on its own"):
         replay.prepare(str(tmp_path / "space.yaml"), str(path))
+
+
+def test_a_results_json_replays_like_its_log(tmp_path):
+    """A results file (`--json`) starts with its schema version as a Kernel Tuner cache does:
+    it is read as what it is."""
+    from gpubench.model.results import ResultSet, load_jsonl, save_json
+    from gpubench.tune import kernel_tuner_cache
+    from tests.tune.recorded import log_file, ten_times
+
+    log = log_file(tmp_path, ten_times())
+    _, results = load_jsonl(log)
+    as_json = tmp_path / "space.json"
+    save_json(ResultSet(suite="transpose", environment={}, spec={}, results=results), as_json)
+    assert not kernel_tuner_cache.looks_like(as_json)
+    from_log, from_json = replay.load(log), replay.load(as_json)
+    assert from_json.suite == "transpose" and from_json.entries == from_log.entries
