@@ -84,6 +84,10 @@ def show(outcome: SweepOutcome, console: Any) -> None:
             console.print(phases.phases_table(outcome.fresh))
         line = phases.summary_line(phases.share(outcome.fresh, outcome.wall_s))
         console.print(line, highlight=False)
+        from gpubench.report.schedule import schedule_lines
+
+        for line in schedule_lines(outcome.fresh, outcome.started_at):
+            console.print(line, highlight=False)
 
 
 def _table(outcome: SweepOutcome) -> Any:

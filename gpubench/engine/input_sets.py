@@ -156,15 +156,32 @@ def shares_problem(bench: Any, earlier: dict[str, Any], point: dict[str, Any]) -
     return key is not None and key == problem_key(bench, earlier)
 
 
+def input_bytes(bench: Any, point: dict[str, Any]) -> int:
+    """The bytes of a point's inputs, where the suite can say (0 where it cannot): how big a
+    point is, for the orders that put the big ones first."""
+    try:
+        specs = bench.input_specs(point) or {}
+    except Exception:  # a suite that cannot say: no size, the sweep's order
+        return 0
+    return sum(spec.nbytes for spec in specs.values())
+
+
 def by_problem(bench: Any, points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The points in the order to run them: those of one problem together (each problem
-    where its first point was), so that consecutive configurations share its inputs and
-    references; the sweep's order within a problem."""
+    """The points in the order to run them: those of one problem together, so that
+    consecutive configurations share its inputs and references; the biggest problems first
+    (by their inputs' bytes; equal sizes where their first point was), and the sweep's order
+    within a problem.
+
+    Biggest first because the first problem waits for the compile of every configuration it
+    runs: the more GPU work it holds, the more of the compiles run hidden behind it (a tuning
+    sweep's configurations at its largest size first, the small sizes from builds that are
+    ready)."""
     groups: dict[Any, list[dict[str, Any]]] = {}
     for index, point in enumerate(points):
         key = problem_key(bench, point)
         groups.setdefault(index if key is None else key, []).append(point)
-    return [point for group in groups.values() for point in group]
+    ordered = sorted(groups.values(), key=lambda group: input_bytes(bench, group[0]), reverse=True)
+    return [point for group in ordered for point in group]
 
 
 def shapes_match(specs: dict[str, BufferSpec] | None, inputs: dict[str, np.ndarray]) -> bool:

@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from gpubench.engine.input_sets import input_bytes
 from gpubench.engine.runner import Notifier, Observer, Plan
 from gpubench.engine.worker import IsolatedRunner, WorkerSpec
 from gpubench.errors import EnvironmentProblem
@@ -78,11 +79,7 @@ def largest_first(
     a big one at the end."""
 
     def size(item: tuple[dict[str, Any], list[str]]) -> int:
-        try:
-            specs = plan.bench.input_specs(item[0]) or {}
-        except Exception:  # a suite that cannot say: keep the sweep's order
-            return 0
-        return sum(spec.nbytes for spec in specs.values()) * len(item[1])
+        return input_bytes(plan.bench, item[0]) * len(item[1])
 
     return sorted(todo, key=size, reverse=True)  # stable: equal sizes keep the sweep's order
 

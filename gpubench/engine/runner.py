@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import secrets
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,7 +30,7 @@ from gpubench.errors import KernelCompileError, OutOfMemory, PointError
 from gpubench.model import metrics, timing
 from gpubench.model.benchmark import Benchmark, Point
 from gpubench.model.notices import Compiled, CompileStopped, Notice, RanAgain
-from gpubench.model.phases import PhaseClock
+from gpubench.model.phases import SPAN, PhaseClock
 from gpubench.model.results import Result, ResultSet, Status, point_key
 from gpubench.model.steps import RunRecord
 
@@ -169,6 +170,10 @@ class _PointResults:
     clock: PhaseClock
     on_result: Callable[[Result], None] | None
     out: list[Result] = field(default_factory=list)
+    # Wall-clock (epoch) seconds, comparable between the workers of one sweep: when the point
+    # began (its compile wait included) and when its last result so far was made.
+    started: float = field(default_factory=lambda: time.time())
+    last_end: float | None = None
 
     def emit(self, variant: str, status: Status, reason: str = "", **extra: Any) -> None:
         result = Result(
@@ -181,6 +186,10 @@ class _PointResults:
             **extra,
         )
         result.phases.setdefault("point", self.clock.snapshot())
+        ended = time.time()
+        start = self.started if self.last_end is None else self.last_end
+        result.phases[SPAN] = {"point_start": self.started, "start": start, "end": ended}
+        self.last_end = ended
         self.out.append(result)
         if self.on_result:
             self.on_result(result)

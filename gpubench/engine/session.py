@@ -41,7 +41,8 @@ def quiet(notice: Notice) -> None:
 class SweepOutcome:
     """What a sweep measured: the results in the sweep's order (a resumed log's first), those
     measured by this run, whether it was interrupted, the output plan it followed (the log it
-    wrote; the files its caller is asked to write) and its wall time."""
+    wrote; the files its caller is asked to write), its wall time and when it began (wall-clock
+    seconds: the results' spans count from it)."""
 
     bench: Benchmark
     result_set: results.ResultSet
@@ -49,6 +50,7 @@ class SweepOutcome:
     fresh: list[results.Result]
     interrupted: bool
     wall_s: float
+    started_at: float = 0.0
 
 
 def measure(
@@ -62,7 +64,7 @@ def measure(
     every point with the `observers` made and following the results as they come (the results
     log, outputs.results_log, unless the caller leaves it out; a progress bar), then sort. It
     shows nothing: what it has to say goes to `note`, a notice at a time."""
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), time.time()
     handlers = interrupts.handlers()  # given back on return, even after an interrupt
     plan = planning.plan_sweep(
         spec, request, spread.shard, spread.backend, local=not spread.scheduler
@@ -94,9 +96,8 @@ def measure(
         result_set.sort_in_order_of(plan.points, plan.run.variants)
     interrupts.restore(handlers)  # a library caller's Ctrl-C works again
     fresh = [r for r in result_set.results if not any(r is p for p in plan.previous)]
-    return SweepOutcome(
-        plan.bench, result_set, plan.files, fresh, interrupted, time.perf_counter() - started
-    )
+    wall_s = time.perf_counter() - started
+    return SweepOutcome(plan.bench, result_set, plan.files, fresh, interrupted, wall_s, started_at)
 
 
 def probe_environment(suite: str, device: int, backend: str | None = None) -> dict[str, Any]:

@@ -71,6 +71,11 @@ class PhaseClock:
 # the samples of a batch (restores, waiting for the host to enqueue), the latter two only where
 # the backend's events say; host seconds: reading the SM clock, the stopping rule; and counts.
 TIMING_LOOP = "timing_loop"
+
+# When a result was made, as wall-clock (epoch) seconds the workers of one host share: the
+# point's start (its compile wait and inputs included), the variant's start and its end. Not
+# durations: `--verbose` reads them for each GPU's schedule (report.phases.schedule_lines).
+SPAN = "span"
 TIMING_PARTS = (
     "gpu_timed",
     "gpu_flush",

@@ -84,22 +84,22 @@ def timing_line(results: list[Result]) -> str | None:
     rest = max(0.0, timing_s - gpu - between - loop["clock_reads"] - loop["stopping_rule"])
     if "gpu_between" in loop:
         gpu_part = (
-            f", flushing L2 {_seconds(loop['gpu_flush'])}, between samples "
-            f"{_seconds(loop['gpu_between'])}"
+            f", flushing L2 {seconds_text(loop['gpu_flush'])}, between samples "
+            f"{seconds_text(loop['gpu_between'])}"
         )
     else:
         gpu_part = " (between samples: not measured by this backend)"
     return (
-        f"timing {_seconds(timing_s)}, {loop['samples']:,.0f} samples in "
-        f"{loop['batches']:,.0f} batches: the GPU in timed intervals {_seconds(gpu)} "
+        f"timing {seconds_text(timing_s)}, {loop['samples']:,.0f} samples in "
+        f"{loop['batches']:,.0f} batches: the GPU in timed intervals {seconds_text(gpu)} "
         f"({100 * gpu / timing_s:.1f}%){gpu_part}; the host reading the clock "
-        f"{_seconds(loop['clock_reads'])}, in the stopping rule "
-        f"{_seconds(loop['stopping_rule'])}, the rest (waiting for batches, enqueuing) "
-        f"{_seconds(rest)}"
+        f"{seconds_text(loop['clock_reads'])}, in the stopping rule "
+        f"{seconds_text(loop['stopping_rule'])}, the rest (waiting for batches, enqueuing) "
+        f"{seconds_text(rest)}"
     )
 
 
-def _seconds(value: float | None) -> str:
+def seconds_text(value: float | None) -> str:
     if value is None:
         return ""
     if value < 0.01:
@@ -138,8 +138,8 @@ def phases_table(results: list[Result]) -> Table:
         table.add_row(
             label,
             variant,
-            *(_seconds(point.get(n)) for n in POINT_PHASES),
-            *(_seconds(own.get(n)) for n in VARIANT_PHASES),
+            *(seconds_text(point.get(n)) for n in POINT_PHASES),
+            *(seconds_text(own.get(n)) for n in VARIANT_PHASES),
         )
     return table
 
@@ -149,9 +149,9 @@ def summary_line(time_share: TimeShare) -> str:
     for name, seconds in time_share.variant_s.items():
         host[name] = host.get(name, 0.0) + seconds
     biggest = sorted(host.items(), key=lambda item: -item[1])[:4]
-    spent = ", ".join(f"{name.replace('_', ' ')} {_seconds(s)}" for name, s in biggest)
+    spent = ", ".join(f"{name.replace('_', ' ')} {seconds_text(s)}" for name, s in biggest)
     return (
-        f"wall {_seconds(time_share.wall_s)}; the GPU spent {_seconds(time_share.timed_gpu_s)} "
+        f"wall {seconds_text(time_share.wall_s)}; the GPU spent {seconds_text(time_share.timed_gpu_s)} "
         f"in timed runs ({100 * time_share.gpu_share:.1f}%); most host time: {spent}"
     )
 

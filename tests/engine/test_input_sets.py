@@ -171,7 +171,7 @@ def test_a_problem_is_the_point_without_the_configuration_neither_reference_nor_
     assert input_sets.same_problem(bench, a, b)  # still one problem for the hand-over
 
 
-def test_the_points_of_one_problem_run_together_where_its_first_point_was():
+def test_the_points_of_one_problem_run_together_the_biggest_problem_first():
     bench = _Tuned()
     bench.reference_params = frozenset()
     bench.input_params = frozenset({"n"})
@@ -182,16 +182,33 @@ def test_the_points_of_one_problem_run_together_where_its_first_point_was():
     ]
     ordered = input_sets.by_problem(bench, points)
     assert [(p["n"], p["block"]) for p in ordered] == [
-        (5, 128),
-        (5, 128),
-        (5, 256),
-        (5, 256),
-        (7, 128),
-        (7, 256),
         (9, 128),
         (9, 256),
+        (7, 128),
+        (7, 256),
+        (5, 128),
+        (5, 128),
+        (5, 256),
+        (5, 256),
     ]
-    bench.reference_params = None  # no problem known: the sweep's order
+    assert input_sets.input_bytes(bench, ordered[0]) == 9 * 4 * len(bench.input_specs(points[0]))
+    bench.reference_params = None  # no problem known: each point its own, biggest first
+    assert [p["n"] for p in input_sets.by_problem(bench, points)] == [9, 9, 7, 7, 5, 5, 5, 5]
+
+
+def test_problems_of_one_size_keep_the_sweep_s_order_and_a_suite_without_sizes_too():
+    bench = _Tuned()
+    bench.reference_params = frozenset()
+    bench.input_params = frozenset({"n"})
+    points = [bench.resolve({**bench.defaults(), "n": n}) for n in (5, 7, 9)]
+    bench.input_specs = lambda point: {}  # equal sizes: where their first point was
+    assert input_sets.by_problem(bench, points) == points
+
+    def cannot_say(point):
+        raise ValueError("no sizes")
+
+    bench.input_specs = cannot_say
+    assert input_sets.input_bytes(bench, points[0]) == 0
     assert input_sets.by_problem(bench, points) == points
 
 

@@ -1083,3 +1083,16 @@ def test_host_work_for_a_later_configuration_is_in_its_own_phases():
     assert (first.status, second.status) == (Status.INCORRECT, Status.OK)
     assert "inputs" in first.phases["point"] and "inputs" not in second.phases["point"]
     assert {"reference", "uploads", "fresh_inputs"} <= set(second.phases["point"])
+
+
+def test_each_result_carries_its_span_the_variants_one_after_another(monkeypatch):
+    import time
+
+    from gpubench.model.phases import SPAN
+
+    ticks = iter(float(t) for t in range(100, 200))
+    monkeypatch.setattr(time, "time", lambda: next(ticks))
+    results, _ = run(["good", "fast"])
+    good, fast = results["good"].phases[SPAN], results["fast"].phases[SPAN]
+    assert good == {"point_start": 100.0, "start": 100.0, "end": 101.0}
+    assert fast == {"point_start": 100.0, "start": 101.0, "end": 102.0}

@@ -212,9 +212,13 @@ def test_execute_of_one_shard_stamps_it_and_verbose_shows_the_phases(tmp_path, m
     header = json.loads((tmp_path / "s.jsonl").open().readline())
     assert header["fingerprint"]["shard"] == "1/2"
     assert header["fingerprint"]["points"] == ['{"broken": 0, "n": 10, "scale": 1.0, "tag": "a"}']
-    last = out.splitlines()[-1]
+    *_, wall, gpu = out.splitlines()
     assert (
-        last.startswith("wall ") and " ms in timed runs (" in last and "; most host time: " in last
+        wall.startswith("wall ") and " ms in timed runs (" in wall and "; most host time: " in wall
+    )
+    assert (
+        gpu.startswith("the GPU: 1 point(s); started its first at ")
+        and ", at the end 0.0 ms" in gpu
     )
     assert out.count("scale · n=10, broken=0, tag=a, scale=1.0") == 1  # the phases table only
 
@@ -438,7 +442,9 @@ def test_on_a_terminal_the_bar_follows_the_sweep_and_the_lines_are_not_highlight
     # Printed while the bar is drawn (compiling ends while measuring): above it, plain.
     assert compiled.removeprefix("\x1b[2K") == ("compiled 3 configuration(s) in 0.2 s: 2 new, 1 cached, 0 failed "
                         "(4 in parallel)")  # fmt: skip
-    assert out.splitlines()[-1].startswith("wall ") and "\x1b" not in out.splitlines()[-1]
+    *_, wall, gpu = out.splitlines()
+    assert wall.startswith("wall ") and gpu.startswith("the GPU: ")
+    assert "\x1b" not in wall + gpu
     # Without --progress, or where stderr is no terminal, there is no bar.
     runner = InProcess()
     _, _, err = _execute(tmp_path, monkeypatch, good, runner, terminal=True)
@@ -470,7 +476,7 @@ def test_verbose_draws_the_phases_table_of_the_fresh_results(tmp_path, monkeypat
     ((fresh,),) = [drawn]
     assert [(r.point["n"], r.variant) for r in fresh] == [(30, "wrong"), (30, "good"),
                                                           (10, "wrong"), (10, "good")]  # fmt: skip
-    assert out.splitlines()[-2] == "PHASES"
+    assert out.splitlines()[-3] == "PHASES"  # then the wall line and the GPU's schedule
 
 
 def test_the_table_shows_the_suite_s_resources_and_metrics(tmp_path, monkeypatch):

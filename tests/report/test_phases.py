@@ -50,7 +50,7 @@ def test_point_phases_count_once_per_point_and_variant_phases_once_per_result():
     (0.99996, "1,000 ms"), (1.0, "1.00 s"), (1234.567, "1,234.57 s"),
 ])  # fmt: skip
 def test_seconds_are_shown_in_the_unit_that_reads_best(seconds, text):
-    assert phases._seconds(seconds) == text
+    assert phases.seconds_text(seconds) == text
 
 
 def test_the_summary_line_names_the_four_biggest_host_phases():
@@ -95,7 +95,7 @@ def test_the_phase_clock_adds_spans_and_orders_known_phases_first():
 
 def test_the_edges_of_the_labels_the_units_and_the_per_result_table():
     assert phases._point_label({"a": "x" * 39}) == "a=" + "x" * 37 + "…"  # 41: cut
-    assert phases._seconds(0.004449) == "4.4 ms"
+    assert phases.seconds_text(0.004449) == "4.4 ms"
     forty = [result("a", n, {"compile": 0.1}, {"timing": 0.2}) for n in range(40)]
     assert str(phases.phases_table(forty).title) == "host time per phase"
     assert str(phases.phases_table([*forty, result("a", 40)]).title) == (
