@@ -272,8 +272,9 @@ def test_a_worker_killed_under_a_variant_is_run_once_more_and_logged_once(
                                    for v in ("good", "die_once", "fast"))  # fmt: skip
     record = json.loads((tmp_path / "r.json").read_text())
     retries = record["environment"]["worker_retries"]
-    assert [(r["variant"], r["point"]["n"]) for r in retries] == [("die_once", 10),
-                                                                  ("die_once", 20)]  # fmt: skip
+    # The bigger problem runs first (engine.input_sets.by_problem).
+    assert [(r["variant"], r["point"]["n"]) for r in retries] == [("die_once", 20),
+                                                                  ("die_once", 10)]  # fmt: skip
     assert all("exit code 9" in r["reason"] for r in retries)
     assert record["environment"]["worker_restarts"] == 2
     assert "die_once at n=10" in result.output and "was run once more on a fresh worker" in (
@@ -590,7 +591,8 @@ def test_an_interrupt_during_a_hung_kernel_returns_fast_and_keeps_the_points_res
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     # The variant finished before the hang is in the log and in the JSON.
-    assert [(r["point"]["n"], r["variant"]) for r in logged(log)] == [(1, "good")]
+    # The first point run, the bigger problem (engine.input_sets.by_problem).
+    assert [(r["point"]["n"], r["variant"]) for r in logged(log)] == [(2, "good")]
     assert [r["variant"] for r in json.loads(out.read_text())["results"]] == ["good"]
 
 

@@ -503,7 +503,7 @@ def test_every_result_of_a_point_names_its_suite_baseline_seed_and_phases():
     good, fast = results["good"], results["fast"]
     assert (good.suite, good.baseline, good.reason) == ("scale", "fast", "")
     assert good.seed == fast.seed and 0 <= good.seed < 2**63
-    assert set(good.phases) == {"point", "variant", "timing_loop"}
+    assert set(good.phases) == {"point", "variant", "timing_loop", "span"}
     loop = good.phases["timing_loop"]
     assert (loop["batches"], loop["samples"]) == (4.0, 4.0)  # warm-up and 3 samples, each alone
     assert set(good.phases["point"]) >= {"compile", "inputs"}

@@ -30,12 +30,11 @@ run() { local name=$1 limit=$2; shift 2
 check_log() {
   python3 - "$1" "$SWEEP" <<'PY' | tee -a "$OUT/summary.txt"
 import collections, sys
-from gpubench import config, registry
+from gpubench.load import config
 from gpubench.model.results import load_jsonl, point_key
 _, results = load_jsonl(sys.argv[1])
 spec = config.load(sys.argv[2])
-bench = registry.get(spec.suite_ref or spec.suite)
-expected = {(point_key(p), v) for p in spec.points(bench) for v in spec.variants}
+expected = {(point_key(p), v) for p in spec.points() for v in spec.variants}
 seen = collections.Counter((point_key(r.point), r.variant) for r in results)
 twice = [k for k, n in seen.items() if n > 1]
 print(f"  {sys.argv[1]}: {len(results)} results for {len(expected)} (point, variant) pairs;",
