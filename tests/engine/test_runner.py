@@ -512,7 +512,10 @@ def test_every_result_of_a_point_names_its_suite_baseline_seed_and_phases():
     assert {r.variant for r in failed.values()} == {"good", "fast"}
     reason = failed["good"].reason
     assert reason.endswith('\nkernel.cu(3): error: identifier "oops" is undefined')
-    assert list(failed["good"].phases) == ["point"] and "compile" in failed["good"].phases["point"]
+    assert (
+        list(failed["good"].phases) == ["point", "span"]
+        and "compile" in failed["good"].phases["point"]
+    )
     assert (failed["fast"].suite, failed["fast"].baseline) == ("scale", "good")
 
 
