@@ -25,9 +25,10 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from gpubench import backends
 from gpubench.engine.input_sets import input_bytes
 from gpubench.engine.runner import Notifier, Observer, Plan
-from gpubench.engine.worker import IsolatedRunner, WorkerSpec
+from gpubench.engine.worker import IsolatedRunner, WorkerSpec, count_devices
 from gpubench.errors import EnvironmentProblem
 from gpubench.model.results import Result, point_key
 
@@ -56,6 +57,12 @@ def parse_devices(text: str) -> list[int] | str:
 
 
 DEVICE_INDEX_MAX = 2**31 - 1
+
+
+def host_gpu_count(backend: str) -> int | None:
+    """The GPUs "all" means, counted without CUDA (CUDA_VISIBLE_DEVICES, else NVML), for the
+    built-in backends; None where that cannot say (a backend of the user's counts its own)."""
+    return count_devices() if backend in backends.BUILT_IN else None
 
 
 def remaining_work(
@@ -100,9 +107,12 @@ class DevicePool:
         self._compile: tuple[Plan, Callable[[dict[str, Any]], None], float] | None = None
         # The workers of this pool share their builds' failures (see gpubench.engine.kernels).
         self._scope = os.urandom(8).hex()
+        self._host_threads: int | None = None  # each worker's share of the host's cores
 
     def _spec(self, index: int) -> WorkerSpec:
-        return WorkerSpec(self.suite, index, self.backend, compile_scope=self._scope)
+        return WorkerSpec(
+            self.suite, index, self.backend, self._scope, host_threads=self._host_threads
+        )
 
     def _other_runner(self, index: int) -> IsolatedRunner:
         """The runner of a GPU other than the first: its points wait for the builds the first
@@ -122,52 +132,107 @@ class DevicePool:
 
     def start(self) -> dict[str, Any]:
         """Start one worker per device; the environment record is the first device's, with
-        every device listed under "devices"."""
-        first_index = 0 if self.requested == "all" else self.requested[0]
-        first = IsolatedRunner(self._spec(first_index))
+        every device listed under "devices". Where the devices are known before any worker
+        is up (a list, or "all" counted without CUDA), every worker starts at once;
+        otherwise the first one counts them, then the others start."""
+        indices = self._indices_up_front()
+        if indices is None:
+            return self._start_after_the_first()
+        self._share_host(len(indices))
+        first = IsolatedRunner(self._spec(indices[0]))
         if self._compile is not None:  # sent the moment it is up, before the others start
             first.precompile(*self._compile)
-        environment = first.start()
-        if self.requested == "all":
-            count = environment.get("device_count")
-            if not count:
-                first.close()
-                raise EnvironmentProblem(
-                    "cannot count this host's GPUs (no NVML): name them, e.g. --devices 0,1"
-                )
-            indices = list(range(count))
-        else:
-            indices = list(self.requested)
-            count = environment.get("device_count")
-            missing = [i for i in indices if count is not None and i >= count]
-            if missing:  # said before any other worker is started
-                first.close()
-                raise EnvironmentProblem(
-                    f"device {missing[0]} does not exist (this machine has {count})"
-                )
-        self.runners = [first]
-        errors: list[BaseException] = []
         others = [self._other_runner(i) for i in indices[1:]]
+        spawned = [runner.spawn() for runner in others]  # spawned here, in the main thread
+        errors: list[BaseException] = []
+        threads = self._starting(others, spawned, errors)
+        try:
+            environment = first.start()
+        except BaseException as exc:  # raised below, once every worker is closed
+            environment = {}
+            errors.insert(0, exc)
+        for thread in threads:
+            thread.join()
+        self.runners = [first, *others]
+        return self._started(environment, errors)
 
-        # Spawned here, in the main thread (see IsolatedRunner.spawn); their start-up (CUDA
-        # initialisation) is waited for in parallel.
-        spawned = [runner.spawn() for runner in others]
+    def _indices_up_front(self) -> list[int] | None:
+        """The devices, where they can be counted before any worker is up (None: the first
+        worker counts them); a device that does not exist is refused before any starts."""
+        count = host_gpu_count(self.backend)
+        if count is None:
+            return None
+        indices = list(range(count)) if self.requested == "all" else list(self.requested)
+        self._refuse_missing(indices, count)
+        return indices
+
+    def _share_host(self, workers: int) -> None:
+        """Each worker's share of the host's cores for its host work (see WorkerSpec)."""
+        if workers > 1:
+            self._host_threads = max(1, (os.cpu_count() or 1) // workers)
+
+    def _start_after_the_first(self) -> dict[str, Any]:
+        """The first worker counts the GPUs (a backend of the user's, or no NVML), then the
+        others start, in parallel."""
+        first = IsolatedRunner(self._spec(0 if self.requested == "all" else self.requested[0]))
+        if self._compile is not None:
+            first.precompile(*self._compile)
+        environment = first.start()
+        self.runners = [first]
+        count = environment.get("device_count")
+        if self.requested == "all" and not count:
+            first.close()
+            raise EnvironmentProblem(
+                "cannot count this host's GPUs (no NVML): name them, e.g. --devices 0,1"
+            )
+        indices = list(range(count)) if self.requested == "all" else list(self.requested)
+        if count is not None:
+            self._refuse_missing(indices, count, started=first)  # before the others start
+        self._share_host(len(indices))
+        others = [self._other_runner(i) for i in indices[1:]]
+        errors: list[BaseException] = []
+        for thread in self._starting(others, [runner.spawn() for runner in others], errors):
+            thread.join()
+        self.runners += others
+        return self._started(environment, errors)
+
+    @staticmethod
+    def _starting(
+        runners: list[IsolatedRunner], spawned: list[Any], errors: list[BaseException]
+    ) -> list[threading.Thread]:
+        """Threads that wait for the spawned workers' start-up (CUDA initialisation) in
+        parallel, each error kept in `errors`."""
 
         def start(runner: IsolatedRunner, worker: Any) -> None:
             try:
                 runner.start(worker)
-            except BaseException as exc:  # reported below, in this thread
+            except BaseException as exc:  # reported by the caller, in its thread
                 errors.append(exc)
 
         threads = [
             threading.Thread(target=start, args=(r, w), daemon=True)
-            for r, w in zip(others, spawned, strict=True)
+            for r, w in zip(runners, spawned, strict=True)
         ]
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join()
-        self.runners += others
+        return threads
+
+    @staticmethod
+    def _refuse_missing(
+        indices: list[int], count: int, started: IsolatedRunner | None = None
+    ) -> None:
+        """A device index past the host's count is refused (the worker `started`, closed)."""
+        missing = [i for i in indices if i >= count]
+        if missing:
+            if started is not None:
+                started.close()
+            raise EnvironmentProblem(
+                f"device {missing[0]} does not exist (this machine has {count})"
+            )
+
+    def _started(self, environment: dict[str, Any], errors: list[BaseException]) -> dict[str, Any]:
+        """The pool's environment record once every worker is up; the first error otherwise
+        (every worker closed)."""
         if errors:
             self.close(graceful=False)
             raise errors[0]

@@ -24,8 +24,18 @@ import numpy as np
 CHUNK = 1 << 22
 
 
+# The threads this process's fills may use at most (None: every core, up to 32): a pool
+# worker's share of the host (gpubench.engine.worker.WorkerSpec.host_threads).
+_limit: int | None = None
+
+
+def limit_threads(count: int) -> None:
+    global _limit
+    _limit = max(1, count)
+
+
 def threads() -> int:
-    return max(1, min(32, os.cpu_count() or 1))
+    return max(1, min(32, _limit or os.cpu_count() or 1))
 
 
 class ParallelRandom:

@@ -23,7 +23,7 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,10 @@ class WorkerSpec:
     backend: str = backends.DEFAULT
     # The workers of one sweep (its replacements, a pool's GPUs) share their compile failures.
     compile_scope: str = field(default_factory=lambda: os.urandom(8).hex(), compare=False)
+    # The host's CPU threads this worker's host work may use (None: all of them). A pool gives
+    # each of its workers a share: four workers that each start a thread per core for their
+    # BLAS references and random fills ran those 5 to 20 times slower than one worker alone.
+    host_threads: int | None = None
 
     @classmethod
     def for_suite(cls, suite: str, device_index: int = 0, backend: str | None = None) -> WorkerSpec:
@@ -136,6 +140,10 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
         os.setpgid(0, 0)
     _die_with_parent()
     send = _locked(conn.send)  # the background compile reports from its own thread
+    if spec.host_threads:
+        from gpubench.engine import randoms
+
+        randoms.limit_threads(spec.host_threads)
     from gpubench.load import registry
 
     host_count = count_devices()  # before CUDA starts and before the device is pinned
@@ -218,12 +226,31 @@ class _WorkerGone(Exception):
         self.reason = reason
 
 
+# What BLAS and OpenMP read, once, when NumPy loads in the worker: set for its spawn.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def _thread_share_in_environment(threads: int | None) -> Iterator[None]:
+    """The thread variables the user left unset, set to `threads` while a worker is spawned
+    (a spawned process copies the environment as it starts)."""
+    added = [name for name in THREAD_VARIABLES if name not in os.environ] if threads else []
+    for name in added:
+        os.environ[name] = str(threads)
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
 class _Worker:
     def __init__(self, spec: WorkerSpec) -> None:
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
         self.process = context.Process(target=worker_main, args=(child, spec), daemon=True)
-        self.process.start()
+        with _thread_share_in_environment(spec.host_threads):
+            self.process.start()
         child.close()
 
     def receive(self, timeout: float) -> Any:

@@ -30,10 +30,21 @@ class DeviceSchedule:
         return max(0.0, self.last_end_s - self.first_start_s - self.working_s)
 
 
-def _device_name(result: Result) -> str:
+def _device_key(result: Result) -> tuple[str, str]:
+    """(the GPU itself, its label): by UUID where known, since the workers of a cluster each
+    number their one GPU 0."""
     device = result.device or {}
     index = device.get("index")
-    return f"GPU {index}" if index is not None else str(device.get("uuid") or "the GPU")
+    label = f"GPU {index}" if index is not None else "the GPU"
+    return str(device.get("uuid") or label), label
+
+
+def _labels(keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """Each GPU's label, with its UUID's tail where two GPUs would read the same."""
+    counts: dict[str, int] = defaultdict(int)
+    for _, label in keys:
+        counts[label] += 1
+    return {key: key[1] if counts[key[1]] == 1 else f"{key[1]} ({key[0][-8:]})" for key in keys}
 
 
 def schedules(results: list[Result], started_at: float) -> list[DeviceSchedule]:
@@ -42,12 +53,14 @@ def schedules(results: list[Result], started_at: float) -> list[DeviceSchedule]:
     spanned = [r for r in results if SPAN in r.phases]
     if not spanned:
         return []
-    by_device: dict[str, list[Result]] = defaultdict(list)
+    by_device: dict[tuple[str, str], list[Result]] = defaultdict(list)
     for result in spanned:
-        by_device[_device_name(result)].append(result)
+        by_device[_device_key(result)].append(result)
+    labels = _labels(list(by_device))
     sweep_end = max(r.phases[SPAN]["end"] for r in spanned) - started_at
     out = []
-    for device, group in sorted(by_device.items()):
+    for key, group in sorted(by_device.items(), key=lambda item: labels[item[0]]):
+        device = labels[key]
         last_of_point = {point_key(r.point): r for r in group}
         out.append(
             DeviceSchedule(

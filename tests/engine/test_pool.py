@@ -432,3 +432,61 @@ def test_a_point_on_another_gpu_waits_for_its_build_past_the_time_limit(tmp_path
         (1, "fast"): Status.COMPILE_FAILED,
     }
     assert (tmp_path / "gate").read_text() == "released"
+
+
+def test_gpus_counted_up_front_start_together_each_with_its_share_of_the_host(
+    fake_runners, monkeypatch
+):
+    from gpubench.engine import pool as pool_module
+    from gpubench.engine.pool import DevicePool
+
+    monkeypatch.setattr(pool_module, "host_gpu_count", lambda backend: 4)
+    monkeypatch.setattr(pool_module.os, "cpu_count", lambda: 64)
+    pool = DevicePool("scale", "all", "pycuda")
+    _, plan = a_transpose_plan([64, 1024])
+    pool.precompile(plan, lambda report: None)
+    environment = pool.start()
+    assert [r.spec.device_index for r in fake_runners.made] == [0, 1, 2, 3]
+    assert [r.spec.host_threads for r in fake_runners.made] == [16] * 4
+    # The first compiles, then starts; the others were spawned before it, not after.
+    assert fake_runners.made[0].calls == [("precompile", [1024, 64], 3600), ("start", None)]
+    assert [r.calls for r in fake_runners.made[1:]] == [
+        [("start", f"worker {i}")] for i in (1, 2, 3)
+    ]
+    assert len(environment["devices"]) == 4
+
+
+def test_a_device_past_the_count_known_up_front_is_refused_before_any_worker_starts(
+    fake_runners, monkeypatch
+):
+    from gpubench.engine import pool as pool_module
+    from gpubench.engine.pool import DevicePool
+    from gpubench.errors import EnvironmentProblem
+
+    monkeypatch.setattr(pool_module, "host_gpu_count", lambda backend: 2)
+    with pytest.raises(EnvironmentProblem) as error:
+        DevicePool("scale", list(range(3000)), "pycuda").start()
+    assert str(error.value) == "device 2 does not exist (this machine has 2)"
+    assert fake_runners.made == []
+
+
+def test_a_first_gpu_that_will_not_start_closes_the_others_started_with_it(
+    fake_runners, monkeypatch
+):
+    from gpubench.engine import pool as pool_module
+    from gpubench.engine.pool import DevicePool
+
+    monkeypatch.setattr(pool_module, "host_gpu_count", lambda backend: 3)
+    fake_runners.failing = {0}
+    with pytest.raises(RuntimeError, match=r"^device 0 would not start$"):
+        DevicePool("scale", "all", "pycuda").start()
+    assert [r.calls[-1] for r in fake_runners.made] == [("close", False)] * 3
+
+
+def test_one_gpu_alone_keeps_the_whole_host(fake_runners, monkeypatch):
+    from gpubench.engine import pool as pool_module
+    from gpubench.engine.pool import DevicePool
+
+    monkeypatch.setattr(pool_module, "host_gpu_count", lambda backend: 1)
+    DevicePool("scale", "all", "pycuda").start()
+    assert [r.spec.host_threads for r in fake_runners.made] == [None]

@@ -58,6 +58,15 @@ def test_threads_are_the_cores_from_1_to_32(monkeypatch, cpus):
     assert ParallelRandom(1, workers=3).workers == 3
 
 
+def test_a_pool_worker_s_share_limits_its_threads(monkeypatch):
+    monkeypatch.setattr(randoms.os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(randoms, "_limit", None)
+    randoms.limit_threads(16)
+    assert randoms.threads() == 16
+    randoms.limit_threads(0)  # never below one
+    assert randoms.threads() == 1
+
+
 @pytest.mark.parametrize("size", [7, 10_001])  # one generator, and chunks on the pool
 def test_every_method_is_reproducible_from_the_seed_alone(small_chunks, size):
     def draws(seed):

@@ -60,3 +60,12 @@ def test_results_without_spans_make_no_schedule():
     bare = Result(suite="s", variant="v", point={"n": 1}, status=Status.OK, phases={})
     assert schedule.schedules([bare], T0) == []
     assert schedule.schedule_lines([], T0) == []
+
+
+def test_the_gpus_of_a_cluster_all_numbered_0_are_told_apart_by_their_uuid():
+    a = spanned(1, "a", 0, 1.0, 1.0, 2.0)
+    b = spanned(2, "a", 0, 1.0, 1.0, 3.0)
+    b.device = {"index": 0, "uuid": "GPU-1234abcd-other", "name": "H"}
+    first, second = schedule.schedules([a, b], T0)
+    assert (first.device, first.points) == ("GPU 0 (GPU-0)", 1)
+    assert (second.device, second.points) == ("GPU 0 (cd-other)", 1)
