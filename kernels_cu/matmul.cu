@@ -5,6 +5,20 @@
 // (register micro-tile edge), BM, BN, BK (blocked/pipelined block tile), TM, TN (their
 // per-thread micro-tile, multiples of 4); warp_tiled's own, listed in its section.
 
+// A build names the kernels it needs where the harness knows them (a sweep of warp_tiled's
+// tile shapes builds warp_tiled alone, about a tenth of the file's compile time); a build
+// that names none compiles every kernel.
+#ifndef GPUBENCH_SELECTED
+#define GPUBENCH_WANTS_naive 1
+#define GPUBENCH_WANTS_tiled 1
+#define GPUBENCH_WANTS_register_tile 1
+#define GPUBENCH_WANTS_blocked 1
+#define GPUBENCH_WANTS_pipelined 1
+#define GPUBENCH_WANTS_warp_tiled 1
+#define GPUBENCH_WANTS_multistage 1
+#define GPUBENCH_WANTS_multistage_edges 1
+#endif
+
 #ifndef BLOCK
 #define BLOCK 16
 #endif
@@ -35,6 +49,7 @@ typedef unsigned long long index_t;
 
 // naive: one thread per element of C, both operands straight from global memory: two loads
 // per multiply-add (CGMA = 1), so the kernel is bound by memory traffic, not arithmetic.
+#if GPUBENCH_WANTS_naive
 extern "C" __global__ void naive(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B,
                                  int M, int N, int K)
 {
@@ -45,9 +60,11 @@ extern "C" __global__ void naive(float* __restrict__ C, const float* __restrict_
     for (int k = 0; k < K; ++k) sum += A[(index_t)row * K + k] * B[(index_t)k * N + col];
     C[(index_t)row * N + col] = sum;
 }
+#endif
 
 // tiled: the block stages BLOCK x BLOCK tiles of A and B in shared memory; each element
 // loaded from global memory is used BLOCK times (CGMA = BLOCK).
+#if GPUBENCH_WANTS_tiled
 extern "C" __global__ void tiled(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B,
                                  int M, int N, int K)
 {
@@ -67,6 +84,7 @@ extern "C" __global__ void tiled(float* __restrict__ C, const float* __restrict_
     }
     if (row < M && col < N) C[(index_t)row * N + col] = sum;
 }
+#endif
 
 // register: each thread keeps a MICRO x MICRO block of C in registers, so one value read
 // from shared memory feeds MICRO multiply-adds; the block tile is (BLOCK*MICRO)^2 and each
@@ -77,6 +95,7 @@ extern "C" __global__ void tiled(float* __restrict__ C, const float* __restrict_
 // Static shared memory is limited to 48 KB per block: too large a tile is compiled out
 // (the harness skips the variant and says why).
 #if (RT * (BLOCK + 1) + BLOCK * RT) * 4 <= 49152
+#if GPUBENCH_WANTS_register_tile
 extern "C" __global__ void register_tile(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B,
                                          int M, int N, int K)
 {
@@ -116,6 +135,7 @@ extern "C" __global__ void register_tile(float* __restrict__ C, const float* __r
             if (r < M && c < N) C[(index_t)r * N + c] = acc[i][j];
         }
 }
+#endif
 #endif
 
 // ---- blocked and pipelined: BM x BN block tiles, BK deep, TM x TN per thread ------------
@@ -283,6 +303,7 @@ __device__ __forceinline__ void store_c(float* __restrict__ C, const float (&acc
 // is used 2*BM*BN/(BM+BN) times (128 for 128 x 128). Load, sync, compute, sync: while a
 // tile loads, nothing computes.
 #if (BK * AS_STRIDE + BK * BN) * 4 <= 49152
+#if GPUBENCH_WANTS_blocked
 extern "C" __global__ void __launch_bounds__(THREADS)
 blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
 {
@@ -304,12 +325,14 @@ blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restr
     store_c(C, acc, M, N, row0, col0, trow, tcol, b_aligned);
 }
 #endif
+#endif
 
 // pipelined: blocked with two shared-memory buffers. While the threads compute on tile t,
 // tile t+1 is already on its way: B by cp.async into the other buffer, A into registers
 // (stored transposed after the compute). One barrier per tile instead of two, and global
 // latency hidden behind arithmetic.
 #if 2 * (BK * AS_STRIDE + BK * BN) * 4 <= 49152
+#if GPUBENCH_WANTS_pipelined
 extern "C" __global__ void __launch_bounds__(THREADS)
 pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
 {
@@ -343,6 +366,7 @@ pipelined(float* __restrict__ C, const float* __restrict__ A, const float* __res
     }
     store_c(C, acc, M, N, row0, col0, trow, tcol, b_aligned);
 }
+#endif
 #endif
 
 // ---- warp_tiled: the block tile split among warps, each warp's among its threads --------
@@ -665,6 +689,7 @@ __device__ __forceinline__ void warp_tile_slice(float (&acc)[WMITER * WTM][WNITE
 }
 
 // MIN_BLOCKS 2 asks ptxas for at most half the registers, so two blocks share an SM.
+#if GPUBENCH_WANTS_warp_tiled
 extern "C" __global__ void __launch_bounds__(WT_THREADS, MIN_BLOCKS)
 warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
 {
@@ -799,6 +824,7 @@ warp_tiled(float* __restrict__ C, const float* __restrict__ A, const float* __re
                 }
         }
 }
+#endif
 #endif
 
 // ---- multistage: 128 accumulators per thread, both operands by cp.async --------------------
@@ -1000,16 +1026,20 @@ __device__ __forceinline__ void multistage_block(float* __restrict__ C, const fl
     }
 }
 
+#if GPUBENCH_WANTS_multistage
 extern "C" __global__ void __launch_bounds__(MS_THREADS, 1)
 multistage(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
 {
     multistage_block<false>(C, A, B, M, N, K);
 }
+#endif
 
 // The blocks `multistage` leaves: on C's edges, or every block where B's rows are not 16-byte
 // aligned or K is not a multiple of MS_BK. The host launches it only where there are some.
+#if GPUBENCH_WANTS_multistage_edges
 extern "C" __global__ void __launch_bounds__(MS_THREADS, 1)
 multistage_edges(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K)
 {
     multistage_block<true>(C, A, B, M, N, K);
 }
+#endif

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -49,6 +49,15 @@ MS_BM, MS_BN, MS_BK, MS_THREADS = 128, 256, 8, 256
 # The variants whose cp.async ring is a static array up to 48 KB and dynamic shared memory past
 # it (WT_RING_DYNAMIC, MS_RING_BYTES > 49152), opted in by the backends up to the device's limit.
 RING_VARIANTS = ("warp_tiled", "multistage")
+# Variants that launch the one kernel of their name.
+KERNELS_NAMED_AS_VARIANTS = (
+    "naive",
+    "tiled",
+    "register_tile",
+    "blocked",
+    "pipelined",
+    "warp_tiled",
+)
 
 
 def ring_dynamic_bytes(ring: int) -> int:
@@ -391,6 +400,14 @@ class Matmul(Benchmark):
         ),
         Variant("numpy", "numpy.matmul on the CPU (CPU reference)", "product", kind="host"),
     )
+    # What each variant launches (kernels_cu/matmul.cu guards each kernel): a sweep of one
+    # kernel's tile shapes builds that kernel alone.
+    variant_kernels: ClassVar[dict[str, tuple[str, ...]]] = {
+        **{name: (name,) for name in KERNELS_NAMED_AS_VARIANTS},
+        "multistage": ("multistage", "multistage_edges"),
+        "cublas": (),
+        "numpy": (),
+    }
 
     def resolve(self, point: Point) -> Point:
         point = dict(point)

@@ -95,14 +95,18 @@ def _remote_environment(suite: str, backend: str) -> dict[str, Any]:
 
 
 def _remote_precompile(
-    suite: str, backend: str, points: list[dict[str, Any]], limit_s: float
+    suite: str,
+    backend: str,
+    points: list[dict[str, Any]],
+    limit_s: float,
+    variants: tuple[str, ...] = (),
 ) -> None:
     """Start compiling the builds of these points in the background on this worker."""
 
     def job(runner: Any) -> None:
         if runner.environment is None:
             runner.start()
-        runner.compile_points(points, lambda report: None, limit_s)
+        runner.compile_points(points, lambda report: None, limit_s, variants)
 
     _PointService.get(suite, backend).call(job)
 
@@ -174,6 +178,7 @@ class DaskRunner:
         self._futures: list[Any] = []
         self._compile: tuple[list[dict[str, Any]], Callable[[dict[str, Any]], None], float] | None
         self._compile = None
+        self._compile_variants: tuple[str, ...] = ()
 
     def start(self) -> dict[str, Any]:
         try:
@@ -231,13 +236,21 @@ class DaskRunner:
         run ends."""
         _, todo = remaining_work(plan, ())
         self._compile = ([point for point, _ in todo], on_report, limit_s)
+        self._compile_variants = tuple(plan.variants)
         if self.client is not None:
             self._start_compiles()
 
     def _start_compiles(self) -> None:
         assert self._compile is not None
         points, _, limit_s = self._compile
-        self.client.run(_remote_precompile, self.suite, self.backend, points, limit_s)
+        self.client.run(
+            _remote_precompile,
+            self.suite,
+            self.backend,
+            points,
+            limit_s,
+            self._compile_variants,
+        )
 
     def _report_compiles(self) -> None:
         if self._compile is None:

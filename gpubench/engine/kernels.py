@@ -81,6 +81,14 @@ def define_options(defines: dict[str, str]) -> list[str]:
     return [f"-D{name}={value}" for name, value in sorted(defines.items())]
 
 
+def selection_options(kernels: tuple[str, ...] | None) -> list[str]:
+    """The macros that tell a guarded source (Benchmark.variant_kernels) which kernels to
+    compile; none: all of them."""
+    if kernels is None:
+        return []
+    return ["-DGPUBENCH_SELECTED=1", *(f"-DGPUBENCH_WANTS_{name}=1" for name in kernels)]
+
+
 # More nvcc processes than this is a typo, not a machine (the report would print it).
 MAX_COMPILE_WORKERS = 1024
 
@@ -183,10 +191,18 @@ class CompileCache:
     # Compiled by this process (a point that needed its build first): new, in the report.
     _built_here: set[str] = field(default_factory=set)
 
-    def _job(self, bench: Benchmark, point: Point) -> tuple[str, str, list[str], list[str]]:
+    def _job(
+        self, bench: Benchmark, point: Point, variants: tuple[str, ...] = ()
+    ) -> tuple[str, str, list[str], list[str]]:
+        """(cache key, source, options, include directories) of the build that runs
+        `variants` (all of the sweep's) at `point`."""
         path = source_path(bench)
         source = path.read_text()
-        options = define_options(bench.defines(point)) + list(bench.compiler_options(point))
+        options = [
+            *define_options(bench.defines(point)),
+            *bench.compiler_options(point),
+            *selection_options(bench.kernels_to_build(variants)),
+        ]
         # Included files count too: an edited matmul.cu must rebuild streams.cu, which
         # includes it (nvcc would, a hash of the including file alone would not).
         included = [_included_text(path.parent, name) for name in INCLUDE.findall(source)]
@@ -251,6 +267,7 @@ class CompileCache:
         points: list[Point],
         max_workers: int | None = None,
         niceness: int = 0,
+        variants: tuple[str, ...] = (),
     ) -> CompileReport:
         """Compile every distinct configuration of these points, in parallel (nvcc runs as
         separate processes, so threads are enough), in the points' order; `niceness` lowers
@@ -259,7 +276,7 @@ class CompileCache:
         if not bench.has_kernels:
             return CompileReport()
         for point in points:
-            key, source, options, includes = self._job(bench, point)
+            key, source, options, includes = self._job(bench, point, variants)
             jobs.setdefault(key, (source, options, includes))
         # GPUBENCH_COMPILE_WORKERS=1 gives the one-nvcc-at-a-time baseline.
         workers = max_workers or compile_workers() or min(32, os.cpu_count() or 1)
@@ -286,12 +303,13 @@ class CompileCache:
         report.seconds = time.perf_counter() - started
         return report
 
-    def get(self, bench: Benchmark, point: Point) -> Any:
-        """The point's loaded module: from memory, from disk, from the compile in progress
-        (waited for) or compiled now (raises KernelCompileError)."""
+    def get(self, bench: Benchmark, point: Point, variants: tuple[str, ...] = ()) -> Any:
+        """The point's loaded module for `variants` (the sweep's): from memory, from disk,
+        from the compile in progress (waited for) or compiled now (raises
+        KernelCompileError)."""
         if not bench.has_kernels:
             return None
-        key, source, options, includes = self._job(bench, point)
+        key, source, options, includes = self._job(bench, point, variants)
         if key not in self._modules:
             binary, _ = self._binary(key, source, options, includes)
             self._modules[key] = self.backend.load(binary)

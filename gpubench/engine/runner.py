@@ -236,7 +236,7 @@ class Runner:
         threads = audit.live_threads()
         try:
             with clock.phase("compile"):
-                module = self.modules.get(plan.bench, point)
+                module = self.modules.get(plan.bench, point, tuple(plan.variants))
         except KernelCompileError as exc:
             reason = f"{exc}\n{_compiler_excerpt(exc.compiler_output)}"
             if on_built:

@@ -171,7 +171,7 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
             return
         try:
             if kind == "precompile":
-                _compile_in_background(runner.modules, bench, message[1], send)
+                _compile_in_background(runner.modules, bench, message[1], message[2], send)
             elif kind == "point":
                 _, point, variants, settings = message
                 plan = settings.plan(bench, [point])
@@ -205,14 +205,20 @@ def _locked(send: Callable[[Any], None]) -> Callable[[Any], None]:
 
 
 def _compile_in_background(
-    modules: kernels.CompileCache, bench: Any, points: list[Any], send: Callable[[Any], None]
+    modules: kernels.CompileCache,
+    bench: Any,
+    points: list[Any],
+    variants: tuple[str, ...],
+    send: Callable[[Any], None],
 ) -> None:
     """Compile the builds of these points, in their order, on threads of this worker while
     it measures; "compiled" with the report at the end ("compile_failed": why it could not)."""
 
     def compile_all() -> None:
         try:
-            report = modules.precompile(bench, points, niceness=kernels.BACKGROUND_NICENESS)
+            report = modules.precompile(
+                bench, points, niceness=kernels.BACKGROUND_NICENESS, variants=variants
+            )
             send(("compiled", report.to_dict()))
         except Exception:  # a cache that cannot be written, a bug: the report says so
             send(("compile_failed", traceback.format_exc(limit=8)))
@@ -288,7 +294,12 @@ class _CompileRequest:
     points: list[dict[str, Any]]
     on_report: Callable[[dict[str, Any]], None]
     limit_s: float
+    variants: tuple[str, ...] = ()  # the sweep's: a build holds the kernels they launch
     report: dict[str, Any] | None = None
+
+    @property
+    def message(self) -> tuple[str, list[dict[str, Any]], tuple[str, ...]]:
+        return ("precompile", self.points, self.variants)
 
 
 class IsolatedRunner:
@@ -352,7 +363,7 @@ class IsolatedRunner:
         self._worker = worker
         if self._compile is not None and self._compile.report is None:
             # A worker that died compiling leaves its builds on disk: the next goes on.
-            worker.conn.send(("precompile", self._compile.points))
+            worker.conn.send(self._compile.message)
         return message[1]
 
     def _ensure_worker(self) -> _Worker:
@@ -394,18 +405,19 @@ class IsolatedRunner:
         """Compile the plan's builds in the background, in the order its points run, from the
         moment the worker is up (now, or when it starts); `on_report(report)` once the last is
         done. The points do not wait for it: each waits for its own build."""
-        self.compile_points(list(plan.points), on_report, limit_s)
+        self.compile_points(list(plan.points), on_report, limit_s, tuple(plan.variants))
 
     def compile_points(
         self,
         points: list[dict[str, Any]],
         on_report: Callable[[dict[str, Any]], None],
         limit_s: float = 3600,
+        variants: tuple[str, ...] = (),
     ) -> None:
-        """precompile, for these points in this order."""
-        self._compile = _CompileRequest(points, on_report, limit_s)
+        """precompile, for these points in this order (the builds that run `variants`)."""
+        self._compile = _CompileRequest(points, on_report, limit_s, variants)
         if self._worker is not None and self._worker.process.is_alive():
-            self._worker.conn.send(("precompile", self._compile.points))
+            self._worker.conn.send(self._compile.message)
 
     @property
     def compile_report(self) -> dict[str, Any] | None:

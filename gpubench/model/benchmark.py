@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -388,6 +388,11 @@ class Benchmark(ABC):
     memory_bound: ClassVar[bool] = True
     # False for suites without kernels of their own (copies only): nothing is compiled.
     has_kernels: ClassVar[bool] = True
+    # The kernels each variant launches, for a source that guards each kernel with
+    # `#if GPUBENCH_WANTS_<kernel>` (kernels_cu/matmul.cu): a build for variants that are all
+    # listed compiles only their kernels, so the many builds of a tuning sweep over one
+    # kernel's tile shapes skip the rest of the file. Empty: every build compiles all of it.
+    variant_kernels: ClassVar[dict[str, tuple[str, ...]]] = {}
     # Kernel source file stem in kernels_cu/; defaults to the suite name.
     source: ClassVar[str | None] = None
     # Or a .cu file anywhere (a user's own kernels, test kernels); wins over `source`.
@@ -454,6 +459,15 @@ class Benchmark(ABC):
             for p in self.params
             if p.compile_time and point.get(p.name) is not None
         }
+
+    def kernels_to_build(self, variants: Iterable[str]) -> tuple[str, ...] | None:
+        """The kernels a build for these variants needs, or None: the whole source. Only where
+        every variant is in `variant_kernels` (a variant that launches no kernel of ours is
+        listed with none)."""
+        names = list(variants)
+        if not names or any(v not in self.variant_kernels for v in names):
+            return None
+        return tuple(sorted({kernel for v in names for kernel in self.variant_kernels[v]}))
 
     def compiler_options(self, point: Point) -> list[str]:
         """nvcc options beyond the -D definitions (--use_fast_math, -lineinfo)."""

@@ -522,3 +522,33 @@ def test_cublas_is_unavailable_without_cupy_and_asks_cupy_for_fp32_math(monkeypa
     monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))
     monkeypatch.setenv("CUPY_TF32", "1")  # the user's own choice stays
     assert bench.unavailable("cublas") is None and os.environ["CUPY_TF32"] == "1"
+
+
+def test_matmul_s_variants_launch_only_the_kernels_they_name():
+    bench = registry.get("matmul")
+    for size in (1, 67, 128, 256, 1000):
+        for values in ("reals",):
+            point = bench.resolve({**bench.defaults(), "size": size, "values": values})
+            for variant in bench.variant_kernels:
+                launched = {s.kernel for s in bench._steps(variant, point) if hasattr(s, "kernel")}
+                assert launched <= set(bench.variant_kernels[variant]), (variant, size)
+    multistage = set()
+    for size in (67, 256, 257):
+        point = bench.resolve({**bench.defaults(), "size": size})
+        multistage |= {s.kernel for s in bench._steps("multistage", point)}
+    assert multistage == {"multistage", "multistage_edges"}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "variant", ["naive", "tiled", "register_tile", "blocked", "pipelined", "cublas"]
+)
+def test_gpu_each_variant_alone_runs_from_a_build_of_its_own_kernels(gpu_backend, variant):
+    """A sweep of one variant builds the kernels it names alone (Matmul.variant_kernels): a
+    kernel it launches but did not name would fail to load."""
+    shapes = ((1, 1, 1), (17, 31, 5), (257, 383, 129))
+    points = [point(m=m, n=n, k=k, values="integers") for m, n, k in shapes]
+    results = Runner(gpu_backend).run(Plan(bench, points, (variant,), variant, CHECK_ONLY))
+    assert [(r.point["m"], r.status.is_measured, r.reason) for r in results] == [
+        (m, True, "") for m, _, _ in shapes
+    ]

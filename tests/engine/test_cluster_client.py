@@ -154,11 +154,11 @@ class FakeIsolated:
         self.environment = {"gpubench_version": "x"}
         return self.environment
 
-    def compile_points(self, points, on_report, limit_s):
+    def compile_points(self, points, on_report, limit_s, variants=()):
         assert self.environment is not None, "precompiled before start"
         if points == "boom":
             raise RuntimeError("boom")
-        self.calls.append(("precompile", points, limit_s))
+        self.calls.append(("precompile", points, limit_s, *([variants] if variants else [])))
 
     def wait_for_compile(self):
         self.calls.append("wait for compile")
@@ -250,7 +250,10 @@ def test_precompile_runs_on_every_worker_and_reports_the_slowest(dask):
     plan = Plan(bench, points, ("good",), "good", TimingPolicy(min_samples=1))
     heard = []
     runner.precompile(plan, heard.append, 60)  # started on every worker, in submission order
-    assert client.ran[-1] == (cluster._remote_precompile, ("s", "fake", points[::-1], 60))
+    assert client.ran[-1] == (
+        cluster._remote_precompile,
+        ("s", "fake", points[::-1], 60, ("good",)),
+    )
     client.outcomes = {n: [] for n in (1, 3)}
     runner.run(plan)
     assert client.ran[-1] == (cluster._remote_compile_report, ("s", "fake"))

@@ -347,3 +347,33 @@ def test_background_compiles_run_at_a_lower_cpu_priority(tmp_path):
     foreground = _GatedBackend()
     CompileCache(foreground, directory=tmp_path / "other").precompile(bench, points)
     assert foreground.niceness == [os.getpriority(os.PRIO_PROCESS, 0)] * 2
+
+
+def test_a_build_for_variants_that_name_their_kernels_asks_for_those_alone(tmp_path, monkeypatch):
+    from gpubench.engine.kernels import selection_options
+
+    assert selection_options(None) == []
+    assert selection_options(("a", "b")) == [
+        "-DGPUBENCH_SELECTED=1",
+        "-DGPUBENCH_WANTS_a=1",
+        "-DGPUBENCH_WANTS_b=1",
+    ]
+    bench = ScaleSuite()
+    point = {**bench.defaults(), "n": 7}
+    monkeypatch.setattr(ScaleSuite, "variant_kernels", {"good": ("scale",), "fast": ("scale", "x")})
+    assert bench.kernels_to_build(["good", "fast"]) == ("scale", "x")
+    assert bench.kernels_to_build(["good", "wrong"]) is None  # one unnamed: the whole file
+    assert bench.kernels_to_build([]) is None
+    backend = RecordingBackend()
+    cache = CompileCache(backend, directory=tmp_path)
+    cache.get(bench, point, ("good",))
+    cache.get(bench, point, ("good", "wrong"))
+    cache.get(bench, point, ("good",))  # the same build: from memory
+    assert [options for _, options, _ in backend.calls] == [
+        ["-DBROKEN=0", "-DGPUBENCH_SELECTED=1", "-DGPUBENCH_WANTS_scale=1"],
+        ["-DBROKEN=0"],
+    ]
+    report = CompileCache(RecordingBackend(), directory=tmp_path).precompile(
+        bench, [point], variants=("good",)
+    )
+    assert (report.configurations, report.cached) == (1, 1)  # the build `get` made, on disk

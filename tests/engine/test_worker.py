@@ -355,8 +355,9 @@ def test_the_compile_report_is_waited_for_at_most_its_limit():
     from gpubench.errors import EnvironmentProblem
 
     runner = _runner_with(silent := _StandInWorker())  # a worker that never answers
-    runner.precompile(SimpleNamespace(points=[{}]), lambda report: None, limit_s=7)
-    assert silent.sent == [("precompile", [{}])]  # sent at once: the worker is up
+    plan = SimpleNamespace(points=[{}], variants=("a", "b"))
+    runner.precompile(plan, lambda report: None, limit_s=7)
+    assert silent.sent == [("precompile", [{}], ("a", "b"))]  # sent at once: the worker is up
     with pytest.raises(EnvironmentProblem, match="compiling the sweep's kernels failed: None"):
         runner.wait_for_compile()
     assert silent.waits == [7] and runner._worker is None
@@ -420,7 +421,9 @@ def test_an_interrupt_kills_the_compiler_processes_of_the_background_compile(tmp
     import time
 
     plan, runner = _gated_sweep(tmp_path, monkeypatch)
-    runner.precompile(SimpleNamespace(points=plan.points[1:]), lambda report: None)
+    runner.precompile(
+        SimpleNamespace(points=plan.points[1:], variants=plan.variants), lambda report: None
+    )
     runner.start()
     pid_file = tmp_path / "compiler-pid"
     deadline = time.monotonic() + 30

@@ -210,3 +210,38 @@ def test_the_exploit_corpus_is_there():
 def test_every_exploit_kernel_compiles(source, arch, tmp_path):
     done = nvcc(arch, str(source), (), str(tmp_path))
     assert done.returncode == 0, f"{source.name}: {done.stderr}"
+
+
+def _entries(options: tuple[str, ...], tmp_path) -> set[str]:
+    ptx = tmp_path / "out.ptx"
+    source = str(source_path(registry.get("matmul")))
+    done = subprocess.run(["nvcc", "-arch=sm_90", "-ptx", "-o", str(ptx), *options, source],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return set(re.findall(r"^\.visible \.entry (\w+)\(", ptx.read_text(), re.MULTILINE))
+
+
+@NO_NVCC
+def test_a_build_that_names_its_kernels_holds_those_alone(tmp_path):
+    from gpubench.engine.kernels import selection_options
+
+    bench = registry.get("matmul")
+    every = set(bench.kernels_to_build([v.name for v in bench.variants]))
+    assert _entries((), tmp_path) == every  # named none: the whole file
+    assert _entries(tuple(selection_options(bench.kernels_to_build(["warp_tiled"]))), tmp_path) == {
+        "warp_tiled"
+    }
+    multistage = tuple(selection_options(bench.kernels_to_build(["multistage", "cublas"])))
+    assert _entries(multistage, tmp_path) == {"multistage", "multistage_edges"}
+
+
+def test_every_guarded_kernel_is_some_variant_s_and_every_variant_s_kernel_is_guarded():
+    bench = registry.get("matmul")
+    text = source_path(bench).read_text()
+    guarded = set(re.findall(r"^#if GPUBENCH_WANTS_(\w+)$", text, re.MULTILINE))
+    defaulted = set(re.findall(r"^#define GPUBENCH_WANTS_(\w+) 1$", text, re.MULTILINE))
+    declared = {kernel for kernels in bench.variant_kernels.values() for kernel in kernels}
+    kernel = r'^extern "C" __global__ void (?:__launch_bounds__\([^)]*\)\s*)?(\w+)\('
+    defined = set(re.findall(kernel, text, re.MULTILINE))
+    assert guarded == defaulted == declared == defined
+    assert set(bench.variant_kernels) == {v.name for v in bench.variants}
