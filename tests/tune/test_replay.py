@@ -160,3 +160,28 @@ def test_a_results_json_replays_like_its_log(tmp_path):
     assert not kernel_tuner_cache.looks_like(as_json)
     from_log, from_json = replay.load(log), replay.load(as_json)
     assert from_json.suite == "transpose" and from_json.entries == from_log.entries
+
+
+def test_a_cache_named_gz_is_written_compressed_and_reads_back_the_same(tmp_path):
+    import gzip
+
+    times = ten_times() | {(64, 16, 1): Status.COMPILE_FAILED}
+    recorded, plain = exported(tmp_path, times)
+    problem = recorded.space.problems[0]
+    packed = kernel_tuner_cache.export(problem, recorded.recording, tmp_path / "space.kt.json.gz")
+    assert packed.read_bytes()[:2] == b"\x1f\x8b"  # gzip's magic
+    assert json.loads(gzip.decompress(packed.read_bytes())) == json.loads(plain.read_text())
+    assert kernel_tuner_cache.looks_like(packed)
+    back, again = replay.prepare(None, str(packed)), replay.prepare(None, str(plain))
+    first, second = back.space.problems[0], again.space.problems[0]
+    assert [back.evaluate(first, i) for i in range(10)] == [
+        again.evaluate(second, i) for i in range(10)
+    ]
+
+
+def test_a_gz_that_is_not_gzip_is_one_line(tmp_path):
+    broken = tmp_path / "broken.kt.json.gz"
+    broken.write_bytes(b'{"device_name": "x"}')  # a plain file under a .gz name
+    with pytest.raises(ConfigError) as error:
+        kernel_tuner_cache.read(broken)
+    assert str(error.value).startswith(f"{broken}: cannot decompress it (")
