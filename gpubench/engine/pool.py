@@ -160,7 +160,7 @@ class DevicePool:
         """The devices, where they can be counted before any worker is up (None: the first
         worker counts them); a device that does not exist is refused before any starts."""
         count = host_gpu_count(self.backend)
-        if count is None:
+        if not count:  # none visible: the first worker says why, as it would alone
             return None
         indices = list(range(count)) if self.requested == "all" else list(self.requested)
         self._refuse_missing(indices, count)

@@ -483,6 +483,16 @@ def test_a_first_gpu_that_will_not_start_closes_the_others_started_with_it(
     assert [r.calls[-1] for r in fake_runners.made] == [("close", False)] * 3
 
 
+def test_no_gpu_counted_up_front_leaves_the_count_to_the_first_worker(fake_runners, monkeypatch):
+    from gpubench.engine import pool as pool_module
+    from gpubench.engine.pool import DevicePool
+
+    monkeypatch.setattr(pool_module, "host_gpu_count", lambda backend: 0)
+    fake_runners.count = 2
+    assert len(DevicePool("scale", "all", "pycuda").start()["devices"]) == 2
+    assert [r.spec.host_threads is not None for r in fake_runners.made] == [False, True]
+
+
 def test_one_gpu_alone_keeps_the_whole_host(fake_runners, monkeypatch):
     from gpubench.engine import pool as pool_module
     from gpubench.engine.pool import DevicePool
