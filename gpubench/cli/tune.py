@@ -109,7 +109,12 @@ def _export(recorded: Any, export_path: str) -> None:
     path = Path(export_path)
     for number, problem in enumerate(problems):
         target = path if len(problems) == 1 else path.with_suffix(f".{number}{path.suffix}")
-        kernel_tuner_cache.export(problem, recorded.recording, target)
+        try:
+            kernel_tuner_cache.export(problem, recorded.recording, target)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot write the Kernel Tuner cache ({exc.strerror or exc})", source=str(target)
+            ) from None
         click.echo(f"{problem.label}: {len(problem.configurations)} configuration(s) -> {target}")
 
 

@@ -143,3 +143,12 @@ def test_a_negative_seed_or_too_many_seeds_is_one_line(tmp_path, monkeypatch):
         "error: gpubench tune: Invalid value for '--seeds': 1000000000 is not in the range "
         "1<=x<=1000 (see 'gpubench tune --help')\n",
     )
+
+
+def test_an_export_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):
+    missing = tmp_path / "no" / "such" / "kt.json.gz"
+    result = tune(tmp_path, monkeypatch, "--replay", "space.jsonl", "--export-kt", str(missing))
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1] == (
+        f"error: {missing}: cannot write the Kernel Tuner cache (No such file or directory)"
+    )
