@@ -176,9 +176,11 @@ class DaskRunner:
         self.retried: list[dict[str, Any]] = []  # points the scheduler ran again after a death
         self.client: Any = None
         self._futures: list[Any] = []
-        self._compile: tuple[list[dict[str, Any]], Callable[[dict[str, Any]], None], float] | None
-        self._compile = None
-        self._compile_variants: tuple[str, ...] = ()
+        # The background compile asked for: (points, who hears the report, its limit, variants).
+        self._compile: (
+            tuple[list[dict[str, Any]], Callable[[dict[str, Any]], None], float, tuple[str, ...]]
+            | None
+        ) = None
 
     def start(self) -> dict[str, Any]:
         try:
@@ -235,22 +237,14 @@ class DaskRunner:
         the order the points are submitted; `on_report` hears the slowest's report when the
         run ends."""
         _, todo = remaining_work(plan, ())
-        self._compile = ([point for point, _ in todo], on_report, limit_s)
-        self._compile_variants = tuple(plan.variants)
+        self._compile = ([point for point, _ in todo], on_report, limit_s, tuple(plan.variants))
         if self.client is not None:
             self._start_compiles()
 
     def _start_compiles(self) -> None:
         assert self._compile is not None
-        points, _, limit_s = self._compile
-        self.client.run(
-            _remote_precompile,
-            self.suite,
-            self.backend,
-            points,
-            limit_s,
-            self._compile_variants,
-        )
+        points, _, limit_s, variants = self._compile
+        self.client.run(_remote_precompile, self.suite, self.backend, points, limit_s, variants)
 
     def _report_compiles(self) -> None:
         if self._compile is None:

@@ -114,6 +114,14 @@ class DevicePool:
             self.suite, index, self.backend, self._scope, host_threads=self._host_threads
         )
 
+    def _first_runner(self, index: int) -> IsolatedRunner:
+        """The runner of the first GPU: it compiles for all, asked before it starts (the
+        compile begins the moment it is up)."""
+        runner = IsolatedRunner(self._spec(index))
+        if self._compile is not None:
+            runner.precompile(*self._compile)
+        return runner
+
     def _other_runner(self, index: int) -> IsolatedRunner:
         """The runner of a GPU other than the first: its points wait for the builds the first
         worker compiles, as long as that compile may take."""
@@ -139,9 +147,7 @@ class DevicePool:
         if indices is None:
             return self._start_after_the_first()
         self._share_host(len(indices))
-        first = IsolatedRunner(self._spec(indices[0]))
-        if self._compile is not None:  # sent the moment it is up, before the others start
-            first.precompile(*self._compile)
+        first = self._first_runner(indices[0])
         others = [self._other_runner(i) for i in indices[1:]]
         spawned = [runner.spawn() for runner in others]  # spawned here, in the main thread
         errors: list[BaseException] = []
@@ -174,9 +180,7 @@ class DevicePool:
     def _start_after_the_first(self) -> dict[str, Any]:
         """The first worker counts the GPUs (a backend of the user's, or no NVML), then the
         others start, in parallel."""
-        first = IsolatedRunner(self._spec(0 if self.requested == "all" else self.requested[0]))
-        if self._compile is not None:
-            first.precompile(*self._compile)
+        first = self._first_runner(0 if self.requested == "all" else self.requested[0])
         environment = first.start()
         self.runners = [first]
         count = environment.get("device_count")

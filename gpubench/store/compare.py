@@ -138,6 +138,11 @@ def _rank(verdict: str) -> int:
     return next((rank for word, rank in _ORDER.items() if verdict.startswith(word)), 5)
 
 
+def _unjudged(new: Result, before: float | None, after: float | None, verdict: str) -> Comparison:
+    """A pair with no change to judge: no ratio, no noise, the verdict says why."""
+    return Comparison(new.point, new.variant, before, after, None, None, verdict)
+
+
 def _compare_one(base: Result | None, new: Result, threshold: float, metric: Metric) -> Comparison:
     if base is None:
         return Comparison(
@@ -146,25 +151,9 @@ def _compare_one(base: Result | None, new: Result, threshold: float, metric: Met
     before, after = _value(base, metric), _value(new, metric)
     if base.status.is_measured and new.status.is_failure:
         # Worse than any slowdown: it was right and measured, now it fails.
-        return Comparison(
-            new.point,
-            new.variant,
-            before,
-            after,
-            None,
-            None,
-            f"broken ({base.status} → {new.status})",
-        )
+        return _unjudged(new, before, after, f"broken ({base.status} → {new.status})")
     if not (base.status.is_measured and new.status.is_measured) or not before or after is None:
-        return Comparison(
-            new.point,
-            new.variant,
-            before,
-            after,
-            None,
-            None,
-            f"not measured ({base.status} → {new.status})",
-        )
+        return _unjudged(new, before, after, f"not measured ({base.status} → {new.status})")
     change = after / before - 1
     # A one-sample run has no noise figure (null in its file): only the threshold judges it.
     noise = max(

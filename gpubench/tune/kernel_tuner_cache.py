@@ -62,7 +62,7 @@ def _open_bytes(path: str | os.PathLike[str]) -> Any:
     return gzip.open(path, "rb") if _compressed(path) else open(path, "rb")
 
 
-def _read_text(path: str | os.PathLike[str]) -> str:
+def read_text(path: str | os.PathLike[str]) -> str:
     """The file's text, decompressed where its name ends in .gz; at most MAX_BYTES of it."""
     with _open_bytes(path) as handle:
         raw = handle.read(MAX_BYTES + 1)
@@ -131,7 +131,7 @@ def _document(path: str | os.PathLike[str]) -> dict[str, Any]:
     if os.path.getsize(path) > MAX_BYTES:
         raise ConfigError("a Kernel Tuner cache larger than 512 MiB", source=source)
     try:
-        text = _read_text(path)
+        text = read_text(path)
     except (OSError, EOFError) as exc:  # a .gz that is not gzip, or cut short
         raise ConfigError(f"cannot decompress it ({exc})", source=source) from None
     for attempt in (text, text.rstrip().rstrip(",") + "}\n}"):

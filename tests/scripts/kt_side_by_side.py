@@ -13,7 +13,6 @@ is charged for the first N distinct configurations it evaluated. Prints one Mark
 
 from __future__ import annotations
 
-import gzip
 import json
 import statistics
 import sys
@@ -21,7 +20,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from gpubench.tune import replay, search, strategies
+from gpubench.tune import kernel_tuner_cache, replay, search, strategies
 
 BUDGETS = (0.05, 0.10, 0.20)
 KT_STRATEGIES = ("random_sample", "genetic_algorithm", "pso", "simulated_annealing",
@@ -74,8 +73,7 @@ def main(argv: list[str]) -> None:
     path = argv[1]
     seeds = int(argv[2]) if len(argv) > 2 else 50
     chosen = tuple(argv[3:]) or KT_STRATEGIES
-    raw = Path(path).read_bytes()
-    text = gzip.decompress(raw) if path.endswith(".gz") else raw
+    text = kernel_tuner_cache.read_text(path).encode("utf-8")  # decompressed where .gz
     document = json.loads(text)
     size = len(document["cache"])
     budgets = [max(1, round(size * share)) for share in BUDGETS]
