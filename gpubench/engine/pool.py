@@ -261,8 +261,10 @@ class DevicePool:
             on_report({**compiled, "devices": len(self.runners)})
 
         self._compile = (dataclasses.replace(plan, points=order), report, limit_s)
-        if self.runners:
+        if self.runners:  # asked after the start (a tuning run's next round)
             self.runners[0].precompile(*self._compile)
+            for runner in self.runners[1:]:
+                runner.builds_compiled_elsewhere = limit_s
 
     def close(self, graceful: bool = True) -> dict[str, Any]:
         self._stop.set()

@@ -123,6 +123,9 @@ class Plan:
     policy: timing.TimingPolicy
     # Record one run's per-step spans (`--timeline`).
     timeline: bool = False
+    # A tuning run's bar: timing stops early, the result `pruned`, where even the fastest of
+    # a configuration's first samples is slower than this (gpubench.tune.live).
+    give_up_above_ms: float | None = None
 
     @property
     def flush_l2(self) -> bool:
@@ -140,7 +143,9 @@ class Plan:
     def settings(self) -> PlanSettings:
         """The plan as it travels to a worker: everything but the suite (the worker has its
         own, loaded once) and the points (sent one at a time)."""
-        return PlanSettings(self.variants, self.baseline, self.policy, self.timeline)
+        return PlanSettings(
+            self.variants, self.baseline, self.policy, self.timeline, self.give_up_above_ms
+        )
 
 
 @dataclass(frozen=True)
@@ -149,9 +154,18 @@ class PlanSettings:
     baseline: str
     policy: timing.TimingPolicy
     timeline: bool = False
+    give_up_above_ms: float | None = None
 
     def plan(self, bench: Benchmark, points: list[Point]) -> Plan:
-        return Plan(bench, points, self.variants, self.baseline, self.policy, self.timeline)
+        return Plan(
+            bench,
+            points,
+            self.variants,
+            self.baseline,
+            self.policy,
+            self.timeline,
+            self.give_up_above_ms,
+        )
 
 
 def _compiler_excerpt(output: str, limit: int = 12) -> str:

@@ -621,6 +621,9 @@ class VariantRun:
         elif self.implausible:
             outcome["status"] = Status.IMPLAUSIBLE
             outcome["reason"] = self.implausible
+        elif measurement.gave_up:
+            outcome["status"] = Status.PRUNED
+            outcome["reason"] = gave_up_reason(measurement, self.plan.give_up_above_ms)
         return outcome
 
     def failed_launch(self, exc: KernelLaunchError, when: str = "") -> Outcome:
@@ -640,6 +643,16 @@ class VariantRun:
         for buffer in self.owned.values():
             self.backend.free(buffer)
         self.owned.clear()
+
+
+def gave_up_reason(measurement: timing.Measurement, bar_ms: float | None) -> str:
+    """Why timing stopped early, with the evidence: the samples, the fastest, the bar."""
+    fastest = min(measurement.samples_ms)
+    return (
+        f"timing stopped after {len(measurement.samples_ms)} samples: the fastest, "
+        f"{fastest:.4g} ms, is slower than the tuning run's bar of {bar_ms or 0:.4g} ms "
+        "(the best so far plus its margin); verified, not ranked"
+    )
 
 
 def unverified_reason(bench: Any, variant: str, checker: Checker) -> str | None:
@@ -723,7 +736,13 @@ def measure(
 
         one_run = min(hot(1) for _ in range(3))
         runs = timing.hot_runs_per_sample(one_run, policy)
-        return timing.measure(lambda: hot(runs), policy, runs_per_sample=runs, **throttle)
+        return timing.measure(
+            lambda: hot(runs),
+            policy,
+            runs_per_sample=runs,
+            give_up_above_ms=plan.give_up_above_ms,
+            **throttle,
+        )
 
     def cold(wanted: int) -> timing.Batch:
         # Only flushed samples share a batch: the flush keeps the GPU busy while the host
@@ -737,7 +756,7 @@ def measure(
             after_each(elapsed)
         return batch
 
-    return timing.measure_batches(cold, policy, **throttle)
+    return timing.measure_batches(cold, policy, give_up_above_ms=plan.give_up_above_ms, **throttle)
 
 
 # Untrusted mode: the share of timed runs after which the inputs are compared with the set

@@ -41,6 +41,7 @@ Status = Literal[
     "skipped",
     "unverified",
     "implausible",
+    "pruned",
 ]
 
 

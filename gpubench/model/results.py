@@ -43,6 +43,10 @@ class Status(StrEnum):
     # Verified, but the timing cannot stand: faster than the hardware can go (the ceiling it
     # broke is named), or the run left work or threads behind. Shown, never ranked.
     IMPLAUSIBLE = "implausible"
+    # Verified, but timing stopped early in a tuning run: even the fastest of its first
+    # samples was slower than the best so far plus a margin. The samples are kept as the
+    # evidence; never ranked.
+    PRUNED = "pruned"
 
     @property
     def is_measured(self) -> bool:
@@ -53,7 +57,13 @@ class Status(StrEnum):
     def is_failure(self) -> bool:
         """Failures make a sweep's exit code 3; a skipped shape is a stated decision, an
         unstable result a measured one with a warning, an unverified one a stated fact."""
-        return self not in (Status.OK, Status.UNSTABLE, Status.SKIPPED, Status.UNVERIFIED)
+        return self not in (
+            Status.OK,
+            Status.UNSTABLE,
+            Status.SKIPPED,
+            Status.UNVERIFIED,
+            Status.PRUNED,
+        )
 
 
 @dataclass

@@ -119,6 +119,10 @@ class Measurement:
     clock_capped: bool = False
     # Where the loop's time went (GPU time from the events, the host's own work).
     loop: LoopTime | None = None
+    # True when sampling stopped early because even the fastest sample was slower than
+    # `give_up_above_ms` (a tuning run's best so far, with its margin): the samples are the
+    # evidence, the figure is not a result to rank.
+    gave_up: bool = False
 
 
 @dataclass
@@ -170,6 +174,7 @@ def measure(
     clock_mhz: Callable[[], float | None] | None = None,
     max_clock_mhz: float | None = None,
     runs_per_sample: int = 1,
+    give_up_above_ms: float | None = None,
 ) -> Measurement:
     """Warm up, then take samples one at a time until the stopping rule says enough
     (`measure_batches` with batches of one: the SM clock read after every sample).
@@ -188,6 +193,7 @@ def measure(
         max_clock_mhz=max_clock_mhz,
         runs_per_sample=runs_per_sample,
         max_batch=1,
+        give_up_above_ms=give_up_above_ms,
     )
 
 
@@ -200,6 +206,7 @@ def measure_batches(
     max_clock_mhz: float | None = None,
     runs_per_sample: int = 1,
     max_batch: int = NOISE_CHECK_EVERY,
+    give_up_above_ms: float | None = None,
 ) -> Measurement:
     """Warm up, then take samples in batches until the stopping rule says enough.
 
@@ -213,8 +220,12 @@ def measure_batches(
     batch is discarded whole), and the host-clock budget is checked after a batch, whose
     size is then held to what the time left allows at the pace seen so far. The first
     min_samples samples are taken one at a time; then batches of 2, 4, up to `max_batch`.
+
+    `give_up_above_ms` (a tuning run's bar): at each point where the rule could stop, once
+    min_samples samples are kept, sampling ends early (`gave_up`) if even the fastest kept
+    sample is above it; the bar is per run, so a hot sample's per-run average is compared.
     """
-    loop = _Loop(take, policy, host_clock, runs_per_sample, max_batch)
+    loop = _Loop(take, policy, host_clock, runs_per_sample, max_batch, give_up_above_ms)
     floor = policy.throttle_threshold * max_clock_mhz if clock_mhz and max_clock_mhz else None
     got = _Samples(floor, policy.min_samples, runs_per_sample)
     loop.warm_up()
@@ -299,7 +310,9 @@ class _Loop:
     host_clock: Callable[[], float]
     runs_per_sample: int
     max_batch: int
+    give_up_above_ms: float | None = None
     attempts: int = 0
+    gave_up: bool = False
     size: int = 2  # the next batch's size before the limits: doubles up to max_batch
     time: LoopTime = field(default_factory=LoopTime)
 
@@ -355,11 +368,16 @@ class _Loop:
         got.add(sample, clock)
         policy, count = self.policy, len(got.kept)
         verdict: bool | None = None
+        decision = count >= policy.min_samples and (
+            count % NOISE_CHECK_EVERY == 0 or count == policy.min_samples
+        )
         # The noise estimate is O(n); checking it every few samples keeps the loop cheap.
-        if (
-            count >= policy.min_samples
+        if decision and self.cannot_win(got):
+            self.gave_up = True
+            verdict = robust_noise(got.kept) <= policy.target_noise
+        elif (
+            decision
             and got.total_ms * 1e-3 >= policy.min_time_s
-            and (count % NOISE_CHECK_EVERY == 0 or count == policy.min_samples)
             and robust_noise(got.kept) <= policy.target_noise
         ):
             verdict = True
@@ -367,6 +385,12 @@ class _Loop:
             verdict = self.out_of_budget(got)
         self.time.rule_s += time.perf_counter() - started
         return verdict
+
+    def cannot_win(self, got: _Samples) -> bool:
+        """Even the fastest kept sample is above the bar: more samples cannot bring the
+        median under it."""
+        bar = self.give_up_above_ms
+        return bar is not None and bool(got.kept) and min(got.kept) > bar
 
     def out_of_budget(self, got: _Samples) -> bool:
         # Never empty-handed: with no sample kept, every one was held down (capped).
@@ -383,6 +407,7 @@ class _Loop:
             statistics.median(got.clocks) if got.clocks else None,
             got.capped,
             self.time,
+            self.gave_up,
         )
 
 

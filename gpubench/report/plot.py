@@ -248,3 +248,41 @@ def draw(chart: Chart, path: str, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
+
+
+def draw_search_curves(scored: dict[str, list[Any]], path: str, title: str) -> None:
+    """Tuning strategies side by side: per problem a panel, per strategy the median over
+    seeds of best found / optimum against evaluations (gpubench.tune.search.ProblemScore)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [problem.label for problem in next(iter(scored.values()))]
+    columns = min(len(labels), 3)
+    rows = -(-len(labels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, 4.8 * rows), squeeze=False)
+    for i, label in enumerate(labels):
+        ax = axes[i // columns][i % columns]
+        for n, (strategy, problems) in enumerate(scored.items()):
+            problem = problems[i]
+            shown = [(k + 1, r) for k, r in enumerate(problem.median_ratio) if r != float("inf")]
+            ax.plot(
+                [k for k, _ in shown],
+                [r for _, r in shown],
+                ls=("-", "--", ":", "-.")[(n // 10) % 4],
+                color=f"C{n % 10}",
+                label=f"{strategy} ({problem.within:.0%} within 5%)",
+            )
+        ax.axhline(1.05, color="grey", lw=0.8, ls=":")
+        ax.set_xlabel(f"evaluations (of {problems[i].configurations} configurations)")
+        ax.set_ylabel("median best found / optimum")
+        ax.set_title(f"{label} · optimum {problems[i].optimum_ms:.4g} ms", fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    for j in range(len(labels), rows * columns):
+        axes[j // columns][j % columns].axis("off")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)

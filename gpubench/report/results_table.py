@@ -22,6 +22,7 @@ STATUS_STYLE = {
     Status.SKIPPED: "yellow",
     Status.UNVERIFIED: "yellow",
     Status.IMPLAUSIBLE: "bold red",
+    Status.PRUNED: "dim",
 }
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 # The statuses whose time counts: measured and checked.
 CANDIDATE_STATUSES = ("ok", "unstable")
+# Verified and timed in part (gpubench tune's early stop): a hint, never a candidate.
+PRUNED = "pruned"
 
 
 @dataclass(frozen=True)
@@ -14,10 +16,18 @@ class Outcome:
     status: str
     # The recorded median in milliseconds; None for a failure.
     time_ms: float | None = None
+    # What a strategy may learn from a configuration that is no candidate but was timed: a
+    # pruned one's median over the samples it got (never a winner).
+    hint_ms: float | None = None
 
     @property
     def valid(self) -> bool:
         return self.time_ms is not None
+
+    @property
+    def learned_ms(self) -> float | None:
+        """The time a strategy is told: the median, else the hint; None for a failure."""
+        return self.time_ms if self.time_ms is not None else self.hint_ms
 
 
 @dataclass

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpubench.errors import ConfigError
-from gpubench.tune.recording import CANDIDATE_STATUSES, Outcome, Recording
+from gpubench.tune.recording import CANDIDATE_STATUSES, PRUNED, Outcome, Recording
 from gpubench.tune.space import Problem, Space
 
 
@@ -23,6 +23,8 @@ def outcome_of(result: Any) -> Outcome:
     status = str(result.status)
     if status in CANDIDATE_STATUSES and result.median_ms is not None:
         return Outcome(status, float(result.median_ms))
+    if status == PRUNED and result.median_ms is not None:
+        return Outcome(status, hint_ms=float(result.median_ms))
     return Outcome(status)
 
 

@@ -38,6 +38,11 @@ class Strategy(Protocol):
         """The outcome of the configuration proposed: its time, or None for a failure."""
         ...
 
+    def seen(self, index: int, time_ms: float | None) -> None:
+        """The outcome of a configuration evaluated before (a resumed search): never
+        proposed again, learnt from as if proposed."""
+        ...
+
 
 class Ordered:
     """Configurations in a fixed order: the space's (exhaustive) or a seeded shuffle."""
@@ -45,14 +50,20 @@ class Ordered:
     def __init__(self, order: list[int]) -> None:
         self._order = order
         self._next = 0
+        self._seen: set[int] = set()
 
     def propose(self) -> int:
+        while self._order[self._next] in self._seen:
+            self._next += 1
         index = self._order[self._next]
         self._next += 1
         return index
 
     def learn(self, index: int, time_ms: float | None) -> None:
         """Nothing to learn: the order is fixed."""
+
+    def seen(self, index: int, time_ms: float | None) -> None:
+        self._seen.add(index)
 
 
 def check_name(name: str) -> str:
@@ -152,6 +163,10 @@ class OptunaStrategy:
         index = int(np.argmin(distance))
         self._spent[index] = True
         return index
+
+    def seen(self, index: int, time_ms: float | None) -> None:
+        self._spent[index] = True
+        self.learn(index, time_ms)
 
     def learn(self, index: int, time_ms: float | None) -> None:
         params = dict(zip(self._names, self._coordinates[index], strict=True))

@@ -1,0 +1,283 @@
+"""Live tuning: a strategy's proposals measured on the GPU by the sweep engine, round by round.
+
+One set of workers serves the whole run (started once, its compile cache warm). Each round the
+strategy proposes a batch of configurations; their builds compile in parallel in the
+background while the first of them are measured (each point waits only for its own build),
+with every check a sweep makes. Timing stops early where even the fastest of a configuration's
+first samples is slower than the best so far plus `PRUNE_MARGIN` (the result is `pruned`,
+its samples the evidence, never ranked). At the end the few best are measured again on fresh
+inputs with the sweep's full noise target, and the winner is the best of that confirmation,
+not a lucky sample of the search. Every result goes to the results log as it comes, so
+`--resume` continues a run: the configurations it holds count against the budget and teach
+the strategy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpubench.engine import interrupts, planning
+from gpubench.engine.observed_run import Collect, ObserverFactory
+from gpubench.engine.runner import SweepRunner, compile_in_background
+from gpubench.engine.spread import Spread
+from gpubench.load.config import SweepSpec
+from gpubench.model.notices import Notice
+from gpubench.model.results import Result, ResultSet, point_key
+from gpubench.store import outputs
+from gpubench.tune import search, strategies
+from gpubench.tune.replay import outcome_of
+from gpubench.tune.search import Budget, Run, Step
+from gpubench.tune.space import Problem, Space
+
+# A configuration whose fastest sample so far is this much slower than the best median so
+# far cannot win: its timing stops (the tune's own noise allowance, the replay's WITHIN).
+PRUNE_MARGIN = 0.05
+# The best configurations measured again at the end, the winner chosen among them.
+CONFIRM_DEFAULT = 3
+# Configurations per round where --batch is not given: as many as compile at once (nvcc
+# processes: kernels.compile_workers), so a round's builds take about one build's time.
+MAX_AUTO_BATCH = 32
+
+
+@dataclass(frozen=True)
+class Settings:
+    strategy: str = strategies.DEFAULT
+    budget: Budget = field(default_factory=lambda: Budget(percent=10))
+    seed: int = 0
+    batch: int | None = None  # None: auto_batch()
+    confirm: int = CONFIRM_DEFAULT
+    prune: bool = True
+
+
+@dataclass
+class Round:
+    """One round's outcome, for the progress line."""
+
+    problem: Problem
+    run: Run
+    number: int
+    evaluated: int
+    seconds: float
+
+
+@dataclass
+class ProblemOutcome:
+    problem: Problem
+    run: Run
+    # The configurations measured again at the end (index, result), best first.
+    confirmed: list[tuple[int, Result]] = field(default_factory=list)
+    resumed: int = 0  # evaluations a resumed log held
+    wall_s: float = 0.0
+
+    @property
+    def winner(self) -> tuple[int, Result] | None:
+        return self.confirmed[0] if self.confirmed else None
+
+    @property
+    def margin(self) -> float | None:
+        """How much slower the confirmed runner-up is than the winner."""
+        if len(self.confirmed) < 2:
+            return None
+        best, second = (r.median_ms for _, r in self.confirmed[:2])
+        return second / best - 1 if best and second else None
+
+    def count(self, status: str) -> int:
+        return sum(step.outcome.status == status for step in self.run.steps)
+
+    @property
+    def failed(self) -> int:
+        return sum(
+            not step.outcome.valid and step.outcome.status != "pruned" for step in self.run.steps
+        )
+
+
+@dataclass
+class LiveOutcome:
+    bench: Any
+    space: Space
+    result_set: ResultSet
+    files: outputs.OutputPlan
+    problems: list[ProblemOutcome]
+    interrupted: bool
+    wall_s: float
+    batch: int
+
+
+def auto_batch(spread: Spread) -> int:
+    """Configurations per round: as many as compile at once, at least two per GPU."""
+    import os
+
+    from gpubench.engine import kernels
+
+    workers = kernels.compile_workers() or min(MAX_AUTO_BATCH, os.cpu_count() or 1)
+    gpus = len(spread.devices) if isinstance(spread.devices, list) else 1
+    return max(workers, 2 * gpus, 1)
+
+
+def tune(
+    spec: SweepSpec,
+    request: outputs.OutputRequest,
+    spread: Spread,
+    settings: Settings,
+    note: Callable[[Notice], None],
+    observers: Sequence[ObserverFactory] = (outputs.results_log,),
+    on_step: Callable[[Run, Step], None] | None = None,
+    on_round: Callable[[Round], None] | None = None,
+) -> LiveOutcome:
+    """Search each problem of the sweep on the GPU (see the module's docstring)."""
+    from gpubench.tune import space as spaces
+
+    started = time.perf_counter()
+    plan = planning.plan_sweep(spec, request, None, spread.backend, local=not spread.scheduler)
+    for line in plan.notes:
+        note(line)
+    entries = [(point, variant) for point in plan.points for variant in plan.run.variants]
+    space = spaces.of_suite(plan.bench, entries, spec.source)
+    strategies.check_installed(settings.strategy)
+    batch = settings.batch or auto_batch(spread)
+    runner = spread.runner(plan.suite, plan.backend)
+    environment = runner.start()
+    interrupted = False
+    outcomes: list[ProblemOutcome] = []
+    try:
+        stamp = plan.checked_fingerprint(environment)
+        note(plan.starting(environment))
+        result_set = plan.result_set(environment, {})
+        header = plan.log_header(stamp, environment)
+        rounds = _Rounds(runner, plan, note)
+        with contextlib.ExitStack() as entered:
+            runner.observers = [Collect(result_set)]
+            for make in observers:
+                made = make(plan.files, header)
+                if made is not None:
+                    runner.observers.append(entered.enter_context(made))
+            try:
+                with interrupts.terminate_as_interrupt():
+                    for problem in space.problems:
+                        outcome = ProblemOutcome(problem, Run(problem))
+                        outcomes.append(outcome)
+                        _search(rounds, outcome, settings, batch, plan.previous, on_step, on_round)
+                        outcome.confirmed = rounds.confirm(problem, outcome.run, settings.confirm)
+            except KeyboardInterrupt:
+                interrupts.ignore_interrupts()
+                interrupted = True
+    finally:
+        end = runner.close(graceful=not interrupted)
+    result_set.environment["end"] = end
+    result_set.environment["worker_restarts"] = runner.restarts
+    return LiveOutcome(
+        plan.bench,
+        space,
+        result_set,
+        plan.files,
+        outcomes,
+        interrupted,
+        time.perf_counter() - started,
+        batch,
+    )
+
+
+def _search(
+    rounds: _Rounds,
+    outcome: ProblemOutcome,
+    settings: Settings,
+    batch: int,
+    previous: list[Result],
+    on_step: Callable[[Run, Step], None] | None,
+    on_round: Callable[[Round], None] | None,
+) -> None:
+    problem, run = outcome.problem, outcome.run
+    started = time.perf_counter()
+    strategy = strategies.make(settings.strategy, problem, settings.seed)
+    earlier = {(point_key(r.point), r.variant): r for r in previous}
+    for index, (point, variant) in enumerate(problem.entries):
+        found = earlier.get((point_key(point), variant))
+        if found is not None:
+            earlier_outcome = outcome_of(found)
+            strategy.seen(index, earlier_outcome.learned_ms)
+            run.add(index, earlier_outcome)
+            outcome.resumed += 1
+    evaluations = settings.budget.for_problem(len(problem.configurations))
+    seconds = settings.budget.seconds
+
+    def out_of_time() -> bool:
+        return seconds is not None and time.perf_counter() - started >= seconds
+
+    def evaluate(problem: Problem, indices: list[int]) -> list[Any]:
+        best = run.best
+        bar = best.best_ms * (1 + PRUNE_MARGIN) if best and settings.prune else None
+        began = time.perf_counter()
+        results = rounds.measure(problem, indices, bar)
+        if on_round is not None:
+            number = rounds.count
+            on_round(Round(problem, run, number, len(indices), time.perf_counter() - began))
+        return [outcome_of(r) if r is not None else _lost() for r in results]
+
+    search.search(problem, evaluate, strategy, evaluations, on_step, batch, run, out_of_time)
+    outcome.wall_s = time.perf_counter() - started
+
+
+def _lost() -> Any:
+    from gpubench.tune.recording import Outcome
+
+    return Outcome("not_measured")
+
+
+class _Rounds:
+    """Rounds of configurations measured by one runner: each a plan of just those points."""
+
+    def __init__(self, runner: SweepRunner, plan: planning.SweepPlan, note: Any) -> None:
+        self.runner = runner
+        self.plan = plan
+        self.note = note
+        self.count = 0
+
+    def measure(
+        self, problem: Problem, indices: list[int], bar_ms: float | None = None
+    ) -> list[Result | None]:
+        """The result of each configuration (None where the run left none: interrupted)."""
+        self.count += 1
+        bench = self.plan.bench
+        reference = getattr(bench, "reference_variant", None)
+        by_variant: dict[str, list[dict[str, Any]]] = {}
+        for index in indices:
+            point, variant = problem.entries[index]
+            by_variant.setdefault(variant, []).append(point)
+        found: dict[tuple[str, str], Result] = {}
+        for variant, points in by_variant.items():
+            # A kernel file's variants are checked against its reference variant's outputs:
+            # it runs first at each point.
+            variants = (reference, variant) if reference and reference != variant else (variant,)
+            sub = dataclasses.replace(
+                self.plan.run, points=points, variants=variants, give_up_above_ms=bar_ms
+            )
+            compile_in_background(self.runner, sub, self.note)
+            for result in self.runner.run(sub):
+                found[(point_key(result.point), result.variant)] = result
+        return [found.get((point_key(p), v)) for p, v in (problem.entries[i] for i in indices)]
+
+    def confirm(self, problem: Problem, run: Run, count: int) -> list[tuple[int, Result]]:
+        """The `count` best configurations measured again (no early stop), best first; one
+        whose confirmation is no candidate (it failed, or its timing cannot stand) is left
+        out."""
+        valid = sorted(
+            {s.index: s.outcome.time_ms for s in run.steps if s.outcome.time_ms}.items(),
+            key=lambda item: item[1],
+        )
+        chosen = [index for index, _ in valid[:count]]
+        if not chosen:
+            return []
+        results = self.measure(problem, chosen)
+        paired = [(i, r) for i, r in zip(chosen, results, strict=True) if r is not None]
+
+        def order(pair: tuple[int, Result]) -> tuple[int, float]:
+            time_ms = outcome_of(pair[1]).time_ms
+            return (0, time_ms) if time_ms is not None else (1, 0.0)
+
+        paired.sort(key=order)
+        return [pair for pair in paired if outcome_of(pair[1]).time_ms is not None]
