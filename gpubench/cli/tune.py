@@ -283,12 +283,11 @@ def _live(
         notes_to(err),
         on_step=report.step,
         on_round=report.round,
+        on_problem=report.summary,
     )
     from gpubench.engine.session import protect_outputs
 
     with protect_outputs():
-        for problem in outcome.problems:
-            report.summary(problem)
         _save_live(outcome, err)
     if outcome.interrupted:
         err.print(f"interrupted: kept {len(outcome.result_set.results)} finished result(s)")
@@ -345,11 +344,13 @@ class _LiveReport:
             click.echo("  no valid configuration confirmed")
             return
         index, result = winner
-        noise = (result.summary or {}).get("noise")
-        line = (
-            f"  best (confirmed, {len(problem.confirmed)} measured again): "
-            f"{problem.problem.describe(index)}, {result.median_ms:.4g} ms"
+        noise = (result.summary or {}).get("rel_noise")
+        how = (
+            "unconfirmed: --confirm 0"
+            if problem.unconfirmed
+            else f"confirmed, {len(problem.confirmed)} measured again"
         )
+        line = f"  best ({how}): {problem.problem.describe(index)}, {result.median_ms:.4g} ms"
         if isinstance(noise, float):
             line += f" (noise {noise:.1%})"
         if problem.margin is not None:

@@ -26,7 +26,7 @@ from gpubench.engine.observed_run import Collect, ObserverFactory
 from gpubench.engine.runner import SweepRunner, compile_in_background
 from gpubench.engine.spread import Spread
 from gpubench.load.config import SweepSpec
-from gpubench.model.notices import Notice
+from gpubench.model.notices import CompileStopped, Notice
 from gpubench.model.results import Result, ResultSet, point_key
 from gpubench.store import outputs
 from gpubench.tune import search, strategies
@@ -73,10 +73,19 @@ class ProblemOutcome:
     confirmed: list[tuple[int, Result]] = field(default_factory=list)
     resumed: int = 0  # evaluations a resumed log held
     wall_s: float = 0.0
+    # Each configuration's result in the search (a resumed log's included).
+    results: dict[int, Result] = field(default_factory=dict)
+    # No confirmation asked for (--confirm 0): the winner is the search's best as measured.
+    unconfirmed: bool = False
 
     @property
     def winner(self) -> tuple[int, Result] | None:
-        return self.confirmed[0] if self.confirmed else None
+        if self.confirmed:
+            return self.confirmed[0]
+        best = self.run.best
+        if self.unconfirmed and best is not None and best.best_index is not None:
+            return best.best_index, self.results[best.best_index]
+        return None
 
     @property
     def margin(self) -> float | None:
@@ -128,8 +137,10 @@ def tune(
     observers: Sequence[ObserverFactory] = (outputs.results_log,),
     on_step: Callable[[Run, Step], None] | None = None,
     on_round: Callable[[Round], None] | None = None,
+    on_problem: Callable[[ProblemOutcome], None] | None = None,
 ) -> LiveOutcome:
-    """Search each problem of the sweep on the GPU (see the module's docstring)."""
+    """Search each problem of the sweep on the GPU (see the module's docstring); each step,
+    round and finished problem told to the callbacks as it comes."""
     from gpubench.tune import space as spaces
 
     started = time.perf_counter()
@@ -163,6 +174,9 @@ def tune(
                         outcomes.append(outcome)
                         _search(rounds, outcome, settings, batch, plan.previous, on_step, on_round)
                         outcome.confirmed = rounds.confirm(problem, outcome.run, settings.confirm)
+                        outcome.unconfirmed = settings.confirm == 0
+                        if on_problem is not None:
+                            on_problem(outcome)
             except KeyboardInterrupt:
                 interrupts.ignore_interrupts()
                 interrupted = True
@@ -170,6 +184,9 @@ def tune(
         end = runner.close(graceful=not interrupted)
     result_set.environment["end"] = end
     result_set.environment["worker_restarts"] = runner.restarts
+    # One result per configuration, as the log reads back: a confirmation replaces the search's.
+    latest = {(point_key(r.point), r.variant): r for r in result_set.results}
+    result_set.results[:] = list(latest.values())
     return LiveOutcome(
         plan.bench,
         space,
@@ -198,6 +215,7 @@ def _search(
     for index, (point, variant) in enumerate(problem.entries):
         found = earlier.get((point_key(point), variant))
         if found is not None:
+            outcome.results[index] = found
             earlier_outcome = outcome_of(found)
             strategy.seen(index, earlier_outcome.learned_ms)
             run.add(index, earlier_outcome)
@@ -208,14 +226,17 @@ def _search(
     def out_of_time() -> bool:
         return seconds is not None and time.perf_counter() - started >= seconds
 
+    done = [0]  # rounds of this problem
+
     def evaluate(problem: Problem, indices: list[int]) -> list[Any]:
         best = run.best
         bar = best.best_ms * (1 + PRUNE_MARGIN) if best and settings.prune else None
         began = time.perf_counter()
         results = rounds.measure(problem, indices, bar)
+        outcome.results.update((i, r) for i, r in zip(indices, results, strict=True) if r)
+        done[0] += 1
         if on_round is not None:
-            number = rounds.count
-            on_round(Round(problem, run, number, len(indices), time.perf_counter() - began))
+            on_round(Round(problem, run, done[0], len(indices), time.perf_counter() - began))
         return [outcome_of(r) if r is not None else _lost() for r in results]
 
     search.search(problem, evaluate, strategy, evaluations, on_step, batch, run, out_of_time)
@@ -234,14 +255,14 @@ class _Rounds:
     def __init__(self, runner: SweepRunner, plan: planning.SweepPlan, note: Any) -> None:
         self.runner = runner
         self.plan = plan
-        self.note = note
-        self.count = 0
+        # A round's compile report is no news (the round's line says what it took); a
+        # compile that stopped is.
+        self.note = lambda notice: note(notice) if isinstance(notice, CompileStopped) else None
 
     def measure(
         self, problem: Problem, indices: list[int], bar_ms: float | None = None
     ) -> list[Result | None]:
         """The result of each configuration (None where the run left none: interrupted)."""
-        self.count += 1
         bench = self.plan.bench
         reference = getattr(bench, "reference_variant", None)
         by_variant: dict[str, list[dict[str, Any]]] = {}

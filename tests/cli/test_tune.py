@@ -79,16 +79,42 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path, monkeypatch):
     failed = dict.fromkeys(ten_times(), Status.INCORRECT)
     cases = {
         (*replay, "--budget", "0"): "error: command line: --budget: expected a number of "
-        "evaluations above 0 (25) or a percentage of the space in (0, 100] (10%), got '0'",
+        "evaluations above 0 (25), a percentage of the space in (0, 100] (10%) or a wall time "
+        "per problem (90s, 5m), got '0'",
+        (*replay, "--budget", "0s"): "error: command line: --budget: expected a number of "
+        "evaluations above 0 (25), a percentage of the space in (0, 100] (10%) or a wall time "
+        "per problem (90s, 5m), got '0s'",
+        (*replay, "--budget", "90s"): "error: --budget: a replay has no wall time to spend: "
+        "give the budget in evaluations (25) or as a percentage (10%)",
         (*replay, "--strategy", "annealing"): "error: command line: --strategy: unknown "
         "strategy 'annealing'; strategies: exhaustive, random, tpe, cmaes, gp, qmc",
-        ("space.yaml",): "error: command line: --replay: live tuning is not there yet: give "
-        "--replay LOG, a recorded exhaustive sweep",
+        (*replay, "--strategy", "tpe,annealing", "--seeds", "2"): "error: command line: "
+        "--strategy: unknown strategy 'annealing'; strategies: exhaustive, random, tpe, cmaes, "
+        "gp, qmc",
+        (*replay, "--strategy", "tpe,random"): "error: --strategy: several strategies are "
+        "scored side by side: give --seeds N",
+        (*replay, "--plot", "curves.png"): "error: --plot: --plot draws the score of --seeds N "
+        "runs: give --seeds",
+        (*replay, "--seeds", "2", "--plot", "curves.txt"): "error: curves.txt: --plot: a "
+        "picture needs an extension matplotlib writes",
+        (*replay, "--resume", "old.jsonl"): "error: --resume: --resume is for live tuning on "
+        "the GPU; a replay measures nothing",
+        (*replay, "--devices", "all"): "error: --devices: --devices is for live tuning on the "
+        "GPU; a replay measures nothing",
+        (): "error: command line: SWEEP.yaml: give a sweep file to tune live on the GPU, or "
+        "--replay LOG to search a recorded sweep",
+        ("space.yaml", "--seeds", "5"): "error: --seeds: --seeds works on a recorded sweep: "
+        "give --replay LOG",
+        ("space.yaml", "--export-kt", "kt.json"): "error: --export-kt: --export-kt works on a "
+        "recorded sweep: give --replay LOG",
         (*replay, "--seeds", "0"): "error: gpubench tune: Invalid value for '--seeds': 0 is "
         "not in the range 1<=x<=1000 (see 'gpubench tune --help')",
+        (*replay, "--batch", "0"): "error: gpubench tune: Invalid value for '--batch': 0 is "
+        "not in the range 1<=x<=4096 (see 'gpubench tune --help')",
     }
     for args, line in cases.items():
-        assert refused(tmp_path, monkeypatch, *args) == (2, line + "\n"), args
+        code, output = refused(tmp_path, monkeypatch, *args)
+        assert code == 2 and output.count("\n") == 1 and output.startswith(line), (args, output)
     code, output = refused(tmp_path, monkeypatch, *replay, times=failed)
     assert code == 2 and output.count("\n") == 1
     assert output.startswith("error: ") and "has no valid point for the problem" in output

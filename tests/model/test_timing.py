@@ -444,3 +444,54 @@ def test_the_loop_says_where_its_time_went():
     assert m.loop.rule_s > 0
     unknown = measure(lambda: 1.0, policy, host_clock=lambda: 0.0)
     assert unknown.loop.span_ms is None and unknown.loop.timed_ms == 5.0
+
+
+def test_a_tuning_bar_stops_sampling_at_min_samples_when_even_the_fastest_is_above_it():
+    from gpubench.model.timing import measure_batches
+
+    policy = TimingPolicy(warmup=2, min_samples=10, max_samples=1000, min_time_s=1.0)
+    batches = Batches([2.0, 2.2])
+    m = measure_batches(batches.take, policy, host_clock=lambda: 0.0, give_up_above_ms=1.999)
+    assert m.gave_up and len(m.samples_ms) == 10 and m.runs == 12
+    assert batches.sizes == [2] + [1] * 10
+
+
+def test_a_bar_at_or_above_the_fastest_sample_changes_nothing():
+    from gpubench.model.timing import measure_batches
+
+    policy = TimingPolicy(
+        warmup=2, min_samples=10, max_samples=1000, min_time_s=0.05, target_noise=0.2
+    )
+    plain = measure_batches(Batches([2.0, 2.2]).take, policy, host_clock=lambda: 0.0)
+    barred = measure_batches(
+        Batches([2.0, 2.2]).take, policy, host_clock=lambda: 0.0, give_up_above_ms=2.0
+    )
+    assert not barred.gave_up and not plain.gave_up
+    assert barred.samples_ms == plain.samples_ms and len(plain.samples_ms) == 24
+
+
+def test_the_bar_is_judged_at_each_decision_point_not_between_them():
+    """One fast sample among the first ten keeps sampling on; the bar is judged again at the
+    next noise check (16 kept), where the fast one is still the fastest: no stop while any
+    kept sample is under it."""
+    from gpubench.model.timing import measure_batches
+
+    values = [5.0] * 9 + [1.0] + [5.0] * 100
+    policy = TimingPolicy(warmup=0, min_samples=10, max_samples=40, min_time_s=10.0)
+    m = measure_batches(Batches(values).take, policy, host_clock=lambda: 0.0, give_up_above_ms=2.0)
+    assert not m.gave_up and len(m.samples_ms) == 40
+    stopped = measure_batches(
+        Batches([5.0] * 9 + [3.0] + [5.0] * 100).take,
+        policy,
+        host_clock=lambda: 0.0,
+        give_up_above_ms=2.0,
+    )
+    assert stopped.gave_up and len(stopped.samples_ms) == 10
+
+
+def test_hot_mode_judges_the_bar_on_the_per_run_average():
+    policy = TimingPolicy(warmup=0, min_samples=10, max_samples=100, min_time_s=10.0)
+    m = measure(
+        lambda: 1.5, policy, host_clock=lambda: 0.0, runs_per_sample=100, give_up_above_ms=1.4
+    )
+    assert m.gave_up and len(m.samples_ms) == 10 and m.runs == 1000

@@ -22,7 +22,7 @@ def replayed(tmp_path, times, sizes=(64,)):
 def run(recorded, name, seed, evaluations):
     problem = recorded.space.problems[0]
     made = strategies.make(name, problem, seed)
-    return search.search(problem, recorded.evaluate, made, evaluations)
+    return search.search(problem, search.one_at_a_time(recorded.evaluate), made, evaluations)
 
 
 # The sweep's order of the ten configurations (tile, block_rows) and their times (ms).
@@ -152,3 +152,84 @@ def test_the_default_strategy_meets_its_goal_on_the_recorded_matmul_space():
     assert (score.configurations, score.evaluations) == (2104, 211)
     assert score.optimum_ms == pytest.approx(2.779, abs=5e-4)
     assert score.median_ratio[-1] <= 1.05 and score.within >= 0.9
+
+
+class Listening:
+    """A strategy in a fixed order that records when it proposes and what it learns."""
+
+    def __init__(self, order):
+        self.order, self.events = list(order), []
+
+    def propose(self):
+        index = self.order.pop(0)
+        self.events.append(("propose", index))
+        return index
+
+    def learn(self, index, time_ms):
+        self.events.append(("learn", index, time_ms))
+
+    def seen(self, index, time_ms):
+        self.events.append(("seen", index, time_ms))
+
+
+def test_a_batch_is_proposed_whole_before_the_strategy_learns_any_of_it(tmp_path):
+    recorded = replayed(tmp_path, ten_times())
+    problem = recorded.space.problems[0]
+    asked = []
+
+    def evaluate(problem, indices):
+        asked.append(list(indices))
+        return [recorded.evaluate(problem, i) for i in indices]
+
+    listening = Listening([7, 0, 1, 2, 3])
+    found = search.search(problem, evaluate, listening, 5, batch=2)
+    assert asked == [[7, 0], [1, 2], [3]]
+    assert listening.events[:4] == [
+        ("propose", 7), ("propose", 0), ("learn", 7, 1.0), ("learn", 0, 2.75)
+    ]  # fmt: skip
+    assert [s.best_ms for s in found.steps] == [1.0, 1.0, 1.0, 1.0, 1.0]
+
+
+def test_no_new_batch_once_the_time_is_spent_and_a_resumed_run_counts(tmp_path):
+    recorded = replayed(tmp_path, ten_times())
+    problem = recorded.space.problems[0]
+    earlier = search.Run(problem)
+    earlier.add(5, recorded.evaluate(problem, 5))
+    clock = iter([False, True])
+    found = search.search(
+        problem,
+        search.one_at_a_time(recorded.evaluate),
+        Listening([0, 1, 2, 3]),
+        10,
+        batch=3,
+        run=earlier,
+        out_of_time=lambda: next(clock),
+    )
+    assert [s.index for s in found.steps] == [5, 0, 1, 2]
+    assert [s.best_ms for s in found.steps] == [1.25, 1.25, 1.25, 1.25]
+
+
+def test_a_resumed_configuration_is_never_proposed_again():
+    from gpubench.tune.space import Problem
+
+    problem = Problem({}, [{"k": i} for i in range(6)], [({"k": i}, "v") for i in range(6)])
+    problem.axes = {"k": list(range(6))}
+    ordered = strategies.make("random", problem, 1)
+    ordered.seen(2, 1.0)
+    ordered.seen(4, None)
+    proposed = [ordered.propose() for _ in range(4)]
+    assert sorted(proposed) == [0, 1, 3, 5]
+    tpe = strategies.make("tpe", problem, 1)
+    for index in (0, 1, 2):
+        tpe.seen(index, float(index + 1))
+    assert sorted(tpe.propose() for _ in range(3)) == [3, 4, 5]
+
+
+def test_a_time_budget_reads_seconds_and_minutes_and_allows_every_configuration():
+    assert search.parse_budget("90s") == search.Budget(seconds=90.0)
+    assert search.parse_budget(" 1.5m ") == search.Budget(seconds=90.0)
+    assert search.parse_budget("90s").for_problem(2104) == 2104
+    assert str(search.parse_budget("2m")) == "120s"
+    for bad in ("0s", "-5s", "nans", "infm", "1e9s", "s", "5h"):
+        with pytest.raises(ConfigError, match="--budget"):
+            search.parse_budget(bad)
