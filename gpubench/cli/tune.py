@@ -251,6 +251,7 @@ def _live(
     where: tuple[int, str | None],
     files: tuple[str | None, bool, str | None, str | None, str | None, str],
 ) -> int:
+    import dataclasses
     from pathlib import Path
 
     from gpubench.cli.common import err_console, spread_from
@@ -261,7 +262,8 @@ def _live(
 
     resume, force, jsonl, json_path, history, label = files
     found = str(config.find(config_path))
-    spec = config.load(found)
+    # The sweep file's `outputs:` are its sweep's files: a tuning run keeps its own.
+    spec = dataclasses.replace(config.load(found), outputs=config.Outputs())
     spread = spread_from(*where)
     request = OutputRequest(
         json=json_path,

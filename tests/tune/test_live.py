@@ -131,3 +131,35 @@ def test_a_problem_with_no_valid_configuration_is_exit_3(fake_gpu, tmp_path):
     assert result.exit_code == 3, result.output
     assert "  2 evaluated: 0 pruned, 2 failed;" in result.output
     assert result.output.endswith("no valid configuration found for n=100\n")
+
+
+@pytest.mark.gpu
+def test_gpu_live_tuning_confirms_a_verified_winner_on_real_kernels(tmp_path, monkeypatch):
+    """A small transpose space (tile shapes x rows per block at a size that is no multiple of
+    any tile) tuned exhaustively on the GPU: every configuration checked, none failed, the
+    winner measured again; the log holds one result per configuration."""
+    monkeypatch.chdir(tmp_path)
+    Path("space.yaml").write_text(
+        "suite: transpose\nvariants: [coalesced]\nbaseline: coalesced\n"
+        "params:\n  size: 1000\n  tile: [16, 32]\n  block_rows: [1, 2, 4, 8]\n"
+    )
+    result = tune("space.yaml", "--strategy", "exhaustive", "--budget", "100%", "--batch", "4")
+    assert result.exit_code == 0, result.output
+    assert "  8 evaluated:" in result.output and ", 0 failed;" in result.output
+    assert "  best (confirmed, 3 measured again): " in result.output
+    _, results = load_jsonl("results/space.tune.jsonl")
+    assert len(results) == 8
+    assert {str(r.status) for r in results} <= {"ok", "unstable", "pruned"}
+    assert all(r.verification is not None and r.verification.passed for r in results)
+
+
+def test_the_sweep_file_s_own_outputs_are_left_to_its_sweep(fake_gpu, tmp_path):
+    space = tmp_path / "space.yaml"
+    space.write_text(
+        TUNABLE.read_text().replace("suite: tunable.py", f"suite: {TUNABLE.parent}/tunable.py")
+        + "outputs:\n  jsonl: sweep.jsonl\n  json: sweep.json\n"
+    )
+    result = tune(str(space), "--budget", "2", "--batch", "2")
+    assert result.exit_code == 0, result.output
+    assert Path("results/space.tune.jsonl").is_file()
+    assert not Path("sweep.jsonl").exists() and not Path("sweep.json").exists()
