@@ -34,9 +34,12 @@ def load(path: str | os.PathLike[str]) -> Recording:
 
     if kernel_tuner_cache.looks_like(path):
         return kernel_tuner_cache.read(path)
-    from gpubench.model.results import load_any
+    if str(path).endswith(".gz"):  # a gzipped results log (configs/recorded/*.jsonl.gz)
+        loaded = _load_gzipped(path)
+    else:
+        from gpubench.model.results import load_any
 
-    loaded = load_any(path)
+        loaded = load_any(path)
     recording = Recording(
         suite=loaded.suite,
         source=str(path),
@@ -46,6 +49,28 @@ def load(path: str | os.PathLike[str]) -> Recording:
     for result in loaded.results:
         recording.add(result.point, result.variant, outcome_of(result))
     return recording
+
+
+def _load_gzipped(path: str | os.PathLike[str]) -> Any:
+    """A gzipped results file, read as its plain self (decompressed to a temporary file, at
+    most as many bytes as a Kernel Tuner cache may hold)."""
+    import tempfile
+
+    from gpubench.model.results import load_any
+    from gpubench.tune.kernel_tuner_cache import read_text
+
+    try:
+        text = read_text(path)
+    except (OSError, EOFError) as exc:
+        raise ConfigError(f"cannot read the gzipped replay log ({exc})", source=str(path)) from None
+    with tempfile.TemporaryDirectory() as folder:
+        plain = os.path.join(folder, os.path.basename(str(path))[: -len(".gz")])
+        with open(plain, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        try:
+            return load_any(plain)
+        except ConfigError as exc:  # named by the file the user gave, not the temporary one
+            raise ConfigError(exc.message, source=str(path), key=exc.key) from None
 
 
 def covered(recording: Recording, entries: list[tuple[dict[str, Any], str]]) -> list[Any]:

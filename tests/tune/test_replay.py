@@ -185,3 +185,28 @@ def test_a_gz_that_is_not_gzip_is_one_line(tmp_path):
     with pytest.raises(ConfigError) as error:
         kernel_tuner_cache.read(broken)
     assert str(error.value).startswith(f"{broken}: cannot decompress it (")
+
+
+def test_a_gzipped_results_log_replays_as_the_plain_one_and_a_bad_one_is_one_line(tmp_path):
+    import gzip
+
+    from tests.tune.recorded import log_file, sweep_file, ten_times
+
+    config = sweep_file(tmp_path, [64])
+    plain = log_file(tmp_path, ten_times())
+    packed = tmp_path / "space.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    a = replay.prepare(str(config), str(plain))
+    b = replay.prepare(str(config), str(packed))
+    problem_a, problem_b = a.space.problems[0], b.space.problems[0]
+    assert [a.evaluate(problem_a, i) for i in range(10)] == [
+        b.evaluate(problem_b, i) for i in range(10)
+    ]
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(gzip.compress(b"not json\n"))
+    with pytest.raises(ConfigError) as raised:
+        replay.prepare(None, str(broken))
+    assert str(raised.value).startswith(f"{broken}: ")
+    (tmp_path / "raw.jsonl.gz").write_bytes(b"plain")
+    with pytest.raises(ConfigError, match="cannot read the gzipped replay log"):
+        replay.prepare(None, str(tmp_path / "raw.jsonl.gz"))
