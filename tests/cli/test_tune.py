@@ -178,3 +178,27 @@ def test_an_export_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):
     assert result.output.strip().splitlines()[-1] == (
         f"error: {missing}: cannot write the Kernel Tuner cache (No such file or directory)"
     )
+
+
+def test_strategies_side_by_side_are_scored_and_drawn(tmp_path, monkeypatch):
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    args = ["space.yaml", "--replay", "space.jsonl", "--budget", "100%", "--seeds", "3"]
+    result = tune(
+        tmp_path, monkeypatch, *args, "--strategy", "exhaustive,random", "--plot", "c.png"
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.count("configuration(s), optimum 1 ms;") == 2
+    assert "; exhaustive, 3 seed(s), budget 10" in result.output
+    assert "; random, 3 seed(s), budget 10" in result.output
+    assert result.output.endswith("plot: c.png\n")
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_batch_in_replay_proposes_before_it_learns(tmp_path, monkeypatch):
+    args = ["space.yaml", "--replay", "space.jsonl", "--strategy", "exhaustive"]
+    result = tune(tmp_path, monkeypatch, *args, "--budget", "4", "--batch", "3")
+    assert result.exit_code == 0, result.output
+    assert "4 evaluation(s), strategy exhaustive" in result.output
+    assert "      4  best so far 1.5 ms  tile=32, block_rows=2" in result.output

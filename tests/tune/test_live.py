@@ -163,3 +163,17 @@ def test_the_sweep_file_s_own_outputs_are_left_to_its_sweep(fake_gpu, tmp_path):
     assert result.exit_code == 0, result.output
     assert Path("results/space.tune.jsonl").is_file()
     assert not Path("sweep.jsonl").exists() and not Path("sweep.json").exists()
+
+
+def test_a_round_is_as_many_configurations_as_compile_at_once_and_two_per_gpu(monkeypatch):
+    from gpubench.engine.spread import Spread
+    from gpubench.tune.live import auto_batch
+
+    monkeypatch.setenv("GPUBENCH_COMPILE_WORKERS", "5")
+    assert auto_batch(Spread()) == 5
+    assert auto_batch(Spread(devices=[0, 1, 2])) == 6
+    monkeypatch.delenv("GPUBENCH_COMPILE_WORKERS")
+    monkeypatch.setattr("os.cpu_count", lambda: 64)
+    assert auto_batch(Spread()) == 32
+    monkeypatch.setattr("os.cpu_count", lambda: None)
+    assert auto_batch(Spread()) == 2  # one core: still two configurations for the GPU
