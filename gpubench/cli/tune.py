@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from gpubench.cli.common import EXIT_CODES_HELP, HISTORY_DEFAULT, backend_option
-from gpubench.errors import EXIT_FAILED_POINTS, EXIT_INTERRUPTED, EXIT_OK, ConfigError
+from gpubench.errors import EXIT_OK, ConfigError
 
 # A score's seeds, each a whole search per problem: enough for any median, bounded in time.
 MAX_SEEDS = 1000
@@ -130,19 +130,7 @@ def tune(
     budget: str,
     seed: int,
     seeds: int | None,
-    export_path: str | None,
-    plot_path: str | None,
-    batch: int | None,
-    confirm: int,
-    prune: bool,
-    device: int,
-    devices: str | None,
-    resume_path: str | None,
-    force: bool,
-    jsonl_path: str | None,
-    json_path: str | None,
-    history_path: str | None,
-    label: str,
+    **options: Any,
 ) -> None:
     """Search each problem of a sweep for its fastest configuration within a budget: live on
     the GPU, or against a recorded sweep (--replay).
@@ -161,7 +149,28 @@ def tune(
       gpubench tune --replay LOG --strategy tpe,random --seeds 50 --plot curves.png
       gpubench tune --replay results/matmul_tune.jsonl --export-kt matmul_kt.json
     """
-    from gpubench.tune import search, strategies
+    from gpubench.tune import search
+
+    names = _strategy_names(strategy, seeds)
+    parsed = search.parse_budget(budget)
+    export_path, plot_path = options["export_path"], options["plot_path"]
+    if replay_path is None:
+        _refuse_for_live(config_path, seeds, export_path, plot_path)
+        from gpubench.cli.tune_live import live
+
+        click.get_current_context().exit(live(config_path, names[0], parsed, seed, options))
+    live_only = ("resume_path", "jsonl_path", "json_path", "history_path", "devices")
+    _refuse_for_replay(parsed, *(options[name] for name in live_only))
+    from gpubench.cli.tune_replay import replay
+
+    batch = options["batch"] or 1
+    replay(config_path, replay_path, names, parsed, seed, seeds, batch, export_path, plot_path)
+    click.get_current_context().exit(EXIT_OK)
+
+
+def _strategy_names(strategy: str, seeds: int | None) -> list[str]:
+    """--strategy's names, each one known; several only where --seeds scores them."""
+    from gpubench.tune import strategies
 
     names = [name.strip() for name in strategy.split(",")]
     if len(names) > 1 and seeds is None:
@@ -170,43 +179,7 @@ def tune(
         )
     for name in names:
         strategies.check_name(name)
-    parsed = search.parse_budget(budget)
-    if replay_path is None:
-        _refuse_for_live(config_path, seeds, export_path, plot_path)
-        code = _live(
-            config_path,
-            names[0],
-            parsed,
-            seed,
-            batch,
-            confirm,
-            prune,
-            (device, devices),
-            (resume_path, force, jsonl_path, json_path, history_path, label),
-        )
-        click.get_current_context().exit(code)
-    _refuse_for_replay(parsed, resume_path, jsonl_path, json_path, history_path, devices)
-    if plot_path is not None:
-        _check_plot(plot_path, seeds)
-    from gpubench.tune import replay
-
-    recorded = replay.prepare(config_path, replay_path)
-    if export_path is None:  # the command's mistakes first (exit 2), then the machine's
-        for name in names:
-            strategies.check_installed(name)
-    ctx = click.get_current_context()
-    if export_path is not None:
-        _export(recorded, export_path)
-    elif seeds is not None:
-        scored = {
-            name: _score(recorded, name, parsed, list(range(seed, seed + seeds)), batch or 1)
-            for name in names
-        }
-        if plot_path is not None:
-            _plot(scored, plot_path, recorded)
-    else:
-        _run(recorded, names[0], parsed, seed, batch or 1)
-    ctx.exit(EXIT_OK)
+    return names
 
 
 def _refuse_for_live(
@@ -238,244 +211,3 @@ def _refuse_for_replay(budget: Any, *live_only: Any) -> None:
             "percentage (10%)",
             key="--budget",
         )
-
-
-def _live(
-    config_path: str,
-    strategy: str,
-    budget: Any,
-    seed: int,
-    batch: int | None,
-    confirm: int,
-    prune: bool,
-    where: tuple[int, str | None],
-    files: tuple[str | None, bool, str | None, str | None, str | None, str],
-) -> int:
-    import dataclasses
-    from pathlib import Path
-
-    from gpubench.cli.common import err_console, spread_from
-    from gpubench.cli.outcome import notes_to
-    from gpubench.load import config
-    from gpubench.store.outputs import OutputRequest
-    from gpubench.tune import live
-
-    resume, force, jsonl, json_path, history, label = files
-    found = str(config.find(config_path))
-    # The sweep file's `outputs:` are its sweep's files: a tuning run keeps its own.
-    spec = dataclasses.replace(config.load(found), outputs=config.Outputs())
-    spread = spread_from(*where)
-    request = OutputRequest(
-        json=json_path,
-        jsonl=jsonl,
-        resume=resume,
-        force=force,
-        history=history,
-        label=label,
-        default_log=str(Path("results") / f"{Path(found).stem}.tune.jsonl"),
-    )
-    settings = live.Settings(strategy, budget, seed, batch, confirm, prune)
-    err = err_console()
-    report = _LiveReport(settings)
-    outcome = live.tune(
-        spec,
-        request,
-        spread,
-        settings,
-        notes_to(err),
-        on_step=report.step,
-        on_round=report.round,
-        on_problem=report.summary,
-    )
-    from gpubench.engine.session import protect_outputs
-
-    with protect_outputs():
-        _save_live(outcome, err)
-    if outcome.interrupted:
-        err.print(f"interrupted: kept {len(outcome.result_set.results)} finished result(s)")
-        return EXIT_INTERRUPTED
-    missing = [p.problem.label for p in outcome.problems if p.winner is None]
-    if missing:
-        err.print(f"[bold red]no valid configuration found for {', '.join(missing)}[/]")
-        return EXIT_FAILED_POINTS
-    return EXIT_OK
-
-
-class _LiveReport:
-    """Live tuning's lines: the problem, each round, each improvement, the confirmed winner."""
-
-    def __init__(self, settings: Any) -> None:
-        self.settings = settings
-        self.problem: Any = None
-
-    def _header(self, run: Any) -> None:
-        if run.problem is self.problem:
-            return
-        self.problem = run.problem
-        settings, size = self.settings, len(run.problem.configurations)
-        click.echo(
-            f"{run.problem.label}: {size} configuration(s), budget {settings.budget} "
-            f"({settings.budget.for_problem(size)} evaluation(s) at most), strategy "
-            f"{settings.strategy}, seed {settings.seed}"
-        )
-
-    def step(self, run: Any, step: Any) -> None:
-        self._header(run)
-        if step.best_index == step.index:
-            click.echo(
-                f"  {len(run.steps):>5}  best so far {step.best_ms:.4g} ms  "
-                f"{run.problem.describe(step.index)}"
-            )
-
-    def round(self, finished: Any) -> None:
-        self._header(finished.run)
-        click.echo(
-            f"  round {finished.number}: {finished.evaluated} measured in {finished.seconds:.1f} s"
-        )
-
-    def summary(self, problem: Any) -> None:
-        self._header(problem.run)
-        steps = len(problem.run.steps)
-        resumed = f", {problem.resumed} from the resumed log" if problem.resumed else ""
-        click.echo(
-            f"  {steps} evaluated{resumed}: {problem.count('pruned')} pruned, "
-            f"{problem.failed} failed; {problem.wall_s:.1f} s"
-        )
-        winner = problem.winner
-        if winner is None:
-            click.echo("  no valid configuration confirmed")
-            return
-        index, result = winner
-        noise = (result.summary or {}).get("rel_noise")
-        how = (
-            "unconfirmed: --confirm 0"
-            if problem.unconfirmed
-            else f"confirmed, {len(problem.confirmed)} measured again"
-        )
-        line = f"  best ({how}): {problem.problem.describe(index)}, {result.median_ms:.4g} ms"
-        if isinstance(noise, float):
-            line += f" (noise {noise:.1%})"
-        if problem.margin is not None:
-            runner_up = problem.problem.describe(problem.confirmed[1][0])
-            line += f", {problem.margin:.1%} ahead of the runner-up ({runner_up})"
-        click.echo(line)
-
-
-def _save_live(outcome: Any, err: Any) -> None:
-    from gpubench.model import results
-    from gpubench.report.plain import say
-
-    files = outcome.files
-    if files.json:
-        results.save_json(outcome.result_set, files.json)
-    if files.history:
-        from gpubench.store.history import History
-
-        with History.open(files.history) as store:
-            run_id = store.append(outcome.result_set, label=files.label, source="gpubench tune")
-        say(err, f"history: run {run_id} in {files.history}")
-    if files.files:
-        say(err, f"results: {', '.join(files.files)}")
-
-
-def _export(recorded: Any, export_path: str) -> None:
-    from pathlib import Path
-
-    from gpubench.tune import kernel_tuner_cache
-
-    problems = recorded.space.problems
-    path = Path(export_path)
-    for number, problem in enumerate(problems):
-        target = path if len(problems) == 1 else path.with_suffix(f".{number}{path.suffix}")
-        try:
-            kernel_tuner_cache.export(problem, recorded.recording, target)
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot write the Kernel Tuner cache ({exc.strerror or exc})", source=str(target)
-            ) from None
-        click.echo(f"{problem.label}: {len(problem.configurations)} configuration(s) -> {target}")
-
-
-def _run(recorded: Any, strategy: str, budget: Any, seed: int, batch: int) -> None:
-    from gpubench.tune import search, strategies
-
-    for problem in recorded.space.problems:
-        evaluations = budget.for_problem(len(problem.configurations))
-        click.echo(
-            f"{problem.label}: {len(problem.configurations)} configuration(s), "
-            f"{evaluations} evaluation(s), strategy {strategy}, seed {seed}"
-        )
-
-        def improved(run: Any, step: Any) -> None:
-            if step.best_index == step.index:
-                click.echo(
-                    f"  {len(run.steps):>5}  best so far {step.best_ms:.4g} ms  "
-                    f"{run.problem.describe(step.index)}"
-                )
-
-        made = strategies.make(strategy, problem, seed)
-        evaluate = search.one_at_a_time(recorded.evaluate)
-        run = search.search(problem, evaluate, made, evaluations, improved, batch)
-        click.echo(f"  {_verdict(run, recorded.optimum(problem))}")
-
-
-def _verdict(run: Any, optimum: float) -> str:
-    best = run.best
-    if best is None:
-        return "no valid configuration found within the budget"
-    line = f"best: {run.problem.describe(best.best_index)}, {best.best_ms:.4g} ms"
-    runner_up = run.runner_up()
-    if runner_up is not None:
-        margin = runner_up.outcome.time_ms / best.best_ms - 1
-        line += f", {margin:.1%} ahead of the runner-up ({run.problem.describe(runner_up.index)})"
-    return line + f"; {best.best_ms / optimum - 1:.1%} above the recorded optimum"
-
-
-def _score(recorded: Any, strategy: str, budget: Any, seeds: list[int], batch: int) -> list[Any]:
-    from gpubench.tune import search
-
-    scored = search.score(recorded, strategy, budget, seeds, batch)
-    for problem in scored:
-        click.echo(
-            f"{problem.label}: {problem.configurations} configuration(s), optimum "
-            f"{problem.optimum_ms:.4g} ms; {strategy}, {problem.seeds} seed(s), "
-            f"budget {problem.evaluations}"
-        )
-        marks = sorted({max(1, round(problem.evaluations * f)) for f in (0.1, 0.25, 0.5, 1)})
-        click.echo(
-            "  median best/optimum: "
-            + ", ".join(f"{_ratio(problem.median_ratio[m - 1])} at {m}" for m in marks)
-        )
-        click.echo(f"  within 5% of the optimum at the budget: {problem.within:.0%} of seeds")
-    return scored
-
-
-def _check_plot(plot_path: str, seeds: int | None) -> None:
-    """Before any scoring: --plot has runs to draw, matplotlib, and a picture's extension."""
-    from gpubench.cli.charts import need_matplotlib
-    from gpubench.store.outputs import check_picture
-
-    if seeds is None:
-        raise ConfigError("--plot draws the score of --seeds N runs: give --seeds", key="--plot")
-    need_matplotlib("--plot")
-    check_picture(plot_path, "--plot")
-
-
-def _plot(scored: dict[str, list[Any]], target: str, recorded: Any) -> None:
-    from gpubench.report import plot as plotting
-
-    device = recorded.recording.device_name
-    title = f"{recorded.space.suite}: median best found / optimum" + (
-        f" · {device}" if device else ""
-    )
-    try:
-        plotting.draw_search_curves(scored, target, title)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot write the plot ({exc.strerror or exc})", source=target, key="--plot"
-        ) from None
-    click.echo(f"plot: {target}")
-
-
-def _ratio(value: float) -> str:
-    return "none yet" if value == float("inf") else f"{value:.3f}"

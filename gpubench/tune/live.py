@@ -162,21 +162,14 @@ def tune(
         header = plan.log_header(stamp, environment)
         rounds = _Rounds(runner, plan, note)
         with contextlib.ExitStack() as entered:
-            runner.observers = [Collect(result_set)]
-            for make in observers:
-                made = make(plan.files, header)
-                if made is not None:
-                    runner.observers.append(entered.enter_context(made))
+            runner.observers = _observers(entered, plan, header, result_set, observers)
             try:
                 with interrupts.terminate_as_interrupt():
                     for problem in space.problems:
                         outcome = ProblemOutcome(problem, Run(problem))
-                        outcomes.append(outcome)
+                        outcomes.append(outcome)  # before the search: an interrupt keeps it
                         _search(rounds, outcome, settings, batch, plan.previous, on_step, on_round)
-                        outcome.confirmed = rounds.confirm(problem, outcome.run, settings.confirm)
-                        outcome.unconfirmed = settings.confirm == 0
-                        if on_problem is not None:
-                            on_problem(outcome)
+                        _confirm(rounds, outcome, settings.confirm, on_problem)
             except KeyboardInterrupt:
                 interrupts.ignore_interrupts()
                 interrupted = True
@@ -184,9 +177,7 @@ def tune(
         end = runner.close(graceful=not interrupted)
     result_set.environment["end"] = end
     result_set.environment["worker_restarts"] = runner.restarts
-    # One result per configuration, as the log reads back: a confirmation replaces the search's.
-    latest = {(point_key(r.point), r.variant): r for r in result_set.results}
-    result_set.results[:] = list(latest.values())
+    _latest_only(result_set)
     return LiveOutcome(
         plan.bench,
         space,
@@ -197,6 +188,43 @@ def tune(
         time.perf_counter() - started,
         batch,
     )
+
+
+def _latest_only(result_set: ResultSet) -> None:
+    """One result per configuration, as the log reads back: a confirmation replaces the
+    search's."""
+    latest = {(point_key(r.point), r.variant): r for r in result_set.results}
+    result_set.results[:] = list(latest.values())
+
+
+def _confirm(
+    rounds: _Rounds,
+    outcome: ProblemOutcome,
+    count: int,
+    on_problem: Callable[[ProblemOutcome], None] | None,
+) -> None:
+    """The problem's best measured again (none with --confirm 0), then told."""
+    outcome.confirmed = rounds.confirm(outcome.problem, outcome.run, count)
+    outcome.unconfirmed = count == 0
+    if on_problem is not None:
+        on_problem(outcome)
+
+
+def _observers(
+    entered: contextlib.ExitStack,
+    plan: planning.SweepPlan,
+    header: dict[str, Any],
+    result_set: ResultSet,
+    observers: Sequence[ObserverFactory],
+) -> list[Any]:
+    """What follows every result of the run: the result set, and each observer made (the
+    results log by default), entered until the run ends."""
+    following: list[Any] = [Collect(result_set)]
+    for make in observers:
+        made = make(plan.files, header)
+        if made is not None:
+            following.append(entered.enter_context(made))
+    return following
 
 
 def _search(

@@ -255,7 +255,7 @@ def test_hot_mode_calibrates_on_three_single_runs_then_samples_with_the_clock_re
     from dataclasses import replace
 
     backend = _HotBackend()
-    plan = SimpleNamespace(policy=replace(QUICK, mode="hot"), flush_l2=False)
+    plan = SimpleNamespace(policy=replace(QUICK, mode="hot"), flush_l2=False, give_up_above_ms=None)
     before, after = [], []
     measurement = stages.measure(backend, plan, object(), lambda: before.append(1), after.append)
     assert backend.calls[:3] == [1, 1, 1] and len(set(backend.calls[3:])) == 1

@@ -1,0 +1,147 @@
+"""`gpubench tune CONFIG.yaml` on the GPU: the live search run, its progress lines, the
+confirmed winners and the files kept (gpubench.tune.live does the work)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from gpubench.errors import EXIT_FAILED_POINTS, EXIT_INTERRUPTED, EXIT_OK
+
+
+def live(
+    config_path: str,
+    strategy: str,
+    budget: Any,
+    seed: int,
+    options: dict[str, Any],
+) -> int:
+    """Tune the sweep file's problems on the GPU (`options`: the command's live options);
+    the exit code."""
+    import dataclasses
+    from pathlib import Path
+
+    from gpubench.cli.common import err_console, spread_from
+    from gpubench.cli.outcome import notes_to
+    from gpubench.load import config
+    from gpubench.store.outputs import OutputRequest
+    from gpubench.tune import live as tuning
+
+    found = str(config.find(config_path))
+    # The sweep file's `outputs:` are its sweep's files: a tuning run keeps its own.
+    spec = dataclasses.replace(config.load(found), outputs=config.Outputs())
+    spread = spread_from(options["device"], options["devices"])
+    request = OutputRequest(
+        json=options["json_path"],
+        jsonl=options["jsonl_path"],
+        resume=options["resume_path"],
+        force=options["force"],
+        history=options["history_path"],
+        label=options["label"],
+        default_log=str(Path("results") / f"{Path(found).stem}.tune.jsonl"),
+    )
+    settings = tuning.Settings(
+        strategy, budget, seed, options["batch"], options["confirm"], options["prune"]
+    )
+    err = err_console()
+    report = _LiveReport(settings)
+    outcome = tuning.tune(
+        spec,
+        request,
+        spread,
+        settings,
+        notes_to(err),
+        on_step=report.step,
+        on_round=report.round,
+        on_problem=report.summary,
+    )
+    from gpubench.engine.session import protect_outputs
+
+    with protect_outputs():
+        _save_live(outcome, err)
+    if outcome.interrupted:
+        err.print(f"interrupted: kept {len(outcome.result_set.results)} finished result(s)")
+        return EXIT_INTERRUPTED
+    missing = [p.problem.label for p in outcome.problems if p.winner is None]
+    if missing:
+        err.print(f"[bold red]no valid configuration found for {', '.join(missing)}[/]")
+        return EXIT_FAILED_POINTS
+    return EXIT_OK
+
+
+class _LiveReport:
+    """Live tuning's lines: the problem, each round, each improvement, the confirmed winner."""
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.problem: Any = None
+
+    def _header(self, run: Any) -> None:
+        if run.problem is self.problem:
+            return
+        self.problem = run.problem
+        settings, size = self.settings, len(run.problem.configurations)
+        click.echo(
+            f"{run.problem.label}: {size} configuration(s), budget {settings.budget} "
+            f"({settings.budget.for_problem(size)} evaluation(s) at most), strategy "
+            f"{settings.strategy}, seed {settings.seed}"
+        )
+
+    def step(self, run: Any, step: Any) -> None:
+        self._header(run)
+        if step.best_index == step.index:
+            click.echo(
+                f"  {len(run.steps):>5}  best so far {step.best_ms:.4g} ms  "
+                f"{run.problem.describe(step.index)}"
+            )
+
+    def round(self, finished: Any) -> None:
+        self._header(finished.run)
+        click.echo(
+            f"  round {finished.number}: {finished.evaluated} measured in {finished.seconds:.1f} s"
+        )
+
+    def summary(self, problem: Any) -> None:
+        self._header(problem.run)
+        steps = len(problem.run.steps)
+        resumed = f", {problem.resumed} from the resumed log" if problem.resumed else ""
+        click.echo(
+            f"  {steps} evaluated{resumed}: {problem.count('pruned')} pruned, "
+            f"{problem.failed} failed; {problem.wall_s:.1f} s"
+        )
+        winner = problem.winner
+        if winner is None:
+            click.echo("  no valid configuration confirmed")
+            return
+        index, result = winner
+        noise = (result.summary or {}).get("rel_noise")
+        how = (
+            "unconfirmed: --confirm 0"
+            if problem.unconfirmed
+            else f"confirmed, {len(problem.confirmed)} measured again"
+        )
+        line = f"  best ({how}): {problem.problem.describe(index)}, {result.median_ms:.4g} ms"
+        if isinstance(noise, float):
+            line += f" (noise {noise:.1%})"
+        if problem.margin is not None:
+            runner_up = problem.problem.describe(problem.confirmed[1][0])
+            line += f", {problem.margin:.1%} ahead of the runner-up ({runner_up})"
+        click.echo(line)
+
+
+def _save_live(outcome: Any, err: Any) -> None:
+    from gpubench.model import results
+    from gpubench.report.plain import say
+
+    files = outcome.files
+    if files.json:
+        results.save_json(outcome.result_set, files.json)
+    if files.history:
+        from gpubench.store.history import History
+
+        with History.open(files.history) as store:
+            run_id = store.append(outcome.result_set, label=files.label, source="gpubench tune")
+        say(err, f"history: run {run_id} in {files.history}")
+    if files.files:
+        say(err, f"results: {', '.join(files.files)}")

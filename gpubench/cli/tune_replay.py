@@ -1,0 +1,148 @@
+"""`gpubench tune --replay LOG`: one search against a recorded sweep, a strategy's score over
+seeds (several side by side, drawn with --plot), and Kernel Tuner's cache written from a
+recording."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from gpubench.errors import ConfigError
+
+
+def replay(
+    config_path: str | None,
+    replay_path: str,
+    names: list[str],
+    budget: Any,
+    seed: int,
+    seeds: int | None,
+    batch: int,
+    export_path: str | None,
+    plot_path: str | None,
+) -> None:
+    """The replay's work: the plot's path checked first, then the recording read."""
+    from gpubench.tune import replay as replays
+    from gpubench.tune import strategies
+
+    if plot_path is not None:
+        _check_plot(plot_path, seeds)
+    recorded = replays.prepare(config_path, replay_path)
+    if export_path is None:  # the command's mistakes first (exit 2), then the machine's
+        for name in names:
+            strategies.check_installed(name)
+    if export_path is not None:
+        _export(recorded, export_path)
+    elif seeds is not None:
+        scored = {
+            name: _score(recorded, name, budget, list(range(seed, seed + seeds)), batch)
+            for name in names
+        }
+        if plot_path is not None:
+            _plot(scored, plot_path, recorded)
+    else:
+        _run(recorded, names[0], budget, seed, batch)
+
+
+def _export(recorded: Any, export_path: str) -> None:
+    from pathlib import Path
+
+    from gpubench.tune import kernel_tuner_cache
+
+    problems = recorded.space.problems
+    path = Path(export_path)
+    for number, problem in enumerate(problems):
+        target = path if len(problems) == 1 else path.with_suffix(f".{number}{path.suffix}")
+        try:
+            kernel_tuner_cache.export(problem, recorded.recording, target)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot write the Kernel Tuner cache ({exc.strerror or exc})", source=str(target)
+            ) from None
+        click.echo(f"{problem.label}: {len(problem.configurations)} configuration(s) -> {target}")
+
+
+def _run(recorded: Any, strategy: str, budget: Any, seed: int, batch: int) -> None:
+    from gpubench.tune import search, strategies
+
+    for problem in recorded.space.problems:
+        evaluations = budget.for_problem(len(problem.configurations))
+        click.echo(
+            f"{problem.label}: {len(problem.configurations)} configuration(s), "
+            f"{evaluations} evaluation(s), strategy {strategy}, seed {seed}"
+        )
+
+        def improved(run: Any, step: Any) -> None:
+            if step.best_index == step.index:
+                click.echo(
+                    f"  {len(run.steps):>5}  best so far {step.best_ms:.4g} ms  "
+                    f"{run.problem.describe(step.index)}"
+                )
+
+        made = strategies.make(strategy, problem, seed)
+        evaluate = search.one_at_a_time(recorded.evaluate)
+        run = search.search(problem, evaluate, made, evaluations, improved, batch)
+        click.echo(f"  {_verdict(run, recorded.optimum(problem))}")
+
+
+def _verdict(run: Any, optimum: float) -> str:
+    best = run.best
+    if best is None:
+        return "no valid configuration found within the budget"
+    line = f"best: {run.problem.describe(best.best_index)}, {best.best_ms:.4g} ms"
+    runner_up = run.runner_up()
+    if runner_up is not None:
+        margin = runner_up.outcome.time_ms / best.best_ms - 1
+        line += f", {margin:.1%} ahead of the runner-up ({run.problem.describe(runner_up.index)})"
+    return line + f"; {best.best_ms / optimum - 1:.1%} above the recorded optimum"
+
+
+def _score(recorded: Any, strategy: str, budget: Any, seeds: list[int], batch: int) -> list[Any]:
+    from gpubench.tune import search
+
+    scored = search.score(recorded, strategy, budget, seeds, batch)
+    for problem in scored:
+        click.echo(
+            f"{problem.label}: {problem.configurations} configuration(s), optimum "
+            f"{problem.optimum_ms:.4g} ms; {strategy}, {problem.seeds} seed(s), "
+            f"budget {problem.evaluations}"
+        )
+        marks = sorted({max(1, round(problem.evaluations * f)) for f in (0.1, 0.25, 0.5, 1)})
+        click.echo(
+            "  median best/optimum: "
+            + ", ".join(f"{_ratio(problem.median_ratio[m - 1])} at {m}" for m in marks)
+        )
+        click.echo(f"  within 5% of the optimum at the budget: {problem.within:.0%} of seeds")
+    return scored
+
+
+def _check_plot(plot_path: str, seeds: int | None) -> None:
+    """Before any scoring: --plot has runs to draw, matplotlib, and a picture's extension."""
+    from gpubench.cli.charts import need_matplotlib
+    from gpubench.store.outputs import check_picture
+
+    if seeds is None:
+        raise ConfigError("--plot draws the score of --seeds N runs: give --seeds", key="--plot")
+    need_matplotlib("--plot")
+    check_picture(plot_path, "--plot")
+
+
+def _plot(scored: dict[str, list[Any]], target: str, recorded: Any) -> None:
+    from gpubench.report import plot as plotting
+
+    device = recorded.recording.device_name
+    title = f"{recorded.space.suite}: median best found / optimum" + (
+        f" · {device}" if device else ""
+    )
+    try:
+        plotting.draw_search_curves(scored, target, title)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the plot ({exc.strerror or exc})", source=target, key="--plot"
+        ) from None
+    click.echo(f"plot: {target}")
+
+
+def _ratio(value: float) -> str:
+    return "none yet" if value == float("inf") else f"{value:.3f}"
