@@ -116,7 +116,18 @@ def _write_markdown(outcome: SweepOutcome, table: Any) -> None:
 def save(outcome: SweepOutcome, err: Any) -> int:
     """The files asked for (JSON, CSV, the history store), a line naming them; the exit
     code: interrupted, some result failed, or all well."""
-    result_set, files = outcome.result_set, outcome.files
+    keep_files(outcome.result_set, outcome.files, err)
+    return exit_code(outcome, err)
+
+
+def keep_files(
+    result_set: results.ResultSet,
+    files: outputs.OutputPlan,
+    err: Any,
+    source: str = "gpubench run",
+) -> None:
+    """The JSON, CSV and history store the plan asks for, and a line naming them (`source`:
+    the command, as the history store records it)."""
     if files.json:
         results.save_json(result_set, files.json)
         if note := results.read_back_note(files.json):
@@ -127,11 +138,10 @@ def save(outcome: SweepOutcome, err: Any) -> int:
         from gpubench.store.history import History
 
         with History.open(files.history) as store:
-            run_id = store.append(result_set, label=files.label, source="gpubench run")
+            run_id = store.append(result_set, label=files.label, source=source)
         say(err, f"history: run {run_id} in {files.history}")
     if files.files:
         say(err, f"results: {', '.join(files.files)}")
-    return exit_code(outcome, err)
 
 
 def exit_code(outcome: SweepOutcome, err: Any) -> int:

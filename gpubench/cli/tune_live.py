@@ -23,7 +23,7 @@ def live(
     from pathlib import Path
 
     from gpubench.cli.common import err_console, spread_from
-    from gpubench.cli.outcome import notes_to
+    from gpubench.cli.outcome import keep_files, notes_to
     from gpubench.load import config
     from gpubench.store.outputs import OutputRequest
     from gpubench.tune import live as tuning
@@ -59,7 +59,7 @@ def live(
     from gpubench.engine.session import protect_outputs
 
     with protect_outputs():
-        _save_live(outcome, err)
+        keep_files(outcome.result_set, outcome.files, err, source="gpubench tune")
     if outcome.interrupted:
         err.print(f"interrupted: kept {len(outcome.result_set.results)} finished result(s)")
         return EXIT_INTERRUPTED
@@ -128,20 +128,3 @@ class _LiveReport:
             runner_up = problem.problem.describe(problem.confirmed[1][0])
             line += f", {problem.margin:.1%} ahead of the runner-up ({runner_up})"
         click.echo(line)
-
-
-def _save_live(outcome: Any, err: Any) -> None:
-    from gpubench.model import results
-    from gpubench.report.plain import say
-
-    files = outcome.files
-    if files.json:
-        results.save_json(outcome.result_set, files.json)
-    if files.history:
-        from gpubench.store.history import History
-
-        with History.open(files.history) as store:
-            run_id = store.append(outcome.result_set, label=files.label, source="gpubench tune")
-        say(err, f"history: run {run_id} in {files.history}")
-    if files.files:
-        say(err, f"results: {', '.join(files.files)}")

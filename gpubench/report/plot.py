@@ -205,15 +205,9 @@ def draw(chart: Chart, path: str, title: str) -> None:
     from gpubench.store.outputs import check_picture
 
     check_picture(path, "--output")  # before the drawing, not as savefig's ValueError after it
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     panels = list(chart.lines)
-    columns = min(len(panels), 3)
-    rows = -(-len(panels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, 4.8 * rows), squeeze=False)
+    fig, axes = _grid(len(panels))
+    columns = len(axes[0])
     unit = f" ({chart.y.unit})" if chart.y.unit and chart.y.unit not in chart.y.header else ""
     for i, panel in enumerate(panels):
         ax = axes[i // columns][i % columns]
@@ -242,7 +236,27 @@ def draw(chart: Chart, path: str, title: str) -> None:
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         else:
             ax.legend(fontsize=8)
-    for j in range(len(panels), rows * columns):
+    _finish(fig, axes, len(panels), title, path)
+
+
+def _grid(panels: int) -> tuple[Any, Any]:
+    """A figure of `panels` panels, three to a row (matplotlib imported here, headless)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = min(panels, 3)
+    rows = -(-panels // columns)
+    return plt.subplots(rows, columns, figsize=(6.5 * columns, 4.8 * rows), squeeze=False)
+
+
+def _finish(fig: Any, axes: Any, used: int, title: str, path: str) -> None:
+    """The panels past `used` blanked, the title set, the figure written and closed."""
+    import matplotlib.pyplot as plt
+
+    columns = len(axes[0])
+    for j in range(used, len(axes) * columns):
         axes[j // columns][j % columns].axis("off")
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
@@ -253,15 +267,9 @@ def draw(chart: Chart, path: str, title: str) -> None:
 def draw_search_curves(scored: dict[str, list[Any]], path: str, title: str) -> None:
     """Tuning strategies side by side: per problem a panel, per strategy the median over
     seeds of best found / optimum against evaluations (gpubench.tune.search.ProblemScore)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     labels = [problem.label for problem in next(iter(scored.values()))]
-    columns = min(len(labels), 3)
-    rows = -(-len(labels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, 4.8 * rows), squeeze=False)
+    fig, axes = _grid(len(labels))
+    columns = len(axes[0])
     for i, label in enumerate(labels):
         ax = axes[i // columns][i % columns]
         for n, (strategy, problems) in enumerate(scored.items()):
@@ -280,9 +288,4 @@ def draw_search_curves(scored: dict[str, list[Any]], path: str, title: str) -> N
         ax.set_title(f"{label} · optimum {problems[i].optimum_ms:.4g} ms", fontsize=10)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    for j in range(len(labels), rows * columns):
-        axes[j // columns][j % columns].axis("off")
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
+    _finish(fig, axes, len(labels), title, path)

@@ -30,6 +30,7 @@ from gpubench.model.notices import CompileStopped, Notice
 from gpubench.model.results import Result, ResultSet, point_key
 from gpubench.store import outputs
 from gpubench.tune import search, strategies
+from gpubench.tune.recording import PRUNED, Outcome
 from gpubench.tune.replay import outcome_of
 from gpubench.tune.search import Budget, Run, Step
 from gpubench.tune.space import Problem, Space
@@ -101,7 +102,7 @@ class ProblemOutcome:
     @property
     def failed(self) -> int:
         return sum(
-            not step.outcome.valid and step.outcome.status != "pruned" for step in self.run.steps
+            not step.outcome.valid and step.outcome.status != PRUNED for step in self.run.steps
         )
 
 
@@ -114,7 +115,6 @@ class LiveOutcome:
     problems: list[ProblemOutcome]
     interrupted: bool
     wall_s: float
-    batch: int
 
 
 def auto_batch(spread: Spread) -> int:
@@ -186,7 +186,6 @@ def tune(
         outcomes,
         interrupted,
         time.perf_counter() - started,
-        batch,
     )
 
 
@@ -265,16 +264,10 @@ def _search(
         done[0] += 1
         if on_round is not None:
             on_round(Round(problem, run, done[0], len(indices), time.perf_counter() - began))
-        return [outcome_of(r) if r is not None else _lost() for r in results]
+        return [outcome_of(r) if r is not None else Outcome("not_measured") for r in results]
 
     search.search(problem, evaluate, strategy, evaluations, on_step, batch, run, out_of_time)
     outcome.wall_s = time.perf_counter() - started
-
-
-def _lost() -> Any:
-    from gpubench.tune.recording import Outcome
-
-    return Outcome("not_measured")
 
 
 class _Rounds:
@@ -322,11 +315,10 @@ class _Rounds:
         if not chosen:
             return []
         results = self.measure(problem, chosen)
-        paired = [(i, r) for i, r in zip(chosen, results, strict=True) if r is not None]
-
-        def order(pair: tuple[int, Result]) -> tuple[int, float]:
-            time_ms = outcome_of(pair[1]).time_ms
-            return (0, time_ms) if time_ms is not None else (1, 0.0)
-
-        paired.sort(key=order)
-        return [pair for pair in paired if outcome_of(pair[1]).time_ms is not None]
+        timed = [
+            (outcome_of(r).time_ms, i, r)
+            for i, r in zip(chosen, results, strict=True)
+            if r is not None
+        ]
+        candidates = [(time_ms, i, r) for time_ms, i, r in timed if time_ms is not None]
+        return [(i, r) for _, i, r in sorted(candidates, key=lambda item: item[0])]
