@@ -76,11 +76,18 @@ class _LiveReport:
     def __init__(self, settings: Any) -> None:
         self.settings = settings
         self.problem: Any = None
+        self.introduced: set[int] = set()
 
     def _header(self, run: Any) -> None:
+        """The problem's line where its lines start: in full the first time (the problems
+        take rounds in turn), its label after."""
         if run.problem is self.problem:
             return
         self.problem = run.problem
+        if id(run.problem) in self.introduced:
+            click.echo(f"{run.problem.label}:")
+            return
+        self.introduced.add(id(run.problem))
         settings, size = self.settings, len(run.problem.configurations)
         click.echo(
             f"{run.problem.label}: {size} configuration(s), budget {settings.budget} "

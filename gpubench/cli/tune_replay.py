@@ -29,6 +29,11 @@ def replay(
     if plot_path is not None:
         _check_plot(plot_path, seeds)
     recorded = replays.prepare(config_path, replay_path)
+    if recorded.space.left_out:
+        from gpubench.model.notices import LeftOutOfSearch
+        from gpubench.report.notices import text
+
+        click.echo(text(LeftOutOfSearch(recorded.space.left_out)), err=True)
     if export_path is None:  # the command's mistakes first (exit 2), then the machine's
         for name in names:
             strategies.check_installed(name)
@@ -64,26 +69,31 @@ def _export(recorded: Any, export_path: str) -> None:
 
 
 def _run(recorded: Any, strategy: str, budget: Any, seed: int, batch: int) -> None:
-    from gpubench.tune import search, strategies
+    """One search of every problem, a batch of each in turn; each improvement as found, then
+    each problem's verdict."""
+    from gpubench.tune import search
 
-    for problem in recorded.space.problems:
-        evaluations = budget.for_problem(len(problem.configurations))
+    found = search.searches(recorded.space, strategy, budget, seed)
+    for one in found:
         click.echo(
-            f"{problem.label}: {len(problem.configurations)} configuration(s), "
-            f"{evaluations} evaluation(s), strategy {strategy}, seed {seed}"
+            f"{one.problem.label}: {len(one.problem.configurations)} configuration(s), "
+            f"{one.evaluations} evaluation(s), strategy {strategy}, seed {seed}"
         )
 
-        def improved(run: Any, step: Any) -> None:
-            if step.best_index == step.index:
-                click.echo(
-                    f"  {len(run.steps):>5}  best so far {step.best_ms:.4g} ms  "
-                    f"{run.problem.describe(step.index)}"
-                )
+    several = len(found) > 1  # the problems take turns: each line says whose it is
 
-        made = strategies.make(strategy, problem, seed)
-        evaluate = search.one_at_a_time(recorded.evaluate)
-        run = search.search(problem, evaluate, made, evaluations, improved, batch)
-        click.echo(f"  {_verdict(run, recorded.optimum(problem))}")
+    def improved(run: Any, step: Any) -> None:
+        if step.best_index == step.index:
+            whose = f"{run.problem.label}: " if several else ""
+            click.echo(
+                f"  {whose}{len(run.steps):>5}  best so far {step.best_ms:.4g} ms  "
+                f"{run.problem.describe(step.index)}"
+            )
+
+    search.interleave(found, search.one_at_a_time(recorded.evaluate), batch, improved)
+    for one in found:
+        verdict = _verdict(one.run, recorded.optimum(one.problem))
+        click.echo(f"{one.problem.label}: {verdict}" if several else f"  {verdict}")
 
 
 def _verdict(run: Any, optimum: float) -> str:

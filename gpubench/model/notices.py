@@ -70,6 +70,14 @@ class ProfileFailed:
     error: str
 
 
+@dataclass(frozen=True)
+class LeftOutOfSearch:
+    """Variants a tuning search leaves out: they compute something other than the baseline
+    (variant -> what it computes)."""
+
+    variants: dict[str, str]
+
+
 Notice = (
     BackendChosen
     | LogKept
@@ -79,6 +87,7 @@ Notice = (
     | RanAgain
     | NoProfiler
     | ProfileFailed
+    | LeftOutOfSearch
 )
 __all__ = [
     "BackendChosen",

@@ -38,6 +38,9 @@ def text(notice: notices.Notice) -> str:
             )
         case notices.ProfileFailed(variant, point, error):
             return f"--profile: {variant} at {point}: {error}"
+        case notices.LeftOutOfSearch(variants):
+            named = ", ".join(f"{v} (computes {c})" for v, c in sorted(variants.items()))
+            return f"note: left out of the search, not what the baseline computes: {named}"
     return str(notice)
 
 

@@ -1,9 +1,10 @@
 """Live tuning: a strategy's proposals measured on the GPU by the sweep engine, round by round.
 
-One set of workers serves the whole run (started once, its compile cache warm). Each round the
-strategy proposes a batch of configurations; their builds compile in parallel in the
-background while the first of them are measured (each point waits only for its own build),
-with every check a sweep makes. Timing stops early where even the fastest of a configuration's
+One set of workers serves the whole run (started once, its compile cache warm). The problems
+take rounds in turn, so the default strategy's model learns from each while searching the
+others (gpubench.tune.shared_tpe). Each round the strategy proposes a batch of configurations
+of one problem; their builds compile in parallel in the background while the first of them
+are measured (each point waits only for its own build), with every check a sweep makes. Timing stops early where even the fastest of a configuration's
 first samples is slower than the best so far plus `PRUNE_MARGIN` (the result is `pruned`,
 its samples the evidence, never ranked). At the end the few best are measured again on fresh
 inputs with the sweep's full noise target, and the winner is the best of that confirmation,
@@ -26,7 +27,7 @@ from gpubench.engine.observed_run import Collect, ObserverFactory
 from gpubench.engine.runner import SweepRunner, compile_in_background
 from gpubench.engine.spread import Spread
 from gpubench.load.config import SweepSpec
-from gpubench.model.notices import CompileStopped, Notice
+from gpubench.model.notices import CompileStopped, LeftOutOfSearch, Notice
 from gpubench.model.results import Result, ResultSet, point_key
 from gpubench.store import outputs
 from gpubench.tune import search, strategies
@@ -78,6 +79,7 @@ class ProblemOutcome:
     results: dict[int, Result] = field(default_factory=dict)
     # No confirmation asked for (--confirm 0): the winner is the search's best as measured.
     unconfirmed: bool = False
+    rounds: int = 0
 
     @property
     def winner(self) -> tuple[int, Result] | None:
@@ -148,7 +150,9 @@ def tune(
     for line in plan.notes:
         note(line)
     entries = [(point, variant) for point in plan.points for variant in plan.run.variants]
-    space = spaces.of_suite(plan.bench, entries, spec.source)
+    space = spaces.of_suite(plan.bench, entries, spec.source, spec.baseline)
+    if space.left_out:
+        note(LeftOutOfSearch(space.left_out))
     strategies.check_installed(settings.strategy)
     batch = settings.batch or auto_batch(spread)
     runner = spread.runner(plan.suite, plan.backend)
@@ -165,10 +169,10 @@ def tune(
             runner.observers = _observers(entered, plan, header, result_set, observers)
             try:
                 with interrupts.terminate_as_interrupt():
-                    for problem in space.problems:
-                        outcome = ProblemOutcome(problem, Run(problem))
-                        outcomes.append(outcome)  # before the search: an interrupt keeps it
-                        _search(rounds, outcome, settings, batch, plan.previous, on_step, on_round)
+                    # Before the search: an interrupt keeps what each problem found.
+                    outcomes += [ProblemOutcome(p, Run(p)) for p in space.problems]
+                    _search(rounds, outcomes, settings, batch, plan.previous, on_step, on_round)
+                    for outcome in outcomes:
                         _confirm(rounds, outcome, settings.confirm, on_problem)
             except KeyboardInterrupt:
                 interrupts.ignore_interrupts()
@@ -228,17 +232,50 @@ def _observers(
 
 def _search(
     rounds: _Rounds,
-    outcome: ProblemOutcome,
+    outcomes: list[ProblemOutcome],
     settings: Settings,
     batch: int,
     previous: list[Result],
     on_step: Callable[[Run, Step], None] | None,
     on_round: Callable[[Round], None] | None,
 ) -> None:
-    problem, run = outcome.problem, outcome.run
-    started = time.perf_counter()
-    strategy = strategies.make(settings.strategy, problem, settings.seed)
+    """Every problem searched, a round of each in turn (the strategy learns across them),
+    each from what a resumed log holds of it."""
+    problems = [outcome.problem for outcome in outcomes]
+    made = strategies.make(settings.strategy, problems, settings.seed)
     earlier = {(point_key(r.point), r.variant): r for r in previous}
+    searches = [
+        _resumed(outcome, strategy, settings, earlier)
+        for outcome, strategy in zip(outcomes, made, strict=True)
+    ]
+    by_problem = {id(outcome.problem): outcome for outcome in outcomes}
+
+    def evaluate(problem: Problem, indices: list[int]) -> list[Any]:
+        outcome = by_problem[id(problem)]
+        best = outcome.run.best
+        bar = best.best_ms * (1 + PRUNE_MARGIN) if best and settings.prune else None
+        began = time.perf_counter()
+        results = rounds.measure(problem, indices, bar)
+        outcome.results.update((i, r) for i, r in zip(indices, results, strict=True) if r)
+        outcome.rounds += 1
+        if on_round is not None:
+            seconds = time.perf_counter() - began
+            on_round(Round(problem, outcome.run, outcome.rounds, len(indices), seconds))
+        return [outcome_of(r) if r is not None else Outcome("not_measured") for r in results]
+
+    search.interleave(searches, evaluate, batch, on_step)
+    for outcome, one in zip(outcomes, searches, strict=True):
+        outcome.wall_s = one.spent_s
+
+
+def _resumed(
+    outcome: ProblemOutcome,
+    strategy: strategies.Strategy,
+    settings: Settings,
+    earlier: dict[tuple[str, str], Result],
+) -> search.Search:
+    """The problem's search, holding (and its strategy told) what a resumed log holds."""
+    problem, run = outcome.problem, outcome.run
     for index, (point, variant) in enumerate(problem.entries):
         found = earlier.get((point_key(point), variant))
         if found is not None:
@@ -248,26 +285,7 @@ def _search(
             run.add(index, earlier_outcome)
             outcome.resumed += 1
     evaluations = settings.budget.for_problem(len(problem.configurations))
-    seconds = settings.budget.seconds
-
-    def out_of_time() -> bool:
-        return seconds is not None and time.perf_counter() - started >= seconds
-
-    done = [0]  # rounds of this problem
-
-    def evaluate(problem: Problem, indices: list[int]) -> list[Any]:
-        best = run.best
-        bar = best.best_ms * (1 + PRUNE_MARGIN) if best and settings.prune else None
-        began = time.perf_counter()
-        results = rounds.measure(problem, indices, bar)
-        outcome.results.update((i, r) for i, r in zip(indices, results, strict=True) if r)
-        done[0] += 1
-        if on_round is not None:
-            on_round(Round(problem, run, done[0], len(indices), time.perf_counter() - began))
-        return [outcome_of(r) if r is not None else Outcome("not_measured") for r in results]
-
-    search.search(problem, evaluate, strategy, evaluations, on_step, batch, run, out_of_time)
-    outcome.wall_s = time.perf_counter() - started
+    return search.Search(problem, strategy, evaluations, run, settings.budget.seconds)
 
 
 class _Rounds:

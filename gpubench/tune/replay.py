@@ -142,7 +142,8 @@ def prepare(config_path: str | None, replay_path: str) -> Replay:
         check_suite(recording, spec.suite)
         bench = spec.bench  # loaded with the sweep file
         entries = covered(recording, spaces.sweep_entries(spec, bench))
+        baseline = spec.baseline
     else:
         bench = registry.get(recording.suite_ref, source=recording.source, key="suite")
-        entries = recording.entries
-    return Replay(recording, spaces.of_suite(bench, entries, recording.source))
+        entries, baseline = recording.entries, None
+    return Replay(recording, spaces.of_suite(bench, entries, recording.source, baseline))

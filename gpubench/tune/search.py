@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from gpubench.errors import ConfigError
 from gpubench.tune import strategies
 from gpubench.tune.replay import Outcome, Replay
-from gpubench.tune.space import Problem
+from gpubench.tune.space import Problem, Space
 
 # A run counts as a success when its best is within this share of the exhaustive optimum.
 WITHIN = 0.05
@@ -120,6 +120,64 @@ def one_at_a_time(evaluate: Callable[[Problem, int], Outcome]) -> EvaluateMany:
     return lambda problem, indices: [evaluate(problem, index) for index in indices]
 
 
+@dataclass
+class Search:
+    """One problem's search: its strategy, its budget and what it has spent."""
+
+    problem: Problem
+    strategy: strategies.Strategy
+    evaluations: int
+    run: Run
+    # A wall-time budget: no new batch once this problem's own batches took this long.
+    seconds: float | None = None
+    spent_s: float = 0.0
+
+    @property
+    def done(self) -> bool:
+        out_of_time = self.seconds is not None and self.spent_s >= self.seconds
+        return out_of_time or len(self.run.steps) >= self.evaluations
+
+    def step(
+        self,
+        evaluate: EvaluateMany,
+        batch: int,
+        progress: Callable[[Run, Step], None] | None = None,
+    ) -> None:
+        """One batch: proposed whole, evaluated, then learnt from in order."""
+        import time
+
+        started = time.perf_counter()
+        wanted = min(batch, self.evaluations - len(self.run.steps))
+        indices = [self.strategy.propose() for _ in range(wanted)]
+        outcomes = evaluate(self.problem, indices)
+        for index, outcome in zip(indices, outcomes, strict=True):
+            self.strategy.learn(index, outcome.learned_ms)
+            step = self.run.add(index, outcome)
+            if progress is not None:
+                progress(self.run, step)
+        self.spent_s += time.perf_counter() - started
+
+
+def interleave(
+    searches: list[Search],
+    evaluate: EvaluateMany,
+    batch: int = 1,
+    progress: Callable[[Run, Step], None] | None = None,
+    stop: Callable[[], bool] = lambda: False,
+) -> None:
+    """Each unfinished search one batch in turn, problem after problem, until all are done
+    (or `stop()`): the problems' strategies learn from each other's (a shared model) as the
+    searches go, not only after one problem is over."""
+    while True:
+        pending = [one for one in searches if not one.done]
+        if not pending:
+            return
+        for one in pending:
+            if stop():
+                return
+            one.step(evaluate, batch, progress)
+
+
 def search(
     problem: Problem,
     evaluate: EvaluateMany,
@@ -133,17 +191,9 @@ def search(
     """Up to `evaluations` configurations of the problem (counting those `run` holds from an
     earlier, resumed search), as the strategy proposes them: `batch` at a time, each batch
     evaluated before the strategy learns its outcomes; no new batch once `out_of_time()`."""
-    run = run or Run(problem)
-    while len(run.steps) < evaluations and not out_of_time():
-        wanted = min(batch, evaluations - len(run.steps))
-        indices = [strategy.propose() for _ in range(wanted)]
-        outcomes = evaluate(problem, indices)
-        for index, outcome in zip(indices, outcomes, strict=True):
-            strategy.learn(index, outcome.learned_ms)
-            step = run.add(index, outcome)
-            if progress is not None:
-                progress(run, step)
-    return run
+    one = Search(problem, strategy, evaluations, run or Run(problem))
+    interleave([one], evaluate, batch, progress, out_of_time)
+    return one.run
 
 
 @dataclass
@@ -163,23 +213,24 @@ class ProblemScore:
 def score(
     replay: Replay, strategy: str, budget: Budget, seeds: list[int], batch: int = 1
 ) -> list[ProblemScore]:
-    """Each problem searched once per seed (`batch` proposals at a time, as live tuning
-    does); the curves and the share of successes."""
+    """The space searched once per seed, its problems in turn (`batch` proposals at a time,
+    as live tuning does); each problem's curve and share of successes."""
     import numpy as np
 
-    scores = []
-    for problem in replay.space.problems:
-        optimum = replay.optimum(problem)
-        assert optimum is not None  # Replay refuses a problem without a valid point
-        evaluations = budget.for_problem(len(problem.configurations))
-        ratios = np.full((len(seeds), evaluations), np.inf)
-        for row, seed in enumerate(seeds):
-            made = strategies.make(strategy, problem, seed)
-            run = search(problem, one_at_a_time(replay.evaluate), made, evaluations, batch=batch)
-            for column, step in enumerate(run.steps):
+    problems = replay.space.problems
+    sizes = [budget.for_problem(len(problem.configurations)) for problem in problems]
+    optima = [replay.optimum(problem) or math.inf for problem in problems]  # never None
+    ratios = [np.full((len(seeds), evaluations), np.inf) for evaluations in sizes]
+    for row, seed in enumerate(seeds):
+        found = searches(replay.space, strategy, budget, seed)
+        interleave(found, one_at_a_time(replay.evaluate), batch)
+        for number, one in enumerate(found):
+            for column, step in enumerate(one.run.steps):
                 if step.best_ms is not None:
-                    ratios[row, column] = step.best_ms / optimum
-        final = ratios[:, -1]
+                    ratios[number][row, column] = step.best_ms / optima[number]
+    scores = []
+    for problem, evaluations, table, optimum in zip(problems, sizes, ratios, optima, strict=True):
+        final = table[:, -1]
         scores.append(
             ProblemScore(
                 label=problem.label,
@@ -187,8 +238,17 @@ def score(
                 optimum_ms=optimum,
                 evaluations=evaluations,
                 seeds=len(seeds),
-                median_ratio=[float(v) for v in np.median(ratios, axis=0)],
+                median_ratio=[float(v) for v in np.median(table, axis=0)],
                 within=float(np.mean(final <= 1 + WITHIN)),
             )
         )
     return scores
+
+
+def searches(space: Space, strategy: str, budget: Budget, seed: int) -> list[Search]:
+    """A fresh search of each problem of the space, their strategies made together."""
+    made = strategies.make(strategy, space.problems, seed)
+    return [
+        Search(problem, one, budget.for_problem(len(problem.configurations)), Run(problem))
+        for problem, one in zip(space.problems, made, strict=True)
+    ]

@@ -35,9 +35,9 @@ class Problem:
 
     def coordinates(self) -> list[tuple[int, ...]]:
         """Each configuration as the positions of its values along the axes."""
-        where = {name: {_token(v): i for i, v in enumerate(vs)} for name, vs in self.axes.items()}
+        where = {name: {token(v): i for i, v in enumerate(vs)} for name, vs in self.axes.items()}
         return [
-            tuple(where[name][_token(c[name])] for name in self.axes) for c in self.configurations
+            tuple(where[name][token(c[name])] for name in self.axes) for c in self.configurations
         ]
 
     def describe(self, index: int) -> str:
@@ -51,29 +51,32 @@ class Problem:
 class Space:
     suite: str
     problems: list[Problem]
+    # Variants left out because they compute something else than the problem's product
+    # (transpose's copy, the ceiling): variant -> what it computes.
+    left_out: dict[str, str] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
         return sum(len(problem.configurations) for problem in self.problems)
 
 
-def _token(value: Any) -> str:
+def token(value: Any) -> str:
     """A value as a key that tells 1 from 1.0 from '1' and from True."""
     return f"{type(value).__name__}:{value!r}"
 
 
-def _sort_key(value: Any) -> tuple[int, Any]:
+def sort_key(value: Any) -> tuple[int, Any]:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return (1, _token(value))
+        return (1, token(value))
     return (0, value)
 
 
 def _axes(configurations: list[dict[str, Any]]) -> dict[str, list[Any]]:
     axes: dict[str, list[Any]] = {}
     for name in configurations[0] if configurations else {}:
-        distinct = {_token(c[name]): c[name] for c in configurations}
+        distinct = {token(c[name]): c[name] for c in configurations}
         if len(distinct) > 1:
-            axes[name] = sorted(distinct.values(), key=_sort_key)
+            axes[name] = sorted(distinct.values(), key=sort_key)
     return axes
 
 
@@ -106,7 +109,7 @@ def build(
         names = split(point)
         fixed = {k: v for k, v in point.items() if k not in names}
         configuration = {k: v for k, v in point.items() if k in names} | {VARIANT: variant}
-        key = repr(sorted((k, _token(v)) for k, v in fixed.items()))
+        key = repr(sorted((k, token(v)) for k, v in fixed.items()))
         problem = groups.setdefault(key, Problem(fixed, [], []))
         problem.configurations.append(configuration)
         problem.entries.append((point, variant))
@@ -133,21 +136,47 @@ def _label(problems: list[Problem]) -> None:
         only.label = ", ".join(words) or "(the one problem)"
         return
     differing = [
-        name for name in problems[0].fixed if len({_token(p.fixed.get(name)) for p in problems}) > 1
+        name for name in problems[0].fixed if len({token(p.fixed.get(name)) for p in problems}) > 1
     ]
     for problem in problems:
         problem.label = ", ".join(f"{name}={problem.fixed.get(name)}" for name in differing)
 
 
-def of_suite(bench: Any, entries: list[tuple[dict[str, Any], str]], source: str) -> Space:
-    """The space of entries of a suite: its problems as gpubench.engine.input_sets sees them."""
-    return build(
+def of_suite(
+    bench: Any,
+    entries: list[tuple[dict[str, Any], str]],
+    source: str,
+    baseline: str | None = None,
+) -> Space:
+    """The space of entries of a suite: its problems as gpubench.engine.input_sets sees them,
+    of the variants that compute what the baseline computes (the sweep's, else the suite's)."""
+    answers, left_out = _same_product(bench, entries, baseline)
+    space = build(
         bench.name,
-        entries,
+        answers,
         source,
         lambda point: configuration_names(bench, point),
         getattr(bench, "reference_variant", None),
     )
+    space.left_out = left_out
+    return space
+
+
+def _same_product(
+    bench: Any, entries: list[tuple[dict[str, Any], str]], baseline: str | None
+) -> tuple[list[tuple[dict[str, Any], str]], dict[str, str]]:
+    """The entries whose variant computes the baseline's product, and the variants left out
+    with what they compute: a copy is no way to transpose, however fast."""
+    variants = {variant for _, variant in entries}
+    chosen = baseline or getattr(bench, "baseline", None)
+    if chosen not in variants:
+        chosen = entries[0][1] if entries else None
+    if chosen is None or not hasattr(bench, "variant"):
+        return entries, {}
+    product = bench.variant(chosen).computes
+    left_out = {v: bench.variant(v).computes for v in variants}
+    left_out = {v: computes for v, computes in left_out.items() if computes != product}
+    return [entry for entry in entries if entry[1] not in left_out], left_out
 
 
 def sweep_entries(spec: Any, bench: Any) -> list[tuple[dict[str, Any], str]]:

@@ -3,6 +3,9 @@ samplers (`tpe`, the default; `cmaes`, `gp`, `qmc`) where Optuna is installed (t
 extra). Every strategy proposes only configurations of the space not yet evaluated, and is
 deterministic for a seed.
 
+`tpe` learns across the problems of a space (gpubench.tune.shared_tpe): a configuration that
+is fast at one size is likely fast at the next. The others search each problem on its own.
+
 Optuna searches a box: each parameter is an integer position along its axis (the values in
 order), so that CMA-ES, Gaussian processes and QMC see numbers with an order, not labels. A
 proposal outside the space (a shape the constraints rule out) or already spent is moved to
@@ -95,10 +98,19 @@ def check_installed(name: str) -> None:
         raise EnvironmentProblem(f"the strategy {name!r} needs {needs}: pip install {needs}")
 
 
-def make(name: str, problem: Problem, seed: int) -> Strategy:
-    """A fresh strategy for one problem's search."""
+def make(name: str, problems: list[Problem], seed: int) -> list[Strategy]:
+    """A fresh strategy for each problem's search (one model shared by all, for `tpe`)."""
     check_name(name)
     check_installed(name)
+    if name == "tpe":
+        from gpubench.tune.shared_tpe import SharedTpe
+
+        shared = SharedTpe(problems, seed)
+        return [shared.for_problem(number) for number in range(len(problems))]
+    return [_one(name, problem, seed) for problem in problems]
+
+
+def _one(name: str, problem: Problem, seed: int) -> Strategy:
     count = len(problem.configurations)
     if name == "exhaustive":
         return Ordered(list(range(count)))
@@ -107,7 +119,7 @@ def make(name: str, problem: Problem, seed: int) -> Strategy:
     return OptunaStrategy(name, problem, seed)
 
 
-def _optuna() -> Any:
+def optuna_module() -> Any:
     try:
         import optuna
     except ImportError:
@@ -125,8 +137,6 @@ def _sampler(optuna: Any, name: str, seed: int) -> Any:
     # QMC and GP are marked experimental: a warning per problem and seed says nothing new.
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     samplers = optuna.samplers
-    if name == "tpe":
-        return samplers.TPESampler(seed=seed)
     if name == "cmaes":
         return samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
     if name == "gp":
@@ -136,7 +146,7 @@ def _sampler(optuna: Any, name: str, seed: int) -> Any:
 
 class OptunaStrategy:
     def __init__(self, name: str, problem: Problem, seed: int) -> None:
-        self._optuna = _optuna()
+        self._optuna = optuna_module()
         self._names = list(problem.axes)
         distribution = self._optuna.distributions.IntDistribution
         self._box = {n: distribution(0, len(problem.axes[n]) - 1) for n in self._names}

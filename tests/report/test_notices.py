@@ -17,6 +17,7 @@ def test_every_notice_in_words():
         text(notices.RanAgain(["a"], {"n": 10}, "the worker died")),
         text(notices.NoProfiler()),
         text(notices.ProfileFailed("naive", {"size": 64}, "ncu: [red] no")),
+        text(notices.LeftOutOfSearch({"copy": "copy", "ceiling": "ones"})),
     ] == [
         "note: PyCUDA is not installed; using the cuda-core backend (cuda.core, NVRTC)",
         "the earlier log is kept as results/x.1.jsonl",
@@ -27,6 +28,8 @@ def test_every_notice_in_words():
         "note: a at n=10 was run once more on a fresh worker: the worker died",
         "--profile: ncu (Nsight Compute) is not on PATH; results have no profiler metrics",
         "--profile: naive at {'size': 64}: ncu: [red] no",
+        "note: left out of the search, not what the baseline computes: ceiling (computes "
+        "ones), copy (computes copy)",
     ]
 
 

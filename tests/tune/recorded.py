@@ -21,11 +21,12 @@ def sweep_file(
     name: str = "space.yaml",
     tiles: list[int] = TILES,
     block_rows: list[int] = BLOCK_ROWS,
+    variants: tuple[str, ...] = ("coalesced",),
 ) -> Path:
     path = directory / name
     params = {"size": sizes, "tile": tiles, "block_rows": block_rows}
     path.write_text(
-        yaml.safe_dump({"suite": "transpose", "variants": ["coalesced"], "params": params})
+        yaml.safe_dump({"suite": "transpose", "variants": list(variants), "params": params})
     )
     return path
 
@@ -46,16 +47,17 @@ def log_file(
     times: dict[tuple[int, int, int], float | Status],
     suite: str = "transpose",
     name: str = "space.jsonl",
+    variant: str = "coalesced",
 ) -> Path:
     """A results log: each (size, tile, block_rows) with its median, or a failure's status."""
     path = directory / name
     log = JsonLinesLog(path, header={"suite": suite})
     for (size, tile, rows), outcome in times.items():
         if isinstance(outcome, Status):
-            result = Result(suite, "coalesced", point(size, tile, rows), outcome, reason="test")
+            result = Result(suite, variant, point(size, tile, rows), outcome, reason="test")
         else:
             summary = {"median_ms": outcome, "rel_noise": 0.01}
-            result = Result(suite, "coalesced", point(size, tile, rows), Status.OK, summary=summary)
+            result = Result(suite, variant, point(size, tile, rows), Status.OK, summary=summary)
         log.write(result)
     log.close()
     return path

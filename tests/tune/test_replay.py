@@ -210,3 +210,27 @@ def test_a_gzipped_results_log_replays_as_the_plain_one_and_a_bad_one_is_one_lin
     (tmp_path / "raw.jsonl.gz").write_bytes(b"plain")
     with pytest.raises(ConfigError, match="cannot read the gzipped replay log"):
         replay.prepare(None, str(tmp_path / "raw.jsonl.gz"))
+
+
+def test_a_variant_that_computes_something_else_is_left_out_of_the_space(tmp_path):
+    """Transpose's copy is the ceiling, not a way to transpose: the fastest, and never a
+    configuration to choose."""
+    from gpubench.model.results import JsonLinesLog, Result
+    from tests.tune.recorded import point
+
+    config = sweep_file(tmp_path, [64], variants=("copy", "naive", "coalesced"))
+    log = JsonLinesLog(tmp_path / "space.jsonl", header={"suite": "transpose"})
+    for variant, median in (("copy", 0.5), ("naive", 3.0), ("coalesced", None)):
+        for (size, tile, rows), time_ms in ten_times().items():
+            summary = {"median_ms": median or time_ms, "rel_noise": 0.01}
+            log.write(
+                Result("transpose", variant, point(size, tile, rows), Status.OK, summary=summary)
+            )
+    log.close()
+    recorded = replay.prepare(str(config), str(tmp_path / "space.jsonl"))
+    assert recorded.space.left_out == {"copy": "copy"}
+    (problem,) = recorded.space.problems
+    assert {c["variant"] for c in problem.configurations} == {"naive", "coalesced"}
+    assert len(problem.configurations) == 20 and recorded.optimum(problem) == 1.0
+    whole = replay.prepare(None, str(tmp_path / "space.jsonl"))  # the suite's baseline: naive
+    assert whole.space.left_out == {"copy": "copy"}

@@ -1,0 +1,66 @@
+"""The default strategy's one model over every problem: its balanced start, and what is fast
+at one size tried at the next."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from gpubench.tune import replay, search, shared_tpe, strategies
+from tests.tune.recorded import log_file, sweep_file, ten_times
+
+pytest.importorskip("optuna")
+
+
+def two_sizes(tmp_path):
+    config = sweep_file(tmp_path, [64, 128])
+    log = log_file(tmp_path, ten_times(64) | ten_times(128, offset=1.0))
+    return replay.prepare(str(config), str(log))
+
+
+def test_the_start_tries_every_value_of_every_axis_evenly(tmp_path):
+    recorded = two_sizes(tmp_path)
+    found = search.searches(recorded.space, "tpe", search.Budget(count=4), seed=3)
+    search.interleave(found, search.one_at_a_time(recorded.evaluate))
+    proposed = [one.problem.configurations[step.index] for one in found for step in one.run.steps]
+    assert len(proposed) == shared_tpe.START == 8
+    assert Counter(c["tile"] for c in proposed) == {16: 4, 32: 4}
+    rows = Counter(c["block_rows"] for c in proposed)
+    assert set(rows) == {1, 2, 4, 8, 16} and max(rows.values()) == 2
+
+
+def test_the_same_seed_proposes_the_same_and_another_seed_differs(tmp_path):
+    recorded = two_sizes(tmp_path)
+
+    def proposals(seed):
+        found = search.searches(recorded.space, "tpe", search.Budget(count=7), seed)
+        search.interleave(found, search.one_at_a_time(recorded.evaluate), batch=2)
+        return [[step.index for step in one.run.steps] for one in found]
+
+    first = proposals(5)
+    assert first == proposals(5) != proposals(6)
+    assert all(len(set(indices)) == 7 for indices in first)  # none twice in a problem
+
+
+def test_the_best_of_another_size_is_tried_every_other_proposal(tmp_path, monkeypatch):
+    """The model (here a stand-in that always wants tile 16 with 1 row) and the carried best
+    of the other size take turns."""
+    import numpy as np
+
+    monkeypatch.setattr(shared_tpe, "START", 0)
+    monkeypatch.setattr(shared_tpe.SharedTpe, "_asked", lambda self, number: np.zeros(2))
+    recorded = two_sizes(tmp_path)
+    small, large = recorded.space.problems
+    at_small, at_large = strategies.make("tpe", recorded.space.problems, 0)
+    for index in range(10):  # the small size measured whole: (32, 8) is its best
+        at_small.seen(index, recorded.evaluate(small, index).time_ms)
+    chosen = []
+    for _ in range(4):
+        index = at_large.propose()
+        at_large.learn(index, recorded.evaluate(large, index).time_ms)
+        configuration = large.configurations[index]
+        chosen.append((configuration["tile"], configuration["block_rows"]))
+    # Model, carried (the small size's best), model (its nearest not yet spent), carried
+    # (the small size's second best: 32 with 4 or 16 rows, 1.25 ms; 4 was measured first).
+    assert chosen == [(16, 1), (32, 8), (16, 2), (32, 4)]
