@@ -158,7 +158,8 @@ def tune(
     runner = spread.runner(plan.suite, plan.backend)
     environment = runner.start()
     interrupted = False
-    outcomes: list[ProblemOutcome] = []
+    # Before the search: an interrupt keeps what each problem found.
+    outcomes = [ProblemOutcome(problem, Run(problem)) for problem in space.problems]
     try:
         stamp = plan.checked_fingerprint(environment)
         note(plan.starting(environment))
@@ -169,8 +170,6 @@ def tune(
             runner.observers = _observers(entered, plan, header, result_set, observers)
             try:
                 with interrupts.terminate_as_interrupt():
-                    # Before the search: an interrupt keeps what each problem found.
-                    outcomes += [ProblemOutcome(p, Run(p)) for p in space.problems]
                     _search(rounds, outcomes, settings, batch, plan.previous, on_step, on_round)
                     for outcome in outcomes:
                         _confirm(rounds, outcome, settings.confirm, on_problem)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.tune.optuna_loader import optuna_module
 from gpubench.tune.space import Problem, sort_key, token
 
 # Proposals of the space drawn from the balanced design before the model is used: a few more
@@ -47,8 +48,6 @@ class SharedTpe:
     """The model and the evaluations of every problem of one space."""
 
     def __init__(self, problems: list[Problem], seed: int) -> None:
-        from gpubench.tune.strategies import optuna_module
-
         self._optuna = optuna_module()
         self._seed = seed
         self._problems = problems

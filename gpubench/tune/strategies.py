@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from gpubench.errors import ConfigError, EnvironmentProblem, did_you_mean
+from gpubench.tune.optuna_loader import optuna_module
 from gpubench.tune.space import Problem
 
 BUILT_IN = ("exhaustive", "random")
@@ -117,18 +118,6 @@ def _one(name: str, problem: Problem, seed: int) -> Strategy:
     if name == "random":
         return Ordered([int(i) for i in np.random.default_rng(seed).permutation(count)])
     return OptunaStrategy(name, problem, seed)
-
-
-def optuna_module() -> Any:
-    try:
-        import optuna
-    except ImportError:
-        raise EnvironmentProblem(
-            "the Optuna strategies need Optuna: pip install 'gpubench-studies[tune]' "
-            "(or use --strategy random or exhaustive)"
-        ) from None
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    return optuna
 
 
 def _sampler(optuna: Any, name: str, seed: int) -> Any:
