@@ -58,6 +58,12 @@ class Outputs(Struct, kw_only=True):
     history: str | None = None
 
 
+class Tune(Struct, kw_only=True):
+    """`tune:`: what `gpubench tune` searches beyond the suite's compile-time parameters."""
+
+    configuration: list[str] | None = None
+
+
 class SweepCommon(Struct, kw_only=True):
     """The keys a sweep file and a kernel file share."""
 
@@ -73,6 +79,7 @@ class SweepCommon(Struct, kw_only=True):
     outputs: Outputs | None = None
     # A history store path, or true for results/history.sqlite.
     history: str | bool | None = None
+    tune: Tune | None = None
 
 
 class SweepFile(SweepCommon, kw_only=True):
@@ -107,6 +114,9 @@ HINTS: list[tuple[str, str]] = [
     ),
     (r"outputs\.[^.]+", "a file path"),
     (r"history", "a file path or true"),
+    (r"tune", "a mapping"),
+    (r"tune\.configuration", "a list of parameter names"),
+    (r"tune\.configuration\[\d+\]", "a parameter name"),
 ]
 
 

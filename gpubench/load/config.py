@@ -29,7 +29,7 @@ __all__ = [
 
 TOP_LEVEL_KEYS = (
     "suite", "kernel", "description", "variants", "baseline", "params", "zip", "constraints",
-    "timing", "outputs", "history",
+    "timing", "outputs", "history", "tune",
 )  # fmt: skip
 OUTPUT_KEYS = ("json", "csv", "jsonl", "history")
 
@@ -57,6 +57,9 @@ class SweepSpec:
     description: str = ""
     # How to find the suite again (in a worker process): its name, or its .py file's path.
     suite_ref: str = ""
+    # Run-time parameters `gpubench tune` searches as configuration (`tune: configuration:`),
+    # beside the compile-time ones neither the reference nor the inputs read.
+    tuned: tuple[str, ...] = ()
     # The suite, loaded once when the file was read (the engine never looks it up again).
     bench: Benchmark | None = field(default=None, repr=False, compare=False)
     _points: list[Point] | None = field(default=None, repr=False, compare=False)
@@ -103,7 +106,7 @@ class SweepSpec:
             "constraints": [c.text for c in self.constraints],
             "timing": self.timing.to_dict(),
             "description": self.description,
-        }
+        } | ({"tune": {"configuration": list(self.tuned)}} if self.tuned else {})
 
 
 def _fmt(point: Point) -> str:
@@ -243,6 +246,7 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
     outputs = _parse_outputs(data.get("outputs") or {}, source)
     outputs = _with_history(outputs, data.get("history"), source)
     description = _parse_description(data.get("description") or "", source)
+    tuned = _parse_tune(bench, data.get("tune"), source)
     spec = SweepSpec(
         suite=bench.name,
         source=source,
@@ -255,6 +259,7 @@ def spec_from_mapping(data: Any, source: str) -> SweepSpec:
         outputs=outputs,
         description=description,
         suite_ref=suite_ref,
+        tuned=tuned,
         bench=bench,
     )
     spec.points()  # expand once now, so an empty or impossible sweep fails before the GPU
@@ -410,6 +415,36 @@ def _parse_description(raw: Any, source: str) -> str:
     if not isinstance(raw, str):
         raise ConfigError(f"expected text, got {quote(raw)}", source=source, key="description")
     return raw
+
+
+def _parse_tune(bench: Benchmark, raw: Any, source: str) -> tuple[str, ...]:
+    """`tune: configuration: [...]`: parameters of the suite that neither its reference nor
+    its inputs read (a parameter they read is part of the problem: tuning it would compare
+    answers to different questions)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise ConfigError(f"expected a mapping, got {quote(raw)}", source=source, key="tune")
+    _check_keys(raw, ("configuration",), source, "tune")
+    names = raw.get("configuration") or []
+    reads = set(bench.reference_params or ()) | set(bench.input_params or ())
+    known = [p.name for p in bench.params]
+    for number, name in enumerate(names):
+        key = f"tune.configuration[{number}]"
+        if name not in known:
+            raise ConfigError(
+                f"unknown parameter {quote(name)}{did_you_mean(str(name), known)}",
+                source=source,
+                key=key,
+            )
+        if name in reads:
+            raise ConfigError(
+                f"{quote(name)} is read by the suite's reference or inputs: it is part of the "
+                "problem, not a configuration",
+                source=source,
+                key=key,
+            )
+    return tuple(dict.fromkeys(names))
 
 
 def load(path: str | Path) -> SweepSpec:

@@ -150,7 +150,7 @@ def tune(
     for line in plan.notes:
         note(line)
     entries = [(point, variant) for point in plan.points for variant in plan.run.variants]
-    space = spaces.of_suite(plan.bench, entries, spec.source, spec.baseline)
+    space = spaces.of_suite(plan.bench, entries, spec.source, spec.baseline, spec.tuned)
     if space.left_out:
         note(LeftOutOfSearch(space.left_out))
     strategies.check_installed(settings.strategy)

@@ -142,8 +142,8 @@ def prepare(config_path: str | None, replay_path: str) -> Replay:
         check_suite(recording, spec.suite)
         bench = spec.bench  # loaded with the sweep file
         entries = covered(recording, spaces.sweep_entries(spec, bench))
-        baseline = spec.baseline
+        baseline, tuned = spec.baseline, spec.tuned
     else:
         bench = registry.get(recording.suite_ref, source=recording.source, key="suite")
-        entries, baseline = recording.entries, None
-    return Replay(recording, spaces.of_suite(bench, entries, recording.source, baseline))
+        entries, baseline, tuned = recording.entries, None, ()
+    return Replay(recording, spaces.of_suite(bench, entries, recording.source, baseline, tuned))

@@ -80,15 +80,18 @@ def _axes(configurations: list[dict[str, Any]]) -> dict[str, list[Any]]:
     return axes
 
 
-def configuration_names(bench: Any, point: dict[str, Any]) -> set[str]:
+def configuration_names(bench: Any, point: dict[str, Any], tuned: tuple[str, ...] = ()) -> set[str]:
     """The parameters of `point` that are configuration rather than problem: those its
-    problem key leaves out, or, for a suite that cannot say, its compile-time parameters."""
+    problem key leaves out (or, for a suite that cannot say, its compile-time parameters),
+    and the run-time ones the sweep file names (`tune: configuration:`)."""
     from gpubench.engine.input_sets import problem_key
 
     key = problem_key(bench, point)
     if key is None:
-        return {p.name for p in bench.params if p.compile_time} & set(point)
-    return set(point) - {name for name, _ in key}
+        found = {p.name for p in bench.params if p.compile_time} & set(point)
+    else:
+        found = set(point) - {name for name, _ in key}
+    return found | (set(tuned) & set(point))
 
 
 def build(
@@ -147,15 +150,17 @@ def of_suite(
     entries: list[tuple[dict[str, Any], str]],
     source: str,
     baseline: str | None = None,
+    tuned: tuple[str, ...] = (),
 ) -> Space:
-    """The space of entries of a suite: its problems as gpubench.engine.input_sets sees them,
-    of the variants that compute what the baseline computes (the sweep's, else the suite's)."""
+    """The space of entries of a suite: its problems as gpubench.engine.input_sets sees them
+    (with the run-time parameters `tuned` as configuration), of the variants that compute
+    what the baseline computes (the sweep's, else the suite's)."""
     answers, left_out = _same_product(bench, entries, baseline)
     space = build(
         bench.name,
         answers,
         source,
-        lambda point: configuration_names(bench, point),
+        lambda point: configuration_names(bench, point, tuned),
         getattr(bench, "reference_variant", None),
     )
     space.left_out = left_out

@@ -409,7 +409,7 @@ REFUSED = [
         sweep_with(paramz=1),
         "paramz: unknown key 'paramz' (did you mean 'params'?); allowed: "
         "suite, kernel, description, variants, baseline, params, zip, constraints, timing, "
-        "outputs, history",
+        "outputs, history, tune",
     ),
     (
         sweep_with(timing={"warmup": 1, "warmpu": 2}),
@@ -718,3 +718,42 @@ def test_an_empty_sweep_name_is_one_line_not_the_working_directory(name):
 def test_the_suite_s_default_baseline_may_be_left_out_of_the_variants():
     spec = config.spec_from_mapping(sweep_with(variants=["padded"]), "s.yaml")
     assert (spec.variants, spec.baseline) == (("padded",), "naive")
+
+
+def test_tune_names_run_time_parameters_as_configuration(tmp_path):
+    spec = config.load(
+        write(
+            tmp_path,
+            """
+        suite: sssp
+        variants: [near_far]
+        params: {delta: [0, 64], local_rounds: 16}
+        tune: {configuration: [delta, local_rounds, delta]}
+    """,
+        )
+    )
+    assert spec.tuned == ("delta", "local_rounds")
+    assert spec.to_dict()["tune"] == {"configuration": ["delta", "local_rounds"]}
+    assert "tune" not in config.load(REPO / "configs/transpose.yaml").to_dict()
+
+
+@pytest.mark.parametrize(
+    ("tune", "expected"),
+    [
+        (
+            "{configuration: [deltas]}",
+            "tune.configuration[0]: unknown parameter 'deltas' (did you mean 'delta'?)",
+        ),
+        (
+            "{configuration: [delta, weights]}",
+            "tune.configuration[1]: 'weights' is read by the suite's reference or inputs: it "
+            "is part of the problem, not a configuration",
+        ),
+        ("{configurations: [delta]}", "tune.configurations: unknown key 'configurations'"),
+        ("3", "tune: expected a mapping, got 3"),
+        ("{configuration: delta}", "tune.configuration: expected a list of parameter names"),
+    ],
+)
+def test_a_wrong_tune_key_is_one_line(tmp_path, tune, expected):
+    message = error_of(tmp_path, f"suite: sssp\nparams: {{delta: [0, 64]}}\ntune: {tune}\n")
+    assert expected in message and "\n" not in message

@@ -234,3 +234,23 @@ def test_a_variant_that_computes_something_else_is_left_out_of_the_space(tmp_pat
     assert len(problem.configurations) == 20 and recorded.optimum(problem) == 1.0
     whole = replay.prepare(None, str(tmp_path / "space.jsonl"))  # the suite's baseline: naive
     assert whole.space.left_out == {"copy": "copy"}
+
+
+def test_the_sssp_sweep_s_run_time_knobs_are_its_configurations():
+    """configs/sssp_tune.yaml names delta and local_rounds under `tune: configuration:`:
+    each weight kind is one problem of 9 deltas x 2 local_rounds x 2 variants."""
+    from pathlib import Path
+
+    from gpubench.load import config
+    from gpubench.tune import space as spaces
+
+    spec = config.load(Path(__file__).resolve().parents[2] / "configs/sssp_tune.yaml")
+    entries = spaces.sweep_entries(spec, spec.bench)
+    found = spaces.of_suite(spec.bench, entries, spec.source, spec.baseline, spec.tuned)
+    assert [(p.label, len(p.configurations)) for p in found.problems] == [
+        ("weights=unit", 36),
+        ("weights=uniform", 36),
+    ]
+    assert list(found.problems[0].axes) == ["delta", "local_rounds", "variant"]
+    untuned = spaces.of_suite(spec.bench, entries, spec.source, spec.baseline)
+    assert [len(p.configurations) for p in untuned.problems] == [2] * 36
