@@ -24,8 +24,15 @@ MAX_CONFIRM = 100
     "--replay",
     "replay_path",
     metavar="LOG",
-    help="A recorded exhaustive sweep (a results log or JSON, or a Kernel Tuner cache) that "
-    "stands in for the GPU: each evaluation returns its recorded median or failure.",
+    help="A recorded exhaustive sweep (a results log or JSON, a Kernel Tuner cache, or a "
+    "history store with --replay-run) that stands in for the GPU: each evaluation returns its "
+    "recorded median or failure.",
+)
+@click.option(
+    "--replay-run",
+    "replay_run",
+    type=click.IntRange(1, 2**63 - 1),
+    help="With --replay of a history store: the run to replay (gpubench history list).",
 )
 @click.option(
     "--strategy",
@@ -130,6 +137,7 @@ def tune(
     budget: str,
     seed: int,
     seeds: int | None,
+    replay_run: int | None,
     **options: Any,
 ) -> None:
     """Search each problem of a sweep for its fastest configuration within a budget: live on
@@ -147,6 +155,7 @@ def tune(
       gpubench tune configs/matmul_tune.yaml --replay results/matmul_tune.jsonl
       gpubench tune configs/matmul_tune.yaml --replay LOG --budget 10% --seeds 50
       gpubench tune --replay LOG --strategy tpe,random --seeds 50 --plot curves.png
+      gpubench tune --replay results/history.sqlite --replay-run 12 --seeds 50
       gpubench tune --replay results/matmul_tune.jsonl --export-kt matmul_kt.json
     """
     from gpubench.tune import search
@@ -155,6 +164,8 @@ def tune(
     parsed = search.parse_budget(budget)
     export_path, plot_path = options["export_path"], options["plot_path"]
     if replay_path is None:
+        if replay_run is not None:
+            raise ConfigError("--replay-run picks a run of --replay STORE", key="--replay-run")
         _refuse_for_live(config_path, seeds, export_path, plot_path)
         from gpubench.cli.tune_live import live
 
@@ -164,7 +175,8 @@ def tune(
     from gpubench.cli.tune_replay import replay
 
     batch = options["batch"] or 1
-    replay(config_path, replay_path, names, parsed, seed, seeds, batch, export_path, plot_path)
+    source = (replay_path, replay_run)
+    replay(config_path, source, names, parsed, seed, seeds, batch, export_path, plot_path)
     click.get_current_context().exit(EXIT_OK)
 
 

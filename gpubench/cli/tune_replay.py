@@ -13,7 +13,7 @@ from gpubench.errors import ConfigError
 
 def replay(
     config_path: str | None,
-    replay_path: str,
+    source: tuple[str, int | None],
     names: list[str],
     budget: Any,
     seed: int,
@@ -28,7 +28,7 @@ def replay(
 
     if plot_path is not None:
         _check_plot(plot_path, seeds)
-    recorded = replays.prepare(config_path, replay_path)
+    recorded = replays.prepare(config_path, *source)
     if recorded.space.left_out:
         from gpubench.model.notices import LeftOutOfSearch
         from gpubench.report.notices import text

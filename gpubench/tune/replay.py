@@ -1,8 +1,8 @@
 """A recorded exhaustive sweep standing in for the GPU: evaluating a configuration returns its
 recorded median time, or its recorded failure.
 
-A recording is a results log (`gpubench sweep` writes one as it goes), a results JSON, or a
-Kernel Tuner cache file. Only results that were measured and verified (`ok`, `unstable`) are
+A recording is a results log (`gpubench sweep` writes one as it goes), a results JSON, a
+Kernel Tuner cache file, or one run of a history store. Only results that were measured and verified (`ok`, `unstable`) are
 candidates; every other status (compile_failed, incorrect, launch_failed, skipped, unverified,
 ...) is a failure: an evaluation spent, that a strategy learns from, never a winner.
 """
@@ -28,13 +28,25 @@ def outcome_of(result: Any) -> Outcome:
     return Outcome(status)
 
 
-def load(path: str | os.PathLike[str]) -> Recording:
-    """A results log, a results JSON or a Kernel Tuner cache, whichever the file is."""
+def load(path: str | os.PathLike[str], run_id: int | None = None) -> Recording:
+    """A results log, a results JSON, a Kernel Tuner cache, or run `run_id` of a history
+    store, whichever the file is."""
     from gpubench.tune import kernel_tuner_cache
 
+    store = is_history_store(path)
+    if store != (run_id is not None):
+        raise ConfigError(
+            "a history store holds many runs: give --replay-run ID (gpubench history list "
+            "--store ... shows them)"
+            if store
+            else "--replay-run picks a run of a history store, and this is not one",
+            source=str(path),
+        )
     if kernel_tuner_cache.looks_like(path):
         return kernel_tuner_cache.read(path)
-    if str(path).endswith(".gz"):  # a gzipped results log (configs/recorded/*.jsonl.gz)
+    if run_id is not None:
+        loaded = _load_stored_run(path, run_id)
+    elif str(path).endswith(".gz"):  # a gzipped results log (configs/recorded/*.jsonl.gz)
         loaded = _load_gzipped(path)
     else:
         from gpubench.model.results import load_any
@@ -42,13 +54,33 @@ def load(path: str | os.PathLike[str]) -> Recording:
         loaded = load_any(path)
     recording = Recording(
         suite=loaded.suite,
-        source=str(path),
+        source=str(path) if run_id is None else f"{path} run {run_id}",
         suite_ref=str(loaded.spec.get("suite_ref") or loaded.suite),
         device_name=str((loaded.environment.get("device") or {}).get("name") or ""),
     )
     for result in loaded.results:
         recording.add(result.point, result.variant, outcome_of(result))
     return recording
+
+
+# The first bytes of every SQLite database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def is_history_store(path: str | os.PathLike[str]) -> bool:
+    """Whether the file is an SQLite database (a history store, or one to be refused as not)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False  # the loader names what is wrong with the path
+
+
+def _load_stored_run(path: str | os.PathLike[str], run_id: int) -> Any:
+    from gpubench.store.history import History
+
+    with History.open(path, create=False) as store:
+        return store.result_set(run_id)
 
 
 def _load_gzipped(path: str | os.PathLike[str]) -> Any:
@@ -124,12 +156,12 @@ class Replay:
         return min(known) if known else None
 
 
-def prepare(config_path: str | None, replay_path: str) -> Replay:
-    """The replay of `replay_path` over the sweep file's space, or over the whole recorded
-    space where no sweep file is given."""
+def prepare(config_path: str | None, replay_path: str, run_id: int | None = None) -> Replay:
+    """The replay of `replay_path` (run `run_id` of it, a history store) over the sweep
+    file's space, or over the whole recorded space where no sweep file is given."""
     from gpubench.tune import space as spaces
 
-    recording = load(replay_path)
+    recording = load(replay_path, run_id)
     if not recording.entries:
         raise ConfigError("the replay log holds no result", source=recording.source)
     if recording.foreign and config_path is None:

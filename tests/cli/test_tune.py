@@ -202,3 +202,62 @@ def test_a_batch_in_replay_proposes_before_it_learns(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "4 evaluation(s), strategy exhaustive" in result.output
     assert "      4  best so far 1.5 ms  tile=32, block_rows=2" in result.output
+
+
+def stored(tmp_path):
+    """The recorded space as run 1 of a history store, and a second run of another size."""
+    from gpubench.model.results import load_any
+    from gpubench.store.history import History
+
+    log_file(tmp_path, ten_times(128, offset=1.0), name="other.jsonl")
+    with History.open(tmp_path / "history.sqlite") as store:
+        first = store.append(load_any(tmp_path / "space.jsonl"))
+        second = store.append(load_any(tmp_path / "other.jsonl"))
+    return first, second
+
+
+def test_a_run_of_the_history_store_replays_as_its_log(tmp_path, monkeypatch):
+    args = ["--strategy", "exhaustive", "--budget", "100%"]
+    from_log = tune(tmp_path, monkeypatch, "--replay", "space.jsonl", *args)
+    first, second = stored(tmp_path)
+    assert (first, second) == (1, 2)
+    from_store = CliRunner().invoke(
+        cli, ["tune", "--replay", "history.sqlite", "--replay-run", "1", *args]
+    )
+    assert from_store.exit_code == 0, from_store.output
+    assert from_store.output == from_log.output
+    other = CliRunner().invoke(
+        cli, ["tune", "--replay", "history.sqlite", "--replay-run", "2", *args]
+    )
+    assert "best: tile=32, block_rows=8, 2 ms" in other.output
+
+
+def test_a_history_store_without_its_run_or_a_run_without_a_store_is_one_line(
+    tmp_path, monkeypatch
+):
+    tune(tmp_path, monkeypatch, "--help")
+    stored(tmp_path)
+    cases = [
+        (
+            ["--replay", "history.sqlite"],
+            "history.sqlite: a history store holds many runs: give --replay-run ID (gpubench "
+            "history list --store ... shows them)",
+        ),
+        (
+            ["--replay", "space.jsonl", "--replay-run", "1"],
+            "space.jsonl: --replay-run picks a run of a history store, and this is not one",
+        ),
+        (
+            ["--replay", "history.sqlite", "--replay-run", "9"],
+            "history.sqlite: no run 9 in the store",
+        ),
+        (
+            ["space.yaml", "--replay-run", "1"],
+            "--replay-run: --replay-run picks a run of --replay STORE",
+        ),
+    ]
+    for args, expected in cases:
+        result = CliRunner().invoke(cli, ["tune", *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert result.output.strip().endswith(expected), result.output
+        assert "Traceback" not in result.output
