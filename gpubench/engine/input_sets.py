@@ -126,34 +126,41 @@ class EarlierSet:
             self.references[computes] = (host, None)
 
 
-def same_problem(bench: Any, earlier: dict[str, Any], point: dict[str, Any]) -> bool:
+def same_problem(
+    bench: Any, earlier: dict[str, Any], point: dict[str, Any], tuned: tuple[str, ...] = ()
+) -> bool:
     """Whether two points of `bench` pose the same problem: they differ in compile-time
-    parameters only, and the reference reads none of those."""
+    parameters only (or in the run-time ones a sweep file names as configuration, `tuned`),
+    and the reference reads none of those."""
     reads = bench.reference_params
     if reads is None:
         return False
     differ = {k for k in earlier.keys() | point.keys() if earlier.get(k) != point.get(k)}
-    compile_time = {p.name for p in bench.params if p.compile_time}
-    return differ <= compile_time and not differ & set(reads)
+    configurable = {p.name for p in bench.params if p.compile_time} | set(tuned)
+    return differ <= configurable and not differ & set(reads)
 
 
-def problem_key(bench: Any, point: dict[str, Any]) -> tuple[Any, ...] | None:
+def problem_key(
+    bench: Any, point: dict[str, Any], tuned: tuple[str, ...] = ()
+) -> tuple[Any, ...] | None:
     """What points that share a whole problem (inputs, references, device copies) agree on:
-    the point without its configuration, the compile-time parameters that neither the
-    reference nor the inputs read; None where the suite cannot say which those are (every
-    point a problem of its own)."""
+    the point without its configuration, the compile-time parameters (and the run-time ones
+    a sweep file names, `tuned`) that neither the reference nor the inputs read; None where
+    the suite cannot say which those are (every point a problem of its own)."""
     reads, made_from = bench.reference_params, bench.input_params
     if reads is None or made_from is None:
         return None
-    compile_time = {p.name for p in bench.params if p.compile_time}
-    configuration = compile_time - set(reads) - set(made_from)
+    configurable = {p.name for p in bench.params if p.compile_time} | set(tuned)
+    configuration = configurable - set(reads) - set(made_from)
     return tuple(sorted((k, repr(v)) for k, v in point.items() if k not in configuration))
 
 
-def shares_problem(bench: Any, earlier: dict[str, Any], point: dict[str, Any]) -> bool:
+def shares_problem(
+    bench: Any, earlier: dict[str, Any], point: dict[str, Any], tuned: tuple[str, ...] = ()
+) -> bool:
     """Whether `point` may take `earlier`'s whole state: the same problem_key, one known."""
-    key = problem_key(bench, point)
-    return key is not None and key == problem_key(bench, earlier)
+    key = problem_key(bench, point, tuned)
+    return key is not None and key == problem_key(bench, earlier, tuned)
 
 
 def input_bytes(bench: Any, point: dict[str, Any]) -> int:
@@ -166,7 +173,9 @@ def input_bytes(bench: Any, point: dict[str, Any]) -> int:
     return sum(spec.nbytes for spec in specs.values())
 
 
-def by_problem(bench: Any, points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def by_problem(
+    bench: Any, points: list[dict[str, Any]], tuned: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
     """The points in the order to run them: those of one problem together, so that
     consecutive configurations share its inputs and references; the biggest problems first
     (by their inputs' bytes; equal sizes where their first point was), and the sweep's order
@@ -178,7 +187,7 @@ def by_problem(bench: Any, points: list[dict[str, Any]]) -> list[dict[str, Any]]
     ready)."""
     groups: dict[Any, list[dict[str, Any]]] = {}
     for index, point in enumerate(points):
-        key = problem_key(bench, point)
+        key = problem_key(bench, point, tuned)
         groups.setdefault(index if key is None else key, []).append(point)
     ordered = sorted(groups.values(), key=lambda group: input_bytes(bench, group[0]), reverse=True)
     return [point for group in ordered for point in group]

@@ -122,11 +122,12 @@ def plan_sweep(
     bench = spec.bench
     run = Plan(
         bench,
-        by_problem(bench, points),
+        by_problem(bench, points, spec.tuned),
         spec.variants,
         spec.baseline,
         spec.timing,
         timeline=files.timeline is not None,
+        tuned=spec.tuned,
     )
     return SweepPlan(
         bench=bench,

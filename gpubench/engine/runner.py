@@ -126,6 +126,9 @@ class Plan:
     # A tuning run's bar: timing stops early, the result `pruned`, where even the fastest of
     # a configuration's first samples is slower than this (gpubench.tune.live).
     give_up_above_ms: float | None = None
+    # Run-time parameters the sweep file names as configuration (`tune: configuration:`):
+    # points that differ only in them share one problem's data, as compile-time ones do.
+    tuned: tuple[str, ...] = ()
 
     @property
     def flush_l2(self) -> bool:
@@ -144,7 +147,12 @@ class Plan:
         """The plan as it travels to a worker: everything but the suite (the worker has its
         own, loaded once) and the points (sent one at a time)."""
         return PlanSettings(
-            self.variants, self.baseline, self.policy, self.timeline, self.give_up_above_ms
+            self.variants,
+            self.baseline,
+            self.policy,
+            self.timeline,
+            self.give_up_above_ms,
+            self.tuned,
         )
 
 
@@ -155,6 +163,7 @@ class PlanSettings:
     policy: timing.TimingPolicy
     timeline: bool = False
     give_up_above_ms: float | None = None
+    tuned: tuple[str, ...] = ()
 
     def plan(self, bench: Benchmark, points: list[Point]) -> Plan:
         return Plan(
@@ -165,6 +174,7 @@ class PlanSettings:
             self.policy,
             self.timeline,
             self.give_up_above_ms,
+            self.tuned,
         )
 
 
@@ -306,7 +316,7 @@ class Runner:
         if (
             last.bench is plan.bench
             and not plan.policy.untrusted
-            and same_problem(plan.bench, last.point, point)
+            and same_problem(plan.bench, last.point, point, plan.tuned)
         ):
             return last.hand_over()
         last.free()
@@ -322,7 +332,7 @@ class Runner:
             last is None
             or last.bench is not plan.bench
             or plan.policy.untrusted
-            or not shares_problem(plan.bench, last.point, point)
+            or not shares_problem(plan.bench, last.point, point, plan.tuned)
             or not shapes_match(plan.bench.input_specs(point), last.inputs)
         ):
             return None

@@ -86,7 +86,7 @@ def configuration_names(bench: Any, point: dict[str, Any], tuned: tuple[str, ...
     and the run-time ones the sweep file names (`tune: configuration:`)."""
     from gpubench.engine.input_sets import problem_key
 
-    key = problem_key(bench, point)
+    key = problem_key(bench, point, tuned)
     if key is None:
         found = {p.name for p in bench.params if p.compile_time} & set(point)
     else:

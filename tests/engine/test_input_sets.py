@@ -220,3 +220,28 @@ def test_arrays_stand_in_for_a_point_only_with_the_shapes_and_types_it_declares(
     assert not input_sets.shapes_match({"y": BufferSpec((4,), np.dtype(np.float32))}, {"x": x})
     assert not input_sets.shapes_match(None, {"x": x})  # a suite that cannot say
     assert not input_sets.shapes_match({}, {})
+
+
+def test_run_time_parameters_named_as_configuration_share_the_problem():
+    """`tune: configuration: [tag]`: points that differ in a run-time parameter the sweep
+    file names (and neither the reference nor the inputs read) pose one problem, ordered
+    together; without the name, or where the inputs read it, each is its own."""
+    bench = _Tuned()
+    bench.reference_params = frozenset()
+    bench.input_params = frozenset({"n"})
+    a = bench.resolve({**bench.defaults(), "tag": "a"})
+    b = bench.resolve({**bench.defaults(), "tag": "b", "block": 128})
+    assert not input_sets.shares_problem(bench, a, b)
+    assert not input_sets.same_problem(bench, a, b)
+    assert input_sets.shares_problem(bench, a, b, ("tag",))
+    assert input_sets.same_problem(bench, a, b, ("tag",))
+    assert not input_sets.shares_problem(bench, a, {**b, "n": 7}, ("tag",))
+    points = [bench.resolve({**bench.defaults(), "n": n, "tag": t}) for t in "ab" for n in (5, 9)]
+    assert [(p["n"], p["tag"]) for p in input_sets.by_problem(bench, points, ("tag",))] == [
+        (9, "a"),
+        (9, "b"),
+        (5, "a"),
+        (5, "b"),
+    ]
+    bench.input_params = frozenset({"n", "tag"})  # the inputs read it: part of the problem
+    assert not input_sets.shares_problem(bench, a, b, ("tag",))

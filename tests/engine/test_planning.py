@@ -226,3 +226,14 @@ def test_a_resumed_plan_compiles_only_the_builds_of_points_with_results_left(tmp
     resumed = replace(plan, previous=logged)
     assert [p["size"] for p in resumed.to_compile.points] == [128, 96]  # the run's order
     assert resumed.to_compile.variants == plan.run.variants
+
+
+def test_the_run_time_knobs_a_sweep_file_tunes_travel_with_the_plan(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    monkeypatch.chdir(tmp_path)
+    keys = {"suite": "sssp", "variants": ["near_far"], "params": {"delta": [0, 64]}}
+    tuned = config.spec_from_mapping({**keys, "tune": {"configuration": ["delta"]}}, "s.yaml")
+    plan = planning.plan_sweep(tuned, outputs.OutputRequest())
+    assert plan.run.tuned == ("delta",) and plan.run.settings.tuned == ("delta",)
+    untuned = planning.plan_sweep(config.spec_from_mapping(keys, "s.yaml"), outputs.OutputRequest())
+    assert untuned.run.tuned == ()

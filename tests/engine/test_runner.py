@@ -838,6 +838,9 @@ def test_a_plan_travels_as_settings_and_comes_back_the_same():
     plan = Plan(bench, points, ("good", "fast"), "fast", QUICK, timeline=True)
     assert plan.settings == PlanSettings(("good", "fast"), "fast", QUICK, True)
     assert plan.settings.plan(bench, points) == plan
+    tuning = Plan(bench, points, ("good",), "good", QUICK, give_up_above_ms=2.5, tuned=("tag",))
+    assert tuning.settings.plan(bench, points) == tuning
+    assert tuning.settings.tuned == ("tag",) and tuning.settings.give_up_above_ms == 2.5
 
 
 def test_a_resumed_point_s_fresh_results_are_compared_with_the_baseline_from_the_log():
