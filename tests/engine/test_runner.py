@@ -1102,3 +1102,31 @@ def test_each_result_carries_its_span_the_variants_one_after_another(monkeypatch
     good, fast = results["good"].phases[SPAN], results["fast"].phases[SPAN]
     assert good == {"point_start": 100.0, "start": 100.0, "end": 101.0}
     assert fast == {"point_start": 100.0, "start": 101.0, "end": 102.0}
+
+
+def test_a_tuned_run_time_parameter_shares_the_problem_even_where_specs_are_unknown():
+    """`tune: configuration: [tag]` on a suite that cannot declare its arrays before making
+    them (sssp: a graph's size): configurations that differ in the tag share the problem's
+    inputs and seed; without the name each point makes its own."""
+
+    class Unsized(ScaleSuite):
+        reference_params = frozenset()
+        input_params = frozenset({"n"})
+        made: ClassVar[list[int]] = []
+
+        def input_specs(self, point):
+            return None
+
+        def inputs(self, point, rng):
+            self.made.append(point["n"])
+            return super().inputs(point, rng)
+
+    bench = Unsized()
+    points = [bench.resolve({**bench.defaults(), "tag": tag}) for tag in ("a", "b", "c")]
+    tuned = Plan(bench, points, ("good",), "good", QUICK, tuned=("tag",))
+    results = Runner(FakeBackend()).run(tuned)
+    assert [r.status for r in results] == [Status.OK] * 3
+    assert len({r.seed for r in results}) == 1 and Unsized.made == [1000]
+    Unsized.made.clear()
+    results = Runner(FakeBackend()).run(Plan(bench, points, ("good",), "good", QUICK))
+    assert len({r.seed for r in results}) == 3 and Unsized.made == [1000] * 3
