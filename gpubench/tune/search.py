@@ -247,8 +247,9 @@ def score(
 
 def searches(space: Space, strategy: str, budget: Budget, seed: int) -> list[Search]:
     """A fresh search of each problem of the space, their strategies made together."""
-    made = strategies.make(strategy, space.problems, seed)
+    sizes = [budget.for_problem(len(problem.configurations)) for problem in space.problems]
+    made = strategies.make(strategy, space.problems, seed, sum(sizes))
     return [
-        Search(problem, one, budget.for_problem(len(problem.configurations)), Run(problem))
-        for problem, one in zip(space.problems, made, strict=True)
+        Search(problem, one, size, Run(problem))
+        for problem, one, size in zip(space.problems, made, sizes, strict=True)
     ]

@@ -8,7 +8,8 @@ the study fixes when it proposes for that problem (Optuna's PartialFixedSampler)
 made comparable across problems by standardising each problem's log times (a large problem's
 milliseconds say nothing of a small one's).
 
-The first `START` proposals of the space are a balanced design rather than random draws:
+The first `START` proposals of the space (at most half of all the evaluations the space's
+budget allows, so a small budget is left room to learn) are a balanced design, not random:
 each is a configuration whose values were tried least so far, across all problems, so the
 model starts from every variant and every value of each axis rather than from repeats.
 Parameters with numbers are ordered axes; others (variants, dtypes) are categories.
@@ -47,9 +48,11 @@ REFIT_EVERY = 10
 class SharedTpe:
     """The model and the evaluations of every problem of one space."""
 
-    def __init__(self, problems: list[Problem], seed: int) -> None:
+    def __init__(self, problems: list[Problem], seed: int, evaluations: int | None = None) -> None:
         self._optuna = optuna_module()
         self._seed = seed
+        # The balanced start: half of a small budget at most (`evaluations`: the space's).
+        self._start = START if evaluations is None else max(1, min(START, evaluations // 2))
         self._problems = problems
         self._names, values = _union_axes(problems)
         self._categorical = [
@@ -81,13 +84,14 @@ class SharedTpe:
         return box
 
     def propose(self, number: int) -> int:
-        if self._proposed >= START and int(self._spent[number].sum()) % 2 == 1:
+        if self._proposed >= self._start and int(self._spent[number].sum()) % 2 == 1:
             carried = self._carried(number)
             if carried is not None:
                 self._proposed += 1
                 self._spent[number][carried] = True
                 return carried
-        wanted = self._balanced(number) if self._proposed < START else self._asked(number)
+        starting = self._proposed < self._start
+        wanted = self._balanced(number) if starting else self._asked(number)
         self._proposed += 1
         distance = np.abs(self._coordinates[number] - wanted) / self._scale
         for axis, categorical in enumerate(self._categorical):

@@ -99,14 +99,17 @@ def check_installed(name: str) -> None:
         raise EnvironmentProblem(f"the strategy {name!r} needs {needs}: pip install {needs}")
 
 
-def make(name: str, problems: list[Problem], seed: int) -> list[Strategy]:
-    """A fresh strategy for each problem's search (one model shared by all, for `tpe`)."""
+def make(
+    name: str, problems: list[Problem], seed: int, evaluations: int | None = None
+) -> list[Strategy]:
+    """A fresh strategy for each problem's search (one model shared by all, for `tpe`;
+    `evaluations`: what the budget allows over all the problems, where it is known)."""
     check_name(name)
     check_installed(name)
     if name == "tpe":
         from gpubench.tune.shared_tpe import SharedTpe
 
-        shared = SharedTpe(problems, seed)
+        shared = SharedTpe(problems, seed, evaluations)
         return [shared.for_problem(number) for number in range(len(problems))]
     return [_one(name, problem, seed) for problem in problems]
 

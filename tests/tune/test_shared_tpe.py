@@ -21,13 +21,31 @@ def two_sizes(tmp_path):
 
 def test_the_start_tries_every_value_of_every_axis_evenly(tmp_path):
     recorded = two_sizes(tmp_path)
-    found = search.searches(recorded.space, "tpe", search.Budget(count=4), seed=3)
+    found = search.searches(recorded.space, "tpe", search.Budget(count=8), seed=3)
     search.interleave(found, search.one_at_a_time(recorded.evaluate))
-    proposed = [one.problem.configurations[step.index] for one in found for step in one.run.steps]
+    # The problems take turns: the first eight proposals are the first four of each.
+    proposed = [one.problem.configurations[s.index] for one in found for s in one.run.steps[:4]]
     assert len(proposed) == shared_tpe.START == 8
     assert Counter(c["tile"] for c in proposed) == {16: 4, 32: 4}
     rows = Counter(c["block_rows"] for c in proposed)
     assert set(rows) == {1, 2, 4, 8, 16} and max(rows.values()) == 2
+
+
+def test_the_start_takes_half_of_a_small_budget_at_most(tmp_path, monkeypatch):
+    recorded = two_sizes(tmp_path)
+    balanced = []
+    original = shared_tpe.SharedTpe._balanced
+
+    def counted(self, number):
+        balanced.append(number)
+        return original(self, number)
+
+    monkeypatch.setattr(shared_tpe.SharedTpe, "_balanced", counted)
+    for per_problem, expected in ((2, [0, 1]), (3, [0, 1, 0]), (8, [0, 1] * 4)):
+        balanced.clear()
+        found = search.searches(recorded.space, "tpe", search.Budget(count=per_problem), 0)
+        search.interleave(found, search.one_at_a_time(recorded.evaluate))
+        assert balanced == expected, per_problem
 
 
 def test_the_same_seed_proposes_the_same_and_another_seed_differs(tmp_path):
@@ -48,7 +66,7 @@ def test_the_best_of_another_size_is_tried_every_other_proposal(tmp_path, monkey
     of the other size take turns."""
     import numpy as np
 
-    monkeypatch.setattr(shared_tpe, "START", 0)
+    monkeypatch.setattr(shared_tpe, "START", 0)  # the model from the first proposal
     monkeypatch.setattr(shared_tpe.SharedTpe, "_asked", lambda self, number: np.zeros(2))
     recorded = two_sizes(tmp_path)
     small, large = recorded.space.problems
