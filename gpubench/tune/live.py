@@ -4,9 +4,10 @@ One set of workers serves the whole run (started once, its compile cache warm). 
 take rounds in turn, so the default strategy's model learns from each while searching the
 others (gpubench.tune.shared_tpe). Each round the strategy proposes a batch of configurations
 of one problem; their builds compile in parallel in the background while the first of them
-are measured (each point waits only for its own build), with every check a sweep makes. Timing stops early where even the fastest of a configuration's
-first samples is slower than the best so far plus `PRUNE_MARGIN` (the result is `pruned`,
-its samples the evidence, never ranked). At the end the few best are measured again on fresh
+are measured (each point waits only for its own build), with every check a sweep makes.
+Timing stops early where even the fastest of a configuration's first samples is slower than
+the best so far plus `PRUNE_MARGIN` (the result is `pruned`, its samples the evidence, never
+ranked). At the end the few best are measured again on fresh
 inputs with the sweep's full noise target, and the winner is the best of that confirmation,
 not a lucky sample of the search. Every result goes to the results log as it comes, so
 `--resume` continues a run: the configurations it holds count against the budget and teach

@@ -2,9 +2,10 @@
 recorded median time, or its recorded failure.
 
 A recording is a results log (`gpubench sweep` writes one as it goes), a results JSON, a
-Kernel Tuner cache file, or one run of a history store. Only results that were measured and verified (`ok`, `unstable`) are
-candidates; every other status (compile_failed, incorrect, launch_failed, skipped, unverified,
-...) is a failure: an evaluation spent, that a strategy learns from, never a winner.
+Kernel Tuner cache file, or one run of a history store. Only results that were measured and
+verified (`ok`, `unstable`) are candidates; every other status (compile_failed, incorrect,
+launch_failed, skipped, unverified, ...) is a failure: an evaluation spent, that a strategy
+learns from, never a winner.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The default strategy: one TPE model learning across all the problems of a space.
 
-Tuning budgets are small (a tenth of a problem's configurations is 5 of transpose's 55), too
+Tuning budgets are small (a tenth of a problem's configurations is 6 of transpose's 55), too
 small for a model of one problem to leave its random start. The sizes of a sweep share their
 configurations, and what is fast at one size is usually fast at the next, so one Optuna TPE
 study holds every evaluation of every problem, the problem's position among them a parameter
@@ -15,8 +15,10 @@ model starts from every variant and every value of each axis rather than from re
 Parameters with numbers are ordered axes; others (variants, dtypes) are categories.
 
 Proposals of a batch are asked of one study (refit once something new was learnt, or once
-a tenth more was learnt where the space is large); a proposal outside the space or already spent is moved to the nearest configuration
-not yet evaluated, as for the other Optuna strategies.
+a tenth more was learnt where the space is large); a proposal outside the space or already
+spent is moved to the nearest configuration not yet evaluated, as for the other Optuna
+strategies. Every other proposal of a problem, once the start is over, is instead the
+configuration not yet evaluated here that did best at the other problems.
 """
 
 from __future__ import annotations

@@ -82,3 +82,13 @@ def test_the_best_of_another_size_is_tried_every_other_proposal(tmp_path, monkey
     # Model, carried (the small size's best), model (its nearest not yet spent), carried
     # (the small size's second best: 32 with 4 or 16 rows, 1.25 ms; 4 was measured first).
     assert chosen == [(16, 1), (32, 8), (16, 2), (32, 4)]
+
+
+def test_times_are_standardised_per_problem_and_a_failure_is_twice_the_worst():
+    import math
+
+    values = shared_tpe._standardised([(0, 1.0), (1, None), (2, math.e)])
+    # log times 0 and 1: mean 0.5, deviation 0.5; the failure at log(2 e) = 1 + log 2.
+    assert values == pytest.approx([-1.0, 1 + 2 * math.log(2), 1.0])
+    assert shared_tpe._standardised([(0, 3.0)]) == [0.0]  # one time: no spread to divide by
+    assert shared_tpe._standardised([(0, None), (1, None)]) == [3.0, 3.0]
