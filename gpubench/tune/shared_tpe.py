@@ -114,12 +114,15 @@ class SharedTpe:
 
     def _carried(self, number: int) -> int | None:
         """The configuration not yet evaluated here that did best elsewhere (its mean
-        standardised value over the other problems that evaluated it)."""
+        standardised value over the other problems that measured it); None where there is
+        none."""
         scores: dict[tuple[float, ...], list[float]] = {}
         for other, evaluated in enumerate(self._times):
             if other == number:
                 continue
-            for (index, _), value in zip(evaluated, _standardised(evaluated), strict=True):
+            for (index, time_ms), value in zip(evaluated, _standardised(evaluated), strict=True):
+                if time_ms is None:  # a failure elsewhere is nothing to carry
+                    continue
                 key = tuple(self._coordinates[other][index].tolist())
                 scores.setdefault(key, []).append(value)
         here = {tuple(row.tolist()): i for i, row in enumerate(self._coordinates[number])}

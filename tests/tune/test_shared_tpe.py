@@ -92,3 +92,20 @@ def test_times_are_standardised_per_problem_and_a_failure_is_twice_the_worst():
     assert values == pytest.approx([-1.0, 1 + 2 * math.log(2), 1.0])
     assert shared_tpe._standardised([(0, 3.0)]) == [0.0]  # one time: no spread to divide by
     assert shared_tpe._standardised([(0, None), (1, None)]) == [3.0, 3.0]
+
+
+def test_a_configuration_that_failed_at_the_other_size_is_not_carried(tmp_path, monkeypatch):
+    import numpy as np
+
+    monkeypatch.setattr(shared_tpe, "START", 0)
+    monkeypatch.setattr(shared_tpe.SharedTpe, "_asked", lambda self, number: np.zeros(2))
+    recorded = two_sizes(tmp_path)
+    _, large = recorded.space.problems
+    at_small, at_large = strategies.make("tpe", recorded.space.problems, 0)
+    for index in range(10):  # every configuration failed at the small size
+        at_small.seen(index, None)
+    first = at_large.propose()
+    at_large.learn(first, 1.0)
+    second = at_large.propose()  # nothing to carry: the model's nearest not yet spent
+    rows = [(c["tile"], c["block_rows"]) for c in large.configurations]
+    assert (rows[first], rows[second]) == ((16, 1), (16, 2))
