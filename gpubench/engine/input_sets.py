@@ -136,8 +136,14 @@ def same_problem(
     if reads is None:
         return False
     differ = {k for k in earlier.keys() | point.keys() if earlier.get(k) != point.get(k)}
-    configurable = {p.name for p in bench.params if p.compile_time} | set(tuned)
+    configurable = _configurable(bench, tuned)
     return differ <= configurable and not differ & set(reads)
+
+
+def _configurable(bench: Any, tuned: tuple[str, ...]) -> set[str]:
+    """The parameters that may tell configurations of one problem apart: the compile-time
+    ones, and the run-time ones a sweep file names as configuration."""
+    return {p.name for p in bench.params if p.compile_time} | set(tuned)
 
 
 def problem_key(
@@ -150,8 +156,7 @@ def problem_key(
     reads, made_from = bench.reference_params, bench.input_params
     if reads is None or made_from is None:
         return None
-    configurable = {p.name for p in bench.params if p.compile_time} | set(tuned)
-    configuration = configurable - set(reads) - set(made_from)
+    configuration = _configurable(bench, tuned) - set(reads) - set(made_from)
     return tuple(sorted((k, repr(v)) for k, v in point.items() if k not in configuration))
 
 

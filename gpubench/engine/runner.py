@@ -146,14 +146,8 @@ class Plan:
     def settings(self) -> PlanSettings:
         """The plan as it travels to a worker: everything but the suite (the worker has its
         own, loaded once) and the points (sent one at a time)."""
-        return PlanSettings(
-            self.variants,
-            self.baseline,
-            self.policy,
-            self.timeline,
-            self.give_up_above_ms,
-            self.tuned,
-        )
+        names = (f.name for f in dataclasses.fields(PlanSettings))
+        return PlanSettings(**{name: getattr(self, name) for name in names})
 
 
 @dataclass(frozen=True)
@@ -166,16 +160,8 @@ class PlanSettings:
     tuned: tuple[str, ...] = ()
 
     def plan(self, bench: Benchmark, points: list[Point]) -> Plan:
-        return Plan(
-            bench,
-            points,
-            self.variants,
-            self.baseline,
-            self.policy,
-            self.timeline,
-            self.give_up_above_ms,
-            self.tuned,
-        )
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return Plan(bench, points, **fields)
 
 
 def _compiler_excerpt(output: str, limit: int = 12) -> str:

@@ -242,8 +242,8 @@ def _search(
     """Every problem searched, a round of each in turn (the strategy learns across them),
     each from what a resumed log holds of it."""
     problems = [outcome.problem for outcome in outcomes]
-    sizes = sum(settings.budget.for_problem(len(p.configurations)) for p in problems)
-    made = strategies.make(settings.strategy, problems, settings.seed, sizes)
+    evaluations = settings.budget.for_space(problems)
+    made = strategies.make(settings.strategy, problems, settings.seed, evaluations)
     earlier = {(point_key(r.point), r.variant): r for r in previous}
     searches = [
         _resumed(outcome, strategy, settings, earlier)

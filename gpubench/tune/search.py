@@ -35,6 +35,10 @@ class Budget:
             return size
         return min(size, self.count or 0)
 
+    def for_space(self, problems: list[Problem]) -> int:
+        """The most evaluations over all the problems of a space."""
+        return sum(self.for_problem(len(problem.configurations)) for problem in problems)
+
     def __str__(self) -> str:
         if self.percent is not None:
             return f"{self.percent:g}%"
@@ -248,7 +252,7 @@ def score(
 def searches(space: Space, strategy: str, budget: Budget, seed: int) -> list[Search]:
     """A fresh search of each problem of the space, their strategies made together."""
     sizes = [budget.for_problem(len(problem.configurations)) for problem in space.problems]
-    made = strategies.make(strategy, space.problems, seed, sum(sizes))
+    made = strategies.make(strategy, space.problems, seed, budget.for_space(space.problems))
     return [
         Search(problem, one, size, Run(problem))
         for problem, one, size in zip(space.problems, made, sizes, strict=True)

@@ -55,7 +55,6 @@ class SharedTpe:
         self._seed = seed
         # The balanced start: half of a small budget at most (`evaluations`: the space's).
         self._start = START if evaluations is None else max(1, min(START, evaluations // 2))
-        self._problems = problems
         self._names, values = _union_axes(problems)
         self._categorical = [
             any(isinstance(v, bool) or not isinstance(v, int | float) for v in values[name])
