@@ -9,6 +9,7 @@ failures, speedups) be tested in CI, where there is no GPU.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from gpubench.model.benchmark import (
     Work,
 )  # fmt: skip
 from gpubench.model.device import DeviceInfo, Environment, host_environment
+from gpubench.model.energy import EnergyTrace, idle_watts
 from gpubench.model.timing import Batch
 
 FAKE_DEVICE = DeviceInfo(
@@ -388,6 +390,60 @@ class FakeBound:
                 self.record.unconverged.append(step.label or f"repeat on {step.flag!r}")
 
 
+class FakeMeter:
+    """An energy counter on a clock of its own: the fake backend's hot runs move it on at
+    `busy_watts`, the idle measurement at `idle_watts_drawn`; the counter changes every
+    `period_s`, exactly, as NVML's does every 100 ms."""
+
+    def __init__(self, busy_watts: float = 250.0, idle_watts_drawn: float = 50.0,
+                 period_s: float = 0.1) -> None:  # fmt: skip
+        self.busy_watts, self.idle_watts_drawn, self.period_s = (
+            busy_watts,
+            idle_watts_drawn,
+            period_s,
+        )
+        self.t = 0.0
+        self.millijoules = 0.0
+        self.trace: EnergyTrace | None = None
+        self.idle_reads = 0
+        self._idle: float | bool | None = False
+
+    def now(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float, watts: float) -> None:
+        """`seconds` at `watts`: a tick (and a power sample) at every period boundary."""
+        end = self.t + seconds
+        boundary = (math.floor(self.t / self.period_s + 1e-9) + 1) * self.period_s
+        while boundary <= end + 1e-12:
+            self.millijoules += watts * (boundary - self.t) * 1000.0
+            self.t = boundary
+            if self.trace is not None:
+                self.trace.ticks.append((self.t, self.millijoules))
+                self.trace.power.append((self.t, watts))
+                self.trace.clocks_mhz.append(1000.0)
+            boundary += self.period_s
+        self.millijoules += watts * (end - self.t) * 1000.0
+        self.t = end
+
+    def start(self) -> None:
+        self.trace = EnergyTrace()
+
+    def stop(self) -> EnergyTrace:
+        trace, self.trace = self.trace, None
+        assert trace is not None, "stop without start"
+        return trace
+
+    def idle_watts(self) -> float | None:
+        if self._idle is False:
+            self.idle_reads += 1
+            self.start()
+            began = self.now()
+            self.advance(0.45, self.idle_watts_drawn)
+            self._idle = idle_watts(self.stop(), began, self.now())
+        return self._idle  # type: ignore[return-value]
+
+
 class FakeBackend:
     name = "fake"
     version = "1"
@@ -396,6 +452,8 @@ class FakeBackend:
     free_device_bytes: ClassVar[int] = 2**30
     # Seconds a device-wide synchronize waits (tests of the idle check raise it).
     pending_work_s: ClassVar[float] = 0.0
+    # Whether the fake GPU has an energy counter (tests of --energy without one lower it).
+    has_energy_counter: ClassVar[bool] = True
 
     def __init__(self, device_index: int = 0) -> None:
         from dataclasses import replace
@@ -421,6 +479,8 @@ class FakeBackend:
         self.synchronizes = 0
         self.l2_resets = 0
         self._live: set[int] = set()
+        self.meter = FakeMeter()
+        self.hot_calls: list[int] = []  # the runs of each hot call
 
     def environment(self) -> Environment:
         env = host_environment()
@@ -431,6 +491,7 @@ class FakeBackend:
         env.device_index = self.device_index
         env.device_count = int(os.environ.get("GPUBENCH_FAKE_DEVICES", "1"))
         env.gpu_uuid = f"GPU-fake-{self.device_index}"
+        env.energy_counter = self.energy_meter() is not None
         return env
 
     def compile_binary(self, source: str, options: list[str], include_dirs: list[str]) -> bytes:
@@ -450,6 +511,12 @@ class FakeBackend:
 
     def sm_clock_mhz(self) -> float | None:
         return self.device.sm_clock_mhz
+
+    def energy_meter(self) -> FakeMeter | None:
+        # GPUBENCH_FAKE_NO_ENERGY=1: a GPU without a counter, in worker processes too.
+        if not self.has_energy_counter or os.environ.get("GPUBENCH_FAKE_NO_ENERGY") == "1":
+            return None
+        return self.meter
 
     def readings(self) -> dict:
         return {"sm_clock_mhz": 1000.0, "temperature_c": 40, "power_w": 100.0}
@@ -577,7 +644,10 @@ class FakeBackend:
     def time_hot_ms(self, bound: FakeBound, runs: int) -> float:
         assert isinstance(runs, int) and runs >= 1, runs
         total = sum(self.time_once_ms(bound, flush_l2=False) for _ in range(min(runs, 3)))
-        return total / min(runs, 3)
+        per_run = total / min(runs, 3)
+        self.hot_calls.append(runs)
+        self.meter.advance(per_run * runs / 1000.0, self.meter.busy_watts)
+        return per_run
 
     def timeline(self, bound: FakeBound) -> list[dict[str, Any]]:
         spans, clock = [], 0.0

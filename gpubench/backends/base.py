@@ -15,6 +15,7 @@ import numpy as np
 
 from gpubench.model.benchmark import BufferSpec
 from gpubench.model.device import DeviceInfo, Environment
+from gpubench.model.energy import EnergyTrace
 from gpubench.model.steps import Launch, RunRecord, Step
 from gpubench.model.timing import Batch
 
@@ -47,6 +48,28 @@ class BoundRun(Protocol):
     def enqueue(self) -> None: ...
 
 
+class EnergyMeter(Protocol):
+    """A GPU's energy counter and power, read in the background over a window of runs
+    (gpubench.engine.energy); NVML's on a GPU (gpubench.backends.nvml)."""
+
+    def now(self) -> float:
+        """The meter's clock, in seconds: the trace's times are on it."""
+        ...
+
+    def start(self) -> None:
+        """Begin reading the counter, the power and the SM clock in the background."""
+        ...
+
+    def stop(self) -> EnergyTrace:
+        """Stop reading; what was read since `start`."""
+        ...
+
+    def idle_watts(self) -> float | None:
+        """The GPU's power with nothing of ours running, measured on the first call (a few
+        counter intervals of waiting) and remembered; None if it could not be read."""
+        ...
+
+
 class Backend(Protocol):
     # Recorded with every result set: which backend measured, and its version.
     name: str
@@ -63,6 +86,10 @@ class Backend(Protocol):
         ...
 
     def sm_clock_mhz(self) -> float | None: ...
+
+    def energy_meter(self) -> EnergyMeter | None:
+        """The device's energy meter, or None where it has no energy counter to read."""
+        ...
 
     def memory_info(self) -> tuple[int, int]:
         """(free, total) device memory in bytes."""

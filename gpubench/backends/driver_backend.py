@@ -131,6 +131,12 @@ class DriverBackend:
     def sm_clock_mhz(self) -> float | None:
         return nvml.sm_clock(self._nvml_handle) if self._nvml_handle is not None else None
 
+    def energy_meter(self) -> nvml.NvmlEnergyMeter | None:
+        """NVML's energy counter for this GPU, opened once (None where there is none)."""
+        if not hasattr(self, "_energy_meter"):
+            self._energy_meter = nvml.NvmlEnergyMeter.open(self._nvml_handle)
+        return self._energy_meter
+
     def _environment(self, backend: dict[str, str], driver_api: int) -> Environment:
         """The host, the device, the backend's own versions, and the driver and GPU state as
         NVML reads them now."""
@@ -144,6 +150,7 @@ class DriverBackend:
         env.sm_clock_mhz_at_start = reading.get("sm_clock_mhz")
         env.temperature_c_at_start = reading.get("temperature_c")
         env.power_w_at_start = reading.get("power_w")
+        env.energy_counter = self.energy_meter() is not None
         return env
 
     def _driver_failure(self, exc: BaseException) -> BaseException:

@@ -59,3 +59,121 @@ def sm_clock(handle: Any) -> float | None:
         return float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
     except pynvml.NVMLError:
         return None
+
+
+# NVML's field for the instantaneous board power (mW), where the driver has it; older drivers
+# give only nvmlDeviceGetPowerUsage, which on recent GPUs is a one-second average.
+POWER_INSTANT_FIELD = 186
+# Idle power is read over this long: at least three counter updates at 100 ms.
+IDLE_WINDOW_S = 0.45
+# Between reads where a read is fast: the counter moves every 100 ms, so reading it more
+# often than every millisecond only spends a core.
+READ_PAUSE_S = 0.001
+
+
+class NvmlEnergyMeter:
+    """NVML's total-energy counter (mJ since the driver loaded), the instantaneous power and
+    the SM clock, read on a background thread from `start` to `stop`. Each NVML call leaves
+    Python's lock while it waits on the driver, so the thread reads while the runs go on."""
+
+    def __init__(self, handle: Any) -> None:
+        import threading
+
+        self._handle = handle
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._trace: Any = None
+        self._idle: float | bool | None = False  # False: not measured yet
+
+    @classmethod
+    def open(cls, handle: Any) -> NvmlEnergyMeter | None:
+        """A meter for this GPU, or None where NVML has no energy counter for it."""
+        if handle is None:
+            return None
+        import pynvml
+
+        try:
+            pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)
+        except pynvml.NVMLError:
+            return None
+        return cls(handle)
+
+    def now(self) -> float:
+        import time
+
+        return time.perf_counter()
+
+    def start(self) -> None:
+        import threading
+
+        from gpubench.model.energy import EnergyTrace
+
+        self._trace = EnergyTrace()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._read, name="gpubench-energy", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> Any:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        return self._trace
+
+    def idle_watts(self) -> float | None:
+        if self._idle is False:
+            import time
+
+            from gpubench.model.energy import idle_watts
+
+            self.start()
+            began = self.now()
+            time.sleep(IDLE_WINDOW_S)
+            ended = self.now()
+            self._idle = idle_watts(self.stop(), began, ended)
+        return self._idle  # type: ignore[return-value]
+
+    def _read(self) -> None:
+        """Until stopped: each counter change with the time it was seen (the middle of the
+        read that saw it), the power and the SM clock beside it."""
+        import time
+
+        import pynvml
+
+        trace, handle = self._trace, self._handle
+        last: float | None = None
+        while not self._stop.is_set():
+            before = time.perf_counter()
+            try:
+                counter = float(pynvml.nvmlDeviceGetTotalEnergyConsumption(handle))
+            except pynvml.NVMLError:
+                return
+            seen = (before + time.perf_counter()) / 2
+            if counter != last:
+                trace.ticks.append((seen, counter))
+                last = counter
+            watts = _instant_watts(handle)
+            if watts is not None:
+                trace.power.append((seen, watts))
+            clock = sm_clock(handle)
+            if clock is not None:
+                trace.clocks_mhz.append(clock)
+            if time.perf_counter() - before < READ_PAUSE_S:
+                time.sleep(READ_PAUSE_S)
+
+
+def _instant_watts(handle: Any) -> float | None:
+    """The board's power now in W: the instantaneous field where the driver has it, else
+    nvmlDeviceGetPowerUsage."""
+    import pynvml
+
+    try:
+        (value,) = pynvml.nvmlDeviceGetFieldValues(handle, [POWER_INSTANT_FIELD])
+        if value.nvmlReturn == 0:
+            return value.value.uiVal / 1000.0
+    except (pynvml.NVMLError, AttributeError, TypeError, ValueError):
+        pass
+    try:
+        return pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0
+    except pynvml.NVMLError:
+        return None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from gpubench.cli.energy_options import energy_option, energy_window_option
 from gpubench.errors import EXIT_CODE_MEANINGS
 
 # gpubench.model.results.HISTORY_DEFAULT_PATH, spelled out: importing the store (sqlite3, the results
@@ -153,6 +154,8 @@ def timing_options(func: Any) -> Any:
             help="For kernels you do not trust: check every timed run, on inputs switched "
             "between two sets at random (slower; see the guarantees page).",
         ),
+        energy_option,
+        energy_window_option,
     ]
     for option in reversed(options):
         func = option(func)
@@ -174,6 +177,8 @@ TIMING_KEYS = (
     "target_noise",
     "flush_l2",
     "untrusted",
+    "energy",
+    "energy_window_s",
 )
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gpubench.cli.common import EXIT_CODES_HELP, execute, out_console, output_options, spread_from
+from gpubench.cli.energy_options import energy_option, energy_window_option, with_energy
 from gpubench.errors import EXIT_OK
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     help="For kernels you do not trust: check every timed run, on inputs switched "
     "between two sets at random (slower; overrides the file's timing.untrusted).",
 )
+@energy_option
+@energy_window_option
 @output_options
 def sweep(
     config_path: str,
@@ -69,6 +72,8 @@ def sweep(
     scheduler: str | None,
     shard: str | None,
     untrusted: bool | None,
+    energy: bool | None,
+    energy_window_s: float | None,
 ) -> None:
     """Run a whole sweep from a YAML file: progress bar, table, results files.
 
@@ -84,12 +89,13 @@ def sweep(
       gpubench sweep smoke          # a bundled sweep file by name (gpubench list --configs)
       gpubench sweep configs/transpose.yaml --resume results/transpose.jsonl
       gpubench sweep tests/exploits/axpy_cheats.yaml --untrusted
+      gpubench sweep configs/energy.yaml --energy
     """
     from gpubench.load import config
-    from gpubench.store.outputs import OutputRequest, refuse_empty_paths
+    from gpubench.store.outputs import OutputRequest
 
     config_path = str(config.find(config_path))
-    spec = _with_trust(config.load(config_path), untrusted)
+    spec = with_energy(_with_trust(config.load(config_path), untrusted), energy, energy_window_s)
     spread = spread_from(device, devices, scheduler, shard)
     request = OutputRequest(
         json=json_path,
@@ -105,12 +111,18 @@ def sweep(
         label=label,
         default_log=_default_log(config_path, spread.shard),
     )
-    ctx = click.get_current_context()
     if dry_run:
-        refuse_empty_paths(request)  # the dry run writes nothing; the real run would refuse them
-        print_plan(spec, spread.shard)
-        ctx.exit(EXIT_OK)
-    ctx.exit(execute(spec, request, device, spread))
+        _dry_run(spec, request, spread.shard)
+    click.get_current_context().exit(execute(spec, request, device, spread))
+
+
+def _dry_run(spec: Any, request: Any, shard: tuple[int, int] | None) -> None:
+    """Print the plan and exit 0; empty output paths are refused as the real run would."""
+    from gpubench.store.outputs import refuse_empty_paths
+
+    refuse_empty_paths(request)  # the dry run writes nothing; the real run would refuse them
+    print_plan(spec, shard)
+    click.get_current_context().exit(EXIT_OK)
 
 
 def _with_trust(spec: Any, untrusted: bool | None) -> Any:

@@ -13,7 +13,7 @@ from gpubench import backends
 from gpubench.engine import kernels
 from gpubench.engine.input_sets import by_problem
 from gpubench.engine.runner import Plan
-from gpubench.errors import ConfigError
+from gpubench.errors import ConfigError, EnvironmentProblem
 from gpubench.load.config import SweepSpec
 from gpubench.model.benchmark import Benchmark, Point
 from gpubench.model.notices import BackendChosen, LogKept, Notice, SweepStarting
@@ -67,7 +67,18 @@ class SweepPlan:
         stamp = self.fingerprint(environment)
         if self.files.resume:
             check_resumable(self.previous_header, stamp, self.files)
+        self.check_energy(environment)
         return stamp
+
+    def check_energy(self, environment: dict[str, Any]) -> None:
+        """--energy on a GPU whose energy counter cannot be read stops before the first
+        point, in one line, rather than leaving every result without its energy."""
+        if self.run.policy.energy and environment.get("energy_counter") is False:
+            name = (environment.get("device") or {}).get("name") or "this GPU"
+            raise EnvironmentProblem(
+                f"--energy needs NVML's total-energy counter, which {name} does not offer "
+                "here (Volta or later, and the nvidia-ml-py package); run without --energy"
+            )
 
     def starting(self, environment: dict[str, Any]) -> SweepStarting:
         """The sweep's first notice: the GPUs the workers hold, the points and variants, and

@@ -242,6 +242,7 @@ class Runner:
         variants = list(variants)
         clock = PhaseClock()
         results = _PointResults(plan, point, clock, on_result)
+        self._read_idle_power(plan)
         # Threads the suite starts (in its inputs or a variant) and leaves running are flagged.
         threads = audit.live_threads()
         try:
@@ -286,6 +287,14 @@ class Runner:
             if not crashed:
                 self._last = state  # its first set may serve the next point; freed then
         return results.out
+
+    def _read_idle_power(self, plan: Plan) -> None:
+        """Before this worker's first point with --energy, while nothing of ours runs: the
+        GPU's idle power, which its energy readings carry beside them (measured once)."""
+        if plan.policy.energy:
+            meter = self.backend.energy_meter()
+            if meter is not None:
+                meter.idle_watts()
 
     def close(self) -> None:
         """Free what the last point left for the next."""

@@ -16,6 +16,7 @@ the variant's PhaseClock.
 from __future__ import annotations
 
 import random
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ import numpy as np
 
 from gpubench.engine import audit, input_sets, memory, verify
 from gpubench.engine.checking import Checker
+from gpubench.engine.energy import measure_energy
 from gpubench.engine.input_sets import (
     FIRST,
     SECOND,
@@ -38,6 +40,7 @@ from gpubench.engine.input_sets import (
 from gpubench.errors import KernelLaunchError, PointError
 from gpubench.model import metrics, timing
 from gpubench.model.benchmark import BufferSpec, Case, Point, Tolerance
+from gpubench.model.energy import energy_metrics
 from gpubench.model.phases import TIMING_LOOP, PhaseClock
 from gpubench.model.results import Status, Verification
 from gpubench.model.stats import summarize
@@ -227,13 +230,14 @@ class VariantRun:
                 record = self.checked_run()
                 verdict, unverified = self.verify(record)
                 measurement = self.measure(unverified)
+                reading = self.measure_energy(unverified, measurement)
                 self.recheck(unverified, measurement)
                 spans = self.timeline()
             except KernelLaunchError as exc:
                 return self.failed_launch(exc, "while timing: " if self.timing_started else "")
             finally:
                 self.free()
-            return self.assemble(record, verdict, unverified, measurement, spans)
+            return self.assemble(record, verdict, unverified, measurement, spans, reading)
         except Stop as stop:
             return stop.outcome
 
@@ -537,6 +541,31 @@ class VariantRun:
         self.implausible = sampler.repeat_effect()
         return measurement
 
+    def measure_energy(
+        self, unverified: str | None, measurement: timing.Measurement
+    ) -> dict[str, Any] | None:
+        """The energy of one run where asked (`timing.energy`), for a verified variant that
+        was timed to the end: a reading, or {"missing": why}. Before the re-check, so the
+        window's runs are re-checked with the timed ones."""
+        policy = self.plan.policy
+        if not policy.energy or unverified or measurement.gave_up:
+            return None
+        meter = self.backend.energy_meter()
+        if meter is None:
+            return {"missing": "this GPU has no energy counter gpubench can read (NVML)"}
+        run_ms = statistics.median(measurement.samples_ms)
+        with self.clock.phase("energy"):
+            got = measure_energy(
+                self.backend,
+                meter,
+                self.bound,
+                run_ms,
+                policy.energy_window_s,
+                self.restore_inout,
+                one_at_a_time=has_repeat(self.case.steps),
+            )
+        return {"missing": got} if isinstance(got, str) else got.to_dict()
+
     def recheck(self, unverified: str | None, measurement: timing.Measurement) -> None:
         """What was timed is checked again. The inputs must still hold what was uploaded; then
         two runs with the outputs left as the previous run wrote them: the other input set in
@@ -600,6 +629,7 @@ class VariantRun:
         unverified: str | None,
         measurement: timing.Measurement,
         spans: list[dict[str, Any]],
+        reading: dict[str, Any] | None = None,
     ) -> Outcome:
         assert self.case is not None
         work = self.case.work_for(record)
@@ -624,6 +654,11 @@ class VariantRun:
         elif measurement.gave_up:
             outcome["status"] = Status.PRUNED
             outcome["reason"] = gave_up_reason(measurement, self.plan.give_up_above_ms)
+        # Energy stands where the time does: beside a verified time that can be ranked.
+        if reading is not None and outcome["status"] in (Status.OK, Status.UNSTABLE):
+            outcome["energy"] = reading
+            if "missing" not in reading:
+                outcome["metrics"].update(energy_metrics(reading, work.to_dict()))
         return outcome
 
     def failed_launch(self, exc: KernelLaunchError, when: str = "") -> Outcome:

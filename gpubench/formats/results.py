@@ -90,6 +90,28 @@ class ResultDevice(Struct):
     worker: str | None = None
 
 
+class Energy(Struct, forbid_unknown_fields=True):
+    """The energy of one run (`--energy`; gpubench.model.energy.EnergyReading), or why a
+    verified result has none (`missing`)."""
+
+    joules_per_run: NonNegative | None = None
+    average_watts: NonNegative | None = None
+    idle_watts: NonNegative | None = None
+    # The run's energy above idle: negative where the board drew less than its idle figure.
+    above_idle_joules_per_run: Float | None = None
+    sm_clock_mhz: NonNegative | None = None
+    window_s: NonNegative | None = None
+    runs: Count | None = None
+    time_per_run_ms: NonNegative | None = None
+    duty: NonNegative | None = None
+    intervals: Count | None = None
+    counter_period_ms: NonNegative | None = None
+    noise: NonNegative | None = None
+    counter_joules: NonNegative | None = None
+    sampled_joules: NonNegative | None = None
+    missing: str | None = None
+
+
 class Result(Struct, forbid_unknown_fields=True):
     """One variant at one point."""
 
@@ -111,6 +133,7 @@ class Result(Struct, forbid_unknown_fields=True):
     device: ResultDevice | None = None
     # Host seconds per phase: {"point": {...}, "variant": {...}}.
     phases: dict[str, dict[str, Float]] = {}
+    energy: Energy | None = None
 
 
 class DeviceRecord(Struct):
@@ -159,6 +182,7 @@ class Environment(Struct):
     sm_clock_mhz_at_start: Float | None = None
     temperature_c_at_start: Float | None = None
     power_w_at_start: Float | None = None
+    energy_counter: bool | None = None
     worker_restarts: Count | None = None
     worker_retries: Count | None = None
     scheduler: str | None = None

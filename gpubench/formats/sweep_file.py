@@ -47,6 +47,8 @@ class Timing(Struct, kw_only=True):
     throttle_threshold: Real | None = None
     time_limit_s: Real | None = None
     untrusted: bool | None = None
+    energy: bool | None = None
+    energy_window_s: Real | None = None
 
 
 class Outputs(Struct, kw_only=True):
@@ -109,7 +111,7 @@ HINTS: list[tuple[str, str]] = [
     (r"timing|outputs", "a mapping"),
     (
         r"timing\.(min_time_s|target_noise|max_time_s|hot_sample_ms|throttle_threshold|"
-        r"time_limit_s)",
+        r"time_limit_s|energy_window_s)",
         "a number",
     ),
     (r"outputs\.[^.]+", "a file path"),

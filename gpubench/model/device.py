@@ -137,6 +137,9 @@ class Environment:
     sm_clock_mhz_at_start: float | None = None
     temperature_c_at_start: float | None = None
     power_w_at_start: float | None = None
+    # Whether the GPU has an energy counter gpubench can read (NVML's total energy), which
+    # --energy needs; None where not asked.
+    energy_counter: bool | None = None
     # The code that measured: the git commit of the working folder and whether tracked files
     # had changes (None outside a repository or without git).
     git_commit: str | None = None

@@ -44,6 +44,14 @@ ITERATIONS = Metric("iterations", "iters", "", "{:,.0f}", higher_is_better=None)
 CGMA = Metric("cgma", "CGMA", "flop/elem", "{:,.0f}", higher_is_better=None)
 PCT_OF_VENDOR = Metric("pct_of_vendor", "% vendor", "%", "{:,.1f}%")
 
+# Measured by NVML's energy counter under --energy (gpubench.model.energy): one run's energy,
+# the board's average power while running back to back, and the work per joule.
+ENERGY = Metric("energy_mj", "energy", "mJ", "{:,.3f}", higher_is_better=False)
+POWER = Metric("power_w", "power", "W", "{:,.0f}", higher_is_better=None)
+GFLOP_PER_J = Metric("gflop_per_j", "GFLOP/J", "GFLOP/J", "{:,.2f}")
+GB_PER_J = Metric("gb_per_j", "GB/J", "GB/J", "{:,.2f}")
+ENERGY_METRICS = (ENERGY, POWER, GFLOP_PER_J, GB_PER_J)
+
 # Measured by Nsight Compute under --profile (gpubench/engine/profiling.py).
 NCU_TIME = Metric("ncu_ms", "ncu time", "ms", "{:,.4f}", higher_is_better=False)
 DRAM_BYTES = Metric("dram_bytes", "DRAM bytes", "bytes", "{:,.0f}", higher_is_better=None)
@@ -63,7 +71,7 @@ PROFILED = (NCU_TIME, DRAM_BYTES, LOAD_SECTORS, STORE_SECTORS, BANK_CONFLICTS,
 # Table and CSV order.
 CATALOG: tuple[Metric, ...] = (
     TIME, BANDWIDTH, PCT_PEAK_BANDWIDTH, GFLOPS, PCT_PEAK_FP32, ELEMENTS, SPEEDUP, ITERATIONS,
-    CGMA, PCT_OF_VENDOR, *PROFILED,
+    CGMA, PCT_OF_VENDOR, *ENERGY_METRICS, *PROFILED,
 )  # fmt: skip
 
 

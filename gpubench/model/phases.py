@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 POINT_PHASES = ("compile", "inputs", "reference", "uploads", "reference_upload", "fresh_inputs")
 # Per variant: buffers and poison, the checked run, the check (downloads included on the
 # host path), waiting for the second input set (before timing Python work), the timed
-# samples, the audits of timed runs, the comparison of the inputs with what was uploaded, the
-# re-checks after timing, everything else.
+# samples, the audits of timed runs, the energy window (--energy), the comparison of the
+# inputs with what was uploaded, the re-checks after timing, everything else.
 VARIANT_PHASES = (
     "prepare",
     "checked_run",
@@ -28,6 +28,7 @@ VARIANT_PHASES = (
     "fresh_wait",
     "timing",
     "audit",
+    "energy",
     "inputs_check",
     "recheck",
     "downloads",

@@ -109,14 +109,24 @@ class Result:
     # Host seconds per phase (gpubench.model.phases): {"point": {...}, "variant": {...}}; the point's
     # phases (compile, inputs, reference, uploads) as they stood when this result was made.
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The energy of one run (`--energy`; gpubench.model.energy.EnergyReading as a dict), or
+    # {"missing": why} for a verified result that has none; None where not asked.
+    energy: dict[str, Any] | None = None
 
     @property
     def median_ms(self) -> float | None:
         return self.summary["median_ms"] if self.summary else None
 
+    @property
+    def joules_per_run(self) -> float | None:
+        """The energy of one run in joules, where measured."""
+        return (self.energy or {}).get("joules_per_run")
+
     def to_dict(self) -> dict[str, Any]:
         record = asdict(self)
         record["status"] = str(self.status)
+        if record["energy"] is None:
+            del record["energy"]  # a run without --energy writes what it wrote before
         return record
 
     @classmethod

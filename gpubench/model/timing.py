@@ -22,6 +22,7 @@ from typing import Any
 from gpubench.model.stats import robust_noise
 
 NOISE_CHECK_EVERY = 8
+MIN_ENERGY_WINDOW_S = 0.3
 MODES = ("cold", "hot")
 
 
@@ -53,6 +54,10 @@ class TimingPolicy:
     # For kernels you do not trust: every timed run checked, inputs switched between two sets
     # at random before each, inputs compared after each (gpubench.engine.audit; docs/guarantees.md).
     untrusted: bool = False
+    # Energy per run beside the time (gpubench.engine.energy): NVML's energy counter over a
+    # window of back-to-back runs of this long, after timing, for every verified result.
+    energy: bool = False
+    energy_window_s: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -85,6 +90,9 @@ class TimingPolicy:
             problems.append(("throttle_threshold", "must be between 0 and 1"))
         if self.time_limit_s <= 0:
             problems.append(("time_limit_s", "must be positive"))
+        if not self.energy_window_s >= MIN_ENERGY_WINDOW_S:  # NaN too
+            # The counter moves every 100 ms: a shorter window holds too few whole intervals.
+            problems.append(("energy_window_s", f"must be at least {MIN_ENERGY_WINDOW_S:g}"))
         # Bounds that no real measurement needs: a typo should not mean a week of sampling.
         for name, limit in (
             ("warmup", 100_000),
@@ -94,6 +102,7 @@ class TimingPolicy:
             ("max_time_s", 86_400.0),
             ("hot_sample_ms", 60_000.0),
             ("time_limit_s", 7 * 86_400.0),
+            ("energy_window_s", 3_600.0),
         ):
             if getattr(self, name) > limit:
                 problems.append((name, f"must be at most {limit:g}"))

@@ -139,7 +139,7 @@ def test_a_class_without_the_backend_s_methods_names_the_first_four_it_lacks(mon
     assert str(info.value) == (
         f"--backend: '{__name__}:NotQuite' is not a backend (it lacks {', '.join(lacking[:4])}): "
         "name a class that implements gpubench.backends.base.Backend")  # fmt: skip
-    assert "it lacks environment, readings, sm_clock_mhz, memory_info)" in str(info.value)
+    assert "it lacks environment, readings, sm_clock_mhz, energy_meter)" in str(info.value)
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,8 @@ def test_the_timing_options_as_a_command_receives_them():
         "time_limit_s": None,
         "flush_l2": None,
         "untrusted": None,
+        "energy": None,
+        "energy_window_s": None,
     }
     assert _received(
         common.timing_options,
@@ -95,6 +97,9 @@ def test_the_timing_options_as_a_command_receives_them():
         "30",
         "--no-flush-l2",
         "--untrusted",
+        "--energy",
+        "--energy-window",
+        "2.5",
     ) == {
         "warmup": 2,
         "min_samples": 3,
@@ -106,7 +111,10 @@ def test_the_timing_options_as_a_command_receives_them():
         "time_limit_s": 30.0,
         "flush_l2": False,
         "untrusted": True,
+        "energy": True,
+        "energy_window_s": 2.5,
     }
+    assert _received(common.timing_options, "--no-energy")["energy"] is False
     assert _received(common.timing_options, "--flush-l2")["flush_l2"] is True
     assert _received(common.timing_options, "--trusted")["untrusted"] is False
     assert set(common.TIMING_KEYS) == set(_received(common.timing_options))

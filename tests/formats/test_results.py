@@ -103,6 +103,14 @@ def test_truncated_and_doubled_files_are_one_line(tmp_path, cut, doubled):
          "(found <an integer of about 400 digits>)"),
         (("results", 1, "metrics"), {"gbps": 1.0, "speedup": "2x"},
          "results[1].metrics.speedup: expected `float | null`, got `str` (found '2x')"),
+        (("results", 0, "energy"), {"joules_per_run": "a lot"},
+         "results[0].energy.joules_per_run: expected `float | null`, got `str` (found 'a lot')"),
+        (("results", 0, "energy"), {"joules_per_run": -1.0},
+         "results[0].energy.joules_per_run: expected `float` >= 0.0 (found -1.0)"),
+        (("results", 0, "energy"), {"jules": 1.0},
+         "results[0].energy: object contains unknown field `jules`"),
+        (("results", 0, "energy"), 0.25,
+         "results[0].energy: expected `object | null`, got `float` (found 0.25)"),
     ],
 )  # fmt: skip
 def test_the_named_kinds_in_their_exact_words(tmp_path, path, value, message):
@@ -252,3 +260,21 @@ def test_refusing_a_results_file_at_its_limits_takes_bounded_memory_and_time(tmp
         outcome, seconds, peak_mb = read_in_child("load_any", file)
         assert outcome == f"{file}: {expected}"
         assert seconds < 2 and peak_mb < 500, (file.name, seconds, peak_mb)
+
+
+def test_a_result_with_its_energy_reads_back_as_written(tmp_path):
+    record = json.loads(json.dumps(BASE))
+    energy = {"joules_per_run": 0.25, "average_watts": 250.0, "idle_watts": 50.0,
+              "above_idle_joules_per_run": -0.01, "sm_clock_mhz": 1980.0, "window_s": 1.0,
+              "runs": 1000, "time_per_run_ms": 1.0, "duty": 0.99, "intervals": 9,
+              "counter_period_ms": 100.0, "noise": 0.004, "counter_joules": 225.0,
+              "sampled_joules": 226.0}  # fmt: skip
+    record["results"][0]["energy"] = energy
+    record["results"][1]["energy"] = {"missing": "no counter"}
+    file = tmp_path / "r.json"
+    file.write_text(json.dumps(record))
+    loaded = results.load_json(file)
+    assert loaded.results[0].energy == energy
+    assert loaded.results[1].energy == {"missing": "no counter"}
+    assert loaded.results[2].energy is None and "energy" not in loaded.results[2].to_dict()
+    assert loaded.results[0].to_dict()["energy"] == energy

@@ -394,7 +394,8 @@ SWEEP = {"suite": "transpose", "params": {"size": [64, 128]}}
 TRANSPOSE_VARIANTS = "copy, naive, coalesced, padded, diagonal, vectorized, bulk_store"
 TIMING_KEYS = (
     "warmup, min_samples, max_samples, min_time_s, target_noise, max_time_s, mode, "
-    "hot_sample_ms, flush_l2, throttle_threshold, time_limit_s, untrusted"
+    "hot_sample_ms, flush_l2, throttle_threshold, time_limit_s, untrusted, energy, "
+    "energy_window_s"
 )
 
 

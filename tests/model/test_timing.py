@@ -130,6 +130,7 @@ def test_every_policy_check_and_its_boundary():
         "hot_sample_ms": (TimingPolicy(hot_sample_ms=0.0), "must be positive"),
         "throttle_threshold": (TimingPolicy(throttle_threshold=1.01), "must be between 0 and 1"),
         "time_limit_s": (TimingPolicy(time_limit_s=0.0), "must be positive"),
+        "energy_window_s": (TimingPolicy(energy_window_s=0.29), "must be at least 0.3"),
     }
     for name, (policy, problem) in cases.items():
         assert policy.check() == [(name, problem)], name
@@ -138,6 +139,10 @@ def test_every_policy_check_and_its_boundary():
     assert TimingPolicy(warmup=100_001).check() == [("warmup", "must be at most 100000")]
     assert TimingPolicy(warmup=100_000).check() == []
     assert TimingPolicy(max_time_s=86_401.0).check() == [("max_time_s", "must be at most 86400")]
+    assert TimingPolicy(energy_window_s=0.3).check() == []
+    assert TimingPolicy(energy_window_s=3_600.0).check() == []
+    assert TimingPolicy(energy_window_s=3_600.5).check() == [
+        ("energy_window_s", "must be at most 3600")]  # fmt: skip
     assert TimingPolicy.field_types() == {
         "warmup": int,
         "min_samples": int,
@@ -151,6 +156,8 @@ def test_every_policy_check_and_its_boundary():
         "throttle_threshold": float,
         "time_limit_s": float,
         "untrusted": bool,
+        "energy": bool,
+        "energy_window_s": float,
     }
 
 

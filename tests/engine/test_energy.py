@@ -1,0 +1,141 @@
+"""--energy on the CPU stand-in: the window of back-to-back runs, its reading, what it is
+attached to and what it never costs when off (gpubench.engine.energy)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from gpubench.engine.energy import CALL_MS, MAX_RUNS_PER_CALL, measure_energy, runs_per_call
+from gpubench.engine.runner import Plan, Runner
+from gpubench.model.results import Status
+from tests.fakes import FakeBackend, FakeMeter, ScaleSuite
+from tests.policies import QUICK
+
+ENERGY = replace(QUICK, energy=True)
+
+
+def run(variants, policy=ENERGY, backend=None):
+    bench = ScaleSuite()
+    backend = backend or FakeBackend()
+    plan = Plan(bench, [bench.defaults()], tuple(variants), variants[0], policy)
+    return {r.variant: r for r in Runner(backend).run(plan)}, backend
+
+
+def test_runs_per_call_fill_about_fifty_milliseconds():
+    assert CALL_MS == 50.0 and MAX_RUNS_PER_CALL == 4096
+    assert runs_per_call(1.0) == 50
+    assert runs_per_call(0.3) == 167  # ceil(50 / 0.3)
+    assert runs_per_call(50.0) == 1
+    assert runs_per_call(120.0) == 1
+    assert runs_per_call(0.001) == 4096
+    assert runs_per_call(0.0) == 1 and runs_per_call(float("nan")) == 1
+
+
+def test_a_verified_result_carries_its_energy_per_run_and_the_metrics():
+    results, backend = run(["good"])
+    r = results["good"]
+    assert r.status is Status.OK
+    e = r.energy
+    # The stand-in's meter: 250 W while its runs go, 50 W idle, a counter step every 100 ms;
+    # "good" takes 1 ms a run, so a call is 50 runs and the window 1 s of them.
+    assert e["average_watts"] == pytest.approx(250.0, rel=1e-9)
+    assert e["joules_per_run"] == pytest.approx(0.25, rel=1e-9)
+    assert e["idle_watts"] == pytest.approx(50.0, rel=1e-9)
+    assert e["above_idle_joules_per_run"] == pytest.approx(0.2, rel=1e-9)
+    assert e["time_per_run_ms"] == pytest.approx(1.0)
+    assert e["runs"] % 50 == 0 and e["runs"] >= 1000
+    assert e["window_s"] == pytest.approx(e["runs"] / 1000.0)
+    assert e["duty"] == pytest.approx(1.0)
+    assert e["counter_period_ms"] == pytest.approx(100.0)
+    assert e["intervals"] >= 9
+    assert e["noise"] == pytest.approx(0.0, abs=1e-9)
+    assert e["sampled_joules"] == pytest.approx(e["counter_joules"], rel=1e-9)
+    assert e["sm_clock_mhz"] == 1000.0
+    # The metrics, declared with the others: 8,000 bytes and 1,000 flops a run over 0.25 J.
+    assert r.metrics["energy_mj"] == pytest.approx(250.0, rel=1e-9)
+    assert r.metrics["power_w"] == pytest.approx(250.0, rel=1e-9)
+    assert r.metrics["gb_per_j"] == pytest.approx(8000 / 0.25 / 1e9, rel=1e-9)
+    assert r.metrics["gflop_per_j"] == pytest.approx(1000 / 0.25 / 1e9, rel=1e-9)
+    assert r.joules_per_run == pytest.approx(0.25, rel=1e-9)
+    # An unmetered call first (the graph and the clocks), then 50 runs a call.
+    assert set(backend.hot_calls) == {50}
+    assert len(backend.hot_calls) == 1 + e["runs"] // 50
+    assert r.phases["variant"]["energy"] >= 0
+    assert r.to_dict()["energy"] == e
+
+
+def test_idle_power_is_read_once_per_worker_before_its_first_point():
+    backend = FakeBackend()
+    run(["good"], backend=backend)
+    run(["good", "fast"], backend=backend)
+    assert backend.meter.idle_reads == 1
+
+
+def test_without_energy_nothing_is_measured_and_nothing_written():
+    results, backend = run(["good"], policy=QUICK)
+    r = results["good"]
+    assert r.energy is None and "energy" not in r.to_dict()
+    assert "energy_mj" not in r.metrics and "energy" not in r.phases["variant"]
+    assert backend.meter.idle_reads == 0 and backend.hot_calls == []
+
+
+def test_failed_and_unchecked_variants_have_no_energy():
+    results, _ = run(["good", "wrong", "crash"])
+    assert results["good"].energy is not None
+    assert results["wrong"].status is Status.INCORRECT and results["wrong"].energy is None
+    assert results["crash"].energy is None
+
+
+def test_a_kernel_right_only_on_its_first_launches_is_still_caught_with_energy_on():
+    results, _ = run(["good", "first_launch_only", "writes_once"])
+    for variant in ("first_launch_only", "writes_once"):
+        assert results[variant].status is Status.INCORRECT, variant
+        assert results[variant].energy is None
+
+
+def test_a_gpu_without_a_counter_says_so_on_each_result(monkeypatch):
+    monkeypatch.setattr(FakeBackend, "has_energy_counter", False)
+    results, _ = run(["good"])
+    assert results["good"].energy == {
+        "missing": "this GPU has no energy counter gpubench can read (NVML)"
+    }
+    assert "energy_mj" not in results["good"].metrics
+
+
+def test_a_window_too_short_for_the_counter_is_a_reason(monkeypatch):
+    # A counter that moves every 2 s cannot be read over a 1 s window.
+    backend = FakeBackend()
+    backend.meter = FakeMeter(period_s=2.0)
+    results, _ = run(["good"], backend=backend)
+    assert results["good"].energy["missing"].startswith("the energy counter changed ")
+    assert results["good"].status is Status.OK
+
+
+def test_a_run_that_iterates_to_convergence_goes_one_run_per_call():
+    from tests.fakes import CountDownSuite
+
+    bench, backend = CountDownSuite(), FakeBackend()
+    plan = Plan(bench, [bench.defaults()], ("converges",), "converges", ENERGY)
+    (result,) = Runner(backend).run(plan)
+    assert result.status is Status.OK, result.reason
+    assert result.energy["runs"] >= 1 and set(backend.hot_calls) == {1}
+
+
+def test_the_window_restores_in_out_buffers_before_every_call():
+    calls = []
+
+    class Backend:
+        def time_hot_ms(self, bound, runs):
+            calls.append(("runs", runs))
+            meter.advance(runs * 0.01, 300.0)  # 10 ms a run
+            return 10.0
+
+    meter = FakeMeter()
+    got = measure_energy(Backend(), meter, None, 10.0, 0.5, lambda: calls.append("restore"))
+    # Five runs a call: the unmetered one, then 0.5 s of them.
+    assert calls[:2] == ["restore", ("runs", 5)]
+    assert calls[2:] == ["restore", ("runs", 5)] * 10
+    assert got.runs == 50 and got.joules_per_run == pytest.approx(3.0)
+    assert got.idle_watts == pytest.approx(50.0)
