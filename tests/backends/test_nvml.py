@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import types
+from itertools import pairwise
 
 import pytest
 
@@ -74,3 +75,77 @@ def test_the_sm_clock_now_or_none(fake_pynvml):
 
     fake_pynvml.nvmlDeviceGetClockInfo = unsupported
     assert nvml.sm_clock("h") is None
+
+
+# -- the energy meter ----------------------------------------------------------------------
+class _Value:
+    def __init__(self, ret, milliwatts):
+        self.nvmlReturn = ret
+        self.value = types.SimpleNamespace(uiVal=milliwatts)
+
+
+def test_a_meter_opens_only_where_the_counter_reads(fake_pynvml):
+    fake_pynvml.nvmlDeviceGetTotalEnergyConsumption = lambda handle: _of(handle, 5)
+    assert isinstance(nvml.NvmlEnergyMeter.open("h"), nvml.NvmlEnergyMeter)
+    assert nvml.NvmlEnergyMeter.open("other") is None  # NVMLError: no counter
+    assert nvml.NvmlEnergyMeter.open(None) is None
+
+
+def test_the_instantaneous_power_field_else_the_power_usage(fake_pynvml):
+    fake_pynvml.nvmlDeviceGetFieldValues = lambda handle, ids: [_Value(0, 412_500)]
+    assert nvml._instant_watts("h") == 412.5
+    fake_pynvml.nvmlDeviceGetFieldValues = lambda handle, ids: [_Value(3, 0)]  # not supported
+    assert nvml._instant_watts("h") == 123.456
+    del fake_pynvml.nvmlDeviceGetFieldValues  # an old pynvml
+    assert nvml._instant_watts("h") == 123.456
+
+
+def test_the_meter_records_each_change_of_the_counter_with_power_and_clock(fake_pynvml):
+    # The counter steps by 40 J on every third read; the thread reads until stopped.
+    reads = iter(range(10**6))
+    fake_pynvml.nvmlDeviceGetTotalEnergyConsumption = lambda handle: 40_000 * (next(reads) // 3)
+    fake_pynvml.nvmlDeviceGetFieldValues = lambda handle, ids: [_Value(0, 400_000)]
+    meter = nvml.NvmlEnergyMeter("h")
+    meter.start()
+    import time
+
+    time.sleep(0.05)
+    trace = meter.stop()
+    assert len(trace.ticks) >= 2
+    assert [b[1] - a[1] for a, b in pairwise(trace.ticks)] == [40_000.0] * (len(trace.ticks) - 1)
+    assert all(b[0] > a[0] for a, b in pairwise(trace.ticks))
+    assert {w for _, w in trace.power} == {400.0}
+    assert set(trace.clocks_mhz) == {1980.0}
+
+
+def test_a_counter_that_fails_mid_window_ends_the_trace_quietly(fake_pynvml):
+    calls = []
+
+    def counter(handle):
+        calls.append(1)
+        if len(calls) > 2:
+            raise NVMLError("GPU is lost")
+        return 1000 * len(calls)
+
+    fake_pynvml.nvmlDeviceGetTotalEnergyConsumption = counter
+    fake_pynvml.nvmlDeviceGetFieldValues = lambda handle, ids: [_Value(0, 1_000)]
+    meter = nvml.NvmlEnergyMeter("h")
+    meter.start()
+    trace = meter.stop()
+    assert [e for _, e in trace.ticks] in ([], [1000.0], [1000.0, 2000.0])
+
+
+@pytest.mark.gpu
+def test_gpu_the_energy_counter_moves_and_idle_power_is_plausible(gpu_backend):
+    meter = gpu_backend.energy_meter()
+    assert meter is not None, "an H100/H200 with NVML has the total-energy counter"
+    idle = meter.idle_watts()
+    assert idle is not None and 10.0 < idle < 1000.0, idle
+    meter.start()
+    import time
+
+    time.sleep(0.35)
+    trace = meter.stop()
+    steps = [b[0] - a[0] for a, b in pairwise(trace.ticks[1:])]
+    assert steps and all(0.02 < s < 0.5 for s in steps), steps
+    assert trace.power and trace.clocks_mhz

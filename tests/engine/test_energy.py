@@ -139,3 +139,32 @@ def test_the_window_restores_in_out_buffers_before_every_call():
     assert calls[2:] == ["restore", ("runs", 5)] * 10
     assert got.runs == 50 and got.joules_per_run == pytest.approx(3.0)
     assert got.idle_watts == pytest.approx(50.0)
+
+
+@pytest.mark.gpu
+def test_gpu_each_verified_transpose_carries_a_reading_its_counter_and_samples_agree_on(
+    gpu_backend,
+):
+    from gpubench.load import registry
+
+    bench = registry.get("transpose")
+    point = bench.resolve({**bench.defaults(), "size": 4096})
+    policy = replace(QUICK, min_samples=5, max_samples=20, energy=True, energy_window_s=0.6)
+    plan = Plan(bench, [point], ("copy", "naive", "padded"), "copy", policy)
+    results = Runner(gpu_backend).run(plan)
+    for r in results:
+        assert r.status.is_measured, (r.variant, r.reason)
+        e = r.energy
+        assert "missing" not in e, e
+        assert 60.0 <= e["counter_period_ms"] <= 200.0, e
+        assert e["intervals"] >= 3 and e["runs"] >= 1
+        assert 0 < e["idle_watts"] < e["average_watts"] < 2000.0, e
+        # The counter and the integral of the power samples over the same intervals.
+        assert abs(e["sampled_joules"] / e["counter_joules"] - 1) < 0.10, e
+        assert e["joules_per_run"] == pytest.approx(
+            e["average_watts"] * e["window_s"] / e["runs"], rel=1e-9
+        )
+        assert r.metrics["energy_mj"] == pytest.approx(1000 * e["joules_per_run"], rel=1e-9)
+        assert r.metrics["gb_per_j"] > 0
+    naive, padded = results[1], results[2]
+    assert naive.energy["joules_per_run"] > padded.energy["joules_per_run"]
