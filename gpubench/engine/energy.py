@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 # GPU time per call of back-to-back runs, and the most runs one call (one graph) may hold.
 CALL_MS = 50.0
 MAX_RUNS_PER_CALL = 4096
+# GPU time of back-to-back runs before the meter starts. The timing loop before it (L2 flushes,
+# a wait per batch) draws less power, and the board takes a few counter intervals to settle
+# at this load: measured on the H200, windows begun at once read 1-3% apart between repeats
+# and the power samples lagged the counter by 5% on the rise.
+SETTLE_MS = 250.0
 
 
 def runs_per_call(run_ms: float) -> int:
@@ -46,8 +51,10 @@ def measure_energy(
     every run (a run that iterates to convergence would start from the last one's answer)."""
     idle = meter.idle_watts()
     per_call = 1 if one_at_a_time else runs_per_call(run_ms)
-    before_each()
-    backend.time_hot_ms(bound, per_call)  # the graph captured and the clocks up, unmetered
+    settled_ms = 0.0
+    while settled_ms < SETTLE_MS:  # the graph captured and the power settled, unmetered
+        before_each()
+        settled_ms += backend.time_hot_ms(bound, per_call) * per_call
     runs, gpu_ms = 0, 0.0
     meter.start()
     try:

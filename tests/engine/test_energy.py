@@ -7,7 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from gpubench.engine.energy import CALL_MS, MAX_RUNS_PER_CALL, measure_energy, runs_per_call
+from gpubench.engine.energy import (
+    CALL_MS,
+    MAX_RUNS_PER_CALL,
+    SETTLE_MS,
+    measure_energy,
+    runs_per_call,
+)
 from gpubench.engine.runner import Plan, Runner
 from gpubench.model.results import Status
 from tests.fakes import FakeBackend, FakeMeter, ScaleSuite
@@ -24,7 +30,7 @@ def run(variants, policy=ENERGY, backend=None):
 
 
 def test_runs_per_call_fill_about_fifty_milliseconds():
-    assert CALL_MS == 50.0 and MAX_RUNS_PER_CALL == 4096
+    assert CALL_MS == 50.0 and MAX_RUNS_PER_CALL == 4096 and SETTLE_MS == 250.0
     assert runs_per_call(1.0) == 50
     assert runs_per_call(0.3) == 167  # ceil(50 / 0.3)
     assert runs_per_call(50.0) == 1
@@ -59,9 +65,9 @@ def test_a_verified_result_carries_its_energy_per_run_and_the_metrics():
     assert r.metrics["gb_per_j"] == pytest.approx(8000 / 0.25 / 1e9, rel=1e-9)
     assert r.metrics["gflop_per_j"] == pytest.approx(1000 / 0.25 / 1e9, rel=1e-9)
     assert r.joules_per_run == pytest.approx(0.25, rel=1e-9)
-    # An unmetered call first (the graph and the clocks), then 50 runs a call.
+    # 250 ms unmetered first (the graph, the power settled: five calls), then 50 runs a call.
     assert set(backend.hot_calls) == {50}
-    assert len(backend.hot_calls) == 1 + e["runs"] // 50
+    assert len(backend.hot_calls) == 5 + e["runs"] // 50
     assert r.phases["variant"]["energy"] >= 0
     assert r.to_dict()["energy"] == e
 
@@ -134,9 +140,8 @@ def test_the_window_restores_in_out_buffers_before_every_call():
 
     meter = FakeMeter()
     got = measure_energy(Backend(), meter, None, 10.0, 0.5, lambda: calls.append("restore"))
-    # Five runs a call: the unmetered one, then 0.5 s of them.
-    assert calls[:2] == ["restore", ("runs", 5)]
-    assert calls[2:] == ["restore", ("runs", 5)] * 10
+    # Five runs a call: 250 ms of them unmetered, then 0.5 s of them.
+    assert calls == ["restore", ("runs", 5)] * (5 + 10)
     assert got.runs == 50 and got.joules_per_run == pytest.approx(3.0)
     assert got.idle_watts == pytest.approx(50.0)
 
