@@ -89,7 +89,7 @@ def sweep(
       gpubench sweep smoke          # a bundled sweep file by name (gpubench list --configs)
       gpubench sweep configs/transpose.yaml --resume results/transpose.jsonl
       gpubench sweep tests/exploits/axpy_cheats.yaml --untrusted
-      gpubench sweep configs/energy.yaml --energy
+      gpubench sweep configs/matmul_energy.yaml --no-energy
     """
     from gpubench.load import config
     from gpubench.store.outputs import OutputRequest
@@ -166,6 +166,12 @@ def print_plan(spec: SweepSpec, shard: tuple[int, int] | None = None) -> None:
         f"({', '.join(spec.variants)}; baseline {spec.baseline}) = "
         f"{total:,} measurement(s), {plan.builds:,} distinct compile(s)",
     )
+    if spec.timing.energy:
+        say(
+            console,
+            f"energy: each verified result's energy per run, over "
+            f"{spec.timing.energy_window_s:g} s of back-to-back runs (docs: measuring)",
+        )
     if spec.timing.untrusted:  # the dry run says which mode the real run would measure in
         say(
             console,

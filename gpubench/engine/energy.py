@@ -23,10 +23,8 @@ if TYPE_CHECKING:
 # GPU time per call of back-to-back runs, and the most runs one call (one graph) may hold.
 CALL_MS = 50.0
 MAX_RUNS_PER_CALL = 4096
-# GPU time of back-to-back runs before the meter starts. The timing loop before it (L2 flushes,
-# a wait per batch) draws less power, and the board takes a few counter intervals to settle
-# at this load: measured on the H200, windows begun at once read 1-3% apart between repeats
-# and the power samples lagged the counter by 5% on the rise.
+# GPU time of back-to-back runs before the meter starts, so the window opens at this load's
+# power rather than the timing loop's (its L2 flushes and its wait per batch draw less).
 SETTLE_MS = 250.0
 
 

@@ -91,3 +91,16 @@ def test_a_gpu_without_an_energy_counter_stops_before_the_first_point(fake_gpu, 
     )
     assert "Traceback" not in result.output
     assert invoke("run", SCALE, "-v", "good", "--n", "100").exit_code == 0
+
+
+def test_the_dry_run_says_the_run_would_measure_energy(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("s.yaml").write_text("suite: transpose\nparams: {size: 64}\ntiming: {energy: true}\n")
+    out = invoke("sweep", "s.yaml", "--dry-run").output
+    assert (
+        "energy: each verified result's energy per run, over 1 s of back-to-back runs "
+        "(docs: measuring)" in out
+    )
+    out = invoke("sweep", "s.yaml", "--dry-run", "--energy-window", "2.5").output
+    assert "over 2.5 s of back-to-back runs" in out
+    assert "energy:" not in invoke("sweep", "s.yaml", "--dry-run", "--no-energy").output
