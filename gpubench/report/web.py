@@ -4,10 +4,11 @@ beside them (Plotly's own plotly.min.js, so the pages work from file:// and any 
 index.html: every suite's runs and testbeds, and what got slower or faster in its latest run
 against the one before on the same testbed (compare's rule). <suite>.html: for each point,
 each variant's median over the runs, one line per testbed (GPU, card, backend) where there are
-several (hover: value, noise, run, date, commit, label, testbed; regressions marked), the
-latest run as a table, its roofline, and every run's environment. The data are embedded compactly (run
-numbers, not dates, per point) and the traces built in the browser: a year of nightly runs
-stays a few MB per page.
+several (hover: value, noise, run, date, commit, label, testbed; regressions marked), where
+runs carry energy its charts (gpubench.report.web_energy), the latest run as a table, its
+roofline, and every run's environment. The data are embedded compactly (run numbers, not
+dates, per point) and the traces built in the browser: a year of nightly runs stays a few MB
+per page.
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ from typing import Any
 from gpubench import install_hint
 from gpubench.errors import ConfigError, EnvironmentProblem
 from gpubench.model.results import ResultSet
+from gpubench.report.web_energy import (
+    ENERGY_JS,
+    ENERGY_SCRIPT,
+    energy_cells,
+    energy_data,
+    energy_sections,
+)
 from gpubench.store.compare import judge
 from gpubench.store.history import History, Run
 
@@ -181,6 +189,8 @@ def write_report(store: History, out_dir: str, threshold: float) -> list[Path]:
         page.write_text(_suite_page(store, suite, runs, data, latest_changes, latest))
         pages.append(page)
         summaries.append((suite, runs, latest_changes, data))
+    if any("energy" in data for *_, data in summaries):
+        (out / ENERGY_JS).write_text(ENERGY_SCRIPT)
     index = out / "index.html"
     index.write_text(_index_page(summaries, page_names))
     return [index, *pages]
@@ -302,7 +312,43 @@ def suite_data(
         "metrics": [_metric_entry(name) for name in metric_names],
         "roofline": _roofline(latest or store.result_set(latest_id)),
     }
+    energy = _energy(store, suite, order, bed_of, series, varying, colours, beds, named)
+    if energy is not None:  # only where runs carry it: other pages stay as they were
+        data["energy"] = energy
     return data, changes
+
+
+def _energy(
+    store: History,
+    suite: str,
+    order: dict[int, int],
+    bed_of: dict[int, int],
+    series: Series,
+    varying: set[str] | None,
+    colours: dict[str, int],
+    beds: list[str],
+    named: bool,
+) -> dict[str, Any] | None:
+    """What the energy charts draw (web_energy.energy_data): the results the time charts
+    draw that carry an energy per run, named, labelled and coloured as there."""
+    rows = sorted(
+        (
+            (run_id, variant, point, median, energy)
+            for run_id, variant, point, status, median, energy in store.energy_series(suite)
+            if run_id in order
+            and status in ("ok", "unstable")
+            and _drawable(median)
+            and _drawable(energy.joules_per_run)
+        ),
+        key=lambda row: order[row[0]],
+    )
+    names = {
+        (v, b): f"{v} · {beds[b]}" if named else v
+        for variants in series.values()
+        for v, b in variants
+    }
+    labels = {point: _point_label(point, varying) or "every run at one point" for point in series}
+    return energy_data(rows, order, bed_of, names, colours, labels)
 
 
 def testbed(run: Run, environment: dict[str, Any] | None = None) -> str:
@@ -612,11 +658,13 @@ def _page_names(suites: list[str]) -> dict[str, str]:
     return names
 
 
-def _page(title: str, body: str, data: Any = None) -> str:
-    """A page: its data (if any) in a JSON block that no browser runs, read by report.js."""
-    scripts = (
+def _page(
+    title: str, body: str, data: Any = None, scripts: tuple[str, ...] = (PLOTLY_JS, REPORT_JS)
+) -> str:
+    """A page: its data (if any) in a JSON block that no browser runs, read by `scripts`."""
+    loaded = (
         f'<script type="application/json" id="data">{script_json(data)}</script>\n'
-        f'<script src="{PLOTLY_JS}"></script><script src="{REPORT_JS}"></script>'
+        + "".join(f'<script src="{script}"></script>' for script in scripts)
         if data is not None
         else ""
     )
@@ -625,7 +673,7 @@ def _page(title: str, body: str, data: Any = None) -> str:
         f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
         f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
-        f"<body>{body}{scripts}</body></html>"
+        f"<body>{body}{loaded}</body></html>"
     )
 
 
@@ -675,6 +723,7 @@ def _suite_page(
         f"scale); one colour per variant, one dash per testbed; "
         f"<span class='slower'>×</span> marks a slower step or a slower latest run.</p>"
         f"{_pickers(data)}{_metric_chooser(data['metrics'])}{charts}"
+        f"{energy_sections(data.get('energy'))}"
         f"<h2>Latest run</h2>{_latest_table(latest)}"
         f"<h2>Roofline of the latest run</h2>"
         + (
@@ -684,7 +733,8 @@ def _suite_page(
         )
         + f"<h2>Environment of each run</h2>{_environment_table(store, runs)}"
     )
-    return _page(f"gpubench · {suite}", body, data)
+    scripts = (PLOTLY_JS, REPORT_JS) + ((ENERGY_JS,) if "energy" in data else ())
+    return _page(f"gpubench · {suite}", body, data, scripts)
 
 
 def _pickers(data: dict[str, Any]) -> str:
@@ -777,6 +827,8 @@ def _latest_table(latest: ResultSet | None) -> str:
         for k in keys
         if k not in varying and latest.results[0].point.get(k) is not None
     ]
+    # Energy columns only where the run measured energy: other pages stay as they were.
+    energy = any(r.energy is not None for r in latest.results)
     rows = []
     for r in latest.results:
         noise = (r.summary or {}).get("rel_noise")
@@ -787,10 +839,13 @@ def _latest_table(latest: ResultSet | None) -> str:
                 html.escape(str(r.status.value)),
                 format_time(r.median_ms),
                 "" if noise is None else f"{100 * noise:.2f}%",
+                *([html.escape(cell) for cell in energy_cells(r.energy)] if energy else []),
             ]
         )
     same = f"<p>Every result at {html.escape(', '.join(constant))}.</p>" if constant else ""
-    return same + _table(["variant", *varying, "status", "median", "noise"], rows, "latest")
+    headers = ["variant", *varying, "status", "median", "noise"]
+    headers += ["energy / run", "power"] if energy else []
+    return same + _table(headers, rows, "latest")
 
 
 def _environment_table(store: History, runs: list[Run]) -> str:

@@ -3,16 +3,20 @@
 prunes, and that `gpubench report` draws.
 
 Each run is one row of `runs` (when, which suite, label, code version, GPU, backend, the whole
-environment record and sweep) and one row of `results` per result (its identity and median for
-queries, and the result record itself). A run is written in one IMMEDIATE transaction: several
-processes appending at once wait for each other (WAL journal, a generous busy timeout), and a
-process killed mid-write leaves the store as it was before that run.
+environment record and sweep) and one row of `results` per result (its identity, median and
+energy for queries, and the result record itself). A run is written in one IMMEDIATE
+transaction: several processes appending at once wait for each other (WAL journal, a generous
+busy timeout), and a process killed mid-write leaves the store as it was before that run.
+
+Schema 2 added the energy columns: a store of schema 1 gets them (filled from its records)
+the first time it is opened, or where it cannot be written, is read as it is.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -26,7 +30,9 @@ from gpubench.model.device import CodeVersion, code_version
 from gpubench.model.results import HISTORY_DEFAULT_PATH, Result, ResultSet, point_key
 
 DEFAULT_PATH = HISTORY_DEFAULT_PATH
-SCHEMA_VERSION = 1
+# 2: the energy columns of results (schema 1 had none; such a store is upgraded on opening).
+SCHEMA_VERSION = 2
+UPGRADABLE = ("1",)
 # Writers wait this long for another writer's transaction before giving up with one line.
 BUSY_TIMEOUT_S = 120
 # What a result keeps in the store: everything but its per-step timeline and host phases.
@@ -53,6 +59,18 @@ _TABLES = {
     ),
     "results": ("run_id", "variant", "point", "status", "median_ms", "rel_noise", "record"),
 }
+# The fields of a result's energy the store keeps as columns of results (for queries and the
+# report, beside the whole reading in the record): column energy_<field>, its SQL type.
+ENERGY_FIELDS = (
+    ("joules_per_run", "REAL"),
+    ("average_watts", "REAL"),
+    ("idle_watts", "REAL"),
+    ("noise", "REAL"),
+    ("sm_clock_mhz", "REAL"),
+    ("missing", "TEXT"),
+)
+ENERGY_COLUMNS = tuple(f"energy_{name}" for name, _ in ENERGY_FIELDS)
+_RESULT_COLUMNS = (*_TABLES["results"], *ENERGY_COLUMNS)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -78,7 +96,13 @@ CREATE TABLE IF NOT EXISTS results (
     status TEXT NOT NULL,
     median_ms REAL,
     rel_noise REAL,
-    record TEXT NOT NULL
+    record TEXT NOT NULL,
+    energy_joules_per_run REAL,
+    energy_average_watts REAL,
+    energy_idle_watts REAL,
+    energy_noise REAL,
+    energy_sm_clock_mhz REAL,
+    energy_missing TEXT
 );
 CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
 CREATE INDEX IF NOT EXISTS runs_suite ON runs(suite, created);
@@ -102,6 +126,20 @@ class Run:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class StoredEnergy:
+    """A result's energy as the store's columns keep it: the main figures of its reading
+    (gpubench.model.energy.EnergyReading; the record keeps all of them), or why a verified
+    result has none (`missing`)."""
+
+    joules_per_run: float | None = None
+    average_watts: float | None = None
+    idle_watts: float | None = None
+    noise: float | None = None
+    sm_clock_mhz: float | None = None
+    missing: str | None = None
 
 
 def recorded_version(environment: dict[str, Any] | None) -> CodeVersion:
@@ -155,6 +193,9 @@ class History:
     def __init__(self, path: str | os.PathLike[str], connection: sqlite3.Connection) -> None:
         self.path = str(path)
         self._db = connection
+        # The schema the store is read as: a store of an older one that could not be
+        # upgraded (a read-only file) is read as it is, its energy from the records.
+        self.schema = SCHEMA_VERSION
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], create: bool = True) -> History:
@@ -205,10 +246,12 @@ class History:
             raise ConfigError(
                 f"not a gpubench history store (its tables: {others})", source=self.path
             )
-        if tables >= _TABLES.keys() and self._stored_version() is not None:
-            self._check_version()
-        else:
+        if not (tables >= _TABLES.keys() and self._stored_version() is not None):
             self._create()
+        if self._stored_version() in UPGRADABLE:
+            self._upgrade()
+        else:
+            self._check_version()
         self._check_columns()
 
     def _stored_version(self) -> object:
@@ -223,9 +266,15 @@ class History:
                 source=self.path,
             )
 
+    def _columns(self, table: str) -> set[str]:
+        return {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+
     def _check_columns(self) -> None:
-        for table, wanted in _TABLES.items():
-            have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+        tables = dict(_TABLES)
+        if self.schema == SCHEMA_VERSION:
+            tables["results"] = _RESULT_COLUMNS
+        for table, wanted in tables.items():
+            have = self._columns(table)
             missing = [column for column in wanted if column not in have]
             if missing:
                 raise ConfigError(
@@ -242,11 +291,40 @@ class History:
                 self._db.execute(
                     "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                 )
-            elif row[0] != str(SCHEMA_VERSION):
+            elif row[0] != str(SCHEMA_VERSION) and row[0] not in UPGRADABLE:
                 raise ConfigError(
                     f"history schema {row[0]} is not this gpubench's ({SCHEMA_VERSION})",
                     source=self.path,
                 )
+
+    def _upgrade(self) -> None:
+        """Bring a store of schema 1 to this one where it can be written; else read it as it
+        is (a read-only file still lists, exports and reports; writing to it says why not)."""
+        try:
+            self._write_upgrade()
+        except ConfigError:
+            self.schema = int(str(self._stored_version()))
+
+    def _write_upgrade(self) -> None:
+        """The energy columns, filled from the records that hold an energy (a store written
+        by the gpubench that first measured energy), in one transaction: a process killed
+        mid-way leaves the store of schema 1; one that finds another upgraded it stops."""
+        with self._write():
+            if self._stored_version() in UPGRADABLE:
+                have = self._columns("results")
+                for column, (_, kind) in zip(ENERGY_COLUMNS, ENERGY_FIELDS, strict=True):
+                    if column not in have:
+                        self._db.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
+                self._db.execute(
+                    f"UPDATE results SET ({', '.join(ENERGY_COLUMNS)}) = "
+                    f"({', '.join(_energy_in_record('record'))}) WHERE CASE WHEN json_valid(record) "
+                    "THEN json_type(record, '$.energy') = 'object' ELSE 0 END"
+                )
+                self._db.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                    (str(SCHEMA_VERSION),),
+                )
+        self.schema = SCHEMA_VERSION
 
     @contextmanager
     def _write(self) -> Iterator[None]:
@@ -278,13 +356,15 @@ class History:
         source: str = "",
     ) -> int:
         """Store one run; its id."""
+        if self.schema != SCHEMA_VERSION:
+            self._write_upgrade()  # says in one line why the store cannot be written
         env = result_set.environment or {}
         # A results file that records its code version (every one gpubench writes now) is
         # stored with it; else the working folder's, which is what just measured.
         version = version or (recorded_version(env) if "git_commit" in env else code_version())
         device = env.get("device") if isinstance(env.get("device"), dict) else {}
         backend = env.get("backend") if isinstance(env.get("backend"), dict) else {}
-        rows = [_result_row(r) for r in result_set.results]
+        rows = [(*_result_row(r), *_energy_row(r.energy)) for r in result_set.results]
         with self._write():
             cursor = self._db.execute(
                 "INSERT INTO runs (created, suite, label, git_commit, dirty, gpubench_version, "
@@ -307,7 +387,9 @@ class History:
             )
             run_id = int(cursor.lastrowid or 0)
             self._db.executemany(
-                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?)", [(run_id, *row) for row in rows]
+                f"INSERT INTO results ({', '.join(_RESULT_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_RESULT_COLUMNS))})",
+                [(run_id, *row) for row in rows],
             )
         return run_id
 
@@ -473,6 +555,51 @@ class History:
             metrics = None  # a record whose metrics are not an object: nothing to draw
         return (run_id, variant, point, status, median, noise, metrics)
 
+    def _energy_columns(self) -> list[str]:
+        """The energy columns of results (alias x) as SQL expressions: the columns themselves,
+        or where the store is read as schema 1, the same fields from the records."""
+        if self.schema == SCHEMA_VERSION:
+            return [f"x.{column}" for column in ENERGY_COLUMNS]
+        return _energy_in_record("x.record")
+
+    def energy(self, run_id: int) -> list[tuple[str, str, StoredEnergy | None]]:
+        """(variant, point key, energy) of each result of a run, in the order stored; None
+        for a result without energy (not asked for)."""
+        rows = self._read(
+            f"SELECT x.variant, x.point, {', '.join(self._energy_columns())} FROM results x "
+            "WHERE x.run_id = ? ORDER BY x.rowid",
+            (run_id,),
+        )
+        where = f"run {run_id}"
+        found = []
+        for variant, point, *values in rows:
+            for column, value in (("variant", variant), ("point", point)):
+                _text(self.path, where, column, value, nullable=False, numbers=False)
+            found.append((variant, point, _stored_energy(self.path, where, values)))
+        return found
+
+    def energy_series(
+        self, suite: str
+    ) -> list[tuple[int, str, str, str, float | None, StoredEnergy]]:
+        """(run id, variant, point key, status, median ms, energy) of every result of a
+        suite that has an energy per run, in run order: what the report's energy charts
+        draw, without parsing whole result records."""
+        columns = self._energy_columns()
+        rows = self._read(
+            f"SELECT x.run_id, x.variant, x.point, x.status, x.median_ms, {', '.join(columns)} "
+            "FROM results x JOIN runs r ON r.id = x.run_id WHERE r.suite = ? "
+            f"AND ({columns[0]}) IS NOT NULL ORDER BY r.created, r.id, x.rowid",
+            (suite,),
+        )
+        found = []
+        for run_id, variant, point, status, median, *values in rows:
+            # The same checks as the time series' (the record is not read here).
+            self._series_row((run_id, variant, point, status, median, None, None, 1))
+            energy = _stored_energy(self.path, f"run {run_id}", values)
+            assert energy is not None  # its joules are not NULL
+            found.append((run_id, variant, point, status, median, energy))
+        return found
+
     def environment(self, run_id: int) -> str:
         """The run's environment record, as stored (JSON text)."""
         rows = self._read("SELECT environment FROM runs WHERE id=?", (run_id,))
@@ -520,6 +647,52 @@ def _text(
     if numbers and isinstance(value, int | float):
         return str(value)
     raise _bad_row(path, where, column, "text" + (" or NULL" if nullable else ""), value)
+
+
+def _energy_in_record(record: str) -> list[str]:
+    """The energy columns' values read from a record (SQL expressions over `record`)."""
+    return [
+        f"CASE WHEN json_valid({record}) THEN json_extract({record}, '$.energy.{name}') END"
+        for name, _ in ENERGY_FIELDS
+    ]
+
+
+def _energy_row(energy: dict[str, Any] | None) -> tuple[float | str | None, ...]:
+    """The energy columns of a result: its reading's figures (a number that is not finite is
+    unknown: NULL), or why it has none; NULL throughout for a result without energy."""
+    energy = energy or {}
+    values: list[float | str | None] = []
+    for name, kind in ENERGY_FIELDS:
+        value = energy.get(name)
+        if kind == "TEXT":
+            values.append(value if isinstance(value, str) else None)
+        else:
+            values.append(float(value) if _finite_number(value) else None)
+    return tuple(values)
+
+
+def _finite_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _stored_energy(path: str, where: str, values: list[Any]) -> StoredEnergy | None:
+    """The energy columns of a row, each checked (a store edited by hand); None where they
+    are all NULL."""
+    if all(value is None for value in values):
+        return None
+    for column, (_, kind), value in zip(ENERGY_COLUMNS, ENERGY_FIELDS, values, strict=True):
+        if value is None:
+            continue
+        if kind == "TEXT" and not isinstance(value, str):
+            raise _bad_row(path, where, column, "text or NULL", value)
+        if kind == "REAL" and not _finite_number(value):
+            raise _bad_row(path, where, column, "a finite number or NULL", value)
+    return StoredEnergy(
+        *(
+            float(value) if kind == "REAL" and value is not None else value
+            for (_, kind), value in zip(ENERGY_FIELDS, values, strict=True)
+        )
+    )
 
 
 def _result_row(result: Result) -> tuple[str, str, str, float | None, float | None, str]:

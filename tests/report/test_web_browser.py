@@ -1,6 +1,7 @@
 """The web report in a real browser: headless Chromium (Debian's `chromium`, driven by
 Playwright) opens every page from file://, with no console error; the charts have the right
-number of series and points; the planted regression is marked; screenshots are kept.
+number of series and points; the planted regression is marked; a page with energy draws its
+energy charts; screenshots are kept.
 
 Skips with one line where Playwright or a Chromium is missing (.ci/run installs both where it can):
 `pip install playwright` and `apt-get install chromium`, or set GPUBENCH_CHROMIUM.
@@ -245,3 +246,88 @@ def test_hostile_strings_stay_text_in_the_browser(tmp_path, browser):
             assert legend == ["plain", HOSTILE["variant"], "regression"]
             assert page.locator("#chart-0 b, #chart-0 img, #overview img").count() == 0
         page.close()
+
+
+def energy_store(path: Path, variant_b: str = "tiled") -> Path:
+    """Six nightly runs on an H100 with energy, then two on an H200: two variants at two
+    sizes; tiled is twice as fast and draws more power (250 W against 300 W)."""
+    from gpubench.model.results import Result, ResultSet, Status
+    from gpubench.store.history import CodeVersion, History
+
+    beds = [("NVIDIA H100 80GB HBM3", "GPU-1a2b3c4d")] * 6 + [("NVIDIA H200", "GPU-5e6f7a8b")] * 2
+    with History.open(path) as store:
+        for day, (gpu, uuid) in enumerate(beds):
+            results = []
+            for variant, ms, watts in (("naive", 2.0, 250.0), (variant_b, 1.0, 300.0)):
+                for n in (1024, 2048):
+                    median = ms * (n / 1024) ** 2 * (1 + 0.01 * (day % 3))
+                    energy = {"joules_per_run": watts * median / 1000, "average_watts": watts,
+                              "idle_watts": 60.0, "noise": 0.003, "sm_clock_mhz": 1980.0}  # fmt: skip
+                    results.append(Result("matmul", variant, {"n": n}, Status.OK, energy=energy,
+                                          summary={"median_ms": median, "rel_noise": 0.01}))  # fmt: skip
+            env = {"device": {"name": gpu}, "gpu_uuid": uuid, "backend": {"name": "pycuda"}}
+            run = ResultSet(
+                "matmul", env, {}, results, created=f"2026-11-{day + 10}T03:00:00+00:00"
+            )
+            store.append(run, label="nightly", version=CodeVersion(None, None, "0.1.0"))
+    return path
+
+
+def test_the_energy_charts_render(tmp_path, browser):
+    from gpubench.report import web
+    from gpubench.store.history import History
+
+    with History.open(energy_store(tmp_path / "h.sqlite")) as store:
+        web.write_report(store, str(tmp_path / "site"), threshold=0.02)
+    page, errors = open_page(browser, tmp_path / "site" / "matmul.html")
+    charts = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll(
+        '[id^=energy-].js-plotly-plot')].map(d => [d.id, {traces: d.data.map(t => [t.name,
+        t.x.length]), y: d.layout.yaxis.title.text, x: (d.layout.xaxis.title || {}).text || ""}]))""")
+    h100, h200 = "NVIDIA H100 80GB HBM3 1a2b3c4d, pycuda", "NVIDIA H200 5e6f7a8b, pycuda"
+    over_time = [[f"naive · {h100}", 6], [f"tiled · {h100}", 6], [f"naive · {h200}", 2],
+                 [f"tiled · {h200}", 2]]  # fmt: skip
+    latest = [[name, 1] for name, _ in over_time]
+    assert charts == {
+        "energy-0": {"traces": over_time, "y": "energy per run (mJ)", "x": ""},
+        "energy-1": {"traces": over_time, "y": "energy per run (J)", "x": ""},
+        "energy-vs-time-0": {"traces": latest, "y": "energy per run (mJ)", "x": "median time (ms)"},
+        "energy-vs-time-1": {"traces": latest, "y": "energy per run (J)", "x": "median time (ms)"},
+    }
+    # The last H100 run (day 6, 2% slower): naive at n=1024 takes 2.04 ms at 250 W.
+    dot = page.evaluate("() => document.getElementById('energy-vs-time-0').data[0]")
+    assert (dot["x"], dot["y"]) == ([2.04], [pytest.approx(510.0)])
+    # Hiding a testbed redraws the energy charts without it.
+    page.uncheck("input[data-bed='1']")
+    names = page.evaluate("""() => ['energy-0', 'energy-vs-time-0'].map(id =>
+        document.getElementById(id).data.map(t => t.name))""")
+    assert names == [[f"naive · {h100}", f"tiled · {h100}"]] * 2
+    page.check("input[data-bed='1']")
+    assert errors == []
+    shots = Path(os.environ.get("GPUBENCH_SCREENSHOTS", tmp_path / "screenshots"))
+    shots.mkdir(parents=True, exist_ok=True)
+    # The two energy sections, from the first heading to the first scatter (page coordinates).
+    top, bottom = page.evaluate("""() => {
+        const at = e => e.getBoundingClientRect(), y = window.scrollY;
+        const heading = [...document.querySelectorAll("h2")].find(h => h.textContent === "Energy over time");
+        const last = at(document.getElementById("energy-vs-time-0"));
+        return [at(heading).top + y, last.bottom + y];
+    }""")
+    clip = {"x": 0, "y": top, "width": 1280, "height": bottom - top}
+    page.screenshot(path=str(shots / "energy_report.png"), full_page=True, clip=clip)
+    page.close()
+
+
+def test_hostile_names_stay_text_in_the_energy_charts(tmp_path, browser):
+    from gpubench.report import web
+    from gpubench.store.history import History
+
+    with History.open(energy_store(tmp_path / "h.sqlite", HOSTILE["variant"])) as store:
+        web.write_report(store, str(tmp_path / "site"), threshold=0.02)
+    page, seen = watched_page(browser, tmp_path / "site" / "matmul.html", 1280)
+    assert seen == {"errors": [], "dialogs": [], "requests": []}
+    legends = page.evaluate("""() => ['energy-0', 'energy-vs-time-0'].map(id => [...document
+        .querySelectorAll(`#${id} .legendtext`)].map(e => e.textContent))""")
+    for legend in legends:
+        assert [name.split(" · ")[0] for name in legend] == ["naive", HOSTILE["variant"]] * 2
+    assert page.locator("[id^=energy-] img, [id^=energy-] b").count() == 0
+    page.close()

@@ -562,6 +562,16 @@ HINT = "(a store edited by hand? `gpubench history delete` removes the run)"
         ),
         ("UPDATE results SET variant = NULL", "report", "run 1: variant: expected text, got None"),
         (
+            "UPDATE results SET energy_joules_per_run = 'lots' WHERE run_id = 1",
+            "report",
+            "run 1: energy_joules_per_run: expected a finite number or NULL, got 'lots'",
+        ),
+        (
+            "UPDATE results SET energy_joules_per_run = 0.5, energy_missing = 7",
+            "report",
+            "run 1: energy_missing: expected text or NULL, got 7",
+        ),
+        (
             "UPDATE results SET record = 'not json' WHERE run_id = 1",
             "report",
             "run 1: record: expected JSON text, got '<not JSON>'",
