@@ -99,7 +99,7 @@ class _LiveReport:
         self._header(run)
         if step.best_index == step.index:
             click.echo(
-                f"  {len(run.steps):>5}  best so far {step.best_ms:.4g} ms  "
+                f"  {len(run.steps):>5}  best so far {step.best_cost:.4g} ms  "
                 f"{run.problem.describe(step.index)}"
             )
 

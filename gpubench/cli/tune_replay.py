@@ -86,7 +86,7 @@ def _run(recorded: Any, strategy: str, budget: Any, seed: int, batch: int) -> No
         if step.best_index == step.index:
             whose = f"{run.problem.label}: " if several else ""
             click.echo(
-                f"  {whose}{len(run.steps):>5}  best so far {step.best_ms:.4g} ms  "
+                f"  {whose}{len(run.steps):>5}  best so far {step.best_cost:.4g} ms  "
                 f"{run.problem.describe(step.index)}"
             )
 
@@ -100,12 +100,12 @@ def _verdict(run: Any, optimum: float) -> str:
     best = run.best
     if best is None:
         return "no valid configuration found within the budget"
-    line = f"best: {run.problem.describe(best.best_index)}, {best.best_ms:.4g} ms"
+    line = f"best: {run.problem.describe(best.best_index)}, {best.best_cost:.4g} ms"
     runner_up = run.runner_up()
     if runner_up is not None:
-        margin = runner_up.outcome.time_ms / best.best_ms - 1
+        margin = runner_up.outcome.cost / best.best_cost - 1
         line += f", {margin:.1%} ahead of the runner-up ({run.problem.describe(runner_up.index)})"
-    return line + f"; {best.best_ms / optimum - 1:.1%} above the recorded optimum"
+    return line + f"; {best.best_cost / optimum - 1:.1%} above the recorded optimum"
 
 
 def _score(recorded: Any, strategy: str, budget: Any, seeds: list[int], batch: int) -> list[Any]:
@@ -115,7 +115,7 @@ def _score(recorded: Any, strategy: str, budget: Any, seeds: list[int], batch: i
     for problem in scored:
         click.echo(
             f"{problem.label}: {problem.configurations} configuration(s), optimum "
-            f"{problem.optimum_ms:.4g} ms; {strategy}, {problem.seeds} seed(s), "
+            f"{problem.optimum:.4g} ms; {strategy}, {problem.seeds} seed(s), "
             f"budget {problem.evaluations}"
         )
         marks = sorted({max(1, round(problem.evaluations * f)) for f in (0.1, 0.25, 0.5, 1)})

@@ -285,7 +285,7 @@ def draw_search_curves(scored: dict[str, list[Any]], path: str, title: str) -> N
         ax.axhline(1.05, color="grey", lw=0.8, ls=":")
         ax.set_xlabel(f"evaluations (of {problems[i].configurations} configurations)")
         ax.set_ylabel("median best found / optimum")
-        ax.set_title(f"{label} · optimum {problems[i].optimum_ms:.4g} ms", fontsize=10)
+        ax.set_title(f"{label} · optimum {problems[i].optimum:.4g} ms", fontsize=10)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     _finish(fig, axes, len(labels), title, path)

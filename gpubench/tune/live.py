@@ -254,7 +254,7 @@ def _search(
     def evaluate(problem: Problem, indices: list[int]) -> list[Any]:
         outcome = by_problem[id(problem)]
         best = outcome.run.best
-        bar = best.best_ms * (1 + PRUNE_MARGIN) if best and settings.prune else None
+        bar = best.best_cost * (1 + PRUNE_MARGIN) if best and settings.prune else None
         began = time.perf_counter()
         results = rounds.measure(problem, indices, bar)
         outcome.results.update((i, r) for i, r in zip(indices, results, strict=True) if r)
@@ -282,7 +282,7 @@ def _resumed(
         if found is not None:
             outcome.results[index] = found
             earlier_outcome = outcome_of(found)
-            strategy.seen(index, earlier_outcome.learned_ms)
+            strategy.seen(index, earlier_outcome.learned)
             run.add(index, earlier_outcome)
             outcome.resumed += 1
     evaluations = settings.budget.for_problem(len(problem.configurations))
@@ -327,7 +327,7 @@ class _Rounds:
         whose confirmation is no candidate (it failed, or its timing cannot stand) is left
         out."""
         valid = sorted(
-            {s.index: s.outcome.time_ms for s in run.steps if s.outcome.time_ms}.items(),
+            {s.index: s.outcome.cost for s in run.steps if s.outcome.cost}.items(),
             key=lambda item: item[1],
         )
         chosen = [index for index, _ in valid[:count]]
@@ -335,9 +335,9 @@ class _Rounds:
             return []
         results = self.measure(problem, chosen)
         timed = [
-            (outcome_of(r).time_ms, i, r)
+            (outcome_of(r).cost, i, r)
             for i, r in zip(chosen, results, strict=True)
             if r is not None
         ]
-        candidates = [(time_ms, i, r) for time_ms, i, r in timed if time_ms is not None]
+        candidates = [(cost, i, r) for cost, i, r in timed if cost is not None]
         return [(i, r) for _, i, r in sorted(candidates, key=lambda item: item[0])]

@@ -25,7 +25,7 @@ def outcome_of(result: Any) -> Outcome:
     if status in CANDIDATE_STATUSES and result.median_ms is not None:
         return Outcome(status, float(result.median_ms))
     if status == PRUNED and result.median_ms is not None:
-        return Outcome(status, hint_ms=float(result.median_ms))
+        return Outcome(status, hint=float(result.median_ms))
     return Outcome(status)
 
 
@@ -152,7 +152,7 @@ class Replay:
 
     def optimum(self, problem: Problem) -> float | None:
         """The exhaustive optimum: the least recorded time among the problem's configurations."""
-        times = [self.evaluate(problem, i).time_ms for i in range(len(problem.configurations))]
+        times = [self.evaluate(problem, i).cost for i in range(len(problem.configurations))]
         known = [t for t in times if t is not None]
         return min(known) if known else None
 

@@ -26,7 +26,9 @@ def trace_at(watts_per_interval, period=0.1, start=0.05, power=True):
         ticks.append((t, energy))
         if power:
             samples.append((t, watts_per_interval[min(i + 1, len(watts_per_interval) - 1)]))
-    return EnergyTrace(ticks=ticks, power=samples if power else [], clocks_mhz=[1980.0, 1965.0, 1980.0])
+    return EnergyTrace(
+        ticks=ticks, power=samples if power else [], clocks_mhz=[1980.0, 1965.0, 1980.0]
+    )
 
 
 def test_only_whole_intervals_inside_the_window_count():
