@@ -361,8 +361,8 @@ def test_energy_changes_are_judged_against_the_energy_noise_not_the_time_s():
     from gpubench.store.compare import judge, regressions
 
     def both(n, base_mj, new_mj, base_noise, new_noise):
-        return (with_energy(result(n, "a", 1.0, noise=0.001), base_mj, base_noise),
-                with_energy(result(n, "a", 1.0, noise=0.001), new_mj, new_noise))  # fmt: skip
+        timed = result(n, "a", 1.0, noise=0.001), result(n, "a", 1.0, noise=0.001)
+        return with_energy(timed[0], base_mj, base_noise), with_energy(timed[1], new_mj, new_noise)
 
     pairs = [both(1, 100.0, 108.0, 0.05, 0.01), both(2, 100.0, 108.0, 0.01, 0.05),
              both(3, 100.0, 125.0, 0.05, 0.05), both(4, 100.0, 80.0, 0.05, 0.01),
@@ -402,19 +402,29 @@ def test_a_pair_without_an_energy_reading_on_a_side_is_not_comparable_never_a_re
     unasked = result(1, "a", 1.0)  # measured without --energy
     missing = result(2, "a", 1.0)
     missing.energy = {"missing": "this GPU has no energy counter gpubench can read (NVML)"}
-    base = result_set(unasked, with_energy(result(2, "a", 1.0), 100.0, 0.01),
-                      result(3, "a", 1.0), with_energy(result(4, "a", 1.0), 100.0, 0.01))  # fmt: skip
-    new = result_set(with_energy(result(1, "a", 1.0), 500.0, 0.01), missing,
-                     result(3, "a", 1.0), with_energy(result(4, "a", 1.0), 150.0, 0.01))  # fmt: skip
+    read = with_energy(result(4, "a", 1.0), 100.0, 0.01)
+    base = result_set(
+        unasked, with_energy(result(2, "a", 1.0), 100.0, 0.01), result(3, "a", 1.0), read
+    )
+    read = with_energy(result(4, "a", 1.0), 150.0, 0.01)
+    new = result_set(
+        with_energy(result(1, "a", 1.0), 500.0, 0.01), missing, result(3, "a", 1.0), read
+    )
     rows = compare(base, new, 0.05, ENERGY)
     assert [(r.point["n"], r.verdict) for r in rows] == [
         (1, "not comparable: no energy reading (base: measured without --energy)"),
-        (2, "not comparable: no energy reading (new: this GPU has no energy counter gpubench "
-         "can read (NVML))"),
-        (3, "not comparable: no energy reading (base: measured without --energy; new: "
-         "measured without --energy)"),
+        (
+            2,
+            "not comparable: no energy reading (new: this GPU has no energy counter gpubench "
+            "can read (NVML))",
+        ),
+        (
+            3,
+            "not comparable: no energy reading (base: measured without --energy; new: "
+            "measured without --energy)",
+        ),
         (4, "worse"),
-    ]  # fmt: skip
+    ]
     assert [(r.change, r.noise) for r in rows[:3]] == [(None, None)] * 3
     assert rows[0].new == pytest.approx(500.0) and rows[1].base == pytest.approx(100.0)
     assert regressions(rows) == 1
