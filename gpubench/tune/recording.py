@@ -46,6 +46,8 @@ class Recording:
     device_name: str = ""
     # True for a Kernel Tuner cache: one problem, every parameter a configuration.
     foreign: bool = False
+    # What the outcomes' costs are (gpubench.tune.objective.Objective's value).
+    objective: str = "time"
 
     def add(self, point: dict[str, Any], variant: str, outcome: Outcome) -> None:
         key = entry_key(point, variant)
