@@ -69,7 +69,7 @@ def compare(
     changes_only: bool,
 ) -> None:
     """Compare two results files point by point: exit 3 if anything got slower (or, with
-    --metric, worse). Regressions are listed first, then results of BASE with no partner,
+    --metric or --energy, worse). Regressions are listed first, then results of BASE with no partner,
     then the other changes.
 
     Each file may be JSON (--json) or a JSON-lines log (--jsonl, a sweep's default output).

@@ -152,8 +152,9 @@ def tune(
     replay_run: int | None,
     **options: Any,
 ) -> None:
-    """Search each problem of a sweep for its fastest configuration within a budget: live on
-    the GPU, or against a recorded sweep (--replay).
+    """Search each problem of a sweep for its fastest configuration within a budget (or, with
+    --objective, the least energy per run or energy x time): live on the GPU, or against a
+    recorded sweep (--replay).
 
     A problem is what the inputs read (a size, a dtype); a configuration, the rest (tile
     shapes, stages, the variant). Every configuration measured is checked as a sweep checks

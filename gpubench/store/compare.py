@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from gpubench.model.metrics import ENERGY_METRICS, TIME, Metric
+from gpubench.model.metrics import ENERGY, ENERGY_METRICS, TIME, Metric
 from gpubench.model.results import Result, ResultSet, point_key
 
 
@@ -40,7 +40,11 @@ def _value(result: Result | None, metric: Metric) -> float | None:
         return None
     if metric is TIME or metric.key == TIME.key:
         return result.median_ms
-    return result.metrics.get(metric.key)
+    value = result.metrics.get(metric.key)
+    if value is None and metric.key == ENERGY.key and result.joules_per_run is not None:
+        # The reading is the record: a file whose metrics were left out still has it.
+        return result.joules_per_run * 1000.0
+    return value
 
 
 @dataclass(frozen=True)

@@ -385,6 +385,16 @@ def test_energy_changes_are_judged_against_the_energy_noise_not_the_time_s():
     assert judge(rows[0].change, 0.001, 0.05, ENERGY) == "worse"
 
 
+def test_the_energy_per_run_is_the_reading_s_where_the_metrics_leave_it_out():
+    from gpubench.model.metrics import ENERGY
+
+    base = with_energy(result(1, "a", 1.0), 100.0, 0.01)
+    new = with_energy(result(1, "a", 1.0), 130.0, 0.01)
+    del base.metrics[ENERGY.key]
+    (row,) = compare(result_set(base), result_set(new), 0.05, ENERGY)
+    assert (row.base, row.verdict) == (pytest.approx(100.0), "worse")
+
+
 def test_work_per_joule_and_power_share_the_energy_reading_s_noise():
     from gpubench.model.metrics import GFLOP_PER_J
 
