@@ -40,6 +40,11 @@ class Comparison:
         return bool(self.regressions or self.unmatched)
 
     @property
+    def not_comparable(self) -> int:
+        """Pairs of an energy metric with no energy reading on a side: never a regression."""
+        return sum(r.verdict.startswith("not comparable") for r in self.rows)
+
+    @property
     def changes(self) -> list[float]:
         return [abs(r.change) for r in self.rows if r.change is not None]
 
@@ -95,8 +100,10 @@ def compare(
             f"unknown metric {metric!r}{did_you_mean(metric, known)}; known: {', '.join(known)}",
             key="--metric",
         ) from None
-    from gpubench.store.compare import compared, suite_defaults, unmatched_base
+    from gpubench.store.compare import ENERGY_KEYS, compared, suite_defaults, unmatched_base
 
+    if chosen.key in ENERGY_KEYS:
+        _check_energy_recorded(base, new, base_path, new_path, chosen.key)
     rows = compare_sets(
         base, new, threshold, chosen, suite_thresholds or {}, suite_defaults(base, new)
     )
@@ -113,6 +120,17 @@ def compare(
     return Comparison(
         base, new, chosen, rows, varying, regressions(rows), compared(rows), unmatched_base(rows)
     )
+
+
+def _check_energy_recorded(base: Any, new: Any, base_path: str, new_path: str, key: str) -> None:
+    """An energy metric of two files that hold no energy reading at all is a mistake of the
+    command, not a pass: every pair would be `not comparable`, and the gate would say nothing."""
+    if not any(r.joules_per_run is not None for r in base.results + new.results):
+        raise ConfigError(
+            f"neither {base_path} nor {new_path} holds an energy reading to compare {key} "
+            "by: record them with --energy",
+            key="--metric",
+        )
 
 
 # -- roofline -------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from gpubench.cli.common import (
     err_console,
     out_console,
 )
-from gpubench.errors import EXIT_FAILED_POINTS, EXIT_OK
+from gpubench.errors import EXIT_FAILED_POINTS, EXIT_OK, ConfigError
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -31,7 +31,13 @@ from gpubench.errors import EXIT_FAILED_POINTS, EXIT_OK
     default="time_ms",
     show_default=True,
     help="Which metric to compare: time_ms, or any metric key of the results "
-    "(gbps, gflops, ...); its declared direction says what a regression is.",
+    "(gbps, gflops, energy_mj, ...); its declared direction says what a regression is.",
+)
+@click.option(
+    "--energy",
+    is_flag=True,
+    help="Compare the energy per run (--metric energy_mj), judged against the energy "
+    "readings' own noise; a pair without a reading on a side is not comparable.",
 )
 @click.option(
     "--markdown",
@@ -57,12 +63,13 @@ def compare(
     new_path: str,
     threshold: float,
     metric: str,
+    energy: bool,
     markdown_path: str | None,
     suite_thresholds: tuple[str, ...],
     changes_only: bool,
 ) -> None:
     """Compare two results files point by point: exit 3 if anything got slower (or, with
-    --metric, worse). Regressions are listed first, then results of BASE with no partner,
+    --metric or --energy, worse). Regressions are listed first, then results of BASE with no partner,
     then the other changes.
 
     Each file may be JSON (--json) or a JSON-lines log (--jsonl, a sweep's default output).
@@ -72,9 +79,12 @@ def compare(
       gpubench compare results/before.json results/after.json --threshold 0.02
       gpubench compare results/transpose.jsonl results/transpose-new.jsonl
       gpubench compare results/before.json results/after.json --metric gbps
+      gpubench compare results/before.json results/after.json --energy
     """
     from gpubench import api
 
+    if energy:
+        metric = _energy_metric(metric)
     if markdown_path is not None:  # '' too: check_writable refuses it in one line
         from gpubench.store.outputs import check_writable
 
@@ -90,6 +100,20 @@ def compare(
         heading = f"gpubench compare: {verdict}"
         markdown.write(markdown_path, markdown.document(heading, device, [table], notes))
     click.get_current_context().exit(EXIT_FAILED_POINTS if result.failed else EXIT_OK)
+
+
+def _energy_metric(metric: str) -> str:
+    """--energy's metric: energy per run, unless --metric names another one."""
+    from click.core import ParameterSource
+
+    from gpubench.model.metrics import ENERGY
+
+    given = click.get_current_context().get_parameter_source("metric")
+    if given is not ParameterSource.DEFAULT and metric != ENERGY.key:
+        raise ConfigError(
+            f"--energy compares {ENERGY.key}: leave out --metric {metric}", key="--energy"
+        )
+    return ENERGY.key
 
 
 def _show_comparison(
@@ -113,6 +137,11 @@ def _show_comparison(
         notes.append(
             f"{result.unmatched} result(s) of {base_path} have no partner in "
             f"{new_path}: not compared, so the gate fails"
+        )
+    if result.not_comparable:
+        notes.append(
+            f"{result.not_comparable} pair(s) not comparable: no energy reading on a side "
+            "(record both runs with --energy)"
         )
     for note in notes:
         console.print(note, highlight=False)

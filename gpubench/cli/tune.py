@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gpubench.cli.common import EXIT_CODES_HELP, HISTORY_DEFAULT, backend_option
+from gpubench.cli.energy_options import energy_option, energy_window_option
 from gpubench.errors import EXIT_OK, ConfigError
 
 # A score's seeds, each a whole search per problem: enough for any median, bounded in time.
@@ -93,8 +94,19 @@ MAX_CONFIRM = 100
     default=True,
     show_default=True,
     help="Live: stop timing a configuration whose fastest first samples are already 5% "
-    "slower than the best so far (recorded `pruned`, never ranked).",
+    "slower than the best so far (recorded `pruned`, never ranked; only under --objective time).",
 )
+@click.option(
+    "--objective",
+    type=click.Choice(["time", "energy", "edp"]),
+    default="time",
+    show_default=True,
+    help="What ranks configurations: the median time, the energy per run, or edp (energy per "
+    "run x time). energy and edp measure each configuration's energy live (--energy) and "
+    "prune nothing; a replay ranks its recorded energy readings.",
+)
+@energy_option
+@energy_window_option
 @backend_option
 @click.option("--device", default=0, show_default=True, help="Live: the CUDA device index.")
 @click.option(
@@ -140,8 +152,9 @@ def tune(
     replay_run: int | None,
     **options: Any,
 ) -> None:
-    """Search each problem of a sweep for its fastest configuration within a budget: live on
-    the GPU, or against a recorded sweep (--replay).
+    """Search each problem of a sweep for its fastest configuration within a budget (or, with
+    --objective, the least energy per run or energy x time): live on the GPU, or against a
+    recorded sweep (--replay).
 
     A problem is what the inputs read (a size, a dtype); a configuration, the rest (tile
     shapes, stages, the variant). Every configuration measured is checked as a sweep checks
@@ -152,6 +165,7 @@ def tune(
     Examples:
       gpubench tune configs/matmul_space.yaml --budget 5%
       gpubench tune configs/matmul_space.yaml --budget 60s --devices all
+      gpubench tune configs/matmul_space.yaml --budget 5% --objective energy
       gpubench tune configs/matmul_tune.yaml --replay results/matmul_tune.jsonl
       gpubench tune configs/matmul_tune.yaml --replay LOG --budget 10% --seeds 50
       gpubench tune --replay LOG --strategy tpe,random --seeds 50 --plot curves.png
@@ -170,12 +184,17 @@ def tune(
         from gpubench.cli.tune_live import live
 
         click.get_current_context().exit(live(config_path, names[0], parsed, seed, options))
-    live_only = ("resume_path", "jsonl_path", "json_path", "history_path", "devices")
+    live_only = tuple(name for name, _ in LIVE_ONLY)
     _refuse_for_replay(parsed, *(options[name] for name in live_only))
+    if export_path is not None and options["objective"] != "time":
+        raise ConfigError(
+            "--export-kt writes Kernel Tuner's cache of times: leave out --objective",
+            key="--objective",
+        )
     from gpubench.cli.tune_replay import replay
 
     batch = options["batch"] or 1
-    source = (replay_path, replay_run)
+    source = (replay_path, replay_run, options["objective"])
     replay(config_path, source, names, parsed, seed, seeds, batch, export_path, plot_path)
     click.get_current_context().exit(EXIT_OK)
 
@@ -209,8 +228,20 @@ def _refuse_for_live(
             raise ConfigError(f"{option} works on a recorded sweep: give --replay LOG", key=option)
 
 
+# The options only live tuning takes: (parameter, option).
+LIVE_ONLY = (
+    ("resume_path", "--resume"),
+    ("jsonl_path", "--jsonl"),
+    ("json_path", "--json"),
+    ("history_path", "--history"),
+    ("devices", "--devices"),
+    ("energy", "--energy"),
+    ("energy_window_s", "--energy-window"),
+)
+
+
 def _refuse_for_replay(budget: Any, *live_only: Any) -> None:
-    names = ("--resume", "--jsonl", "--json", "--history", "--devices")
+    names = tuple(option for _, option in LIVE_ONLY)
     for given, option in zip(live_only, names, strict=True):
         if given is not None:
             raise ConfigError(

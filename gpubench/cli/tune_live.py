@@ -19,7 +19,6 @@ def live(
 ) -> int:
     """Tune the sweep file's problems on the GPU (`options`: the command's live options);
     the exit code."""
-    import dataclasses
     from pathlib import Path
 
     from gpubench.cli.common import err_console, spread_from
@@ -27,10 +26,11 @@ def live(
     from gpubench.load import config
     from gpubench.store.outputs import OutputRequest
     from gpubench.tune import live as tuning
+    from gpubench.tune.objective import Objective
 
     found = str(config.find(config_path))
-    # The sweep file's `outputs:` are its sweep's files: a tuning run keeps its own.
-    spec = dataclasses.replace(config.load(found), outputs=config.Outputs())
+    objective = Objective(options["objective"])
+    spec = _spec(found, objective, options)
     spread = spread_from(options["device"], options["devices"])
     request = OutputRequest(
         json=options["json_path"],
@@ -42,7 +42,7 @@ def live(
         default_log=str(Path("results") / f"{Path(found).stem}.tune.jsonl"),
     )
     settings = tuning.Settings(
-        strategy, budget, seed, options["batch"], options["confirm"], options["prune"]
+        strategy, budget, seed, options["batch"], options["confirm"], options["prune"], objective
     )
     err = err_console()
     report = _LiveReport(settings)
@@ -70,6 +70,25 @@ def live(
     return EXIT_OK
 
 
+def _spec(found: str, objective: Any, options: dict[str, Any]) -> Any:
+    """The sweep file's sweep, with the command's --energy and --energy-window over its
+    timing; an objective ranked by energy with --no-energy is refused."""
+    import dataclasses
+
+    from gpubench.cli.energy_options import with_energy
+    from gpubench.errors import ConfigError
+    from gpubench.load import config
+
+    if objective.needs_energy and options["energy"] is False:
+        raise ConfigError(
+            f"--objective {objective} ranks by the energy that --no-energy leaves unmeasured",
+            key="--no-energy",
+        )
+    # The sweep file's `outputs:` are its sweep's files: a tuning run keeps its own.
+    spec = dataclasses.replace(config.load(found), outputs=config.Outputs())
+    return with_energy(spec, options["energy"], options["energy_window_s"])
+
+
 class _LiveReport:
     """Live tuning's lines: the problem, each round, each improvement, the confirmed winner."""
 
@@ -92,14 +111,15 @@ class _LiveReport:
         click.echo(
             f"{run.problem.label}: {size} configuration(s), budget {settings.budget} "
             f"({settings.budget.for_problem(size)} evaluation(s) at most), strategy "
-            f"{settings.strategy}, seed {settings.seed}"
+            f"{settings.strategy}, seed {settings.seed}{_ranked_by(settings.objective)}"
         )
 
     def step(self, run: Any, step: Any) -> None:
         self._header(run)
         if step.best_index == step.index:
             click.echo(
-                f"  {len(run.steps):>5}  best so far {step.best_ms:.4g} ms  "
+                f"  {len(run.steps):>5}  best so far "
+                f"{self.settings.objective.show(step.best_cost)}  "
                 f"{run.problem.describe(step.index)}"
             )
 
@@ -113,25 +133,46 @@ class _LiveReport:
         self._header(problem.run)
         steps = len(problem.run.steps)
         resumed = f", {problem.resumed} from the resumed log" if problem.resumed else ""
+        unranked = f", {problem.unranked} without energy" if problem.unranked else ""
         click.echo(
             f"  {steps} evaluated{resumed}: {problem.count('pruned')} pruned, "
-            f"{problem.failed} failed; {problem.wall_s:.1f} s"
+            f"{problem.failed} failed{unranked}; {problem.wall_s:.1f} s"
         )
         winner = problem.winner
         if winner is None:
             click.echo("  no valid configuration confirmed")
             return
         index, result = winner
-        noise = (result.summary or {}).get("rel_noise")
         how = (
             "unconfirmed: --confirm 0"
             if problem.unconfirmed
             else f"confirmed, {len(problem.confirmed)} measured again"
         )
-        line = f"  best ({how}): {problem.problem.describe(index)}, {result.median_ms:.4g} ms"
-        if isinstance(noise, float):
-            line += f" (noise {noise:.1%})"
+        figures = _figures(result, self.settings.objective)
+        line = f"  best ({how}): {problem.problem.describe(index)}, {figures}"
         if problem.margin is not None:
             runner_up = problem.problem.describe(problem.confirmed[1][0])
             line += f", {problem.margin:.1%} ahead of the runner-up ({runner_up})"
         click.echo(line)
+
+
+def _ranked_by(objective: Any) -> str:
+    """The objective, where it is not the default time."""
+    return "" if objective == "time" else f", objective {objective}"
+
+
+def _figures(result: Any, objective: Any) -> str:
+    """The winner's figures: what the objective ranks first, with that figure's noise (the
+    energy reading's for energy and edp), then the time beside it."""
+    median = result.median_ms
+    if not objective.needs_energy:
+        noise = (result.summary or {}).get("rel_noise")
+        return f"{median:.4g} ms" + (f" (noise {noise:.1%})" if isinstance(noise, float) else "")
+    reading = result.energy or {}
+    millijoules = reading["joules_per_run"] * 1000.0
+    noise = reading.get("noise")
+    noted = f" (energy noise {noise:.1%})" if isinstance(noise, float) else ""
+    if objective == "energy":
+        return f"{millijoules:.4g} mJ{noted}, {median:.4g} ms"
+    edp = objective.show(objective.cost(result))
+    return f"{edp} = {millijoules:.4g} mJ x {median:.4g} ms{noted}"

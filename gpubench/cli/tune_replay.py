@@ -13,7 +13,7 @@ from gpubench.errors import ConfigError
 
 def replay(
     config_path: str | None,
-    source: tuple[str, int | None],
+    source: tuple[str, int | None, str],
     names: list[str],
     budget: Any,
     seed: int,
@@ -22,13 +22,16 @@ def replay(
     export_path: str | None,
     plot_path: str | None,
 ) -> None:
-    """The replay's work: the plot's path checked first, then the recording read."""
+    """The replay's work: the plot's path checked first, then the recording read (`source`:
+    its path, the run of a history store, and the objective its costs are of)."""
     from gpubench.tune import replay as replays
     from gpubench.tune import strategies
+    from gpubench.tune.objective import Objective
 
     if plot_path is not None:
         _check_plot(plot_path, seeds)
-    recorded = replays.prepare(config_path, *source)
+    path, run_id, objective = source
+    recorded = replays.prepare(config_path, path, run_id, Objective(objective))
     if recorded.space.left_out:
         from gpubench.model.notices import LeftOutOfSearch
         from gpubench.report.notices import text
@@ -72,12 +75,15 @@ def _run(recorded: Any, strategy: str, budget: Any, seed: int, batch: int) -> No
     """One search of every problem, a batch of each in turn; each improvement as found, then
     each problem's verdict."""
     from gpubench.tune import search
+    from gpubench.tune.objective import Objective
 
+    objective = Objective(recorded.recording.objective)
+    ranked = "" if objective is Objective.TIME else f", objective {objective}"
     found = search.searches(recorded.space, strategy, budget, seed)
     for one in found:
         click.echo(
             f"{one.problem.label}: {len(one.problem.configurations)} configuration(s), "
-            f"{one.evaluations} evaluation(s), strategy {strategy}, seed {seed}"
+            f"{one.evaluations} evaluation(s), strategy {strategy}, seed {seed}{ranked}"
         )
 
     several = len(found) > 1  # the problems take turns: each line says whose it is
@@ -86,36 +92,38 @@ def _run(recorded: Any, strategy: str, budget: Any, seed: int, batch: int) -> No
         if step.best_index == step.index:
             whose = f"{run.problem.label}: " if several else ""
             click.echo(
-                f"  {whose}{len(run.steps):>5}  best so far {step.best_ms:.4g} ms  "
+                f"  {whose}{len(run.steps):>5}  best so far {objective.show(step.best_cost)}  "
                 f"{run.problem.describe(step.index)}"
             )
 
     search.interleave(found, search.one_at_a_time(recorded.evaluate), batch, improved)
     for one in found:
-        verdict = _verdict(one.run, recorded.optimum(one.problem))
+        verdict = _verdict(one.run, recorded.optimum(one.problem), objective)
         click.echo(f"{one.problem.label}: {verdict}" if several else f"  {verdict}")
 
 
-def _verdict(run: Any, optimum: float) -> str:
+def _verdict(run: Any, optimum: float, objective: Any) -> str:
     best = run.best
     if best is None:
         return "no valid configuration found within the budget"
-    line = f"best: {run.problem.describe(best.best_index)}, {best.best_ms:.4g} ms"
+    line = f"best: {run.problem.describe(best.best_index)}, {objective.show(best.best_cost)}"
     runner_up = run.runner_up()
     if runner_up is not None:
-        margin = runner_up.outcome.time_ms / best.best_ms - 1
+        margin = runner_up.outcome.cost / best.best_cost - 1
         line += f", {margin:.1%} ahead of the runner-up ({run.problem.describe(runner_up.index)})"
-    return line + f"; {best.best_ms / optimum - 1:.1%} above the recorded optimum"
+    return line + f"; {best.best_cost / optimum - 1:.1%} above the recorded optimum"
 
 
 def _score(recorded: Any, strategy: str, budget: Any, seeds: list[int], batch: int) -> list[Any]:
     from gpubench.tune import search
+    from gpubench.tune.objective import Objective
 
+    objective = Objective(recorded.recording.objective)
     scored = search.score(recorded, strategy, budget, seeds, batch)
     for problem in scored:
         click.echo(
             f"{problem.label}: {problem.configurations} configuration(s), optimum "
-            f"{problem.optimum_ms:.4g} ms; {strategy}, {problem.seeds} seed(s), "
+            f"{objective.show(problem.optimum)}; {strategy}, {problem.seeds} seed(s), "
             f"budget {problem.evaluations}"
         )
         marks = sorted({max(1, round(problem.evaluations * f)) for f in (0.1, 0.25, 0.5, 1)})
@@ -140,13 +148,16 @@ def _check_plot(plot_path: str, seeds: int | None) -> None:
 
 def _plot(scored: dict[str, list[Any]], target: str, recorded: Any) -> None:
     from gpubench.report import plot as plotting
+    from gpubench.tune.objective import Objective
 
     device = recorded.recording.device_name
-    title = f"{recorded.space.suite}: median best found / optimum" + (
+    objective = Objective(recorded.recording.objective)
+    by = "" if objective is Objective.TIME else f" ({objective.noun})"
+    title = f"{recorded.space.suite}: median best found / optimum{by}" + (
         f" · {device}" if device else ""
     )
     try:
-        plotting.draw_search_curves(scored, target, title)
+        plotting.draw_search_curves(scored, target, title, objective.unit)
     except OSError as exc:
         raise ConfigError(
             f"cannot write the plot ({exc.strerror or exc})", source=target, key="--plot"

@@ -191,6 +191,13 @@ class Environment(Struct):
     git_dirty: bool | None = None
 
 
+class Tune(Struct):
+    """What a tuning run (`gpubench tune`) ranked its configurations by."""
+
+    # time (the median), energy (per run) or edp (energy per run x the median).
+    objective: str | None = None
+
+
 class Spec(Struct):
     """The sweep that made the run (gpubench.load.config.SweepSpec.to_dict); `points`, where a
     file lists them, are the points themselves: objects of scalars."""
@@ -208,6 +215,7 @@ class Spec(Struct):
     description: str | None = None
     points: list[Point] | None = None
     note: str | None = None
+    tune: Tune | None = None
 
 
 class ResultsFile(Struct):

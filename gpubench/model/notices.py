@@ -78,6 +78,15 @@ class LeftOutOfSearch:
     variants: dict[str, str]
 
 
+@dataclass(frozen=True)
+class TuningObjective:
+    """A tuning run ranks by energy (`--objective energy` or `edp`): each configuration's
+    energy is measured, and none is pruned on time (pruning judges time alone)."""
+
+    objective: str
+    noun: str  # what it ranks: "energy", "energy-delay product"
+
+
 Notice = (
     BackendChosen
     | LogKept
@@ -88,6 +97,7 @@ Notice = (
     | NoProfiler
     | ProfileFailed
     | LeftOutOfSearch
+    | TuningObjective
 )
 __all__ = [
     "BackendChosen",
@@ -99,4 +109,5 @@ __all__ = [
     "ProfileFailed",
     "RanAgain",
     "SweepStarting",
+    "TuningObjective",
 ]

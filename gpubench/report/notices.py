@@ -41,6 +41,12 @@ def text(notice: notices.Notice) -> str:
         case notices.LeftOutOfSearch(variants):
             named = ", ".join(f"{v} (computes {c})" for v, c in sorted(variants.items()))
             return f"note: left out of the search, not what the baseline computes: {named}"
+        case notices.TuningObjective(objective, noun):
+            return (
+                f"note: --objective {objective}: each configuration's energy is measured "
+                f"(--energy), and none is pruned on time: a configuration slow in time may "
+                f"still win by its {noun}"
+            )
     return str(notice)
 
 

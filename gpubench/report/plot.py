@@ -264,7 +264,9 @@ def _finish(fig: Any, axes: Any, used: int, title: str, path: str) -> None:
     plt.close(fig)
 
 
-def draw_search_curves(scored: dict[str, list[Any]], path: str, title: str) -> None:
+def draw_search_curves(
+    scored: dict[str, list[Any]], path: str, title: str, unit: str = "ms"
+) -> None:
     """Tuning strategies side by side: per problem a panel, per strategy the median over
     seeds of best found / optimum against evaluations (gpubench.tune.search.ProblemScore)."""
     labels = [problem.label for problem in next(iter(scored.values()))]
@@ -285,7 +287,7 @@ def draw_search_curves(scored: dict[str, list[Any]], path: str, title: str) -> N
         ax.axhline(1.05, color="grey", lw=0.8, ls=":")
         ax.set_xlabel(f"evaluations (of {problems[i].configurations} configurations)")
         ax.set_ylabel("median best found / optimum")
-        ax.set_title(f"{label} · optimum {problems[i].optimum_ms:.4g} ms", fontsize=10)
+        ax.set_title(f"{label} · optimum {problems[i].optimum:.4g} {unit}", fontsize=10)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     _finish(fig, axes, len(labels), title, path)

@@ -1,7 +1,9 @@
 """Compare two results files point by point, judging each difference against measured noise.
 
 Any declared metric can be compared (`metrics.CATALOG`); its direction (higher or lower is
-better) says which change is a regression. The default is the median time.
+better) says which change is a regression. The default is the median time. A metric of the
+energy counter (`--energy`: energy per run, power, work per joule) is judged against the energy
+readings' own noise, not the time's: the counter's spread is not the timing's.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from gpubench.model.metrics import TIME, Metric
+from gpubench.model.metrics import ENERGY, ENERGY_METRICS, TIME, Metric
 from gpubench.model.results import Result, ResultSet, point_key
 
 
@@ -20,11 +22,17 @@ class Comparison:
     base: float | None
     new: float | None
     change: float | None  # new / base - 1
-    noise: float | None  # the larger robust noise of the two
-    verdict: str  # same, better, worse (shown as faster/slower for time), only in one, ...
+    # The larger robust noise of the two: their energy readings' for an energy metric.
+    noise: float | None
+    # same, better, worse (shown as faster/slower for time), only in one, not comparable, ...
+    verdict: str
     # (base, new) GPU of this pair when they differ: each result's own card where the file
     # records it (a sweep over several GPUs), else its run's.
     gpus: tuple[str, str] | None = None
+
+
+# The metrics read from the energy counter: their noise is the energy reading's.
+ENERGY_KEYS = frozenset(m.key for m in ENERGY_METRICS)
 
 
 def _value(result: Result | None, metric: Metric) -> float | None:
@@ -32,7 +40,11 @@ def _value(result: Result | None, metric: Metric) -> float | None:
         return None
     if metric is TIME or metric.key == TIME.key:
         return result.median_ms
-    return result.metrics.get(metric.key)
+    value = result.metrics.get(metric.key)
+    if value is None and metric.key == ENERGY.key and result.joules_per_run is not None:
+        # The reading is the record: a file whose metrics were left out still has it.
+        return result.joules_per_run * 1000.0
+    return value
 
 
 @dataclass(frozen=True)
@@ -124,7 +136,8 @@ def gpu_of(result: Result, result_set: ResultSet) -> str:
 
 # The order a gate report lists its rows in: what fails the gate first, then what moved.
 _ORDER = {"broken": 0, "slower": 1, "worse": 1, "only in base": 2, "changed": 3, "faster": 4,
-          "better": 4, "not measured": 5, "only in new": 6, "same": 7}  # fmt: skip
+          "better": 4, "not measured": 5, "not comparable": 5, "only in new": 6,
+          "same": 7}  # fmt: skip
 
 
 def gate_order(rows: list[Comparison], changes_only: bool = False) -> list[Comparison]:
@@ -152,15 +165,38 @@ def _compare_one(base: Result | None, new: Result, threshold: float, metric: Met
     if base.status.is_measured and new.status.is_failure:
         # Worse than any slowdown: it was right and measured, now it fails.
         return _unjudged(new, before, after, f"broken ({base.status} → {new.status})")
-    if not (base.status.is_measured and new.status.is_measured) or not before or after is None:
+    if not (base.status.is_measured and new.status.is_measured):
+        return _unjudged(new, before, after, f"not measured ({base.status} → {new.status})")
+    if metric.key in ENERGY_KEYS and (why := _no_energy(base, new)):
+        return _unjudged(new, before, after, f"not comparable: no energy reading ({why})")
+    if not before or after is None:
         return _unjudged(new, before, after, f"not measured ({base.status} → {new.status})")
     change = after / before - 1
-    # A one-sample run has no noise figure (null in its file): only the threshold judges it.
-    noise = max(
-        (base.summary or {}).get("rel_noise") or 0.0, (new.summary or {}).get("rel_noise") or 0.0
-    )
+    noise = max(_noise(base, metric), _noise(new, metric))
     verdict = judge(change, noise, threshold, metric)
     return Comparison(new.point, new.variant, before, after, change, noise, verdict)
+
+
+def _noise(result: Result, metric: Metric) -> float:
+    """A result's relative run-to-run noise for `metric`: for an energy metric its energy
+    reading's (the robust spread of its counter intervals' powers), else its timing's. A
+    one-sample run has no noise figure (null in its file): only the threshold judges it."""
+    if metric.key in ENERGY_KEYS:
+        return (result.energy or {}).get("noise") or 0.0
+    return (result.summary or {}).get("rel_noise") or 0.0
+
+
+def _no_energy(base: Result, new: Result) -> str:
+    """Why a pair has no energy to compare (each side without a reading, and why it has
+    none); "" where both sides have one."""
+    missing = []
+    for side, result in (("base", base), ("new", new)):
+        reading = result.energy
+        if reading is None:
+            missing.append(f"{side}: measured without --energy")
+        elif reading.get("joules_per_run") is None:
+            missing.append(f"{side}: {reading.get('missing') or 'no figure'}")
+    return "; ".join(missing)
 
 
 def judge(change: float, noise: float, threshold: float, metric: Metric = TIME) -> str:

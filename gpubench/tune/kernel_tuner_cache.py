@@ -95,14 +95,14 @@ def export(
             continue
         values = {name: configuration[name] for name in params}
         time: float | str = (
-            outcome.time_ms
-            if outcome.time_ms is not None
+            outcome.cost
+            if outcome.cost is not None
             else FAILURE_OF_STATUS.get(outcome.status, "RuntimeFailedConfig")
         )
         cache[cache_key(list(values.values()))] = {
             **values,
             "time": time,
-            "times": [outcome.time_ms] if outcome.time_ms is not None else [],
+            "times": [outcome.cost] if outcome.cost is not None else [],
             **dict.fromkeys(TIMES_REQUIRED, 0.0),
             "timestamp": "1970-01-01T00:00:00+00:00",
             "gpubench_status": outcome.status,

@@ -5,9 +5,12 @@ take rounds in turn, so the default strategy's model learns from each while sear
 others (gpubench.tune.shared_tpe). Each round the strategy proposes a batch of configurations
 of one problem; their builds compile in parallel in the background while the first of them
 are measured (each point waits only for its own build), with every check a sweep makes.
-Timing stops early where even the fastest of a configuration's first samples is slower than
-the best so far plus `PRUNE_MARGIN` (the result is `pruned`, its samples the evidence, never
-ranked). At the end the few best are measured again on fresh
+Configurations are ranked by the objective (gpubench.tune.objective: time, energy per run, or
+the energy-delay product). Under the time objective, timing stops early where even the fastest
+of a configuration's first samples is slower than the best so far plus `PRUNE_MARGIN` (the
+result is `pruned`, its samples the evidence, never ranked); under the others each
+configuration's energy is measured and nothing is pruned, for a configuration slow in time may
+still spend the least energy. At the end the few best are measured again on fresh
 inputs with the sweep's full noise target, and the winner is the best of that confirmation,
 not a lucky sample of the search. Every result goes to the results log as it comes, so
 `--resume` continues a run: the configurations it holds count against the budget and teach
@@ -28,11 +31,12 @@ from gpubench.engine.observed_run import Collect, ObserverFactory
 from gpubench.engine.runner import SweepRunner, compile_in_background
 from gpubench.engine.spread import Spread
 from gpubench.load.config import SweepSpec
-from gpubench.model.notices import CompileStopped, LeftOutOfSearch, Notice
+from gpubench.model.notices import CompileStopped, LeftOutOfSearch, Notice, TuningObjective
 from gpubench.model.results import Result, ResultSet, point_key
 from gpubench.store import outputs
 from gpubench.tune import search, strategies
-from gpubench.tune.recording import PRUNED, Outcome
+from gpubench.tune.objective import Objective
+from gpubench.tune.recording import CANDIDATE_STATUSES, PRUNED, Outcome
 from gpubench.tune.replay import outcome_of
 from gpubench.tune.search import Budget, Run, Step
 from gpubench.tune.space import Problem, Space
@@ -54,7 +58,14 @@ class Settings:
     seed: int = 0
     batch: int | None = None  # None: auto_batch()
     confirm: int = CONFIRM_DEFAULT
+    # Pruning judges time: under any other objective nothing is pruned (`prunes`).
     prune: bool = True
+    objective: Objective = Objective.TIME
+
+    @property
+    def prunes(self) -> bool:
+        """Whether timing stops early: a configuration slow in time may still win on energy."""
+        return self.prune and not self.objective.needs_energy
 
 
 @dataclass
@@ -74,6 +85,7 @@ class ProblemOutcome:
     run: Run
     # The configurations measured again at the end (index, result), best first.
     confirmed: list[tuple[int, Result]] = field(default_factory=list)
+    objective: Objective = Objective.TIME
     resumed: int = 0  # evaluations a resumed log held
     wall_s: float = 0.0
     # Each configuration's result in the search (a resumed log's included).
@@ -93,10 +105,10 @@ class ProblemOutcome:
 
     @property
     def margin(self) -> float | None:
-        """How much slower the confirmed runner-up is than the winner."""
+        """How much the confirmed runner-up's cost exceeds the winner's."""
         if len(self.confirmed) < 2:
             return None
-        best, second = (r.median_ms for _, r in self.confirmed[:2])
+        best, second = (self.objective.cost(r) for _, r in self.confirmed[:2])
         return second / best - 1 if best and second else None
 
     def count(self, status: str) -> int:
@@ -105,7 +117,16 @@ class ProblemOutcome:
     @property
     def failed(self) -> int:
         return sum(
-            not step.outcome.valid and step.outcome.status != PRUNED for step in self.run.steps
+            not step.outcome.valid and step.outcome.status not in (PRUNED, *CANDIDATE_STATUSES)
+            for step in self.run.steps
+        )
+
+    @property
+    def unranked(self) -> int:
+        """Verified and timed, but without the energy reading the objective ranks by."""
+        return sum(
+            not step.outcome.valid and step.outcome.status in CANDIDATE_STATUSES
+            for step in self.run.steps
         )
 
 
@@ -144,29 +165,25 @@ def tune(
 ) -> LiveOutcome:
     """Search each problem of the sweep on the GPU (see the module's docstring); each step,
     round and finished problem told to the callbacks as it comes."""
-    from gpubench.tune import space as spaces
-
     started = time.perf_counter()
-    plan = planning.plan_sweep(spec, request, None, spread.backend, local=not spread.scheduler)
-    for line in plan.notes:
-        note(line)
-    entries = [(point, variant) for point in plan.points for variant in plan.run.variants]
-    space = spaces.of_suite(plan.bench, entries, spec.source, spec.baseline, spec.tuned)
-    if space.left_out:
-        note(LeftOutOfSearch(space.left_out))
+    plan = _plan(spec, request, spread, settings, note)
+    space = _space(plan, spec, note)
     strategies.check_installed(settings.strategy)
     batch = settings.batch or auto_batch(spread)
     runner = spread.runner(plan.suite, plan.backend)
     environment = runner.start()
     interrupted = False
     # Before the search: an interrupt keeps what each problem found.
-    outcomes = [ProblemOutcome(problem, Run(problem)) for problem in space.problems]
+    outcomes = [
+        ProblemOutcome(problem, Run(problem), objective=settings.objective)
+        for problem in space.problems
+    ]
     try:
         stamp = plan.checked_fingerprint(environment)
         note(plan.starting(environment))
         result_set = plan.result_set(environment, {})
         header = plan.log_header(stamp, environment)
-        rounds = _Rounds(runner, plan, note)
+        rounds = _Rounds(runner, plan, note, settings.objective)
         with contextlib.ExitStack() as entered:
             runner.observers = _observers(entered, plan, header, result_set, observers)
             try:
@@ -191,6 +208,39 @@ def tune(
         interrupted,
         time.perf_counter() - started,
     )
+
+
+def _plan(
+    spec: SweepSpec,
+    request: outputs.OutputRequest,
+    spread: Spread,
+    settings: Settings,
+    note: Callable[[Notice], None],
+) -> planning.SweepPlan:
+    """The sweep's plan as the objective measures it: with each configuration's energy where
+    the objective ranks by it (said in a notice, with pruning off); its record (the results
+    files' `spec`) names the objective."""
+    if settings.objective.needs_energy:
+        note(TuningObjective(settings.objective.value, settings.objective.noun))
+        if not spec.timing.energy:
+            timing = dataclasses.replace(spec.timing, energy=True)
+            spec = dataclasses.replace(spec, timing=timing)
+    plan = planning.plan_sweep(spec, request, None, spread.backend, local=not spread.scheduler)
+    for line in plan.notes:
+        note(line)
+    record = {**plan.record, "tune": {"objective": settings.objective.value}}
+    return dataclasses.replace(plan, record=record)
+
+
+def _space(plan: planning.SweepPlan, spec: SweepSpec, note: Callable[[Notice], None]) -> Space:
+    """The space the plan's points make, the variants left out of it told."""
+    from gpubench.tune import space as spaces
+
+    entries = [(point, variant) for point in plan.points for variant in plan.run.variants]
+    space = spaces.of_suite(plan.bench, entries, spec.source, spec.baseline, spec.tuned)
+    if space.left_out:
+        note(LeftOutOfSearch(space.left_out))
+    return space
 
 
 def _latest_only(result_set: ResultSet) -> None:
@@ -254,7 +304,7 @@ def _search(
     def evaluate(problem: Problem, indices: list[int]) -> list[Any]:
         outcome = by_problem[id(problem)]
         best = outcome.run.best
-        bar = best.best_ms * (1 + PRUNE_MARGIN) if best and settings.prune else None
+        bar = best.best_cost * (1 + PRUNE_MARGIN) if best and settings.prunes else None
         began = time.perf_counter()
         results = rounds.measure(problem, indices, bar)
         outcome.results.update((i, r) for i, r in zip(indices, results, strict=True) if r)
@@ -262,7 +312,10 @@ def _search(
         if on_round is not None:
             seconds = time.perf_counter() - began
             on_round(Round(problem, outcome.run, outcome.rounds, len(indices), seconds))
-        return [outcome_of(r) if r is not None else Outcome("not_measured") for r in results]
+        return [
+            outcome_of(r, settings.objective) if r is not None else Outcome("not_measured")
+            for r in results
+        ]
 
     search.interleave(searches, evaluate, batch, on_step)
     for outcome, one in zip(outcomes, searches, strict=True):
@@ -281,8 +334,8 @@ def _resumed(
         found = earlier.get((point_key(point), variant))
         if found is not None:
             outcome.results[index] = found
-            earlier_outcome = outcome_of(found)
-            strategy.seen(index, earlier_outcome.learned_ms)
+            earlier_outcome = outcome_of(found, settings.objective)
+            strategy.seen(index, earlier_outcome.learned)
             run.add(index, earlier_outcome)
             outcome.resumed += 1
     evaluations = settings.budget.for_problem(len(problem.configurations))
@@ -292,9 +345,16 @@ def _resumed(
 class _Rounds:
     """Rounds of configurations measured by one runner: each a plan of just those points."""
 
-    def __init__(self, runner: SweepRunner, plan: planning.SweepPlan, note: Any) -> None:
+    def __init__(
+        self,
+        runner: SweepRunner,
+        plan: planning.SweepPlan,
+        note: Any,
+        objective: Objective = Objective.TIME,
+    ) -> None:
         self.runner = runner
         self.plan = plan
+        self.objective = objective
         # A round's compile report is no news (the round's line says what it took); a
         # compile that stopped is.
         self.note = lambda notice: note(notice) if isinstance(notice, CompileStopped) else None
@@ -323,11 +383,11 @@ class _Rounds:
         return [found.get((point_key(p), v)) for p, v in (problem.entries[i] for i in indices)]
 
     def confirm(self, problem: Problem, run: Run, count: int) -> list[tuple[int, Result]]:
-        """The `count` best configurations measured again (no early stop), best first; one
-        whose confirmation is no candidate (it failed, or its timing cannot stand) is left
-        out."""
+        """The `count` best configurations by the objective measured again (no early stop),
+        best first by the objective; one whose confirmation is no candidate (it failed, its
+        timing cannot stand, or it has no energy reading to rank) is left out."""
         valid = sorted(
-            {s.index: s.outcome.time_ms for s in run.steps if s.outcome.time_ms}.items(),
+            {s.index: s.outcome.cost for s in run.steps if s.outcome.cost}.items(),
             key=lambda item: item[1],
         )
         chosen = [index for index, _ in valid[:count]]
@@ -335,9 +395,9 @@ class _Rounds:
             return []
         results = self.measure(problem, chosen)
         timed = [
-            (outcome_of(r).time_ms, i, r)
+            (outcome_of(r, self.objective).cost, i, r)
             for i, r in zip(chosen, results, strict=True)
             if r is not None
         ]
-        candidates = [(time_ms, i, r) for time_ms, i, r in timed if time_ms is not None]
+        candidates = [(cost, i, r) for cost, i, r in timed if cost is not None]
         return [(i, r) for _, i, r in sorted(candidates, key=lambda item: item[0])]

@@ -1,4 +1,5 @@
-"""What a recorded sweep holds: one outcome (a median time, or a failure) per configuration."""
+"""What a recorded sweep holds: one outcome (its cost under the tuning objective, or a failure)
+per configuration."""
 
 from __future__ import annotations
 
@@ -14,20 +15,22 @@ PRUNED = "pruned"
 @dataclass(frozen=True)
 class Outcome:
     status: str
-    # The recorded median in milliseconds; None for a failure.
-    time_ms: float | None = None
+    # What the search minimises (gpubench.tune.objective): the recorded median in ms under
+    # the time objective, the energy per run or the energy-delay product under the others;
+    # None for a failure (or a result without the energy reading its objective needs).
+    cost: float | None = None
     # What a strategy may learn from a configuration that is no candidate but was timed: a
-    # pruned one's median over the samples it got (never a winner).
-    hint_ms: float | None = None
+    # pruned one's cost over the samples it got (never a winner).
+    hint: float | None = None
 
     @property
     def valid(self) -> bool:
-        return self.time_ms is not None
+        return self.cost is not None
 
     @property
-    def learned_ms(self) -> float | None:
-        """The time a strategy is told: the median, else the hint; None for a failure."""
-        return self.time_ms if self.time_ms is not None else self.hint_ms
+    def learned(self) -> float | None:
+        """The cost a strategy is told: the outcome's, else the hint; None for a failure."""
+        return self.cost if self.cost is not None else self.hint
 
 
 @dataclass
@@ -43,6 +46,8 @@ class Recording:
     device_name: str = ""
     # True for a Kernel Tuner cache: one problem, every parameter a configuration.
     foreign: bool = False
+    # What the outcomes' costs are (gpubench.tune.objective.Objective's value).
+    objective: str = "time"
 
     def add(self, point: dict[str, Any], variant: str, outcome: Outcome) -> None:
         key = entry_key(point, variant)

@@ -1,5 +1,6 @@
 """A recorded exhaustive sweep standing in for the GPU: evaluating a configuration returns its
-recorded median time, or its recorded failure.
+recorded cost under the tuning objective (its median time, its energy per run, or their
+product: gpubench.tune.objective), or its recorded failure.
 
 A recording is a results log (`gpubench sweep` writes one as it goes), a results JSON, a
 Kernel Tuner cache file, or one run of a history store. Only results that were measured and
@@ -15,23 +16,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpubench.errors import ConfigError
+from gpubench.tune.objective import Objective
 from gpubench.tune.recording import CANDIDATE_STATUSES, PRUNED, Outcome, Recording
 from gpubench.tune.space import Problem, Space
 
 
-def outcome_of(result: Any) -> Outcome:
-    """A gpubench Result as an outcome: its median where it is a candidate."""
+def outcome_of(result: Any, objective: Objective = Objective.TIME) -> Outcome:
+    """A gpubench Result as an outcome: its cost under the objective where it is a candidate
+    (one without the energy reading its objective needs is none: its cost is None)."""
     status = str(result.status)
-    if status in CANDIDATE_STATUSES and result.median_ms is not None:
-        return Outcome(status, float(result.median_ms))
-    if status == PRUNED and result.median_ms is not None:
-        return Outcome(status, hint_ms=float(result.median_ms))
+    cost = objective.cost(result)
+    if status in CANDIDATE_STATUSES and cost is not None:
+        return Outcome(status, float(cost))
+    if status == PRUNED and cost is not None:
+        return Outcome(status, hint=float(cost))
     return Outcome(status)
 
 
-def load(path: str | os.PathLike[str], run_id: int | None = None) -> Recording:
+def load(
+    path: str | os.PathLike[str],
+    run_id: int | None = None,
+    objective: Objective = Objective.TIME,
+) -> Recording:
     """A results log, a results JSON, a Kernel Tuner cache, or run `run_id` of a history
-    store, whichever the file is."""
+    store, whichever the file is; each outcome's cost under `objective`."""
     from gpubench.tune import kernel_tuner_cache
 
     store = is_history_store(path)
@@ -44,6 +52,8 @@ def load(path: str | os.PathLike[str], run_id: int | None = None) -> Recording:
             source=str(path),
         )
     if kernel_tuner_cache.looks_like(path):
+        if objective.needs_energy:
+            raise ConfigError(NO_ENERGY.format(what="a Kernel Tuner cache"), source=str(path))
         return kernel_tuner_cache.read(path)
     if run_id is not None:
         loaded = _load_stored_run(path, run_id)
@@ -58,10 +68,17 @@ def load(path: str | os.PathLike[str], run_id: int | None = None) -> Recording:
         source=str(path) if run_id is None else f"{path} run {run_id}",
         suite_ref=str(loaded.spec.get("suite_ref") or loaded.suite),
         device_name=str((loaded.environment.get("device") or {}).get("name") or ""),
+        objective=objective.value,
     )
+    if objective.needs_energy and all(r.joules_per_run is None for r in loaded.results):
+        raise ConfigError(NO_ENERGY.format(what="the replay log"), source=recording.source)
     for result in loaded.results:
-        recording.add(result.point, result.variant, outcome_of(result))
+        recording.add(result.point, result.variant, outcome_of(result, objective))
     return recording
+
+
+# A recording ranked by energy that holds none: one line, before any search.
+NO_ENERGY = "{what} has no energy readings: record it with --energy"
 
 
 # The first bytes of every SQLite database file.
@@ -140,9 +157,14 @@ class Replay:
     def __post_init__(self) -> None:
         for problem in self.space.problems:
             if self.optimum(problem) is None:
+                without = (
+                    ", or has no energy reading"
+                    if Objective(self.recording.objective).needs_energy
+                    else ""
+                )
                 raise ConfigError(
                     f"the replay log has no valid point for the problem {problem.label} "
-                    "(every configuration failed or was not measured)",
+                    f"(every configuration failed or was not measured{without})",
                     source=self.recording.source,
                 )
 
@@ -151,18 +173,24 @@ class Replay:
         return found if found is not None else Outcome("not_recorded")
 
     def optimum(self, problem: Problem) -> float | None:
-        """The exhaustive optimum: the least recorded time among the problem's configurations."""
-        times = [self.evaluate(problem, i).time_ms for i in range(len(problem.configurations))]
+        """The exhaustive optimum: the least recorded cost among the problem's configurations."""
+        times = [self.evaluate(problem, i).cost for i in range(len(problem.configurations))]
         known = [t for t in times if t is not None]
         return min(known) if known else None
 
 
-def prepare(config_path: str | None, replay_path: str, run_id: int | None = None) -> Replay:
+def prepare(
+    config_path: str | None,
+    replay_path: str,
+    run_id: int | None = None,
+    objective: Objective = Objective.TIME,
+) -> Replay:
     """The replay of `replay_path` (run `run_id` of it, a history store) over the sweep
-    file's space, or over the whole recorded space where no sweep file is given."""
+    file's space, or over the whole recorded space where no sweep file is given; each
+    configuration's cost under `objective`."""
     from gpubench.tune import space as spaces
 
-    recording = load(replay_path, run_id)
+    recording = load(replay_path, run_id, objective)
     if not recording.entries:
         raise ConfigError("the replay log holds no result", source=recording.source)
     if recording.foreign and config_path is None:

@@ -82,8 +82,8 @@ def parse_budget(text: str) -> Budget:
 class Step:
     index: int
     outcome: Outcome
-    # The best time found so far, and its configuration (None before any valid one).
-    best_ms: float | None
+    # The least cost found so far, and its configuration (None before any valid one).
+    best_cost: float | None
     best_index: int | None
 
 
@@ -95,10 +95,10 @@ class Run:
     def add(self, index: int, outcome: Outcome) -> Step:
         """The outcome of one more evaluation, the best so far updated."""
         best = self.best
-        best_ms, best_index = (best.best_ms, best.best_index) if best else (None, None)
-        if outcome.time_ms is not None and (best_ms is None or outcome.time_ms < best_ms):
-            best_ms, best_index = outcome.time_ms, index
-        step = Step(index, outcome, best_ms, best_index)
+        best_cost, best_index = (best.best_cost, best.best_index) if best else (None, None)
+        if outcome.cost is not None and (best_cost is None or outcome.cost < best_cost):
+            best_cost, best_index = outcome.cost, index
+        step = Step(index, outcome, best_cost, best_index)
         self.steps.append(step)
         return step
 
@@ -109,8 +109,8 @@ class Run:
     def runner_up(self) -> Step | None:
         """The second-best valid configuration evaluated."""
         valid = sorted(
-            (s for s in self.steps if s.outcome.time_ms is not None),
-            key=lambda s: s.outcome.time_ms or 0.0,
+            (s for s in self.steps if s.outcome.cost is not None),
+            key=lambda s: s.outcome.cost or 0.0,
         )
         return valid[1] if len(valid) > 1 else None
 
@@ -155,7 +155,7 @@ class Search:
         indices = [self.strategy.propose() for _ in range(wanted)]
         outcomes = evaluate(self.problem, indices)
         for index, outcome in zip(indices, outcomes, strict=True):
-            self.strategy.learn(index, outcome.learned_ms)
+            self.strategy.learn(index, outcome.learned)
             step = self.run.add(index, outcome)
             if progress is not None:
                 progress(self.run, step)
@@ -204,7 +204,7 @@ def search(
 class ProblemScore:
     label: str
     configurations: int
-    optimum_ms: float
+    optimum: float
     evaluations: int
     seeds: int
     # Per evaluation (1..evaluations): the median over seeds of best found / optimum (inf
@@ -230,8 +230,8 @@ def score(
         interleave(found, one_at_a_time(replay.evaluate), batch)
         for number, one in enumerate(found):
             for column, step in enumerate(one.run.steps):
-                if step.best_ms is not None:
-                    ratios[number][row, column] = step.best_ms / optima[number]
+                if step.best_cost is not None:
+                    ratios[number][row, column] = step.best_cost / optima[number]
     scores = []
     for problem, evaluations, table, optimum in zip(problems, sizes, ratios, optima, strict=True):
         final = table[:, -1]
@@ -239,7 +239,7 @@ def score(
             ProblemScore(
                 label=problem.label,
                 configurations=len(problem.configurations),
-                optimum_ms=optimum,
+                optimum=optimum,
                 evaluations=evaluations,
                 seeds=len(seeds),
                 median_ratio=[float(v) for v in np.median(table, axis=0)],

@@ -104,9 +104,9 @@ class SharedTpe:
         self._spent[number][index] = True
         return index
 
-    def learn(self, number: int, index: int, time_ms: float | None) -> None:
+    def learn(self, number: int, index: int, cost: float | None) -> None:
         self._spent[number][index] = True
-        self._times[number].append((index, time_ms))
+        self._times[number].append((index, cost))
         learnt = sum(len(times) for times in self._times)
         if learnt - self._fitted_on >= max(1, self._fitted_on // REFIT_EVERY):
             self._studies.clear()
@@ -119,8 +119,8 @@ class SharedTpe:
         for other, evaluated in enumerate(self._times):
             if other == number:
                 continue
-            for (index, time_ms), value in zip(evaluated, _standardised(evaluated), strict=True):
-                if time_ms is None:  # a failure elsewhere is nothing to carry
+            for (index, cost), value in zip(evaluated, _standardised(evaluated), strict=True):
+                if cost is None:  # a failure elsewhere is nothing to carry
                     continue
                 key = tuple(self._coordinates[other][index].tolist())
                 scores.setdefault(key, []).append(value)
@@ -199,11 +199,11 @@ class ProblemStrategy:
     def propose(self) -> int:
         return self._shared.propose(self._number)
 
-    def learn(self, index: int, time_ms: float | None) -> None:
-        self._shared.learn(self._number, index, time_ms)
+    def learn(self, index: int, cost: float | None) -> None:
+        self._shared.learn(self._number, index, cost)
 
-    def seen(self, index: int, time_ms: float | None) -> None:
-        self._shared.learn(self._number, index, time_ms)
+    def seen(self, index: int, cost: float | None) -> None:
+        self._shared.learn(self._number, index, cost)
 
 
 def _standardised(evaluated: list[tuple[int, float | None]]) -> list[float]:

@@ -38,11 +38,12 @@ class Strategy(Protocol):
         """The index of a configuration not yet evaluated."""
         ...
 
-    def learn(self, index: int, time_ms: float | None) -> None:
-        """The outcome of the configuration proposed: its time, or None for a failure."""
+    def learn(self, index: int, cost: float | None) -> None:
+        """The outcome of the configuration proposed: its cost (a time, an energy: lower is
+        better), or None for a failure."""
         ...
 
-    def seen(self, index: int, time_ms: float | None) -> None:
+    def seen(self, index: int, cost: float | None) -> None:
         """The outcome of a configuration evaluated before (a resumed search): never
         proposed again, learnt from as if proposed."""
         ...
@@ -63,10 +64,10 @@ class Ordered:
         self._next += 1
         return index
 
-    def learn(self, index: int, time_ms: float | None) -> None:
+    def learn(self, index: int, cost: float | None) -> None:
         """Nothing to learn: the order is fixed."""
 
-    def seen(self, index: int, time_ms: float | None) -> None:
+    def seen(self, index: int, cost: float | None) -> None:
         self._seen.add(index)
 
 
@@ -166,16 +167,16 @@ class OptunaStrategy:
         self._spent[index] = True
         return index
 
-    def seen(self, index: int, time_ms: float | None) -> None:
+    def seen(self, index: int, cost: float | None) -> None:
         self._spent[index] = True
-        self.learn(index, time_ms)
+        self.learn(index, cost)
 
-    def learn(self, index: int, time_ms: float | None) -> None:
+    def learn(self, index: int, cost: float | None) -> None:
         params = dict(zip(self._names, self._coordinates[index], strict=True))
         trial_module = self._optuna.trial
-        if time_ms is not None:
-            self._worst = max(self._worst or time_ms, time_ms)
-        value = time_ms if time_ms is not None else None
+        if cost is not None:
+            self._worst = max(self._worst or cost, cost)
+        value = cost if cost is not None else None
         if value is None and self._worst is not None:
             value = FAILURE_PENALTY * self._worst
         state = (

@@ -10,13 +10,13 @@ from click.testing import CliRunner
 
 from gpubench.cli import cli
 from gpubench.model.results import Status
-from tests.tune.recorded import log_file, sweep_file, ten_times
+from tests.tune.recorded import frugal_watts, log_file, sweep_file, ten_times
 
 
-def tune(tmp_path, monkeypatch, *args, times=None, sizes=(64,)):
+def tune(tmp_path, monkeypatch, *args, times=None, sizes=(64,), watts=None):
     monkeypatch.chdir(tmp_path)
     sweep_file(tmp_path, list(sizes))
-    log_file(tmp_path, ten_times() if times is None else times)
+    log_file(tmp_path, ten_times() if times is None else times, watts=watts)
     return CliRunner().invoke(cli, ["tune", *args], terminal_width=200)
 
 
@@ -35,6 +35,90 @@ def test_one_run_prints_the_best_so_far_and_the_margin(tmp_path, monkeypatch):
         "  best: tile=32, block_rows=8, 1 ms, 25.0% ahead of the runner-up (tile=32, "
         "block_rows=4); 0.0% above the recorded optimum\n"
     )
+
+
+# -- --objective: the fastest configuration is not the most frugal (recorded.frugal_watts) ----
+EXHAUSTIVE = ["space.yaml", "--replay", "space.jsonl", "--strategy", "exhaustive", "--budget"]
+
+
+def test_each_objective_picks_its_own_winner_of_one_recording(tmp_path, monkeypatch):
+    winners = {}
+    for objective in ("time", "energy", "edp"):
+        args = [*EXHAUSTIVE, "100%", "--objective", objective]
+        result = tune(tmp_path, monkeypatch, *args, watts=frugal_watts())
+        assert result.exit_code == 0, result.output
+        winners[objective] = result.output.splitlines()[-1]
+    assert winners == {
+        "time": "  best: tile=32, block_rows=8, 1 ms, 25.0% ahead of the runner-up (tile=32, "
+        "block_rows=4); 0.0% above the recorded optimum",
+        "energy": "  best: tile=16, block_rows=8, 160 mJ, 17.2% ahead of the runner-up (tile=32, "
+        "block_rows=4); 0.0% above the recorded optimum",
+        "edp": "  best: tile=32, block_rows=4, 234.4 mJ·ms, 2.4% ahead of the runner-up (tile=32, "
+        "block_rows=8); 0.0% above the recorded optimum",
+    }
+
+
+def test_a_replay_by_energy_prints_the_best_so_far_in_millijoules(tmp_path, monkeypatch):
+    args = [*EXHAUSTIVE, "100%", "--objective", "energy"]
+    result = tune(tmp_path, monkeypatch, *args, watts=frugal_watts())
+    assert result.exit_code == 0, result.output
+    assert result.output == (
+        "size=64, rows=64, cols=64, dtype=float32: 10 configuration(s), 10 evaluation(s), "
+        "strategy exhaustive, seed 0, objective energy\n"
+        "      1  best so far 550 mJ  tile=16, block_rows=1\n"
+        "      2  best so far 350 mJ  tile=32, block_rows=1\n"
+        "      4  best so far 300 mJ  tile=32, block_rows=2\n"
+        "      6  best so far 187.5 mJ  tile=32, block_rows=4\n"
+        "      7  best so far 160 mJ  tile=16, block_rows=8\n"
+        "  best: tile=16, block_rows=8, 160 mJ, 17.2% ahead of the runner-up (tile=32, "
+        "block_rows=4); 0.0% above the recorded optimum\n"
+    )
+
+
+def test_the_score_by_energy_is_against_the_energy_optimum(tmp_path, monkeypatch):
+    args = [*EXHAUSTIVE, "8", "--seeds", "3", "--objective", "edp"]
+    result = tune(tmp_path, monkeypatch, *args, watts=frugal_watts())
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == (
+        "size=64, rows=64, cols=64, dtype=float32: 10 configuration(s), optimum 234.4 mJ·ms; "
+        "exhaustive, 3 seed(s), budget 8"
+    )
+    assert "within 5% of the optimum at the budget: 100% of seeds" in result.output
+
+
+def test_a_recording_without_energy_ranked_by_energy_is_one_line(tmp_path, monkeypatch):
+    for objective in ("energy", "edp"):
+        result = tune(tmp_path, monkeypatch, *EXHAUSTIVE, "100%", "--objective", objective)
+        assert (result.exit_code, result.output) == (
+            2,
+            "error: space.jsonl: the replay log has no energy readings: record it with --energy\n",
+        )
+    kt = tune(tmp_path, monkeypatch, "--replay", "space.jsonl", "--export-kt", "kt.json")
+    assert kt.exit_code == 0, kt.output
+    result = CliRunner().invoke(cli, ["tune", "--replay", "kt.json", "--objective", "energy"])
+    assert (result.exit_code, result.output) == (
+        2,
+        "error: kt.json: a Kernel Tuner cache has no energy readings: record it with --energy\n",
+    )
+
+
+def test_energy_options_a_replay_cannot_take_are_one_line(tmp_path, monkeypatch):
+    replay = ["space.yaml", "--replay", "space.jsonl"]
+    cases = {
+        ("--energy",): "error: --energy: --energy is for live tuning on the GPU; a replay "
+        "measures nothing\n",
+        ("--no-energy",): "error: --energy: --energy is for live tuning on the GPU; a replay "
+        "measures nothing\n",
+        ("--energy-window", "2"): "error: --energy-window: --energy-window is for live tuning "
+        "on the GPU; a replay measures nothing\n",
+        ("--objective", "edp", "--export-kt", "kt.json"): "error: --objective: --export-kt "
+        "writes Kernel Tuner's cache of times: leave out --objective\n",
+        ("--objective", "joules"): "error: gpubench tune: Invalid value for '--objective': "
+        "'joules' is not one of 'time', 'energy', 'edp' (see 'gpubench tune --help')\n",
+    }
+    for args, line in cases.items():
+        result = tune(tmp_path, monkeypatch, *replay, *args, watts=frugal_watts())
+        assert (result.exit_code, result.output) == (2, line), args
 
 
 def test_the_score_over_seeds(tmp_path, monkeypatch):

@@ -333,3 +333,173 @@ def test_a_matmul_file_from_before_the_warp_tile_matches_at_each_point_s_own_siz
         (2048, "same"),
         (4096, "same"),
     ]
+
+
+# -- energy: judged against the energy readings' own noise ----------------------------------------
+def with_energy(r: Result, millijoules: float, noise: float) -> Result:
+    """The result with an energy reading of `millijoules` per run whose counter intervals'
+    powers spread by `noise` (its metrics as the engine writes them)."""
+    from gpubench.model.energy import EnergyReading, energy_metrics
+
+    joules = millijoules / 1000.0
+    runs = 1000
+    reading = EnergyReading(
+        joules_per_run=joules, average_watts=200.0, idle_watts=50.0,
+        above_idle_joules_per_run=joules * 0.75, sm_clock_mhz=1980.0, window_s=1.0, runs=runs,
+        time_per_run_ms=1.0, duty=1.0, intervals=9, counter_period_ms=100.0, noise=noise,
+        counter_joules=joules * runs * 0.9, sampled_joules=joules * runs * 0.9,
+    )  # fmt: skip
+    r.energy = reading.to_dict()
+    r.metrics.update(energy_metrics(r.energy, None))
+    return r
+
+
+def test_energy_changes_are_judged_against_the_energy_noise_not_the_time_s():
+    """Time noise 0.1%: an 8% energy change within the energy readings' 5% noise (2 x 5% =
+    10%) is the same, one beyond it worse; a saving beyond it is better."""
+    from gpubench.model.metrics import ENERGY
+    from gpubench.store.compare import judge, regressions
+
+    def both(n, base_mj, new_mj, base_noise, new_noise):
+        timed = result(n, "a", 1.0, noise=0.001), result(n, "a", 1.0, noise=0.001)
+        return with_energy(timed[0], base_mj, base_noise), with_energy(timed[1], new_mj, new_noise)
+
+    pairs = [both(1, 100.0, 108.0, 0.05, 0.01), both(2, 100.0, 108.0, 0.01, 0.05),
+             both(3, 100.0, 125.0, 0.05, 0.05), both(4, 100.0, 80.0, 0.05, 0.01),
+             both(5, 100.0, 108.0, 0.001, 0.001), both(6, 100.0, 103.0, 0.0, 0.0)]  # fmt: skip
+    base = result_set(*(b for b, _ in pairs))
+    new = result_set(*(n for _, n in pairs))
+    rows = compare(base, new, 0.05, ENERGY)
+    assert [(r.point["n"], r.verdict) for r in rows] == [
+        (1, "same"),
+        (2, "same"),
+        (3, "worse"),
+        (4, "better"),
+        (5, "worse"),
+        (6, "same"),
+    ]
+    assert [r.noise for r in rows] == [0.05, 0.05, 0.05, 0.05, 0.001, 0.0]
+    assert rows[0].base == pytest.approx(100.0) and rows[0].new == pytest.approx(108.0)
+    assert regressions(rows) == 2
+    # Against the time's noise (0.1%) the first two would have been worse.
+    assert judge(rows[0].change, 0.001, 0.05, ENERGY) == "worse"
+
+
+def test_the_energy_per_run_is_the_reading_s_where_the_metrics_leave_it_out():
+    from gpubench.model.metrics import ENERGY
+
+    base = with_energy(result(1, "a", 1.0), 100.0, 0.01)
+    new = with_energy(result(1, "a", 1.0), 130.0, 0.01)
+    del base.metrics[ENERGY.key]
+    (row,) = compare(result_set(base), result_set(new), 0.05, ENERGY)
+    assert (row.base, row.verdict) == (pytest.approx(100.0), "worse")
+
+
+def test_work_per_joule_and_power_share_the_energy_reading_s_noise():
+    from gpubench.model.metrics import GFLOP_PER_J
+
+    base = with_energy(result(1, "a", 1.0, noise=0.001), 100.0, 0.05)
+    new = with_energy(result(1, "a", 1.0, noise=0.001), 108.0, 0.05)
+    base.metrics[GFLOP_PER_J.key], new.metrics[GFLOP_PER_J.key] = 10.0, 10.0 / 1.08
+    (row,) = compare(result_set(base), result_set(new), 0.05, GFLOP_PER_J)
+    assert (row.noise, row.verdict) == (0.05, "same")
+
+
+def test_a_pair_without_an_energy_reading_on_a_side_is_not_comparable_never_a_regression():
+    from gpubench.model.metrics import ENERGY
+    from gpubench.store.compare import gate_order, regressions
+
+    unasked = result(1, "a", 1.0)  # measured without --energy
+    missing = result(2, "a", 1.0)
+    missing.energy = {"missing": "this GPU has no energy counter gpubench can read (NVML)"}
+    read = with_energy(result(4, "a", 1.0), 100.0, 0.01)
+    base = result_set(
+        unasked, with_energy(result(2, "a", 1.0), 100.0, 0.01), result(3, "a", 1.0), read
+    )
+    read = with_energy(result(4, "a", 1.0), 150.0, 0.01)
+    new = result_set(
+        with_energy(result(1, "a", 1.0), 500.0, 0.01), missing, result(3, "a", 1.0), read
+    )
+    rows = compare(base, new, 0.05, ENERGY)
+    assert [(r.point["n"], r.verdict) for r in rows] == [
+        (1, "not comparable: no energy reading (base: measured without --energy)"),
+        (
+            2,
+            "not comparable: no energy reading (new: this GPU has no energy counter gpubench "
+            "can read (NVML))",
+        ),
+        (
+            3,
+            "not comparable: no energy reading (base: measured without --energy; new: "
+            "measured without --energy)",
+        ),
+        (4, "worse"),
+    ]
+    assert [(r.change, r.noise) for r in rows[:3]] == [(None, None)] * 3
+    assert rows[0].new == pytest.approx(500.0) and rows[1].base == pytest.approx(100.0)
+    assert regressions(rows) == 1
+    assert [r.point["n"] for r in gate_order(rows)] == [4, 1, 2, 3]
+    # Time compares as ever: energy plays no part in it.
+    assert {r.verdict for r in compare(base, new, 0.05)} == {"same"}
+
+
+def test_a_newly_failing_result_is_broken_whatever_its_energy():
+    from gpubench.model.metrics import ENERGY
+
+    base = result_set(with_energy(result(1, "a", 1.0), 100.0, 0.01))
+    new = result_set(result(1, "a", 1.0, status=Status.INCORRECT))
+    (row,) = compare(base, new, 0.05, ENERGY)
+    assert row.verdict == "broken (ok → incorrect)"
+
+
+def energy_files(tmp_path, base_mj, new_mj, noise=0.05):
+    return (
+        result_set(with_energy(result(1, "a", 1.0, noise=0.001), base_mj, noise)),
+        result_set(with_energy(result(1, "a", 1.0, noise=0.001), new_mj, noise)),
+    )
+
+
+@pytest.mark.parametrize("flag", [["--energy"], ["--metric", "energy_mj"]])
+def test_the_command_gates_on_energy_with_its_own_noise(tmp_path, flag):
+    out = _compare_files(tmp_path, *energy_files(tmp_path, 100.0, 125.0), *flag)
+    assert out.exit_code == 3, out.output
+    assert "1 pair(s) compared; largest change 25.00%; 1 regression(s)" in out.output
+    assert "worse" in out.output and "energy" in out.output
+    within = _compare_files(tmp_path, *energy_files(tmp_path, 100.0, 108.0), *flag)
+    assert within.exit_code == 0, within.output
+    assert "1 pair(s) compared; largest change 8.00%; no regressions" in within.output
+    assert "same" in within.output
+    timed = _compare_files(tmp_path, *energy_files(tmp_path, 100.0, 125.0))
+    assert timed.exit_code == 0, timed.output  # the time did not move
+
+
+def test_the_command_reports_pairs_without_energy_and_passes_them(tmp_path):
+    base, new = energy_files(tmp_path, 100.0, 100.0)
+    base.results.append(result(2, "a", 1.0))
+    new.results.append(with_energy(result(2, "a", 1.0), 900.0, 0.01))
+    out = _compare_files(tmp_path, base, new, "--energy")
+    assert out.exit_code == 0, out.output
+    assert "2 pair(s) compared; largest change 0.00%; no regressions" in out.output
+    assert (
+        "1 pair(s) not comparable: no energy reading on a side (record both runs with --energy)"
+        in out.output
+    )
+    assert "Traceback" not in out.output
+
+
+def test_energy_of_files_without_any_reading_or_beside_another_metric_is_one_line(tmp_path):
+    plain = result_set(result(1, "a", 1.0))
+    out = _compare_files(tmp_path, plain, plain, "--energy")
+    assert out.exit_code == 2, out.output
+    assert out.output.count("\n") == 1
+    assert out.output.startswith("error: --metric: neither ")
+    assert out.output.rstrip().endswith(
+        "new.json holds an energy reading to compare energy_mj by: record them with --energy"
+    )
+    out = _compare_files(
+        tmp_path, *energy_files(tmp_path, 1.0, 1.0), "--energy", "--metric", "gbps"
+    )
+    assert (out.exit_code, out.output) == (
+        2,
+        "error: --energy: --energy compares energy_mj: leave out --metric gbps\n",
+    )

@@ -2,7 +2,12 @@
 where the compile-time `block` and `unroll` are the configuration and `n` the problem. Each
 configuration's fake time is known and the same at every n, so a test knows the optimum:
 block=128, unroll=4 at 1.0 ms. block=1024 with unroll=8 computes a wrong answer and block=512
-with unroll=1 is refused at launch: failures, never winners."""
+with unroll=1 is refused at launch: failures, never winners.
+
+Under --energy the fake GPU draws 250 W but for two frugal configurations (`WATTS`), so the
+energy per run (power x time) ranks them otherwise: the least energy is block=32, unroll=4
+(1.6 ms at 110 W: 176 mJ), the least energy-delay product block=128, unroll=2 (1.2 ms at
+170 W: 204 mJ, 244.8 mJ·ms), and the fastest, block=128, unroll=4, spends 250 mJ (250 mJ·ms)."""
 
 from __future__ import annotations
 
@@ -27,6 +32,8 @@ BLOCKS = (32, 64, 128, 256, 512, 1024)
 UNROLLS = (1, 2, 4, 8)
 WRONG = (1024, 8)
 REFUSED = (512, 1)
+# The configurations that draw less than the fake GPU's 250 W (see the module's docstring).
+WATTS = {(32, 4): 110.0, (128, 2): 170.0}
 
 
 def fake_ms(block: int, unroll: int) -> float:
@@ -47,6 +54,8 @@ for _block in BLOCKS:
         else:
             body = fakes._scale_good
         fakes.KERNELS[kernel_name(_block, _unroll)] = (body, fake_ms(_block, _unroll))
+        if (_block, _unroll) in WATTS:
+            fakes.KERNEL_WATTS[kernel_name(_block, _unroll)] = WATTS[(_block, _unroll)]
 
 
 class TunableSuite(fakes.ScaleSuite):

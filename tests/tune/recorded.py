@@ -48,8 +48,11 @@ def log_file(
     suite: str = "transpose",
     name: str = "space.jsonl",
     variant: str = "coalesced",
+    watts: dict[tuple[int, int, int], float] | None = None,
 ) -> Path:
-    """A results log: each (size, tile, block_rows) with its median, or a failure's status."""
+    """A results log: each (size, tile, block_rows) with its median, or a failure's status;
+    with `watts`, each measured one with an energy reading at that power (a run's energy:
+    watts x median)."""
     path = directory / name
     log = JsonLinesLog(path, header={"suite": suite})
     for (size, tile, rows), outcome in times.items():
@@ -58,9 +61,35 @@ def log_file(
         else:
             summary = {"median_ms": outcome, "rel_noise": 0.01}
             result = Result(suite, variant, point(size, tile, rows), Status.OK, summary=summary)
+            if watts is not None:
+                result.energy = reading(watts[(size, tile, rows)], outcome)
         log.write(result)
     log.close()
     return path
+
+
+def reading(watts: float, median_ms: float) -> dict[str, Any]:
+    """An energy reading of one run at `watts` for `median_ms` (noise 1%)."""
+    from gpubench.model.energy import EnergyReading
+
+    joules = watts * median_ms / 1000.0
+    runs = round(1000.0 / median_ms)
+    return EnergyReading(
+        joules_per_run=joules, average_watts=watts, idle_watts=50.0,
+        above_idle_joules_per_run=(watts - 50.0) * median_ms / 1000.0, sm_clock_mhz=1980.0,
+        window_s=1.0, runs=runs, time_per_run_ms=median_ms, duty=1.0, intervals=9,
+        counter_period_ms=100.0, noise=0.01, counter_joules=0.9 * watts, sampled_joules=None,
+    ).to_dict()  # fmt: skip
+
+
+def frugal_watts(size: int = 64) -> dict[tuple[int, int, int], float]:
+    """Power for ten_times' space where the fastest is not the most frugal: 200 W but for
+    three configurations. By time tile 32 with 8 rows wins (1 ms, 240 mJ); by energy tile 16
+    with 8 rows (2 ms at 80 W: 160 mJ); by the energy-delay product tile 32 with 4 rows
+    (1.25 ms at 150 W: 187.5 mJ, 234.4 mJ·ms, against the fastest's 240 mJ·ms)."""
+    watts = dict.fromkeys(ten_times(size), 200.0)
+    watts |= {(size, 32, 8): 240.0, (size, 16, 8): 80.0, (size, 32, 4): 150.0}
+    return watts
 
 
 def ten_times(size: int = 64, offset: float = 0.0) -> dict[tuple[int, int, int], float]:

@@ -117,6 +117,7 @@ def test_json_and_history_keep_the_run(fake_gpu):
     assert result.exit_code == 0, result.output
     saved = json.loads(Path("t.json").read_text())
     assert saved["suite"] == "tunable" and len(saved["results"]) == 8
+    assert saved["spec"]["tune"] == {"objective": "time"}
     assert "history: run 1 in h.db" in result.output
 
 
@@ -131,6 +132,82 @@ def test_a_problem_with_no_valid_configuration_is_exit_3(fake_gpu, tmp_path):
     assert result.exit_code == 3, result.output
     assert "  2 evaluated: 0 pruned, 2 failed;" in result.output
     assert result.output.endswith("no valid configuration found for n=100\n")
+
+
+# The fake GPU draws 250 W but for two frugal configurations (tests/suites/tunable.py): by
+# energy block=32, unroll=4 wins (1.6 ms, 176 mJ), by the energy-delay product block=128,
+# unroll=2 (1.2 ms, 204 mJ), by time block=128, unroll=4 (1 ms, 250 mJ).
+WINNERS = {
+    "energy": "block=32, unroll=4, 176 mJ (energy noise 0.0%), 1.6 ms, 15.9% ahead of the "
+    "runner-up (block=128, unroll=2)",
+    "edp": "block=128, unroll=2, 244.8 mJ·ms = 204 mJ x 1.2 ms (energy noise 0.0%), 2.1% ahead "
+    "of the runner-up (block=128, unroll=4)",
+}
+
+
+@pytest.mark.parametrize("objective", ["energy", "edp"])
+def test_an_energy_objective_measures_energy_prunes_nothing_and_confirms_its_own_winner(
+    fake_gpu, objective
+):
+    args = ["--strategy", "exhaustive", "--budget", "100%", "--batch", "8", "--json", "t.json"]
+    result = tune(str(TUNABLE), *args, "--objective", objective, "--energy-window", "0.3")
+    assert result.exit_code == 0, result.output
+    noun = {"energy": "energy", "edp": "energy-delay product"}[objective]
+    assert result.output.startswith(
+        f"note: --objective {objective}: each configuration's energy is measured (--energy), and "
+        f"none is pruned on time: a configuration slow in time may still win by its {noun}\n"
+    )
+    assert result.output.count(f"strategy exhaustive, seed 0, objective {objective}\n") == 2
+    assert result.output.count("  24 evaluated: 0 pruned, 2 failed;") == 2
+    winner = f"  best (confirmed, 3 measured again): {WINNERS[objective]}\n"
+    assert result.output.count(winner) == 2
+    assert "pruned" not in {s for found in statuses().values() for s in found}
+    saved = json.loads(Path("t.json").read_text())
+    assert saved["spec"]["tune"] == {"objective": objective}
+    assert saved["spec"]["timing"]["energy"] is True
+    assert saved["spec"]["timing"]["energy_window_s"] == 0.3
+    ok = [r for r in saved["results"] if r["status"] == "ok"]
+    assert len(ok) == 44 and all(r["energy"]["joules_per_run"] > 0 for r in ok)
+
+
+def test_time_ranks_as_ever_with_energy_measured_beside_it(fake_gpu):
+    args = ["--strategy", "exhaustive", "--budget", "100%", "--batch", "8", "--json", "t.json"]
+    result = tune(str(TUNABLE), *args, "--energy", "--energy-window", "0.3")
+    assert result.exit_code == 0, result.output
+    assert "note: --objective" not in result.output and "objective time" not in result.output
+    assert result.output.count("  24 evaluated: 10 pruned, 2 failed;") == 2
+    assert (
+        result.output.count("  best (confirmed, 3 measured again): block=128, unroll=4, 1 ms") == 2
+    )
+    saved = json.loads(Path("t.json").read_text())
+    assert saved["spec"]["tune"] == {"objective": "time"}
+    winner = next(
+        r for r in saved["results"] if (r["point"]["block"], r["point"]["unroll"]) == (128, 4)
+    )
+    assert winner["energy"]["joules_per_run"] == pytest.approx(0.25)
+
+
+def test_an_energy_objective_without_energy_is_one_line(fake_gpu):
+    result = tune(str(TUNABLE), "--objective", "edp", "--no-energy")
+    assert (result.exit_code, result.output) == (
+        2,
+        "error: --no-energy: --objective edp ranks by the energy that --no-energy leaves "
+        "unmeasured\n",
+    )
+    result = tune(str(TUNABLE), "--energy-window", "0.1")
+    assert (result.exit_code, result.output) == (
+        2,
+        "error: --energy-window: must be at least 0.3 (got 0.1)\n",
+    )
+
+
+def test_pruning_judges_time_alone():
+    from gpubench.tune.live import Settings
+    from gpubench.tune.objective import Objective
+
+    assert Settings().prunes and not Settings(prune=False).prunes
+    assert not Settings(objective=Objective.ENERGY).prunes
+    assert not Settings(objective=Objective.EDP).prunes
 
 
 @pytest.mark.gpu

@@ -254,3 +254,77 @@ def test_the_sssp_sweep_s_run_time_knobs_are_its_configurations():
     assert list(found.problems[0].axes) == ["delta", "local_rounds", "variant"]
     untuned = spaces.of_suite(spec.bench, entries, spec.source, spec.baseline)
     assert [len(p.configurations) for p in untuned.problems] == [2] * 36
+
+
+def test_each_objective_has_its_own_optimum_of_one_recording(tmp_path):
+    from gpubench.tune.objective import Objective
+    from tests.tune.recorded import frugal_watts
+
+    config = sweep_file(tmp_path, [64])
+    log = log_file(tmp_path, ten_times(), watts=frugal_watts())
+    optima = {}
+    for objective in Objective:
+        recorded = replay.prepare(str(config), str(log), objective=objective)
+        (problem,) = recorded.space.problems
+        best = recorded.optimum(problem)
+        chosen = next(i for i in range(10) if recorded.evaluate(problem, i).cost == best)
+        optima[objective.value] = (problem.describe(chosen), pytest.approx(best))
+    assert optima == {
+        "time": ("tile=32, block_rows=8", 1.0),
+        "energy": ("tile=16, block_rows=8", 160.0),
+        "edp": ("tile=32, block_rows=4", 234.375),
+    }
+
+
+def test_a_result_without_the_energy_its_objective_ranks_is_no_candidate():
+    from gpubench.model.results import Result
+    from gpubench.tune.objective import Objective
+    from tests.tune.recorded import reading
+
+    timed = {"median_ms": 2.0, "rel_noise": 0.01}
+    plain = Result("s", "v", {}, Status.OK, summary=timed)
+    missing = Result("s", "v", {}, Status.OK, summary=timed, energy={"missing": "too short"})
+    measured = Result("s", "v", {}, Status.OK, summary=timed, energy=reading(100.0, 2.0))
+    pruned = Result("s", "v", {}, Status.PRUNED, summary=timed, energy=reading(100.0, 2.0))
+    assert replay.outcome_of(plain) == replay.Outcome("ok", 2.0)
+    for objective in (Objective.ENERGY, Objective.EDP):
+        assert replay.outcome_of(plain, objective) == replay.Outcome("ok")
+        assert replay.outcome_of(missing, objective) == replay.Outcome("ok")
+    assert replay.outcome_of(measured, Objective.ENERGY).cost == pytest.approx(200.0)
+    assert replay.outcome_of(measured, Objective.EDP).cost == pytest.approx(400.0)
+    assert replay.outcome_of(pruned, Objective.ENERGY).hint == pytest.approx(200.0)
+    assert [o.unit for o in Objective] == ["ms", "mJ", "mJ·ms"]
+    assert [o.needs_energy for o in Objective] == [False, True, True]
+
+
+def test_a_recording_without_energy_is_refused_for_an_energy_objective(tmp_path):
+    from gpubench.tune.objective import Objective
+
+    config = sweep_file(tmp_path, [64])
+    log = log_file(tmp_path, ten_times())
+    with pytest.raises(ConfigError) as caught:
+        replay.prepare(str(config), str(log), objective=Objective.EDP)
+    assert str(caught.value) == (
+        f"{log}: the replay log has no energy readings: record it with --energy"
+    )
+    assert replay.prepare(str(config), str(log)).recording.objective == "time"
+
+
+def test_a_problem_whose_configurations_have_no_energy_says_so(tmp_path):
+    from gpubench.tune.objective import Objective
+    from tests.tune.recorded import frugal_watts
+
+    config = sweep_file(tmp_path, [64, 128])
+    log_file(tmp_path, ten_times(64), watts=frugal_watts(), name="a.jsonl")
+    log_file(tmp_path, ten_times(128, offset=1.0), name="b.jsonl")
+    both = tmp_path / "space.jsonl"
+    both.write_text(
+        (tmp_path / "a.jsonl").read_text()
+        + "".join((tmp_path / "b.jsonl").read_text().splitlines(keepends=True)[1:])
+    )
+    with pytest.raises(ConfigError) as caught:
+        replay.prepare(str(config), str(both), objective=Objective.ENERGY)
+    assert str(caught.value) == (
+        f"{both}: the replay log has no valid point for the problem size=128, rows=128, "
+        "cols=128 (every configuration failed or was not measured, or has no energy reading)"
+    )

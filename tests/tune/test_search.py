@@ -39,9 +39,9 @@ def test_the_space_is_the_sweep_in_its_order(tmp_path):
 
 def test_exhaustive_finds_the_optimum(tmp_path):
     found = run(replayed(tmp_path, ten_times()), "exhaustive", 0, 10)
-    assert [step.outcome.time_ms for step in found.steps] == TIMES
+    assert [step.outcome.cost for step in found.steps] == TIMES
     best = [2.75, 1.75, 1.75, 1.5, 1.5, 1.25, 1.25, 1.0, 1.0, 1.0]
-    assert [step.best_ms for step in found.steps] == best
+    assert [step.best_cost for step in found.steps] == best
     assert found.best is not None and found.best.best_index == 7
     runner_up = found.runner_up()
     assert runner_up is not None and runner_up.index == 5  # 1.25 ms, the first of two
@@ -59,16 +59,16 @@ def test_random_is_the_same_for_a_seed_and_differs_between_seeds(tmp_path):
 def test_a_failure_is_a_spent_evaluation_never_a_candidate(tmp_path):
     times = ten_times() | {(64, 32, 8): Status.INCORRECT, (64, 16, 1): Status.COMPILE_FAILED}
     found = run(replayed(tmp_path, times), "exhaustive", 0, 10)
-    assert found.steps[0].best_ms is None and found.steps[0].outcome.status == "compile_failed"
+    assert found.steps[0].best_cost is None and found.steps[0].outcome.status == "compile_failed"
     assert found.steps[7].outcome.status == "incorrect"
-    assert found.best is not None and found.best.best_ms == 1.25 and found.best.best_index == 5
+    assert found.best is not None and found.best.best_cost == 1.25 and found.best.best_index == 5
 
 
 def test_the_score_of_exhaustive_at_half_and_whole_budgets(tmp_path):
     recorded = replayed(tmp_path, ten_times() | {(64, 16, 1): Status.COMPILE_FAILED})
     half = search.score(recorded, "exhaustive", search.Budget(percent=50), [0, 1, 2])
     assert len(half) == 1 and half[0].evaluations == 5 and half[0].seeds == 3
-    assert half[0].optimum_ms == 1.0 and half[0].configurations == 10
+    assert half[0].optimum == 1.0 and half[0].configurations == 10
     assert half[0].median_ratio == [math.inf, 1.75, 1.75, 1.5, 1.5]
     assert half[0].within == 0.0
     whole = search.score(recorded, "exhaustive", search.Budget(count=10), [0])
@@ -150,7 +150,7 @@ def test_the_default_strategy_meets_its_goal_on_the_recorded_matmul_space():
         list(range(10)),
     )
     assert (score.configurations, score.evaluations) == (2104, 211)
-    assert score.optimum_ms == pytest.approx(2.779, abs=5e-4)
+    assert score.optimum == pytest.approx(2.779, abs=5e-4)
     assert score.median_ratio[-1] <= 1.05 and score.within >= 0.9
 
 
@@ -165,11 +165,11 @@ class Listening:
         self.events.append(("propose", index))
         return index
 
-    def learn(self, index, time_ms):
-        self.events.append(("learn", index, time_ms))
+    def learn(self, index, cost):
+        self.events.append(("learn", index, cost))
 
-    def seen(self, index, time_ms):
-        self.events.append(("seen", index, time_ms))
+    def seen(self, index, cost):
+        self.events.append(("seen", index, cost))
 
 
 def test_a_batch_is_proposed_whole_before_the_strategy_learns_any_of_it(tmp_path):
@@ -187,7 +187,7 @@ def test_a_batch_is_proposed_whole_before_the_strategy_learns_any_of_it(tmp_path
     assert listening.events[:4] == [
         ("propose", 7), ("propose", 0), ("learn", 7, 1.0), ("learn", 0, 2.75)
     ]  # fmt: skip
-    assert [s.best_ms for s in found.steps] == [1.0, 1.0, 1.0, 1.0, 1.0]
+    assert [s.best_cost for s in found.steps] == [1.0, 1.0, 1.0, 1.0, 1.0]
 
 
 def test_no_new_batch_once_the_time_is_spent_and_a_resumed_run_counts(tmp_path):
@@ -206,7 +206,7 @@ def test_no_new_batch_once_the_time_is_spent_and_a_resumed_run_counts(tmp_path):
         out_of_time=lambda: next(clock),
     )
     assert [s.index for s in found.steps] == [5, 0, 1, 2]
-    assert [s.best_ms for s in found.steps] == [1.25, 1.25, 1.25, 1.25]
+    assert [s.best_cost for s in found.steps] == [1.25, 1.25, 1.25, 1.25]
 
 
 def test_a_resumed_configuration_is_never_proposed_again():
@@ -278,5 +278,5 @@ def test_the_problems_take_turns_a_batch_each(tmp_path):
     ]
     search.interleave(searches, evaluate, batch=2)
     assert asked == [(64, [7, 0]), (128, [2, 3]), (64, [1]), (128, [4, 5]), (128, [6])]
-    assert [s.best_ms for s in searches[0].run.steps] == [1.0, 1.0, 1.0]
+    assert [s.best_cost for s in searches[0].run.steps] == [1.0, 1.0, 1.0]
     assert all(one.done for one in searches)

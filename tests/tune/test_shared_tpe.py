@@ -72,11 +72,11 @@ def test_the_best_of_another_size_is_tried_every_other_proposal(tmp_path, monkey
     small, large = recorded.space.problems
     at_small, at_large = strategies.make("tpe", recorded.space.problems, 0)
     for index in range(10):  # the small size measured whole: (32, 8) is its best
-        at_small.seen(index, recorded.evaluate(small, index).time_ms)
+        at_small.seen(index, recorded.evaluate(small, index).cost)
     chosen = []
     for _ in range(4):
         index = at_large.propose()
-        at_large.learn(index, recorded.evaluate(large, index).time_ms)
+        at_large.learn(index, recorded.evaluate(large, index).cost)
         configuration = large.configurations[index]
         chosen.append((configuration["tile"], configuration["block_rows"]))
     # Model, carried (the small size's best), model (its nearest not yet spent), carried
