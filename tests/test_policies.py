@@ -26,6 +26,8 @@ PINNED = {
         "throttle_threshold": 0.9,
         "time_limit_s": 120.0,
         "untrusted": False,
+        "energy": False,
+        "energy_window_s": 1.0,
     },
     "QUICK": {
         "warmup": 1,
@@ -40,6 +42,8 @@ PINNED = {
         "throttle_threshold": 0.9,
         "time_limit_s": 120.0,
         "untrusted": False,
+        "energy": False,
+        "energy_window_s": 1.0,
     },
     "THREE_SAMPLES": {
         "warmup": 0,
@@ -54,6 +58,8 @@ PINNED = {
         "throttle_threshold": 0.9,
         "time_limit_s": 120.0,
         "untrusted": False,
+        "energy": False,
+        "energy_window_s": 1.0,
     },
 }
 

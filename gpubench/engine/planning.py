@@ -77,7 +77,8 @@ class SweepPlan:
             name = (environment.get("device") or {}).get("name") or "this GPU"
             raise EnvironmentProblem(
                 f"--energy needs NVML's total-energy counter, which {name} does not offer "
-                "here (Volta or later, and the nvidia-ml-py package); run without --energy"
+                "here (Volta or later, and the nvidia-ml-py package); run without --energy "
+                "(tune: with --objective time)"
             )
 
     def starting(self, environment: dict[str, Any]) -> SweepStarting:

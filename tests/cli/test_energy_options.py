@@ -87,7 +87,8 @@ def test_a_gpu_without_an_energy_counter_stops_before_the_first_point(fake_gpu, 
     assert result.exit_code == 4
     assert result.output.strip().endswith(
         "--energy needs NVML's total-energy counter, which Fake GPU does not offer here "
-        "(Volta or later, and the nvidia-ml-py package); run without --energy"
+        "(Volta or later, and the nvidia-ml-py package); run without --energy (tune: with "
+        "--objective time)"
     )
     assert "Traceback" not in result.output
     assert invoke("run", SCALE, "-v", "good", "--n", "100").exit_code == 0
