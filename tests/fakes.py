@@ -426,6 +426,7 @@ class FakeMeter:
                 self.trace.ticks.append((self.t, self.millijoules))
                 self.trace.power.append((self.t, watts))
                 self.trace.clocks_mhz.append(1000.0)
+                self.trace.temperatures_c.append(45.0)
             boundary += self.period_s
         self.millijoules += watts * (end - self.t) * 1000.0
         self.t = end

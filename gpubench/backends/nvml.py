@@ -52,6 +52,16 @@ def readings(handle: Any) -> dict[str, Any]:
     return readings
 
 
+def temperature(handle: Any) -> float | None:
+    """The GPU's temperature now, in °C, or None where NVML cannot say."""
+    import pynvml
+
+    try:
+        return float(pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU))
+    except pynvml.NVMLError:
+        return None
+
+
 def sm_clock(handle: Any) -> float | None:
     import pynvml
 
@@ -161,6 +171,9 @@ class NvmlEnergyMeter:
             clock = sm_clock(handle)
             if clock is not None:
                 trace.clocks_mhz.append(clock)
+            celsius = temperature(handle)
+            if celsius is not None:
+                trace.temperatures_c.append(celsius)
             if time.perf_counter() - before < READ_PAUSE_S:
                 time.sleep(READ_PAUSE_S)
 

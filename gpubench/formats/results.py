@@ -100,6 +100,7 @@ class Energy(Struct, forbid_unknown_fields=True):
     # The run's energy above idle: negative where the board drew less than its idle figure.
     above_idle_joules_per_run: Float | None = None
     sm_clock_mhz: NonNegative | None = None
+    temperature_c: Float | None = None
     window_s: NonNegative | None = None
     runs: Count | None = None
     time_per_run_ms: NonNegative | None = None

@@ -117,6 +117,7 @@ def test_the_meter_records_each_change_of_the_counter_with_power_and_clock(fake_
     assert all(b[0] > a[0] for a, b in pairwise(trace.ticks))
     assert {w for _, w in trace.power} == {400.0}
     assert set(trace.clocks_mhz) == {1980.0}
+    assert set(trace.temperatures_c) == {41.0}
 
 
 def test_a_counter_that_fails_mid_window_ends_the_trace_quietly(fake_pynvml):

@@ -59,6 +59,7 @@ def test_a_verified_result_carries_its_energy_per_run_and_the_metrics():
     assert e["noise"] == pytest.approx(0.0, abs=1e-9)
     assert e["sampled_joules"] == pytest.approx(e["counter_joules"], rel=1e-9)
     assert e["sm_clock_mhz"] == 1000.0
+    assert e["temperature_c"] == 45.0
     # The metrics, declared with the others: 8,000 bytes and 1,000 flops a run over 0.25 J.
     assert r.metrics["energy_mj"] == pytest.approx(250.0, rel=1e-9)
     assert r.metrics["power_w"] == pytest.approx(250.0, rel=1e-9)

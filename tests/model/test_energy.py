@@ -27,7 +27,10 @@ def trace_at(watts_per_interval, period=0.1, start=0.05, power=True):
         if power:
             samples.append((t, watts_per_interval[min(i + 1, len(watts_per_interval) - 1)]))
     return EnergyTrace(
-        ticks=ticks, power=samples if power else [], clocks_mhz=[1980.0, 1965.0, 1980.0]
+        ticks=ticks,
+        power=samples if power else [],
+        clocks_mhz=[1980.0, 1965.0, 1980.0],
+        temperatures_c=[51.0, 52.0, 54.0, 52.0],
     )
 
 
@@ -57,6 +60,7 @@ def test_a_reading_is_the_power_over_whole_intervals_times_the_window_over_its_r
     assert got.window_s == pytest.approx(1.1)
     assert got.runs == 2200
     assert got.sm_clock_mhz == 1980.0
+    assert got.temperature_c == 52.0
     # 0.7413 * IQR / median over nine 400s and one 500: the quartiles are both 400.
     assert got.noise == pytest.approx(0.0, abs=1e-12)
 

@@ -345,8 +345,8 @@ def with_energy(r: Result, millijoules: float, noise: float) -> Result:
     runs = 1000
     reading = EnergyReading(
         joules_per_run=joules, average_watts=200.0, idle_watts=50.0,
-        above_idle_joules_per_run=joules * 0.75, sm_clock_mhz=1980.0, window_s=1.0, runs=runs,
-        time_per_run_ms=1.0, duty=1.0, intervals=9, counter_period_ms=100.0, noise=noise,
+        above_idle_joules_per_run=joules * 0.75, sm_clock_mhz=1980.0, temperature_c=50.0,
+        window_s=1.0, runs=runs, time_per_run_ms=1.0, duty=1.0, intervals=9, counter_period_ms=100.0, noise=noise,
         counter_joules=joules * runs * 0.9, sampled_joules=joules * runs * 0.9,
     )  # fmt: skip
     r.energy = reading.to_dict()
