@@ -16,6 +16,7 @@ point's, so a result's recorded seed reproduces them.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -158,6 +159,20 @@ def problem_key(
         return None
     configuration = _configurable(bench, tuned) - set(reads) - set(made_from)
     return tuple(sorted((k, repr(v)) for k, v in point.items() if k not in configuration))
+
+
+def problem_seed(
+    bench: Any, point: dict[str, Any], tuned: tuple[str, ...], run_seed: int
+) -> int | None:
+    """The seed of a point's first input set where the run has a seed and the suite says what
+    the point's problem is: derived from both, so every worker of the run (on every GPU)
+    draws the same inputs for the same problem and a new run draws new ones; None where the
+    suite cannot say (its points draw their own)."""
+    key = problem_key(bench, point, tuned)
+    if key is None:
+        return None
+    text = repr((run_seed, bench.name, key)).encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big") & (2**63 - 1)
 
 
 def shares_problem(

@@ -6,6 +6,7 @@ was read: gpubench.load.config)."""
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -108,6 +109,7 @@ class SweepPlan:
         """The results log's first line: what a resumption checks, and the record."""
         return {
             "fingerprint": stamp,
+            "run_seed": self.run.run_seed,
             "suite": self.bench.name,
             "spec": self.record,
             "environment": environment,
@@ -140,6 +142,7 @@ def plan_sweep(
         spec.timing,
         timeline=files.timeline is not None,
         tuned=spec.tuned,
+        run_seed=_run_seed(previous_header),
     )
     return SweepPlan(
         bench=bench,
@@ -157,6 +160,15 @@ def plan_sweep(
             *([LogKept(str(files.kept))] if files.kept else []),
         ),
     )
+
+
+def _run_seed(previous_header: dict[str, Any]) -> int:
+    """A new seed for a new run; a resumed run's own, so the problems it had begun are
+    measured on the same data after the resumption."""
+    seed = previous_header.get("run_seed")
+    if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**63:
+        return seed
+    return secrets.randbits(63)
 
 
 def shard_points(points: list[Point], shard: tuple[int, int] | None, source: str) -> list[Point]:

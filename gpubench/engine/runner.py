@@ -22,7 +22,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpubench.engine import audit, memory
-from gpubench.engine.input_sets import EarlierSet, same_problem, shapes_match, shares_problem
+from gpubench.engine.input_sets import (
+    EarlierSet,
+    problem_seed,
+    same_problem,
+    shapes_match,
+    shares_problem,
+)
 from gpubench.engine.kernels import CompileCache
 from gpubench.engine.randoms import ParallelRandom
 from gpubench.engine.stages import PointState, VariantRun
@@ -129,6 +135,10 @@ class Plan:
     # Run-time parameters the sweep file names as configuration (`tune: configuration:`):
     # points that differ only in them share one problem's data, as compile-time ones do.
     tuned: tuple[str, ...] = ()
+    # The run's seed, from which each problem's inputs are drawn (input_sets.problem_seed), so
+    # the workers of several GPUs measure a problem's configurations on the same data; None:
+    # each point draws its own.
+    run_seed: int | None = None
 
     @property
     def flush_l2(self) -> bool:
@@ -158,10 +168,27 @@ class PlanSettings:
     timeline: bool = False
     give_up_above_ms: float | None = None
     tuned: tuple[str, ...] = ()
+    run_seed: int | None = None
 
     def plan(self, bench: Benchmark, points: list[Point]) -> Plan:
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         return Plan(bench, points, **fields)
+
+
+def _first_set_seed(plan: Plan, point: Point, earlier: EarlierSet | None) -> int:
+    """The seed of a point's first input set: its problem's, derived from the run's seed,
+    where there is one; drawn where the suite cannot say what the problem is, in untrusted
+    mode (fresh data for every point), or where the earlier point's set of the same problem
+    is to be this point's second (the two sets must differ)."""
+    if plan.run_seed is None or plan.policy.untrusted:
+        return secrets.randbits(63)
+    seed = problem_seed(plan.bench, point, plan.tuned, plan.run_seed)
+    if seed is None or (
+        earlier is not None
+        and problem_seed(plan.bench, earlier.point, plan.tuned, plan.run_seed) == seed
+    ):
+        return secrets.randbits(63)
+    return seed
 
 
 def _compiler_excerpt(output: str, limit: int = 12) -> str:
@@ -356,7 +383,7 @@ class Runner:
             too_big = self._inputs_do_not_fit(plan.bench, point)
         if too_big:
             return Status.SKIPPED, too_big
-        seed = secrets.randbits(63)
+        seed = _first_set_seed(plan, point, earlier)
         try:
             with clock.phase("inputs"):
                 inputs = plan.bench.inputs(point, ParallelRandom(seed))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from gpubench.formats.results import Environment, Float, Point, Result, Scalar, Spec
+from gpubench.formats.results import Count, Environment, Float, Point, Result, Scalar, Spec
 
 
 class Fingerprint(Struct):
@@ -37,6 +37,8 @@ class Header(Struct, tag="header", tag_field="kind"):
     environment: Environment | None = None
     spec: Spec | None = None
     fingerprint: Fingerprint | None = None
+    # The seed each problem's inputs were drawn from (a resumption draws from it too).
+    run_seed: Count | None = None
     # The logs `gpubench merge` joined into this one.
     merged_from: list[str] | None = None
 

@@ -245,3 +245,26 @@ def test_run_time_parameters_named_as_configuration_share_the_problem():
     ]
     bench.input_params = frozenset({"n", "tag"})  # the inputs read it: part of the problem
     assert not input_sets.shares_problem(bench, a, b, ("tag",))
+
+
+# -- one seed per problem per run ------------------------------------------------------------
+def _tunable():
+    from gpubench.load import registry
+
+    return registry.get(str(__import__("pathlib").Path(__file__).parents[1] / "suites/tunable.py"))
+
+
+def test_a_problem_s_seed_is_the_run_s_for_every_configuration_of_it():
+    bench = _tunable()
+    point = {"n": 1000, "block": 128, "unroll": 1}
+    seed = input_sets.problem_seed(bench, point, (), 12345)
+    assert seed == 5033474089514785139  # blake2b of (run seed, suite, problem), 63 bits
+    # Another configuration of the problem: the same seed; another problem or run: another.
+    assert input_sets.problem_seed(bench, {**point, "block": 256, "unroll": 4}, (), 12345) == seed
+    assert input_sets.problem_seed(bench, {**point, "n": 1001}, (), 12345) != seed
+    assert input_sets.problem_seed(bench, point, (), 12346) != seed
+    assert 0 <= seed < 2**63
+
+
+def test_a_suite_that_cannot_say_its_problem_has_no_problem_seed():
+    assert input_sets.problem_seed(ScaleSuite(), ScaleSuite().defaults(), (), 12345) is None

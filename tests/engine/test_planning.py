@@ -206,8 +206,11 @@ def test_a_plan_s_result_set_and_log_header_carry_the_record(tmp_path, monkeypat
         {"compiled": 1},
     )
     assert result_set.results == [] and result_set.environment == ENV
+    seed = plan.run.run_seed
+    assert isinstance(seed, int) and 0 <= seed < 2**63
     assert plan.log_header({"s": 1}, ENV) == {
         "fingerprint": {"s": 1},
+        "run_seed": seed,
         "suite": "transpose",
         "spec": plan.record,
         "environment": ENV,
@@ -237,3 +240,30 @@ def test_the_run_time_knobs_a_sweep_file_tunes_travel_with_the_plan(tmp_path, mo
     assert plan.run.tuned == ("delta",) and plan.run.settings.tuned == ("delta",)
     untuned = planning.plan_sweep(config.spec_from_mapping(keys, "s.yaml"), outputs.OutputRequest())
     assert untuned.run.tuned == ()
+
+
+def test_a_resumed_run_draws_its_problems_from_the_logged_run_seed(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    monkeypatch.chdir(tmp_path)
+    log = tmp_path / "r.jsonl"
+    log.write_text(json.dumps({"kind": "header", "run_seed": 12345}) + "\n")
+    resumed = planning.plan_sweep(spec_of(), outputs.OutputRequest(resume=str(log)))
+    assert resumed.run.run_seed == 12345
+    log.write_text(json.dumps({"kind": "header"}) + "\n")  # a log from before run seeds
+    older = planning.plan_sweep(spec_of(), outputs.OutputRequest(resume=str(log)))
+    assert isinstance(older.run.run_seed, int) and older.run.run_seed != 12345
+    fresh = [_planned(tmp_path, monkeypatch).run.run_seed for _ in range(2)]
+    assert fresh[0] != fresh[1]  # a new run, new data
+
+
+@pytest.mark.parametrize("seed", ['"12345"', "-1", "true", "1e3", str(2**63)])
+def test_a_logged_run_seed_of_the_wrong_kind_is_one_line(tmp_path, monkeypatch, seed):
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    monkeypatch.chdir(tmp_path)
+    log = tmp_path / "r.jsonl"
+    log.write_text('{"kind": "header", "run_seed": ' + seed + "}\n")
+    with pytest.raises(ConfigError) as info:
+        planning.plan_sweep(spec_of(), outputs.OutputRequest(resume=str(log)))
+    assert "run_seed" in str(info.value) and "\n" not in str(info.value)

@@ -1130,3 +1130,42 @@ def test_a_tuned_run_time_parameter_shares_the_problem_even_where_specs_are_unkn
     Unsized.made.clear()
     results = Runner(FakeBackend()).run(Plan(bench, points, ("good",), "good", QUICK))
     assert len({r.seed for r in results}) == 3 and Unsized.made == [1000] * 3
+
+
+# -- one seed per problem per run: the same data on every GPU ------------------------------
+def _tunable_plan(points, **settings):
+    from gpubench.engine.input_sets import by_problem
+
+    bench = _suite("tunable")
+    points = by_problem(bench, [bench.resolve({**bench.defaults(), **p}) for p in points])
+    return Plan(bench, points, ("scale",), "scale", QUICK, **settings)
+
+
+def test_two_workers_of_a_run_draw_a_problem_s_inputs_from_one_seed():
+    configurations = [{"n": 64, "block": 128}, {"n": 64, "block": 256}, {"n": 96, "block": 128}]
+    plan = _tunable_plan(configurations, run_seed=7)
+    # Each "GPU" runs the whole plan in a worker of its own.
+    first = Runner(FakeBackend()).run(plan)
+    second = Runner(FakeBackend()).run(plan)
+    assert all(r.status is Status.OK for r in first + second), [r.reason for r in first]
+    seeds = [r.seed for r in first]
+    assert seeds == [r.seed for r in second]
+    assert seeds[1] == seeds[2] != seeds[0]  # n=96 comes first: the biggest problem first
+    assert [r.point["n"] for r in first] == [96, 64, 64]
+
+
+def test_without_a_run_seed_or_in_untrusted_mode_each_worker_draws_its_own():
+    configurations = [{"n": 64, "block": 128}, {"n": 64, "block": 256}]
+    plain = _tunable_plan(configurations)
+    assert Runner(FakeBackend()).run(plain)[0].seed != Runner(FakeBackend()).run(plain)[0].seed
+    untrusted = _tunable_plan(configurations, run_seed=7)
+    untrusted = dataclasses.replace(untrusted, policy=dataclasses.replace(QUICK, untrusted=True))
+    first, second = Runner(FakeBackend()).run(untrusted), Runner(FakeBackend()).run(untrusted)
+    assert first[0].seed != second[0].seed
+    assert first[0].seed != first[1].seed  # untrusted: fresh data for every point
+
+
+def test_a_plan_s_run_seed_travels_to_its_workers():
+    plan = _tunable_plan([{"n": 64}], run_seed=99)
+    assert plan.settings.run_seed == 99
+    assert plan.settings.plan(plan.bench, plan.points).run_seed == 99
