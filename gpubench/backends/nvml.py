@@ -6,7 +6,9 @@ from typing import Any
 
 
 def handle_for(bus_id: str) -> Any:
-    """NVML's handle for this GPU (initialised once per process), or None without NVML."""
+    """NVML's handle for this GPU (initialised once per process), or None without NVML. Where
+    NVML does not know the bus id, the host's only GPU; with several, none: another GPU's
+    clock, power or energy would be read as this one's."""
     try:
         import pynvml
 
@@ -14,6 +16,8 @@ def handle_for(bus_id: str) -> Any:
         try:
             return pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
         except pynvml.NVMLError:
+            if pynvml.nvmlDeviceGetCount() != 1:
+                return None
             return pynvml.nvmlDeviceGetHandleByIndex(0)
     except Exception:  # NVML missing or unusable: clocks simply go unread
         return None
@@ -137,10 +141,13 @@ class NvmlEnergyMeter:
             from gpubench.model.energy import idle_watts
 
             self.start()
-            began = self.now()
-            time.sleep(IDLE_WINDOW_S)
-            ended = self.now()
-            self._idle = idle_watts(self.stop(), began, ended)
+            try:
+                began = self.now()
+                time.sleep(IDLE_WINDOW_S)
+                ended = self.now()
+            finally:
+                trace = self.stop()  # an interrupt must not leave the thread reading
+            self._idle = idle_watts(trace, began, ended)
         return self._idle  # type: ignore[return-value]
 
     def _read(self) -> None:
@@ -159,7 +166,8 @@ class NvmlEnergyMeter:
             before = time.perf_counter()
             try:
                 counter = float(pynvml.nvmlDeviceGetTotalEnergyConsumption(handle))
-            except pynvml.NVMLError:
+            except pynvml.NVMLError as exc:
+                trace.failed = f"the energy counter stopped answering during the window ({exc})"
                 return
             seen = (before + time.perf_counter()) / 2
             if last is not None and counter != last:

@@ -417,8 +417,10 @@ def _flag_threads_left(outcome: dict[str, Any], before: set[Any]) -> dict[str, A
     left = audit.threads_left_behind(before)
     if not left:
         return outcome
+    energy_keys = {m.key for m in metrics.ENERGY_METRICS}
     return {
-        **outcome,
+        **{k: v for k, v in outcome.items() if k != "energy"},  # energy stands with the time
+        "metrics": {k: v for k, v in outcome.get("metrics", {}).items() if k not in energy_keys},
         "status": Status.IMPLAUSIBLE,
         "reason": f"left host threads running ({', '.join(left)}): work they do is "
         "outside every timed interval",

@@ -27,7 +27,7 @@ import numpy as np
 
 from gpubench.engine import audit, input_sets, memory, verify
 from gpubench.engine.checking import Checker
-from gpubench.engine.energy import measure_energy
+from gpubench.engine.energy import measure_energy, window_verdict
 from gpubench.engine.input_sets import (
     FIRST,
     SECOND,
@@ -230,7 +230,7 @@ class VariantRun:
                 record = self.checked_run()
                 verdict, unverified = self.verify(record)
                 measurement = self.measure(unverified)
-                reading = self.measure_energy(unverified, measurement)
+                reading = self.measure_energy(unverified, measurement, record)
                 self.recheck(unverified, measurement)
                 spans = self.timeline()
             except KernelLaunchError as exc:
@@ -542,18 +542,23 @@ class VariantRun:
         return measurement
 
     def measure_energy(
-        self, unverified: str | None, measurement: timing.Measurement
+        self, unverified: str | None, measurement: timing.Measurement, record: RunRecord
     ) -> dict[str, Any] | None:
-        """The energy of one run where asked (`timing.energy`), for a verified variant that
-        was timed to the end: a reading, or {"missing": why}. Before the re-check, so the
-        window's runs are re-checked with the timed ones."""
-        policy = self.plan.policy
-        if not policy.energy or unverified or measurement.gave_up:
+        """The energy of one run where asked (`timing.energy`), for a verified variant whose
+        timing can stand: a reading, or {"missing": why}. Before the re-check, so the window's
+        runs are re-checked with the timed ones; a window faster than the hardware allows
+        makes the result implausible."""
+        policy, case = self.plan.policy, self.case
+        if not policy.energy or unverified or measurement.gave_up or self.implausible:
             return None
+        assert case is not None
+        run_ms = statistics.median(measurement.samples_ms)
+        work, device = case.work_for(record), self.backend.device
+        if audit.speed_of_light(work, run_ms, device, len(kernel_launches(case.steps))):
+            return None  # implausible already (assemble says why): no window for it
         meter = self.backend.energy_meter()
         if meter is None:
             return {"missing": "this GPU has no energy counter gpubench can read (NVML)"}
-        run_ms = statistics.median(measurement.samples_ms)
         with self.clock.phase("energy"):
             got = measure_energy(
                 self.backend,
@@ -562,9 +567,12 @@ class VariantRun:
                 run_ms,
                 policy.energy_window_s,
                 self.restore_inout,
-                one_at_a_time=has_repeat(self.case.steps),
+                one_at_a_time=has_repeat(case.steps),
             )
-        return {"missing": got} if isinstance(got, str) else got.to_dict()
+        if isinstance(got, str):
+            return {"missing": got}
+        self.implausible, withheld = window_verdict(got, run_ms, work, device)
+        return {"missing": withheld} if withheld else got.to_dict()
 
     def recheck(self, unverified: str | None, measurement: timing.Measurement) -> None:
         """What was timed is checked again. The inputs must still hold what was uploaded; then

@@ -33,6 +33,9 @@ class EnergyTrace:
     # The SM clock (MHz) and the GPU's temperature (°C) read during the window.
     clocks_mhz: list[float] = field(default_factory=list)
     temperatures_c: list[float] = field(default_factory=list)
+    # Why the meter stopped reading before the window ended, where it did: what it read is
+    # then no figure for the whole window.
+    failed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,8 @@ def reading(
 ) -> EnergyReading | str:
     """The reading of a window from `start` to `end` (the meter's clock) in which `runs`
     back-to-back runs took `gpu_ms` of GPU time; or why there is none."""
+    if trace.failed:
+        return trace.failed
     if runs < 1 or gpu_ms <= 0 or end <= start:
         return "the window held no run"
     inside = whole_intervals(trace.ticks, start, end)

@@ -41,14 +41,18 @@ def fake_pynvml(monkeypatch):
     return module
 
 
-def test_the_handle_is_the_gpu_on_the_bus_else_the_first(fake_pynvml):
+def test_the_handle_is_the_gpu_on_the_bus_else_the_only_one(fake_pynvml):
     assert nvml.handle_for("0000:19:00.0") == "handle of 0000:19:00.0"
 
     def unknown_bus(bus):
         raise NVMLError("not found")
 
     fake_pynvml.nvmlDeviceGetHandleByPciBusId = unknown_bus
+    fake_pynvml.nvmlDeviceGetCount = lambda: 1
     assert nvml.handle_for("0000:19:00.0") == "handle of GPU 0"
+    # With several GPUs, GPU 0's readings (energy included) would be taken for this one's.
+    fake_pynvml.nvmlDeviceGetCount = lambda: 2
+    assert nvml.handle_for("0000:19:00.0") is None
 
 
 def test_every_reading_under_its_name(fake_pynvml):
@@ -120,12 +124,15 @@ def test_the_meter_records_each_change_of_the_counter_with_power_and_clock(fake_
     assert set(trace.temperatures_c) == {41.0}
 
 
-def test_a_counter_that_fails_mid_window_ends_the_trace_quietly(fake_pynvml):
-    calls = []
+def test_a_counter_that_fails_mid_window_says_so_in_the_trace(fake_pynvml):
+    import threading
+
+    calls, failed = [], threading.Event()
 
     def counter(handle):
         calls.append(1)
         if len(calls) > 2:
+            failed.set()
             raise NVMLError("GPU is lost")
         return 1000 * len(calls)
 
@@ -133,9 +140,14 @@ def test_a_counter_that_fails_mid_window_ends_the_trace_quietly(fake_pynvml):
     fake_pynvml.nvmlDeviceGetFieldValues = lambda handle, ids: [_Value(0, 1_000)]
     meter = nvml.NvmlEnergyMeter("h")
     meter.start()
+    assert failed.wait(5.0)  # the thread reached the failing read
     trace = meter.stop()
-    # The first value is the baseline, not a change: at most the second is a tick.
-    assert [e for _, e in trace.ticks] in ([], [2000.0])
+    # The first value is the baseline, not a change: the second is the one tick.
+    assert [e for _, e in trace.ticks] == [2000.0]
+    assert trace.failed == "the energy counter stopped answering during the window (GPU is lost)"
+    from gpubench.model.energy import reading
+
+    assert reading(trace, 0.0, 1e9, 1, 1.0, None) == trace.failed
 
 
 @pytest.mark.gpu

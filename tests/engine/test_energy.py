@@ -174,3 +174,77 @@ def test_gpu_each_verified_transpose_carries_a_reading_its_counter_and_samples_a
         assert r.metrics["gb_per_j"] > 0
     naive, padded = results[1], results[2]
     assert naive.energy["joules_per_run"] > padded.energy["joules_per_run"]
+
+
+# -- what the window's own time says, and results that cannot stand ------------------------
+class _FastBackToBack(FakeBackend):
+    """Timed one by one at 1 ms a run, but back to back `per_run_ms` a run: a kernel that does
+    less work when launched back to back (its outputs already right, the inputs unchanged)."""
+
+    per_run_ms = 0.1
+
+    def time_hot_ms(self, bound, runs):
+        self.hot_calls.append(runs)
+        self._enqueue(bound)  # the outputs right, as such a kernel leaves them
+        # The host's turn costs a millisecond a call whatever the events say.
+        self.meter.advance(max(self.per_run_ms * runs / 1000.0, 0.001), 50.0)
+        return self.per_run_ms
+
+
+def test_a_kernel_faster_back_to_back_than_timed_gets_no_energy_figure():
+    results, _ = run(["good"], backend=_FastBackToBack())
+    r = results["good"]
+    assert r.status is Status.OK  # its timing stands: the timed runs were audited
+    assert r.energy == {
+        "missing": "back to back the runs took 0.1 ms each against a timed median of 1 ms: "
+        "not the work that was timed, so no energy figure"
+    }
+    assert "energy_mj" not in r.metrics
+
+
+def test_a_window_faster_than_the_hardware_makes_the_result_implausible():
+    backend = _FastBackToBack()
+    backend.per_run_ms = 1e-9  # 8,000 bytes in a femtosecond
+    results, _ = run(["good"], backend=backend)
+    r = results["good"]
+    assert r.status is Status.IMPLAUSIBLE
+    assert r.reason.startswith("faster than the hardware allows in the energy window: ")
+    assert r.energy is None and "energy_mj" not in r.metrics
+
+
+def test_a_timing_that_cannot_stand_gets_no_window():
+    from tests.fakes import CheatingScaleSuite
+
+    bench, backend = CheatingScaleSuite(), FakeBackend()
+    plan = Plan(bench, [bench.defaults()], ("untimed",), "untimed", ENERGY)
+    (r,) = Runner(backend).run(plan)
+    assert r.status is Status.IMPLAUSIBLE and "below the launch floor" in r.reason
+    assert r.energy is None and backend.hot_calls == []
+
+
+def test_a_result_found_implausible_afterwards_loses_its_energy():
+    from tests.fakes import CheatingScaleSuite
+
+    bench, backend = CheatingScaleSuite(), FakeBackend()
+    plan = Plan(bench, [bench.defaults()], ("good", "leaves_a_thread"), "good", ENERGY)
+    good, cheat = Runner(backend).run(plan)
+    assert good.energy["joules_per_run"] == pytest.approx(0.25, rel=1e-9)
+    assert cheat.status is Status.IMPLAUSIBLE and "left host threads running" in cheat.reason
+    assert cheat.energy is None
+    assert not {"energy_mj", "power_w", "gb_per_j", "gflop_per_j"} & set(cheat.metrics)
+
+
+def test_settling_ends_on_the_meter_s_clock_whatever_the_events_say():
+    calls = []
+
+    class Backend:
+        def time_hot_ms(self, bound, runs):
+            calls.append(runs)
+            meter.advance(0.1, 300.0)  # 100 ms a call on the clock, 0 ms by the events
+            return 0.0
+
+    meter = FakeMeter()
+    got = measure_energy(Backend(), meter, None, 10.0, 0.5, lambda: None)
+    # Settling stops after 2 s of the meter's clock (20 calls), the window after 0.5 s (5).
+    assert len(calls) == 20 + 5
+    assert got == "the window held no run"  # no GPU time in it: no reading
