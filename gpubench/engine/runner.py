@@ -240,8 +240,10 @@ class Runner:
         self.backend = backend
         self.observers = list(observers)
         self.modules = CompileCache(backend)
-        # The last point's state, kept until the next point takes its first set or not.
+        # The last point's state, kept until the next point takes its first set or not, and
+        # the run seed of the plan that made it (a plan of another seed wants other data).
         self._last: PointState | None = None
+        self._last_run_seed: int | None = None
 
     def run(self, plan: Plan) -> list[Result]:
         notify = Notifier(self.observers, plan)
@@ -313,6 +315,7 @@ class Runner:
         finally:
             if not crashed:
                 self._last = state  # its first set may serve the next point; freed then
+                self._last_run_seed = plan.run_seed
         return results.out
 
     def _read_idle_power(self, plan: Plan) -> None:
@@ -353,6 +356,7 @@ class Runner:
         if (
             last is None
             or last.bench is not plan.bench
+            or self._last_run_seed != plan.run_seed
             or plan.policy.untrusted
             or not shares_problem(plan.bench, last.point, point, plan.tuned)
         ):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -360,9 +361,14 @@ class _Rounds:
         self.note = lambda notice: note(notice) if isinstance(notice, CompileStopped) else None
 
     def measure(
-        self, problem: Problem, indices: list[int], bar_ms: float | None = None
+        self,
+        problem: Problem,
+        indices: list[int],
+        bar_ms: float | None = None,
+        run_seed: int | None = None,
     ) -> list[Result | None]:
-        """The result of each configuration (None where the run left none: interrupted)."""
+        """The result of each configuration (None where the run left none: interrupted), on
+        the data of the plan's run seed, or of `run_seed` where given."""
         bench = self.plan.bench
         reference = getattr(bench, "reference_variant", None)
         by_variant: dict[str, list[dict[str, Any]]] = {}
@@ -377,6 +383,8 @@ class _Rounds:
             sub = dataclasses.replace(
                 self.plan.run, points=points, variants=variants, give_up_above_ms=bar_ms
             )
+            if run_seed is not None:
+                sub = dataclasses.replace(sub, run_seed=run_seed)
             compile_in_background(self.runner, sub, self.note)
             for result in self.runner.run(sub):
                 found[(point_key(result.point), result.variant)] = result
@@ -393,7 +401,9 @@ class _Rounds:
         chosen = [index for index, _ in valid[:count]]
         if not chosen:
             return []
-        results = self.measure(problem, chosen)
+        # On fresh inputs: a seed of its own, so a configuration that was lucky on the search's
+        # data (sssp's sources) must win again on other data.
+        results = self.measure(problem, chosen, run_seed=secrets.randbits(63))
         timed = [
             (outcome_of(r, self.objective).cost, i, r)
             for i, r in zip(chosen, results, strict=True)

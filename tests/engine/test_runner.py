@@ -1169,3 +1169,25 @@ def test_a_plan_s_run_seed_travels_to_its_workers():
     plan = _tunable_plan([{"n": 64}], run_seed=99)
     assert plan.settings.run_seed == 99
     assert plan.settings.plan(plan.bench, plan.points).run_seed == 99
+
+
+def test_a_plan_of_another_run_seed_does_not_take_the_last_point_s_data():
+    # The same problem, measured again under another run seed (tune's confirmation): new data.
+    backend = FakeBackend()
+    runner = Runner(backend)
+    first = runner.run_point(
+        _tunable_plan([{"n": 64}], run_seed=7), _tunable_plan([{"n": 64}]).points[0], ("scale",)
+    )
+    same = runner.run_point(
+        _tunable_plan([{"n": 64}], run_seed=7),
+        _tunable_plan([{"n": 64, "block": 256}]).points[0],
+        ("scale",),
+    )
+    other = runner.run_point(
+        _tunable_plan([{"n": 64}], run_seed=8),
+        _tunable_plan([{"n": 64, "block": 256}]).points[0],
+        ("scale",),
+    )
+    runner.close()
+    assert first[0].seed == same[0].seed  # the run's problem: its data shared
+    assert other[0].seed != first[0].seed and other[0].status is Status.OK

@@ -254,3 +254,14 @@ def test_a_round_is_as_many_configurations_as_compile_at_once_and_two_per_gpu(mo
     assert auto_batch(Spread()) == 32
     monkeypatch.setattr("os.cpu_count", lambda: None)
     assert auto_batch(Spread()) == 2  # one core: still two configurations for the GPU
+
+
+def test_the_search_measures_a_problem_on_one_data_set_and_the_confirmation_on_another(fake_gpu):
+    result = tune(str(TUNABLE), "--strategy", "exhaustive", "--budget", "100%", "--batch", "8")
+    assert result.exit_code == 0, result.output
+    _, results = load_jsonl("results/tunable.tune.jsonl")
+    for n in (1000, 3000):
+        # Each configuration's latest result: the three best from their confirmation.
+        seeds = [r.seed for r in results if r.point["n"] == n]
+        counts = sorted(seeds.count(seed) for seed in set(seeds))
+        assert counts == [3, 21]  # the search on one data set, the confirmation on another
