@@ -37,7 +37,8 @@ from gpubench.errors import EXIT_FAILED_POINTS, EXIT_OK, ConfigError
     "--energy",
     is_flag=True,
     help="Compare the energy per run (--metric energy_mj), judged against the energy "
-    "readings' own noise; a pair without a reading on a side is not comparable.",
+    "readings' own noise; a reading the base has and the new run lacks is a regression, a "
+    "pair whose base has none is not comparable.",
 )
 @click.option(
     "--markdown",

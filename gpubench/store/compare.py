@@ -168,6 +168,9 @@ def _compare_one(base: Result | None, new: Result, threshold: float, metric: Met
     if not (base.status.is_measured and new.status.is_measured):
         return _unjudged(new, before, after, f"not measured ({base.status} → {new.status})")
     if metric.key in ENERGY_KEYS and (why := _no_energy(base, new)):
+        if base.joules_per_run is not None:
+            # The gate was asked to watch this energy, and the new run no longer shows it.
+            return _unjudged(new, before, after, f"broken (energy reading lost: {why})")
         return _unjudged(new, before, after, f"not comparable: no energy reading ({why})")
     if not before or after is None:
         return _unjudged(new, before, after, f"not measured ({base.status} → {new.status})")

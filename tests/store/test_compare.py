@@ -425,8 +425,8 @@ def test_a_pair_without_an_energy_reading_on_a_side_is_not_comparable_never_a_re
         (1, "not comparable: no energy reading (base: measured without --energy)"),
         (
             2,
-            "not comparable: no energy reading (new: this GPU has no energy counter gpubench "
-            "can read (NVML))",
+            "broken (energy reading lost: new: this GPU has no energy counter gpubench can "
+            "read (NVML))",
         ),
         (
             3,
@@ -437,8 +437,9 @@ def test_a_pair_without_an_energy_reading_on_a_side_is_not_comparable_never_a_re
     ]
     assert [(r.change, r.noise) for r in rows[:3]] == [(None, None)] * 3
     assert rows[0].new == pytest.approx(500.0) and rows[1].base == pytest.approx(100.0)
-    assert regressions(rows) == 1
-    assert [r.point["n"] for r in gate_order(rows)] == [4, 1, 2, 3]
+    # A reading the base had and the new run lacks fails the gate, as a lost result does.
+    assert regressions(rows) == 2
+    assert [r.point["n"] for r in gate_order(rows)] == [2, 4, 1, 3]
     # Time compares as ever: energy plays no part in it.
     assert {r.verdict for r in compare(base, new, 0.05)} == {"same"}
 
@@ -503,3 +504,12 @@ def test_energy_of_files_without_any_reading_or_beside_another_metric_is_one_lin
         2,
         "error: --energy: --energy compares energy_mj: leave out --metric gbps\n",
     )
+
+
+def test_a_new_run_without_the_energy_the_base_had_fails_the_gate(tmp_path):
+    base, _ = energy_files(tmp_path, 100.0, 100.0)
+    new = result_set(result(1, "a", 1.0, noise=0.001))  # measured without --energy
+    out = _compare_files(tmp_path, base, new, "--energy")
+    assert out.exit_code == 3, out.output
+    assert "1 regression(s)" in out.output
+    assert "broken (energy reading lost: new: measured without --energy)" in out.output
