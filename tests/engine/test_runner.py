@@ -1191,3 +1191,18 @@ def test_a_plan_of_another_run_seed_does_not_take_the_last_point_s_data():
     runner.close()
     assert first[0].seed == same[0].seed  # the run's problem: its data shared
     assert other[0].seed != first[0].seed and other[0].status is Status.OK
+
+
+def test_a_point_handed_the_earlier_set_of_its_own_problem_draws_a_seed_of_its_own():
+    from types import SimpleNamespace
+
+    from gpubench.engine.input_sets import problem_seed
+    from gpubench.engine.runner import _first_set_seed
+
+    plan = _tunable_plan([{"n": 64}, {"n": 64, "block": 256}], run_seed=7)
+    point, sibling = plan.points
+    seed = problem_seed(plan.bench, point, (), 7)
+    assert _first_set_seed(plan, point, None) == seed
+    assert _first_set_seed(plan, point, SimpleNamespace(point={**point, "n": 96})) == seed
+    # The earlier set becomes this point's second: its first must differ from it.
+    assert _first_set_seed(plan, point, SimpleNamespace(point=sibling)) != seed
