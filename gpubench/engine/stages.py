@@ -571,7 +571,7 @@ class VariantRun:
             )
         if isinstance(got, str):
             return {"missing": got}
-        self.implausible, withheld = window_verdict(got, run_ms, work, device)
+        self.implausible, withheld = window_verdict(got, run_ms, work, device, self.plan.flush_l2)
         return {"missing": withheld} if withheld else got.to_dict()
 
     def recheck(self, unverified: str | None, measurement: timing.Measurement) -> None:

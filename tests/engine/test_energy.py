@@ -192,7 +192,9 @@ class _FastBackToBack(FakeBackend):
 
 
 def test_a_kernel_faster_back_to_back_than_timed_gets_no_energy_figure():
-    results, _ = run(["good"], backend=_FastBackToBack())
+    # Timed unflushed at 1 ms a run: neither a warm L2 nor the launch explains a tenth of it.
+    unflushed = replace(ENERGY, flush_l2=False)
+    results, _ = run(["good"], policy=unflushed, backend=_FastBackToBack())
     r = results["good"]
     assert r.status is Status.OK  # its timing stands: the timed runs were audited
     assert r.energy == {
@@ -248,3 +250,19 @@ def test_settling_ends_on_the_meter_s_clock_whatever_the_events_say():
     # Settling stops after 2 s of the meter's clock (20 calls), the window after 0.5 s (5).
     assert len(calls) == 20 + 5
     assert got == "the window held no run"  # no GPU time in it: no reading
+
+
+def test_the_window_is_held_to_the_timed_median_only_where_l2_and_launch_cannot_explain_it():
+    from types import SimpleNamespace
+
+    from gpubench.engine.energy import WINDOW_JUDGED_L2S, WINDOW_JUDGED_MS, judged
+
+    assert (WINDOW_JUDGED_L2S, WINDOW_JUDGED_MS) == (4, 0.05)
+    device = SimpleNamespace(l2_bytes=50 * 2**20)
+    big, small = SimpleNamespace(bytes_moved=200 * 2**20), SimpleNamespace(bytes_moved=2**20)
+    assert judged(0.001, big, device, flushed=True)  # four L2s of bytes: a warm L2 saves little
+    assert not judged(0.001, SimpleNamespace(bytes_moved=200 * 2**20 - 1), device, True)
+    assert not judged(10.0, small, device, flushed=True)  # flushed, fits: warm L2 may explain
+    assert judged(0.05, small, device, flushed=False)  # unflushed and long enough
+    assert not judged(0.049, small, device, flushed=False)  # the launch may explain it
+    assert not judged(10.0, SimpleNamespace(), SimpleNamespace(), flushed=True)
