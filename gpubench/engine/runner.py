@@ -314,9 +314,13 @@ class Runner:
                     break  # the context is gone: nothing else can run in this process
         finally:
             if not crashed:
-                self._last = state  # its first set may serve the next point; freed then
-                self._last_run_seed = plan.run_seed
+                self._keep(state, plan.run_seed)
         return results.out
+
+    def _keep(self, state: PointState, run_seed: int | None) -> None:
+        """Keep a point's state for the next point (its first set may serve it; freed then),
+        with the run seed of the plan that made it."""
+        self._last, self._last_run_seed = state, run_seed
 
     def _read_idle_power(self, plan: Plan) -> None:
         """Before this worker's first point with --energy, while nothing of ours runs: the
