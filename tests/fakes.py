@@ -399,8 +399,9 @@ class FakeMeter:
     `busy_watts`, the idle measurement at `idle_watts_drawn`; the counter changes every
     `period_s`, exactly, as NVML's does every 100 ms."""
 
-    def __init__(self, busy_watts: float = 250.0, idle_watts_drawn: float = 50.0,
-                 period_s: float = 0.1) -> None:  # fmt: skip
+    def __init__(
+        self, busy_watts: float = 250.0, idle_watts_drawn: float = 50.0, period_s: float = 0.1
+    ) -> None:
         self.busy_watts, self.idle_watts_drawn, self.period_s = (
             busy_watts,
             idle_watts_drawn,

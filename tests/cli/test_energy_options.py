@@ -26,8 +26,21 @@ def fake_gpu(monkeypatch, tmp_path):
 
 
 def test_run_with_energy_shows_and_writes_each_results_energy(fake_gpu, tmp_path):
-    result = invoke("run", SCALE, "-v", "good", "-v", "wrong", "--n", "100", "--min-samples",
-                    "3", "--energy", "--json", "r.json")  # fmt: skip
+    result = invoke(
+        "run",
+        SCALE,
+        "-v",
+        "good",
+        "-v",
+        "wrong",
+        "--n",
+        "100",
+        "--min-samples",
+        "3",
+        "--energy",
+        "--json",
+        "r.json",
+    )
     assert result.exit_code == 3, result.output  # `wrong` is incorrect
     assert "energy" in result.output and "GB/J" in result.output
     record = json.loads((tmp_path / "r.json").read_text())
@@ -40,8 +53,9 @@ def test_run_with_energy_shows_and_writes_each_results_energy(fake_gpu, tmp_path
 
 
 def test_without_energy_the_table_and_file_are_as_before(fake_gpu, tmp_path):
-    result = invoke("run", SCALE, "-v", "good", "--n", "100", "--min-samples", "3", "--json",
-                    "r.json")  # fmt: skip
+    result = invoke(
+        "run", SCALE, "-v", "good", "--n", "100", "--min-samples", "3", "--json", "r.json"
+    )
     assert result.exit_code == 0, result.output
     assert "GB/J" not in result.output and "mJ" not in result.output
     (good,) = json.loads((tmp_path / "r.json").read_text())["results"]

@@ -142,7 +142,8 @@ def test_every_policy_check_and_its_boundary():
     assert TimingPolicy(energy_window_s=0.3).check() == []
     assert TimingPolicy(energy_window_s=3_600.0).check() == []
     assert TimingPolicy(energy_window_s=3_600.5).check() == [
-        ("energy_window_s", "must be at most 3600")]  # fmt: skip
+        ("energy_window_s", "must be at most 3600")
+    ]
     assert TimingPolicy.field_types() == {
         "warmup": int,
         "min_samples": int,

@@ -261,10 +261,23 @@ def energy_store(path: Path, variant_b: str = "tiled") -> Path:
             for variant, ms, watts in (("naive", 2.0, 250.0), (variant_b, 1.0, 300.0)):
                 for n in (1024, 2048):
                     median = ms * (n / 1024) ** 2 * (1 + 0.01 * (day % 3))
-                    energy = {"joules_per_run": watts * median / 1000, "average_watts": watts,
-                              "idle_watts": 60.0, "noise": 0.003, "sm_clock_mhz": 1980.0}  # fmt: skip
-                    results.append(Result("matmul", variant, {"n": n}, Status.OK, energy=energy,
-                                          summary={"median_ms": median, "rel_noise": 0.01}))  # fmt: skip
+                    energy = {
+                        "joules_per_run": watts * median / 1000,
+                        "average_watts": watts,
+                        "idle_watts": 60.0,
+                        "noise": 0.003,
+                        "sm_clock_mhz": 1980.0,
+                    }
+                    results.append(
+                        Result(
+                            "matmul",
+                            variant,
+                            {"n": n},
+                            Status.OK,
+                            energy=energy,
+                            summary={"median_ms": median, "rel_noise": 0.01},
+                        )
+                    )
             env = {"device": {"name": gpu}, "gpu_uuid": uuid, "backend": {"name": "pycuda"}}
             run = ResultSet(
                 "matmul", env, {}, results, created=f"2026-11-{day + 10}T03:00:00+00:00"
@@ -284,8 +297,12 @@ def test_the_energy_charts_render(tmp_path, browser):
         '[id^=energy-].js-plotly-plot')].map(d => [d.id, {traces: d.data.map(t => [t.name,
         t.x.length]), y: d.layout.yaxis.title.text, x: (d.layout.xaxis.title || {}).text || ""}]))""")
     h100, h200 = "NVIDIA H100 80GB HBM3 1a2b3c4d, pycuda", "NVIDIA H200 5e6f7a8b, pycuda"
-    over_time = [[f"naive · {h100}", 6], [f"tiled · {h100}", 6], [f"naive · {h200}", 2],
-                 [f"tiled · {h200}", 2]]  # fmt: skip
+    over_time = [
+        [f"naive · {h100}", 6],
+        [f"tiled · {h100}", 6],
+        [f"naive · {h200}", 2],
+        [f"tiled · {h200}", 2],
+    ]
     latest = [[name, 1] for name, _ in over_time]
     assert charts == {
         "energy-0": {"traces": over_time, "y": "energy per run (mJ)", "x": ""},

@@ -25,15 +25,28 @@ MISSING = {"missing": "no energy counter"}
 
 
 def reading(joules: float, watts: float = 250.0) -> dict:
-    return {"joules_per_run": joules, "average_watts": watts, "idle_watts": 50.0,
-            "noise": 0.004, "sm_clock_mhz": 1980.0}  # fmt: skip
+    return {
+        "joules_per_run": joules,
+        "average_watts": watts,
+        "idle_watts": 50.0,
+        "noise": 0.004,
+        "sm_clock_mhz": 1980.0,
+    }
 
 
 def run(day: int, env: dict, results: list[tuple], suite: str = "scale") -> ResultSet:
     """results: (variant, n, median ms, energy or None)."""
-    made = [Result(suite, variant, {"n": n}, Status.OK, energy=energy,
-                   summary={"median_ms": median, "rel_noise": 0.01})
-            for variant, n, median, energy in results]  # fmt: skip
+    made = [
+        Result(
+            suite,
+            variant,
+            {"n": n},
+            Status.OK,
+            energy=energy,
+            summary={"median_ms": median, "rel_noise": 0.01},
+        )
+        for variant, n, median, energy in results
+    ]
     return ResultSet(suite, env, {"suite": suite}, made, created=f"2026-11-2{day}T03:00:00+00:00")
 
 
@@ -42,16 +55,49 @@ def store(tmp_path):
     """Runs 1 and 2 on the H100 with energy (b at n=20 missing in run 2), run 3 there without
     --energy, run 4 on the H200 with energy of a at n=10 only."""
     with History.open(tmp_path / "h.sqlite") as history:
-        history.append(run(0, H100, [("a", 10, 1.0, reading(0.25)), ("b", 10, 2.0, reading(0.5)),
-                                     ("a", 20, 2.0, reading(0.5)), ("b", 20, 4.0, reading(1.0))]),
-                       version=VERSION)  # fmt: skip
-        history.append(run(1, H100, [("a", 10, 1.0, reading(0.24)), ("b", 10, 1.5, reading(0.45, 300.0)),
-                                     ("a", 20, 2.0, reading(0.48)), ("b", 20, 4.0, MISSING)]),
-                       version=VERSION)  # fmt: skip
-        history.append(run(2, H100, [("a", 10, 1.0, None), ("b", 10, 1.5, None),
-                                     ("a", 20, 2.0, None), ("b", 20, 4.0, None)]), version=VERSION)  # fmt: skip
-        history.append(run(3, H200, [("a", 10, 0.5, reading(0.2, 400.0)), ("b", 10, 1.0, None)]),
-                       version=VERSION)  # fmt: skip
+        history.append(
+            run(
+                0,
+                H100,
+                [
+                    ("a", 10, 1.0, reading(0.25)),
+                    ("b", 10, 2.0, reading(0.5)),
+                    ("a", 20, 2.0, reading(0.5)),
+                    ("b", 20, 4.0, reading(1.0)),
+                ],
+            ),
+            version=VERSION,
+        )
+        history.append(
+            run(
+                1,
+                H100,
+                [
+                    ("a", 10, 1.0, reading(0.24)),
+                    ("b", 10, 1.5, reading(0.45, 300.0)),
+                    ("a", 20, 2.0, reading(0.48)),
+                    ("b", 20, 4.0, MISSING),
+                ],
+            ),
+            version=VERSION,
+        )
+        history.append(
+            run(
+                2,
+                H100,
+                [
+                    ("a", 10, 1.0, None),
+                    ("b", 10, 1.5, None),
+                    ("a", 20, 2.0, None),
+                    ("b", 20, 4.0, None),
+                ],
+            ),
+            version=VERSION,
+        )
+        history.append(
+            run(3, H200, [("a", 10, 0.5, reading(0.2, 400.0)), ("b", 10, 1.0, None)]),
+            version=VERSION,
+        )
         yield history
 
 
@@ -86,7 +132,9 @@ def test_the_energy_charts_data(store):
     # b's energy is missing in run 2 at n=20: its line ends at run 1, and run 2 (the
     # latest with energy there) has a marker for a alone.
     assert [(s["variant"], s["runs"], s["joules"]) for s in n20["series"]] == [
-        ("a", [1, 2], [0.5, 0.48]), ("b", [1], [1.0])]  # fmt: skip
+        ("a", [1, 2], [0.5, 0.48]),
+        ("b", [1], [1.0]),
+    ]
     assert [(d["variant"], d["run"], d["joules"]) for d in n20["latest"]] == [("a", 2, 0.48)]
     # The energy metrics are not in these results' metrics: the chooser offers none.
     assert data["metrics"] == []
@@ -96,11 +144,17 @@ def test_a_page_with_energy_pinned(store, tmp_path, monkeypatch):
     monkeypatch.setattr(web, "_copy_plotly", lambda out: None)
     pages = web.write_report(store, str(tmp_path / "site"), threshold=0.02)
     assert sorted(p.name for p in (tmp_path / "site").iterdir()) == [
-        "energy.js", "index.html", "report.js", "scale.html"]  # fmt: skip
+        "energy.js",
+        "index.html",
+        "report.js",
+        "scale.html",
+    ]
     assert (tmp_path / "site" / "energy.js").read_text() == web_energy.ENERGY_SCRIPT
     text = pages[1].read_text()
-    for part, mark in ((web._STYLE, "/* the style in web_shared.txt */"),
-                       (web._CHARTS_JS, "/* the charts' script in web_shared.txt */")):  # fmt: skip
+    for part, mark in (
+        (web._STYLE, "/* the style in web_shared.txt */"),
+        (web._CHARTS_JS, "/* the charts' script in web_shared.txt */"),
+    ):
         text = text.replace(part, mark)
     snapshots.matches(PINNED / "web_energy.html", text.replace("><", ">\n<"))
     assert text.endswith(
@@ -118,7 +172,11 @@ def test_the_sections_name_a_chart_per_point_with_energy():
     two = web_energy.energy_sections({"points": [{}, {}]})
     assert re.findall(r"<h2>(.*?)</h2>", two) == ["Energy over time", "Energy against time"]
     assert re.findall(r"id='([^']+)'", two) == [
-        "energy-0", "energy-1", "energy-vs-time-0", "energy-vs-time-1"]  # fmt: skip
+        "energy-0",
+        "energy-1",
+        "energy-vs-time-0",
+        "energy-vs-time-1",
+    ]
 
 
 def test_a_report_without_energy_has_no_energy_script_section_or_data(tmp_path, monkeypatch):
@@ -130,7 +188,10 @@ def test_a_report_without_energy_has_no_energy_script_section_or_data(tmp_path, 
         pages = web.write_report(history, str(tmp_path / "site"), threshold=0.02)
     assert "energy" not in data
     assert sorted(p.name for p in (tmp_path / "site").iterdir()) == [
-        "index.html", "report.js", "scale.html"]  # fmt: skip
+        "index.html",
+        "report.js",
+        "scale.html",
+    ]
     page = pages[1].read_text()
     assert "Energy" not in page and "energy.js" not in page and "energy-0" not in page
     # The latest run asked for energy and has none: its table says why.
@@ -163,22 +224,34 @@ def test_a_name_holding_a_script_stays_inert_in_the_energy_parts(tmp_path, monke
     monkeypatch.setattr(web, "_copy_plotly", lambda out: None)
     env = {**H100, "device": {"name": PAYLOAD}, "backend": {"name": PAYLOAD}}
     with History.open(tmp_path / "h.sqlite") as history:
-        history.append(run(0, env, [("a", 10, 1.0, reading(0.25)), (PAYLOAD, 10, 2.0, MISSING)]),
-                       label=PAYLOAD, version=VERSION)  # fmt: skip
-        history.append(run(1, H100, [("a", 10, 1.0, reading(0.25)), (PAYLOAD, 10, 2.0, reading(0.5))]),
-                       label=PAYLOAD, version=VERSION)  # fmt: skip
+        history.append(
+            run(0, env, [("a", 10, 1.0, reading(0.25)), (PAYLOAD, 10, 2.0, MISSING)]),
+            label=PAYLOAD,
+            version=VERSION,
+        )
+        history.append(
+            run(1, H100, [("a", 10, 1.0, reading(0.25)), (PAYLOAD, 10, 2.0, reading(0.5))]),
+            label=PAYLOAD,
+            version=VERSION,
+        )
         pages = web.write_report(history, str(tmp_path / "site"), threshold=0.02)
     page = pages[1].read_text()
     assert PAYLOAD not in page and "<svg" not in page and "alert(1)</script>" not in page
     # Only the page's own scripts: the data block and the three files beside it.
     assert re.findall(r"<script[^>]*>", page) == [
-        '<script type="application/json" id="data">', '<script src="plotly.min.js">',
-        '<script src="report.js">', '<script src="energy.js">']  # fmt: skip
+        '<script type="application/json" id="data">',
+        '<script src="plotly.min.js">',
+        '<script src="report.js">',
+        '<script src="energy.js">',
+    ]
     assert page.count("</script>") == 4
     # The names are in the data as the words they are, and escaped as text in the tables.
     block = re.search(r'<script type="application/json" id="data">(.*?)</script>', page)
     energy = json.loads(block.group(1))["energy"]
     names = [s["name"] for p in energy["points"] for s in p["series"]]
-    assert names == [f"a · {PAYLOAD} aaaaaaaa, {PAYLOAD}", "a · H100 aaaaaaaa, pycuda",
-                     f"{PAYLOAD} · H100 aaaaaaaa, pycuda"]  # fmt: skip
+    assert names == [
+        f"a · {PAYLOAD} aaaaaaaa, {PAYLOAD}",
+        "a · H100 aaaaaaaa, pycuda",
+        f"{PAYLOAD} · H100 aaaaaaaa, pycuda",
+    ]
     assert f"<td>{web.html.escape(PAYLOAD)}</td>" in page  # the latest run's table

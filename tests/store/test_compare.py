@@ -344,11 +344,22 @@ def with_energy(r: Result, millijoules: float, noise: float) -> Result:
     joules = millijoules / 1000.0
     runs = 1000
     reading = EnergyReading(
-        joules_per_run=joules, average_watts=200.0, idle_watts=50.0,
-        above_idle_joules_per_run=joules * 0.75, sm_clock_mhz=1980.0, temperature_c=50.0,
-        window_s=1.0, runs=runs, time_per_run_ms=1.0, duty=1.0, intervals=9, counter_period_ms=100.0, noise=noise,
-        counter_joules=joules * runs * 0.9, sampled_joules=joules * runs * 0.9,
-    )  # fmt: skip
+        joules_per_run=joules,
+        average_watts=200.0,
+        idle_watts=50.0,
+        above_idle_joules_per_run=joules * 0.75,
+        sm_clock_mhz=1980.0,
+        temperature_c=50.0,
+        window_s=1.0,
+        runs=runs,
+        time_per_run_ms=1.0,
+        duty=1.0,
+        intervals=9,
+        counter_period_ms=100.0,
+        noise=noise,
+        counter_joules=joules * runs * 0.9,
+        sampled_joules=joules * runs * 0.9,
+    )
     r.energy = reading.to_dict()
     r.metrics.update(energy_metrics(r.energy, None))
     return r
@@ -364,9 +375,14 @@ def test_energy_changes_are_judged_against_the_energy_noise_not_the_time_s():
         timed = result(n, "a", 1.0, noise=0.001), result(n, "a", 1.0, noise=0.001)
         return with_energy(timed[0], base_mj, base_noise), with_energy(timed[1], new_mj, new_noise)
 
-    pairs = [both(1, 100.0, 108.0, 0.05, 0.01), both(2, 100.0, 108.0, 0.01, 0.05),
-             both(3, 100.0, 125.0, 0.05, 0.05), both(4, 100.0, 80.0, 0.05, 0.01),
-             both(5, 100.0, 108.0, 0.001, 0.001), both(6, 100.0, 103.0, 0.0, 0.0)]  # fmt: skip
+    pairs = [
+        both(1, 100.0, 108.0, 0.05, 0.01),
+        both(2, 100.0, 108.0, 0.01, 0.05),
+        both(3, 100.0, 125.0, 0.05, 0.05),
+        both(4, 100.0, 80.0, 0.05, 0.01),
+        both(5, 100.0, 108.0, 0.001, 0.001),
+        both(6, 100.0, 103.0, 0.0, 0.0),
+    ]
     base = result_set(*(b for b, _ in pairs))
     new = result_set(*(n for _, n in pairs))
     rows = compare(base, new, 0.05, ENERGY)

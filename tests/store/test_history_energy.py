@@ -19,11 +19,22 @@ from gpubench.store.history import SCHEMA_VERSION, CodeVersion, History, StoredE
 REPO = Path(__file__).resolve().parents[2]
 FAKE = {"GPUBENCH_BACKEND": "tests.fakes:FakeBackend"}
 VERSION = CodeVersion(None, None, "0.1.0")
-READING = {"joules_per_run": 0.25, "average_watts": 250.0, "idle_watts": 50.0,
-           "above_idle_joules_per_run": 0.2, "sm_clock_mhz": 1980.0, "window_s": 1.0,
-           "runs": 1000, "time_per_run_ms": 1.0, "duty": 0.99, "intervals": 9,
-           "counter_period_ms": 100.0, "noise": 0.004, "counter_joules": 225.0,
-           "sampled_joules": 226.0}  # fmt: skip
+READING = {
+    "joules_per_run": 0.25,
+    "average_watts": 250.0,
+    "idle_watts": 50.0,
+    "above_idle_joules_per_run": 0.2,
+    "sm_clock_mhz": 1980.0,
+    "window_s": 1.0,
+    "runs": 1000,
+    "time_per_run_ms": 1.0,
+    "duty": 0.99,
+    "intervals": 9,
+    "counter_period_ms": 100.0,
+    "noise": 0.004,
+    "counter_joules": 225.0,
+    "sampled_joules": 226.0,
+}
 MISSING = {"missing": "the energy counter changed 2 time(s) inside the 0.05 s window"}
 # What the columns keep of READING and of MISSING.
 STORED = StoredEnergy(0.25, 250.0, 50.0, 0.004, 1980.0, None)
@@ -54,15 +65,23 @@ def test_a_run_s_energy_is_stored_and_read_back_field_by_field(tmp_path):
             ("c", '{"n": 10}', None),
         ]
         first = store.energy(run_id)[0][2]
-        assert (first.joules_per_run, first.average_watts, first.idle_watts, first.noise,
-                first.sm_clock_mhz, first.missing) == (0.25, 250.0, 50.0, 0.004, 1980.0, None)  # fmt: skip
+        assert (
+            first.joules_per_run,
+            first.average_watts,
+            first.idle_watts,
+            first.noise,
+            first.sm_clock_mhz,
+            first.missing,
+        ) == (0.25, 250.0, 50.0, 0.004, 1980.0, None)
         columns = store._db.execute(
             "SELECT energy_joules_per_run, energy_average_watts, energy_idle_watts, "
             "energy_noise, energy_sm_clock_mhz, energy_missing FROM results ORDER BY rowid"
         ).fetchall()
-        assert columns == [(0.25, 250.0, 50.0, 0.004, 1980.0, None),
-                           (None, None, None, None, None, MISSING["missing"]),
-                           (None, None, None, None, None, None)]  # fmt: skip
+        assert columns == [
+            (0.25, 250.0, 50.0, 0.004, 1980.0, None),
+            (None, None, None, None, None, MISSING["missing"]),
+            (None, None, None, None, None, None),
+        ]
         # The record keeps the whole reading: the run comes back as the file it was.
         back = store.result_set(run_id)
         assert [r.energy for r in back.results] == [READING, MISSING, None]
@@ -73,8 +92,12 @@ def test_a_run_s_energy_is_stored_and_read_back_field_by_field(tmp_path):
 
 def test_a_reading_s_unknown_figures_are_stored_as_null(tmp_path):
     run = energy_run()
-    run.results[0].energy = {**READING, "idle_watts": None, "noise": float("nan"),
-                             "sm_clock_mhz": None}  # fmt: skip
+    run.results[0].energy = {
+        **READING,
+        "idle_watts": None,
+        "noise": float("nan"),
+        "sm_clock_mhz": None,
+    }
     with History.open(tmp_path / "h.sqlite") as store:
         run_id = store.append(run, version=VERSION)
         assert store.energy(run_id)[0][2] == StoredEnergy(0.25, 250.0, None, None, None, None)
@@ -108,8 +131,13 @@ def old_store(path: Path) -> Path:
         (env,),
     )
     for variant, energy in (("a", None), ("b", READING)):
-        record = {"suite": "scale", "variant": variant, "point": {"n": 10}, "status": "ok",
-                  "summary": {"median_ms": 1.0, "rel_noise": 0.01}}  # fmt: skip
+        record = {
+            "suite": "scale",
+            "variant": variant,
+            "point": {"n": 10},
+            "status": "ok",
+            "summary": {"median_ms": 1.0, "rel_noise": 0.01},
+        }
         if energy is not None:
             record["energy"] = energy
         db.execute(
@@ -214,8 +242,20 @@ def test_a_run_measured_with_energy_goes_into_the_store_and_out_again(tmp_path, 
     monkeypatch.chdir(tmp_path)
     store = tmp_path / "h.sqlite"
     suite = REPO / "tests" / "suites" / "scale.py"
-    result = invoke("run", str(suite), "-v", "good", "-v", "fast", "--energy", "--history",
-                    str(store), "--json", str(tmp_path / "run.json"), env=FAKE)  # fmt: skip
+    result = invoke(
+        "run",
+        str(suite),
+        "-v",
+        "good",
+        "-v",
+        "fast",
+        "--energy",
+        "--history",
+        str(store),
+        "--json",
+        str(tmp_path / "run.json"),
+        env=FAKE,
+    )
     assert result.exit_code == 0, result.output
     measured = {
         r["variant"]: r["energy"]
@@ -227,10 +267,17 @@ def test_a_run_measured_with_energy_goes_into_the_store_and_out_again(tmp_path, 
     assert back == measured
     for variant, energy in measured.items():
         assert stored[variant] == StoredEnergy(
-            energy["joules_per_run"], energy["average_watts"], energy["idle_watts"],
-            energy["noise"], energy["sm_clock_mhz"], None)  # fmt: skip
+            energy["joules_per_run"],
+            energy["average_watts"],
+            energy["idle_watts"],
+            energy["noise"],
+            energy["sm_clock_mhz"],
+            None,
+        )
     # The stand-in meter: 250 W busy, 50 W idle; good takes 1 ms a run, fast 0.5 ms.
     assert stored["good"].joules_per_run == pytest.approx(0.25)
     assert stored["fast"].joules_per_run == pytest.approx(0.125)
     assert (stored["good"].average_watts, stored["good"].idle_watts) == (
-        pytest.approx(250.0), pytest.approx(50.0))  # fmt: skip
+        pytest.approx(250.0),
+        pytest.approx(50.0),
+    )

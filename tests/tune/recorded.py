@@ -75,11 +75,22 @@ def reading(watts: float, median_ms: float) -> dict[str, Any]:
     joules = watts * median_ms / 1000.0
     runs = round(1000.0 / median_ms)
     return EnergyReading(
-        joules_per_run=joules, average_watts=watts, idle_watts=50.0,
-        above_idle_joules_per_run=(watts - 50.0) * median_ms / 1000.0, sm_clock_mhz=1980.0,
-        temperature_c=50.0, window_s=1.0, runs=runs, time_per_run_ms=median_ms, duty=1.0, intervals=9,
-        counter_period_ms=100.0, noise=0.01, counter_joules=0.9 * watts, sampled_joules=None,
-    ).to_dict()  # fmt: skip
+        joules_per_run=joules,
+        average_watts=watts,
+        idle_watts=50.0,
+        above_idle_joules_per_run=(watts - 50.0) * median_ms / 1000.0,
+        sm_clock_mhz=1980.0,
+        temperature_c=50.0,
+        window_s=1.0,
+        runs=runs,
+        time_per_run_ms=median_ms,
+        duty=1.0,
+        intervals=9,
+        counter_period_ms=100.0,
+        noise=0.01,
+        counter_joules=0.9 * watts,
+        sampled_joules=None,
+    ).to_dict()
 
 
 def frugal_watts(size: int = 64) -> dict[tuple[int, int, int], float]:
