@@ -1,5 +1,5 @@
-"""--energy and --energy-window, on run, sweep and tune alike, and how they override a sweep
-file's timing.energy and timing.energy_window_s."""
+"""--energy and --energy-window, on run, sweep and tune alike, and how they (and sweep's
+--untrusted) override a sweep file's timing."""
 
 from __future__ import annotations
 
@@ -21,22 +21,26 @@ energy_window_option = click.option(
 )
 
 
-def with_energy(spec: Any, energy: bool | None, window_s: float | None) -> Any:
-    """The sweep with --energy/--no-energy and --energy-window over its file's timing, where
-    given (the window checked as the file's would be)."""
+# The command-line option that sets each timing field these commands take over a file's.
+OPTION_OF = {
+    "untrusted": "--untrusted",
+    "energy": "--energy",
+    "energy_window_s": "--energy-window",
+}
+
+
+def with_timing(spec: Any, **given: Any) -> Any:
+    """The sweep with the options given (not None) over its file's timing: `untrusted`,
+    `energy`, `energy_window_s`; a value the policy refuses names its option."""
     from dataclasses import replace
 
     from gpubench.errors import ConfigError
 
-    changes: dict[str, Any] = {}
-    if energy is not None:
-        changes["energy"] = energy
-    if window_s is not None:
-        changes["energy_window_s"] = window_s
+    changes = {name: value for name, value in given.items() if value is not None}
     if not changes:
         return spec
     policy = replace(spec.timing, **changes)
     for name, problem in policy.check():
-        if name == "energy_window_s":
-            raise ConfigError(f"{problem} (got {window_s:g})", key="--energy-window")
+        if name in changes:
+            raise ConfigError(f"{problem} (got {changes[name]:g})", key=OPTION_OF[name])
     return replace(spec, timing=policy)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gpubench.cli.common import EXIT_CODES_HELP, execute, out_console, output_options, spread_from
-from gpubench.cli.energy_options import energy_option, energy_window_option, with_energy
+from gpubench.cli.energy_options import energy_option, energy_window_option, with_timing
 from gpubench.errors import EXIT_OK
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def sweep(
     from gpubench.store.outputs import OutputRequest
 
     config_path = str(config.find(config_path))
-    spec = with_energy(_with_trust(config.load(config_path), untrusted), energy, energy_window_s)
+    spec = _spec(config_path, untrusted=untrusted, energy=energy, energy_window_s=energy_window_s)
     spread = spread_from(device, devices, scheduler, shard)
     request = OutputRequest(
         json=json_path,
@@ -125,13 +125,11 @@ def _dry_run(spec: Any, request: Any, shard: tuple[int, int] | None) -> None:
     click.get_current_context().exit(EXIT_OK)
 
 
-def _with_trust(spec: Any, untrusted: bool | None) -> Any:
-    """The sweep with --untrusted or --trusted over its file's timing.untrusted, where given."""
-    if untrusted is None:
-        return spec
-    from dataclasses import replace
+def _spec(config_path: str, **given: Any) -> Any:
+    """The sweep file's sweep with the command's timing options over its timing."""
+    from gpubench.load import config
 
-    return replace(spec, timing=replace(spec.timing, untrusted=untrusted))
+    return with_timing(config.load(config_path), **given)
 
 
 def _default_log(config_path: str, shard: tuple[int, int] | None) -> str:

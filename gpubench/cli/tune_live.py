@@ -75,7 +75,7 @@ def _spec(found: str, objective: Any, options: dict[str, Any]) -> Any:
     timing; an objective ranked by energy with --no-energy is refused."""
     import dataclasses
 
-    from gpubench.cli.energy_options import with_energy
+    from gpubench.cli.energy_options import with_timing
     from gpubench.errors import ConfigError
     from gpubench.load import config
 
@@ -86,7 +86,7 @@ def _spec(found: str, objective: Any, options: dict[str, Any]) -> Any:
         )
     # The sweep file's `outputs:` are its sweep's files: a tuning run keeps its own.
     spec = dataclasses.replace(config.load(found), outputs=config.Outputs())
-    return with_energy(spec, options["energy"], options["energy_window_s"])
+    return with_timing(spec, energy=options["energy"], energy_window_s=options["energy_window_s"])
 
 
 class _LiveReport:

@@ -9,7 +9,6 @@ window's power, and a run's energy is that power times the window's time over it
 
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from itertools import pairwise
@@ -71,7 +70,8 @@ class EnergyReading:
     sampled_joules: float | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: _finite(v) for k, v in asdict(self).items()}
+        # Non-finite figures (a noise of no spread to judge) become null where JSON is written.
+        return asdict(self)
 
     @property
     def cross_check(self) -> float | None:
@@ -79,10 +79,6 @@ class EnergyReading:
         if self.sampled_joules is None or self.counter_joules <= 0:
             return None
         return self.sampled_joules / self.counter_joules - 1.0
-
-
-def _finite(value: Any) -> Any:
-    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def whole_intervals(
@@ -118,7 +114,7 @@ def reading(
     if last_e < first_e or last_t <= first_t:
         return "the energy counter went backwards inside the window"
     counter_joules = (last_e - first_e) / 1000.0
-    watts = counter_joules / (last_t - first_t)
+    watts = _watts(inside)
     powers = [(e1 - e0) / 1000.0 / (t1 - t0) for (t0, e0), (t1, e1) in pairwise(inside) if t1 > t0]
     window_s = end - start
     per_run = watts * window_s / runs
@@ -158,7 +154,13 @@ def idle_watts(trace: EnergyTrace, start: float, end: float) -> float | None:
     inside = whole_intervals(trace.ticks, start, end)
     if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
         return None
-    return (inside[-1][1] - inside[0][1]) / 1000.0 / (inside[-1][0] - inside[0][0])
+    return _watts(inside)
+
+
+def _watts(inside: list[tuple[float, float]]) -> float:
+    """The counter's joules from the first tick to the last, over their time."""
+    (first_t, first_e), (last_t, last_e) = inside[0], inside[-1]
+    return (last_e - first_e) / 1000.0 / (last_t - first_t)
 
 
 def energy_metrics(reading: dict[str, Any], work: dict[str, int] | None) -> dict[str, float]:
