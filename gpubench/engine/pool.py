@@ -10,23 +10,26 @@ in the order the points are handed out, from the moment it is up; the other work
 (imports, CUDA context) meanwhile, and each point waits only for its own build (a build in
 progress is waited for, never compiled twice: gpubench.engine.kernels).
 
-Hand-out: a shared queue, biggest points first. A GPU takes the next point when it is free,
-so the work balances itself whatever the points cost, and the last points handed out are
-the small ones, so no GPU waits long at the end for another's big one. The builds come ready
-in that same order.
+Hand-out: problem by problem (gpubench.engine.dispatch), biggest first. A GPU takes its next
+point when it is free, so the work balances itself whatever the points cost; it keeps to one
+problem while that has points left, so a problem's inputs and references are made by as few
+workers as the balance allows; and where every problem left is held, a free GPU joins the
+one with the most time left, where that pays for making its data once more. The builds come
+ready in the order the points were listed, biggest first.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import queue
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from gpubench import backends
-from gpubench.engine.input_sets import input_bytes
+from gpubench.engine.dispatch import ProblemDispatch
+from gpubench.engine.input_sets import input_bytes, problem_key
 from gpubench.engine.runner import Notifier, Observer, Plan
 from gpubench.engine.worker import IsolatedRunner, WorkerSpec, count_devices
 from gpubench.errors import EnvironmentProblem
@@ -89,6 +92,17 @@ def largest_first(
         return input_bytes(plan.bench, item[0]) * len(item[1])
 
     return sorted(todo, key=size, reverse=True)  # stable: equal sizes keep the sweep's order
+
+
+def _dispatch(plan: Plan, todo: list[tuple[dict[str, Any], list[str]]]) -> ProblemDispatch:
+    """The points to hand out, problem by problem; a point whose problem the suite cannot
+    say is a problem of its own."""
+
+    def problem_of(point: dict[str, Any]) -> Any:
+        key = problem_key(plan.bench, point, plan.tuned)
+        return ("problem", key) if key is not None else ("point", point_key(point))
+
+    return ProblemDispatch(todo, problem_of)
 
 
 class DevicePool:
@@ -280,9 +294,7 @@ class DevicePool:
         notify = Notifier(self.observers, plan, done)
         with lock:
             notify.started(sum(len(v) for _, v in todo))
-        work: queue.Queue[tuple[dict[str, Any], list[str]]] = queue.Queue()
-        for item in todo:
-            work.put(item)
+        work = _dispatch(plan, todo)
         failures: list[BaseException] = []
 
         def emit(result: Result) -> None:
@@ -290,14 +302,16 @@ class DevicePool:
                 if not self._stop.is_set():  # interrupted: the worker was killed, no result
                     notify.result(result)
 
-        def serve(runner: IsolatedRunner) -> None:
+        def serve(worker: int, runner: IsolatedRunner) -> None:
             try:
                 while not self._stop.is_set():
-                    try:
-                        point, variants = work.get_nowait()
-                    except queue.Empty:
+                    item = work.take(worker)
+                    if item is None:
                         return
+                    point, variants = item
+                    began = time.perf_counter()
                     fresh = runner._run_point(plan, point, variants, emit)
+                    work.done(worker, time.perf_counter() - began)
                     with lock:
                         if self._stop.is_set():
                             return
@@ -309,9 +323,9 @@ class DevicePool:
 
         threads = [
             threading.Thread(
-                target=serve, args=(r,), daemon=True, name=f"gpu-{r.spec.device_index}"
+                target=serve, args=(i, r), daemon=True, name=f"gpu-{r.spec.device_index}"
             )
-            for r in self.runners
+            for i, r in enumerate(self.runners)
         ]
         for thread in threads:
             thread.start()
