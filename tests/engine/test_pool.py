@@ -504,26 +504,32 @@ def test_one_gpu_alone_keeps_the_whole_host(fake_runners, monkeypatch):
 
 def test_the_configurations_of_a_problem_get_the_same_inputs_on_every_gpu(tmp_path):
     # Twelve configurations of two problems over two GPUs: each problem's seed is the run's,
-    # whichever GPU measured the configuration; the log's header holds the run's seed.
-    (tmp_path / "s.yaml").write_text(
-        f"suite: {REPO}/tests/suites/tunable.py\n"
-        "params: {n: [64, 96], block: [32, 64, 128], unroll: [2, 4]}\n"
-        "timing: {min_samples: 3, max_time_s: 0.05}\n"
-    )
-    ran = gpubench(tmp_path, "sweep", "s.yaml", "--devices", "all", "--jsonl", "log.jsonl")
-    assert ran.returncode == 0, ran.stderr
-    found = results_of(tmp_path / "log.jsonl")
-    assert len(found) == 12
+    # whichever GPU measured the configuration; the log's header holds the run's seed. Then
+    # six configurations of one problem: both GPUs take some (the second joins the first's
+    # problem, which has more points left than holders), on the same inputs.
+    sweeps = {
+        "two.yaml": "params: {n: [64, 96], block: [32, 64, 128], unroll: [2, 4]}\n",
+        "one.yaml": "params: {n: [64], block: [32, 64, 128], unroll: [2, 4]}\n",
+    }
+    found = {}
+    for name, params in sweeps.items():
+        (tmp_path / name).write_text(
+            f"suite: {REPO}/tests/suites/tunable.py\n{params}"
+            "timing: {min_samples: 3, max_time_s: 0.05}\n"
+        )
+        log = tmp_path / f"{name}.jsonl"
+        ran = gpubench(tmp_path, "sweep", name, "--devices", "all", "--jsonl", log.name)
+        assert ran.returncode == 0, ran.stderr
+        found[name] = results_of(log)
+        header = json.loads(log.read_text().splitlines()[0])
+        assert isinstance(header["run_seed"], int)
+    assert [len(found[name]) for name in sweeps] == [12, 6]
     seeds: dict[int, set] = {}
-    gpus: dict[int, set] = {}
-    for r in found:
+    for r in found["two.yaml"]:
         seeds.setdefault(r["point"]["n"], set()).add(r["seed"])
-        gpus.setdefault(r["point"]["n"], set()).add(r["device"]["uuid"])
     assert [len(seeds[n]) for n in (64, 96)] == [1, 1] and seeds[64] != seeds[96]
-    assert set.union(*gpus.values()) == {"GPU-fake-0", "GPU-fake-1"}
-    assert any(len(on) == 2 for on in gpus.values())  # a problem measured on both GPUs
-    header = json.loads((tmp_path / "log.jsonl").read_text().splitlines()[0])
-    assert isinstance(header["run_seed"], int)
+    assert len({r["seed"] for r in found["one.yaml"]}) == 1
+    assert {r["device"]["uuid"] for r in found["one.yaml"]} == {"GPU-fake-0", "GPU-fake-1"}
 
 
 def test_a_pool_hands_out_a_problem_s_configurations_together_biggest_problem_first():
