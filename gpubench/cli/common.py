@@ -78,7 +78,7 @@ def spread_from(
     check_device_index(device)
     chosen = None
     if devices is not None:
-        from gpubench.engine.pool import parse_devices
+        from gpubench.engine.devices import parse_devices
 
         try:
             chosen = parse_devices(devices)

@@ -28,38 +28,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gpubench import backends
+from gpubench.engine.devices import count_devices
 from gpubench.engine.dispatch import ProblemDispatch
 from gpubench.engine.input_sets import input_bytes, problem_key
 from gpubench.engine.runner import Notifier, Observer, Plan
-from gpubench.engine.worker import IsolatedRunner, WorkerSpec, count_devices
+from gpubench.engine.worker import IsolatedRunner, WorkerSpec
 from gpubench.errors import EnvironmentProblem
 from gpubench.model.results import Result, point_key
-
-
-def parse_devices(text: str) -> list[int] | str:
-    """`all`, or a comma-separated list of device indices; ValueError saying what is wrong."""
-    from gpubench.errors import quote  # a 100,000-character --devices is shown short
-
-    text = text.strip()
-    if text == "all":
-        return "all"
-    try:
-        devices = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise ValueError(
-            f"expected 'all' or device indices such as 0,1,3; got {quote(text)}"
-        ) from None
-    if not devices:
-        raise ValueError("name at least one device")
-    # CUDA's device ordinal is an int: past 2^31 - 1 no machine has it (as --device says).
-    if any(not 0 <= d <= DEVICE_INDEX_MAX for d in devices):
-        raise ValueError(f"device indices are from 0 to {DEVICE_INDEX_MAX}; got {quote(text)}")
-    if len(set(devices)) != len(devices):
-        raise ValueError(f"a device is named twice: {quote(text)}")
-    return devices
-
-
-DEVICE_INDEX_MAX = 2**31 - 1
 
 
 def host_gpu_count(backend: str) -> int | None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpubench import backends
 from gpubench.engine import kernels
+from gpubench.engine.devices import count_devices, visible_devices
 from gpubench.engine.runner import Notifier, Observer, Plan, Runner
 from gpubench.errors import EnvironmentProblem, GpubenchError
 from gpubench.model.results import Result, Status, point_key
@@ -81,29 +82,6 @@ def _die_with_parent() -> None:
                 os._exit(1)
 
     threading.Thread(target=watch, daemon=True, name="parent-watchdog").start()
-
-
-def visible_devices() -> list[str] | None:
-    """The GPUs CUDA may use here (CUDA_VISIBLE_DEVICES entries), None when it is unset."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is None:
-        return None
-    return [entry.strip() for entry in visible.split(",") if entry.strip()]
-
-
-def count_devices() -> int | None:
-    """How many GPUs a worker could use, without starting CUDA (which would fix the device
-    list for the life of the process): the CUDA_VISIBLE_DEVICES entries, else NVML's count."""
-    visible = visible_devices()
-    if visible is not None:
-        return len(visible)
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        return int(pynvml.nvmlDeviceGetCount())
-    except Exception:  # no NVML: the count is unknown
-        return None
 
 
 def _load_pinned(spec: WorkerSpec) -> Any:

@@ -11,7 +11,6 @@ from typing import ClassVar
 
 import pytest
 
-from gpubench.engine.pool import parse_devices
 from gpubench.model import results
 from gpubench.model.results import Result, Status
 from tests.fakes import RecordingObserver
@@ -35,30 +34,6 @@ def gpubench(tmp_path, *args, devices=2, models=""):
 def results_of(path: Path) -> list[dict]:
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     return [r for r in lines if r.get("kind") == "result"]
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [("all", "all"), ("0", [0]), ("0,2,3", [0, 2, 3]), (" 1 , 0 ", [1, 0])],
-)
-def test_device_lists_parse(text, expected):
-    assert parse_devices(text) == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [("", "name at least one device"),
-     ("a,b", "expected 'all' or device indices such as 0,1,3; got 'a,b'"),
-     ("0,0", "a device is named twice: '0,0'"),
-     ("-1", "device indices are from 0 to 2147483647; got '-1'"),
-     ("0,2147483648", "device indices are from 0 to 2147483647; got '0,2147483648'"),
-     ("1" * 100_000, "expected 'all' or device indices such as 0,1,3; got "
-      f"'{'1' * 27}...{'1' * 28}'")],
-)  # fmt: skip
-def test_bad_device_lists_are_refused(text, message):
-    with pytest.raises(ValueError) as error:
-        parse_devices(text)
-    assert str(error.value) == message
 
 
 def test_a_sweep_over_all_gpus_measures_each_point_once_and_names_its_gpu(tmp_path):

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpubench.engine import worker
+from gpubench.engine import devices, worker
 from gpubench.engine.runner import Plan
 from gpubench.engine.worker import IsolatedRunner, WorkerSpec
 from gpubench.load import registry
@@ -30,7 +30,7 @@ def test_broken_kernels_cost_one_result_each_and_the_sweep_goes_on():
     runner = IsolatedRunner(WorkerSpec(FAULTY))
     environment = runner.start()
     # The host's GPUs, counted before CUDA started (as this process counts them).
-    assert environment["device_count"] == worker.count_devices() >= 1
+    assert environment["device_count"] == devices.count_devices() >= 1
     try:
         results = runner.run(Plan(bench, points, bench.variant_names, "kernel", policy))
     finally:
@@ -93,31 +93,6 @@ def test_a_closed_runner_neither_retries_nor_starts_workers(tmp_path, monkeypatc
 
 
 # -- the worker process's set-up, in this process: device pinning and the parent watch -------
-@pytest.mark.parametrize(("value", "entries"), [
-    (None, None), ("", []), ("3", ["3"]), (" 0, 2,,3 ", ["0", "2", "3"]),
-    ("GPU-a,MIG-b", ["GPU-a", "MIG-b"]),
-])  # fmt: skip
-def test_the_visible_devices_are_cuda_visible_devices_entries(monkeypatch, value, entries):
-    from tests.envvars import set_or_unset
-
-    set_or_unset(monkeypatch, "CUDA_VISIBLE_DEVICES", value)
-    assert worker.visible_devices() == entries
-
-
-def test_the_device_count_comes_from_the_visible_devices_else_nvml(monkeypatch):
-    import sys
-    from types import SimpleNamespace
-
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
-    assert worker.count_devices() == 2
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
-    nvml = SimpleNamespace(nvmlInit=lambda: None, nvmlDeviceGetCount=lambda: 3.0)
-    monkeypatch.setitem(sys.modules, "pynvml", nvml)
-    assert worker.count_devices() == 3
-    monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML: unknown
-    assert worker.count_devices() is None
-
-
 def test_a_built_in_backend_sees_only_its_device_and_another_backend_is_given_the_index(
     monkeypatch,
 ):
