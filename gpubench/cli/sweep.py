@@ -2,16 +2,46 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from gpubench.cli.common import EXIT_CODES_HELP, execute, out_console, output_options, spread_from
+from gpubench.cli.common import (
+    EXIT_CODES_HELP,
+    chosen_backend,
+    execute,
+    out_console,
+    output_options,
+    spread_from,
+)
 from gpubench.cli.energy_options import energy_option, energy_window_option, with_timing
 from gpubench.errors import EXIT_OK
 
 if TYPE_CHECKING:
     from gpubench.load.config import SweepSpec
+
+
+def _workers_ahead(command: Callable[..., None]) -> Callable[..., None]:
+    """The sweep's workers started before the file is read (gpubench.engine.ahead): their
+    imports and CUDA contexts beside the command's own; any no runner took, stopped at the
+    end (a refused sweep file, a resumed log that does not match). A dry run starts none."""
+
+    @functools.wraps(command)
+    def started_ahead(**options: Any) -> None:
+        if options["dry_run"]:
+            return command(**options)
+        from gpubench.engine import ahead, spawned
+
+        where = (options["device"], options["devices"], options["scheduler"])
+        ahead.start(*where, chosen_backend())
+        try:
+            return command(**options)
+        finally:
+            spawned.discard()
+
+    return started_ahead
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -54,6 +84,7 @@ if TYPE_CHECKING:
 @energy_option
 @energy_window_option
 @output_options
+@_workers_ahead
 def sweep(
     config_path: str,
     dry_run: bool,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpubench import backends
-from gpubench.engine import interrupts, planning
+from gpubench.engine import interrupts, planning, spawned
 from gpubench.engine.interrupts import ignore_interrupts, protect_outputs
 from gpubench.engine.observed_run import ObserverFactory, run_observed
 from gpubench.engine.runner import compile_in_background, note_retries
@@ -74,6 +74,7 @@ def measure(
     runner = spread.runner(plan.suite, plan.backend)
     report = compile_in_background(runner, plan.to_compile, note)  # from the first worker up
     environment = runner.start()
+    spawned.discard()  # a worker started ahead that the runner did not take holds a GPU
     interrupted = False
     try:
         stamp = plan.checked_fingerprint(environment)  # a resumed log's must match

@@ -12,6 +12,10 @@ background threads (gpubench.engine.kernels, at a lower CPU priority) while it r
 which waits only for its own build, and says "compiled" with the report when the last is done.
 The worker leads its own process group, so that killing it (a crash, Ctrl-C) kills the
 compiler processes it started too, by the group's id.
+
+`gpubench sweep` starts its workers before it reads the sweep file (gpubench.engine.ahead):
+such a worker opens its GPU, then waits for its spec; the first runner that asks for a worker
+of that GPU takes it (`_Worker`) instead of spawning one.
 """
 
 from __future__ import annotations
@@ -23,12 +27,12 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpubench import backends
-from gpubench.engine import kernels
+from gpubench.engine import kernels, spawned
 from gpubench.engine.devices import count_devices, visible_devices
 from gpubench.engine.runner import Notifier, Observer, Plan, Runner
 from gpubench.errors import EnvironmentProblem, GpubenchError
@@ -112,22 +116,71 @@ def _environment(backend: Backend, spec: WorkerSpec, host_count: int | None) -> 
 
 def worker_main(conn: Any, spec: WorkerSpec) -> None:
     """The worker's loop: one message in, progress messages out, until told to stop."""
+    send = _set_up(conn, spec.host_threads)
+    host_count = count_devices()  # before CUDA starts and before the device is pinned
+    try:
+        backend = _load_pinned(spec)
+    except GpubenchError as exc:
+        send(("error", str(exc), exc.exit_code))
+        return
+    _serve(conn, send, spec, backend, host_count)
+
+
+def worker_main_ahead(conn: Any, key: spawned.AheadKey) -> None:
+    """A worker started before the sweep was read (gpubench.engine.ahead): its GPU opened,
+    then it waits for its spec (the suite, the compile scope) and serves as any worker; one
+    whose GPU would not open says why once it has its spec, as worker_main would."""
+    send = _set_up(conn, key.host_threads)
+    host_count = count_devices()
+    backend = backends.selected(key.backend_choice)  # as the parent resolves it
+    opened: Backend | GpubenchError
+    try:
+        opened = _load_pinned(WorkerSpec("", key.device_index, backend))
+    except GpubenchError as exc:
+        opened = exc
+    from gpubench.engine import checking
+
+    if not isinstance(opened, GpubenchError):
+        checking.warm_up_in_background()  # while it waits
+    try:
+        message = conn.recv()
+    except EOFError:
+        return
+    if message[0] != "suite":  # stopped before it was needed
+        return
+    if isinstance(opened, GpubenchError):
+        send(("error", str(opened), opened.exit_code))
+        return
+    _serve(conn, send, message[1], opened, host_count, warming=False)
+
+
+def _set_up(conn: Any, host_threads: int | None) -> Callable[[Any], None]:
+    """The worker process's own set-up: signals, its process group, the parent watch, its
+    share of the host's threads; the sender its threads share."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     with contextlib.suppress(OSError):  # its own group: killed with the compilers it starts
         os.setpgid(0, 0)
     _die_with_parent()
-    send = _locked(conn.send)  # the background compile reports from its own thread
-    if spec.host_threads:
+    if host_threads:
         from gpubench.engine import randoms
 
-        randoms.limit_threads(spec.host_threads)
+        randoms.limit_threads(host_threads)
+    return _locked(conn.send)  # the background compile reports from its own thread
+
+
+def _serve(
+    conn: Any,
+    send: Callable[[Any], None],
+    spec: WorkerSpec,
+    backend: Backend,
+    host_count: int | None,
+    warming: bool = True,
+) -> None:
+    """Say ready (or why not), then run what the parent asks until it says stop."""
     from gpubench.load import registry
 
-    host_count = count_devices()  # before CUDA starts and before the device is pinned
-
     try:
-        backend = _load_pinned(spec)
         bench = registry.get(spec.suite)
         send(("ready", _environment(backend, spec, host_count)))
     except GpubenchError as exc:
@@ -135,41 +188,49 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
         return
     runner = Runner(backend)
     runner.modules.scope = spec.compile_scope
-    from gpubench.engine import checking
+    if warming:
+        from gpubench.engine import checking
 
-    checking.warm_up_in_background()
+        checking.warm_up_in_background()
     while True:
         try:
             message = conn.recv()
         except EOFError:
             return
-        kind = message[0]
-        if kind == "stop":
+        if message[0] == "stop":
             send(("readings", backend.readings()))
             return
         try:
-            if kind == "precompile":
-                _compile_in_background(runner.modules, bench, message[1], message[2], send)
-            elif kind == "point":
-                _, point, variants, settings = message
-                plan = settings.plan(bench, [point])
-                results = runner.run_point(
-                    plan,
-                    point,
-                    variants,
-                    on_start=lambda v: send(("started", v)),
-                    on_result=lambda r: send(("result", r)),
-                    on_built=lambda: send(("built",)),
-                )
-                if results and results[-1].status is Status.CRASHED:
-                    # The context is dead: the parent starts a fresh worker. Leave without the
-                    # atexit clean-up, whose every CUDA call would fail and print a warning.
-                    conn.close()
-                    os._exit(0)
-                send(("point_done",))
+            _handle(message, runner, bench, send, conn)
         except Exception:  # a bug in a suite or in gpubench: report it, then give up
             send(("bug", traceback.format_exc(limit=8)))
             return
+
+
+def _handle(
+    message: Any, runner: Runner, bench: Any, send: Callable[[Any], None], conn: Any
+) -> None:
+    """One message from the parent: compile in the background, or run a point."""
+    kind = message[0]
+    if kind == "precompile":
+        _compile_in_background(runner.modules, bench, message[1], message[2], send)
+    elif kind == "point":
+        _, point, variants, settings = message
+        plan = settings.plan(bench, [point])
+        results = runner.run_point(
+            plan,
+            point,
+            variants,
+            on_start=lambda v: send(("started", v)),
+            on_result=lambda r: send(("result", r)),
+            on_built=lambda: send(("built",)),
+        )
+        if results and results[-1].status is Status.CRASHED:
+            # The context is dead: the parent starts a fresh worker. Leave without the
+            # atexit clean-up, whose every CUDA call would fail and print a warning.
+            conn.close()
+            os._exit(0)
+        send(("point_done",))
 
 
 def _locked(send: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -211,29 +272,18 @@ class _WorkerGone(Exception):
 
 
 # What BLAS and OpenMP read, once, when NumPy loads in the worker: set for its spawn.
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-@contextlib.contextmanager
-def _thread_share_in_environment(threads: int | None) -> Iterator[None]:
-    """The thread variables the user left unset, set to `threads` while a worker is spawned
-    (a spawned process copies the environment as it starts)."""
-    added = [name for name in THREAD_VARIABLES if name not in os.environ] if threads else []
-    for name in added:
-        os.environ[name] = str(threads)
-    try:
-        yield
-    finally:
-        for name in added:
-            os.environ.pop(name, None)
-
-
 class _Worker:
     def __init__(self, spec: WorkerSpec) -> None:
+        started = spawned.take(spec.device_index, spec.backend, spec.host_threads)
+        if started is not None:  # started before the sweep was read: given its spec now
+            self.process, self.conn = started
+            with contextlib.suppress(OSError):  # gone: receive() says how it died
+                self.conn.send(("suite", spec))
+            return
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
         self.process = context.Process(target=worker_main, args=(child, spec), daemon=True)
-        with _thread_share_in_environment(spec.host_threads):
+        with spawned.thread_share_in_environment(spec.host_threads):
             self.process.start()
         child.close()
 
@@ -254,14 +304,8 @@ class _Worker:
             raise _WorkerGone(f"the worker process died ({why})") from None
 
     def kill(self) -> None:
-        """Kill the worker and the compiler processes it started (its process group, by the
-        group's id: the worker's own)."""
-        with contextlib.suppress(OSError):  # not its own group yet, or nothing left in it
-            os.killpg(self.process.pid, signal.SIGKILL)
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join(timeout=10)
-        self.conn.close()
+        """Kill the worker and the compiler processes it started."""
+        spawned.stop(self.process, self.conn)
 
 
 @dataclass

@@ -85,3 +85,25 @@ def test_a_label_the_store_would_refuse_is_refused_by_the_dry_run_too(tmp_path, 
         "error: command line: --label: a label holds the control character '\\n' at 1: give "
         "one line of printable text"
     )
+
+
+def test_workers_start_before_the_file_is_read_and_a_refused_file_stops_them(tmp_path, monkeypatch):
+    from gpubench.engine import ahead, spawned
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    started = []
+
+    def start(*args):
+        real_start(*args)
+        started.extend(process for _, process, _ in spawned._started.values())
+
+    real_start = ahead.start
+    monkeypatch.setattr(ahead, "start", start)
+    (tmp_path / "bad.yaml").write_text("suite: transpose\nparams: {size: [1024]}\nbogus: 1\n")
+    result = CliRunner().invoke(cli, ["sweep", "bad.yaml"])
+    assert result.exit_code == 2 and "bogus" in result.output
+    assert len(started) == 1 and not started[0].is_alive() and spawned._started == {}
+    started.clear()
+    result = CliRunner().invoke(cli, ["sweep", "bad.yaml", "--dry-run"])
+    assert result.exit_code == 2 and started == []  # a dry run starts none

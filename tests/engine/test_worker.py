@@ -558,20 +558,3 @@ def test_a_background_compile_that_stops_is_reported_and_the_sweep_goes_on():
         "note: compiling in the background stopped (OSError: [Errno 28] No space left on "
         "device); each point compiled its own build"
     ]
-
-
-def test_a_worker_s_share_of_the_host_is_in_its_environment_only_while_it_spawns(monkeypatch):
-    import os
-
-    from gpubench.engine import worker
-
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")  # the user's own choice stays
-    with worker._thread_share_in_environment(16):
-        seen = {name: os.environ.get(name) for name in worker.THREAD_VARIABLES}
-    assert seen == {"OMP_NUM_THREADS": "16", "OPENBLAS_NUM_THREADS": "3", "MKL_NUM_THREADS": "16"}
-    assert "OMP_NUM_THREADS" not in os.environ and "MKL_NUM_THREADS" not in os.environ
-    assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
-    with worker._thread_share_in_environment(None):  # the whole host: nothing set
-        assert "OMP_NUM_THREADS" not in os.environ

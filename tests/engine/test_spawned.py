@@ -1,0 +1,18 @@
+"""Workers spawned ahead, kept until taken: their share of the host's threads at spawn."""
+
+from gpubench.engine import spawned
+
+
+def test_a_worker_s_share_of_the_host_is_in_its_environment_only_while_it_spawns(monkeypatch):
+    import os
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")  # the user's own choice stays
+    with spawned.thread_share_in_environment(16):
+        seen = {name: os.environ.get(name) for name in spawned.THREAD_VARIABLES}
+    assert seen == {"OMP_NUM_THREADS": "16", "OPENBLAS_NUM_THREADS": "3", "MKL_NUM_THREADS": "16"}
+    assert "OMP_NUM_THREADS" not in os.environ and "MKL_NUM_THREADS" not in os.environ
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
+    with spawned.thread_share_in_environment(None):  # the whole host: nothing set
+        assert "OMP_NUM_THREADS" not in os.environ
