@@ -794,7 +794,7 @@ def measure(
         # measurement, two distributions): unflushed samples are taken one at a time.
         size = batch_size(wanted) if plan.flush_l2 else 1
         # before_each restores in-out buffers before each sample: outside its interval
-        batch = backend.time_cold_batch_ms(bound, plan.flush_l2, size, before_each)
+        batch = backend.enqueue_cold_batch(bound, plan.flush_l2, size, before_each)()
         for elapsed in batch.samples_ms:
             after_each(elapsed)
         return batch
