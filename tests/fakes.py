@@ -39,6 +39,8 @@ from gpubench.model.device import DeviceInfo, Environment, host_environment
 from gpubench.model.energy import EnergyTrace, idle_watts
 from gpubench.model.timing import Batch
 
+# The fake GPU's L2 flush (ms) before each flushed cold sample: a write of its 1 MB of L2.
+FAKE_FLUSH_MS = 0.001
 FAKE_DEVICE = DeviceInfo(
     name="Fake GPU", compute_capability=(9, 0), sm_count=4, sm_clock_mhz=1000.0,
     memory_clock_mhz=1000.0, memory_bus_width_bits=4096, memory_bytes=2**30, l2_bytes=2**20,
@@ -477,6 +479,10 @@ class FakeBackend:
         self.compiles: list[list[str]] = []
         self.timed: list[str] = []
         self.batches: list[int] = []  # the size of each batch of cold samples asked for
+        # The cold batches' enqueues and waits in order: ("enqueue", n, samples), ("wait", n),
+        # n counting them from 1; the batches enqueued and not yet waited for.
+        self.queue: list[tuple[Any, ...]] = []
+        self.in_flight: set[int] = set()
         self.live_buffers = 0
         self.context_broken = False
         CHEAT_STATE.clear()
@@ -561,6 +567,7 @@ class FakeBackend:
 
     def read(self, buffer: FakeBuffer, spec: BufferSpec) -> np.ndarray:
         self._check(buffer, spec)
+        assert not self.in_flight, f"outputs read with batches in flight: {self.in_flight}"
         return buffer.data[: spec.nbytes].view(spec.dtype).reshape(spec.shape).copy()
 
     def restore(self, dst: FakeBuffer, src: FakeBuffer, spec: BufferSpec) -> None:
@@ -634,18 +641,35 @@ class FakeBackend:
         cost, LAUNCH_COST[0] = LAUNCH_COST[0], 1.0
         return per_launch * cost * max(1, bound.record.iterations)
 
-    def time_cold_batch_ms(
+    def enqueue_cold_batch(
         self, bound: FakeBound, flush_l2: bool, samples: int, before_each: Any
-    ) -> Batch:
-        """Each sample as time_once_ms takes it, its before_each first. The fake has no
-        events between the samples: it does not say how the GPU spent that time."""
+    ) -> Any:
+        """Each sample as time_once_ms takes it, its before_each first, run as it is enqueued
+        (the fake's device is synchronous); the wait says so in `queue` and returns the times,
+        and the batch's span on the fake GPU's clock: its flushes and samples back to back."""
         assert isinstance(samples, int) and samples >= 1, samples
+        assert len(self.in_flight) < 2, f"a third batch in flight: {self.in_flight}"
         self.batches.append(samples)
+        number = len(self.batches)
+        self.queue.append(("enqueue", number, samples))
+        self.in_flight.add(number)
         times = []
-        for _ in range(samples):
-            before_each()
-            times.append(self.time_once_ms(bound, flush_l2))
-        return Batch(times)
+        try:
+            for _ in range(samples):
+                before_each()
+                times.append(self.time_once_ms(bound, flush_l2))
+        except BaseException:
+            self.in_flight.discard(number)  # as a driver backend, it waits for what ran
+            raise
+        flush_ms = FAKE_FLUSH_MS * samples if flush_l2 else 0.0
+
+        def wait() -> Batch:
+            assert number in self.in_flight, f"batch {number} waited for twice"
+            self.in_flight.discard(number)
+            self.queue.append(("wait", number))
+            return Batch(times, flush_ms + sum(times), flush_ms)
+
+        return wait
 
     def time_hot_ms(self, bound: FakeBound, runs: int) -> float:
         assert isinstance(runs, int) and runs >= 1, runs
@@ -677,6 +701,11 @@ class FakeBackend:
 
     def synchronize_device(self) -> None:
         assert not self.context_broken, "a synchronize in a dead context fails"
+        # The audits' idle check: a batch of the timing loop still in flight would be timed
+        # as work the audited run left running.
+        assert not self.in_flight, (
+            f"the device synchronized with batches in flight: {self.in_flight}"
+        )
         self.synchronizes += 1
         if self.pending_work_s:  # a kernel's work still running after its end event
             time.sleep(self.pending_work_s)

@@ -151,14 +151,21 @@ class Backend(Protocol):
         """One run between two device events (L2 flushed first if asked), in ms."""
         ...
 
-    def time_cold_batch_ms(
+    def enqueue_cold_batch(
         self, bound: BoundRun, flush_l2: bool, samples: int, before_each: Callable[[], None]
-    ) -> Batch:
-        """`samples` cold samples enqueued back to back, each its own interval between its
-        own two events (L2 flushed before its start event if asked), `before_each()` called
-        before each one's flush (device work it enqueues stays ahead of that run); one wait
-        at the end. The samples' times, and what the backend can tell of the GPU's time
-        between them (Batch.span_ms, Batch.flush_ms)."""
+    ) -> Callable[[], Batch]:
+        """`samples` cold samples enqueued back to back on the timing stream, each its own
+        interval between its own two events (L2 flushed before its start event if asked),
+        `before_each()` called before each one's flush (device work it enqueues stays ahead
+        of that run); no wait. Returns the wait, to be called once: it waits for the last
+        end event and returns the samples' times and what the backend can tell of the GPU's
+        time between them (Batch.span_ms, Batch.flush_ms).
+
+        A second batch may be enqueued before the first one's wait (the timing loop's
+        `Ahead`): it queues behind the first on the timing stream, with events of its own, so
+        at most two batches are in flight. A driver failure raises KernelLaunchError from the
+        enqueue or the wait, with nothing of that batch left running; the caller still waits
+        for any other batch it has in flight."""
         ...
 
     def time_hot_ms(self, bound: BoundRun, runs: int) -> float:

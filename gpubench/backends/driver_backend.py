@@ -8,10 +8,11 @@ and the attributes: `device`, `_stream` (the timing stream), `_side_streams` (in
 Repeat reads its flag back) and `_nvml_handle` (this GPU in NVML, or None). The timing logic
 then is one, whichever library calls the driver.
 
-Cold samples come in batches (`time_cold_batch_ms`): each sample its own flush and its own
-pair of events from a pool (`_event_pool`, made as the largest batch needs), the batch
-enqueued back to back and waited for once, so the GPU does not idle while the host reads one
-sample and enqueues the next.
+Cold samples come in batches (`enqueue_cold_batch`): each sample its own flush and its own
+pair of events from a pool (`_event_pool`, made as the largest batch needs, one per batch in
+flight), the batch enqueued back to back and waited for once, so the GPU does not idle while
+the host reads one sample and enqueues the next; the next batch can be enqueued before the wait
+for this one.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class DriverBackend:
     _graphs: Any
     _flag_host: Any
     _nvml_handle: Any
+    _event_pools: list[list[Any]]  # timing events no batch in flight holds (_event_pool)
 
     # -- the driver calls a backend supplies ----------------------------------------------------
     def _new_stream(self) -> Any:
@@ -262,16 +264,18 @@ class DriverBackend:
             self._flush_l2_async()
         return self._event_interval_ms(bound.enqueue)
 
-    def time_cold_batch_ms(
+    def enqueue_cold_batch(
         self, bound: BoundRun, flush_l2: bool, samples: int, before_each: Callable[[], None]
-    ) -> Batch:
-        """`samples` cold samples back to back on the timing stream, each: `before_each()` (device work it enqueues on the timing stream stays ahead
-        of the run), the L2 flush if asked, a start event, the run, an end event. One wait,
-        on the last end event; then every interval is read. An event before the batch and one
-        before each flush say how long the GPU spent between the intervals and flushing."""
+    ) -> Callable[[], Batch]:
+        """`samples` cold samples back to back on the timing stream, each: `before_each()`
+        (device work it enqueues on the timing stream stays ahead of the run), the L2 flush if
+        asked, a start event, the run, an end event. The wait returned waits on the last end
+        event, then reads every interval. An event before the batch and one before each flush
+        say how long the GPU spent between the intervals and flushing. The events are the
+        batch's own until its wait returns, so a second batch can queue behind it."""
         flush = flush_l2 and bool(self.device.l2_bytes)
-        events = self._timing_events(1 + 3 * samples)
-        opened, marks = events[0], [events[1 + 3 * i : 4 + 3 * i] for i in range(samples)]
+        pool = self._event_pool(1 + 3 * samples)
+        opened, marks = pool[0], [pool[1 + 3 * i : 4 + 3 * i] for i in range(samples)]
         try:
             self._record(opened, self._stream)
             for before_flush, start, end in marks:
@@ -282,22 +286,42 @@ class DriverBackend:
                 self._record(start, self._stream)
                 bound.enqueue()
                 self._record(end, self._stream)
-            self._sync_event(marks[-1][2])
-            return Batch(
-                [self._elapsed_ms(start, end) for _, start, end in marks],
-                self._elapsed_ms(opened, marks[-1][2]),
-                sum(self._elapsed_ms(b, s) for b, s, _ in marks) if flush else 0.0,
-            )
         except Exception as exc:
+            self._abandon()
+            self._event_pools.append(pool)
             raise self._driver_failure(exc) from None
 
-    def _timing_events(self, count: int) -> list[Any]:
-        """`count` timing events from a pool that grows to the largest batch (each made once:
-        making an event is a driver call)."""
-        pool = self.__dict__.setdefault("_event_pool", [])
+        def wait() -> Batch:
+            try:
+                self._sync_event(marks[-1][2])
+                return Batch(
+                    [self._elapsed_ms(start, end) for _, start, end in marks],
+                    self._elapsed_ms(opened, marks[-1][2]),
+                    sum(self._elapsed_ms(b, s) for b, s, _ in marks) if flush else 0.0,
+                )
+            except Exception as exc:
+                self._abandon()
+                raise self._driver_failure(exc) from None
+            finally:
+                self._event_pools.append(pool)  # free for the next batch
+
+        return wait
+
+    def _event_pool(self, count: int) -> list[Any]:
+        """At least `count` timing events no batch in flight holds: the largest of the pools
+        kept between batches (making an event is a driver call), one per batch in flight at
+        once, each grown to the largest batch it served."""
+        pools = self.__dict__.setdefault("_event_pools", [])
+        pool = pools.pop(max(range(len(pools)), key=lambda i: len(pools[i]))) if pools else []
         while len(pool) < count:
             pool.append(self._new_timing_event())
-        return pool[:count]
+        return pool
+
+    def _abandon(self) -> None:
+        """After a failure in a batch: wait for what the timing stream holds (any error it
+        reports is the one being raised), so nothing of the batch runs on past it."""
+        with contextlib.suppress(Exception):
+            self._sync(self._stream)
 
     def _event_interval_ms(self, enqueue: Callable[[], None]) -> float:
         """GPU time between two events on the timing stream around `enqueue()`."""

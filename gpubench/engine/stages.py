@@ -526,6 +526,7 @@ class VariantRun:
                 sampler.before,
                 sampler.after,
                 sampler.batch_size,
+                sampler.may_overlap,
             )
         # The audits' host time is theirs, not the timing loop's: their checks recorded their
         # own phases inside it; the rest (poison, loads, the idle wait) is "audit".
@@ -761,45 +762,74 @@ def measure(
     before_each: Callable[[], None],
     after_each: Callable[[float], None],
     batch_size: Callable[[int], int] = lambda wanted: 1,
+    may_overlap: Callable[[int], bool] = lambda wanted: False,
 ) -> timing.Measurement:
     """The timing loop; `before_each` and `after_each` (given the interval's GPU ms) run
     around every timed interval, outside it. Cold samples run in batches
     (timing.measure_batches) where they are flushed: `batch_size(n)` says how many of the next
-    n calls may share one (1 by default); `before_each` runs before each sample of a batch is enqueued,
-    `after_each` for each of them once the batch has ended."""
-    policy = plan.policy
+    n calls may share one (1 by default); `before_each` runs before each sample of a batch is
+    enqueued, `after_each` for each of them once the batch has ended. `may_overlap(n)` says
+    whether those calls may be enqueued while the batch before them still runs (timing.Ahead;
+    never by default): `before_each` may then run for them before `after_each` for that one."""
     throttle = {"clock_mhz": backend.sm_clock_mhz, "max_clock_mhz": backend.device.sm_clock_mhz}
-    if policy.mode == "hot":
+    if plan.policy.mode == "hot":
+        return _measure_hot(backend, plan, bound, before_each, after_each, throttle)
 
-        def hot(runs: int) -> float:
-            before_each()
-            per_run = backend.time_hot_ms(bound, runs)
-            after_each(per_run * runs)
-            return per_run
-
-        one_run = min(hot(1) for _ in range(3))
-        runs = timing.hot_runs_per_sample(one_run, policy)
-        return timing.measure(
-            lambda: hot(runs),
-            policy,
-            runs_per_sample=runs,
-            give_up_above_ms=plan.give_up_above_ms,
-            **throttle,
-        )
-
-    def cold(wanted: int) -> timing.Batch:
+    def start(wanted: int) -> Callable[[], timing.Batch]:
         # Only flushed samples share a batch: the flush keeps the GPU busy while the host
         # enqueues each sample's run, the first of a batch's as the others. Without it the
         # first would hold the host's enqueue time in its interval and the rest would not (one
         # measurement, two distributions): unflushed samples are taken one at a time.
         size = batch_size(wanted) if plan.flush_l2 else 1
         # before_each restores in-out buffers before each sample: outside its interval
-        batch = backend.time_cold_batch_ms(bound, plan.flush_l2, size, before_each)
-        for elapsed in batch.samples_ms:
-            after_each(elapsed)
-        return batch
+        wait = backend.enqueue_cold_batch(bound, plan.flush_l2, size, before_each)
 
-    return timing.measure_batches(cold, policy, give_up_above_ms=plan.give_up_above_ms, **throttle)
+        def ended() -> timing.Batch:
+            batch = wait()
+            for elapsed in batch.samples_ms:
+                after_each(elapsed)
+            return batch
+
+        return ended
+
+    # Unflushed samples never go ahead, for the same reason: one enqueued behind a running
+    # batch would not hold the host's enqueue time, one enqueued after a wait would.
+    ahead = timing.Ahead(start, may_overlap) if plan.flush_l2 else None
+    return timing.measure_batches(
+        lambda wanted: start(wanted)(),
+        plan.policy,
+        give_up_above_ms=plan.give_up_above_ms,
+        ahead=ahead,
+        **throttle,
+    )
+
+
+def _measure_hot(
+    backend: Backend,
+    plan: Any,
+    bound: Any,
+    before_each: Callable[[], None],
+    after_each: Callable[[float], None],
+    throttle: dict[str, Any],
+) -> timing.Measurement:
+    """Hot samples, one at a time (timing.measure): N back-to-back runs each, N chosen from
+    the fastest of three single runs."""
+
+    def hot(runs: int) -> float:
+        before_each()
+        per_run = backend.time_hot_ms(bound, runs)
+        after_each(per_run * runs)
+        return per_run
+
+    one_run = min(hot(1) for _ in range(3))
+    runs = timing.hot_runs_per_sample(one_run, plan.policy)
+    return timing.measure(
+        lambda: hot(runs),
+        plan.policy,
+        runs_per_sample=runs,
+        give_up_above_ms=plan.give_up_above_ms,
+        **throttle,
+    )
 
 
 # Untrusted mode: the share of timed runs after which the inputs are compared with the set
@@ -816,10 +846,11 @@ class AuditedSampler:
     call and the inputs compared after it.
 
     Calls run in batches (`batch_size`): `before` runs as each call is enqueued, `after`
-    for each once its batch has ended. So an audited call is a batch of its own: its poison
-    is written with nothing of an earlier call still running, and its outputs are checked
-    before anything else is enqueued. Untrusted mode's loads and comparisons are host work
-    between runs: batches of one."""
+    for each once its batch has ended; a batch may be enqueued while the one before it still
+    runs (`may_overlap`), never next to an audited call. So an audited call is a batch of its
+    own: its poison is written with nothing of an earlier call still running, and its outputs
+    are checked before anything else is enqueued. Untrusted mode's loads and comparisons are
+    host work between runs: batches of one, each waited for before the next."""
 
     run: VariantRun
     schedule: audit.AuditSchedule
@@ -845,6 +876,16 @@ class AuditedSampler:
             return 1
         to_audit = [later - call for later in schedule.chosen if later > call]
         return max(1, min([wanted, *to_audit]))
+
+    def may_overlap(self, wanted: int) -> bool:
+        """Whether the next calls (as many as `batch_size(wanted)`) may be enqueued while the
+        batch before them still runs: not in untrusted mode (host work between runs), nor
+        where either batch holds an audited call (nothing else may be in flight when its
+        outputs are poisoned, nor be enqueued before they are checked)."""
+        if self.untrusted or self.schedule.every:
+            return False
+        last = self.enqueued + self.batch_size(wanted)
+        return not any(self.schedule.audits(call) for call in range(self.calls, last))
 
     def before(self) -> None:
         started = time.perf_counter()

@@ -70,7 +70,10 @@ class PhaseClock:
 # in, beside "point" and "variant". GPU seconds from the events: in the timed intervals
 # (warm-up and discarded samples included), flushing L2 and the rest of the GPU time between
 # the samples of a batch (restores, waiting for the host to enqueue), the latter two only where
-# the backend's events say; host seconds: reading the SM clock, the stopping rule; and counts.
+# the backend's events say; host seconds: reading the SM clock, the stopping rule; and counts:
+# batches, intervals run, batches enqueued before the wait for the one before them, and of
+# those the batches that ran for no sample (the rule had stopped before them, or a throttled
+# batch changed the size of the next).
 TIMING_LOOP = "timing_loop"
 
 # When a result was made, as wall-clock (epoch) seconds the workers of one host share: the
@@ -85,6 +88,8 @@ TIMING_PARTS = (
     "stopping_rule",
     "batches",
     "samples",
+    "batches_ahead",
+    "batches_thrown",
 )
 
 

@@ -6,13 +6,15 @@ host clock here only bounds how long we keep sampling, it never times the kernel
 
 Cold samples come in batches (`measure_batches`): the backend enqueues several samples back to
 back, each its own flushed interval between its own events, and waits once, so the GPU is not
-left idle while the host reads a sample, the clock and the stopping rule. The rule still sees
-every sample in order and stops where the one-by-one loop would; `LoopTime` says where the
-loop's time went.
+left idle while the host reads a sample, the clock and the stopping rule. Where batches are
+short on the GPU, the next is enqueued before the wait for the one in flight (`Ahead`), so the
+GPU goes from one batch straight into the next. The rule still sees every sample in order and
+stops where the one-by-one loop would; `LoopTime` says where the loop's time went.
 """
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 from collections.abc import Callable
@@ -216,6 +218,7 @@ def measure_batches(
     runs_per_sample: int = 1,
     max_batch: int = NOISE_CHECK_EVERY,
     give_up_above_ms: float | None = None,
+    ahead: Ahead | None = None,
 ) -> Measurement:
     """Warm up, then take samples in batches until the stopping rule says enough.
 
@@ -230,29 +233,31 @@ def measure_batches(
     size is then held to what the time left allows at the pace seen so far. The first
     min_samples samples are taken one at a time; then batches of 2, 4, up to `max_batch`.
 
+    With `ahead`, past the first min_samples the next batch is enqueued before the wait for
+    the one in flight, so the GPU goes from one straight into the next, where the caller
+    allows it and a batch is short on the GPU (`AHEAD_BELOW_MS`). It is sized as the loop
+    would size it should every sample of the batch in flight be kept; once that batch is
+    judged it is the next batch only if that is the size the loop would now ask for. Where
+    it is not (a throttled batch moved the next decision point), or the rule stopped, or the
+    budget ran out, it has run all the same: it is waited for and counted as runs, never as
+    samples. So the batches judged, and the rule's decisions, are those without `ahead` (but
+    for the budget's hold, which the host clock sets). Nothing is left running on return.
+
     `give_up_above_ms` (a tuning run's bar): at each point where the rule could stop, once
     min_samples samples are kept, sampling ends early (`gave_up`) if even the fastest kept
     sample is above it; the bar is per run, so a hot sample's per-run average is compared.
     """
-    loop = _Loop(take, policy, host_clock, runs_per_sample, max_batch, give_up_above_ms)
+    loop = _Loop(take, policy, host_clock, runs_per_sample, max_batch, give_up_above_ms, ahead)
     floor = policy.throttle_threshold * max_clock_mhz if clock_mhz and max_clock_mhz else None
     got = _Samples(floor, policy.min_samples, runs_per_sample)
-    loop.warm_up()
-    started = host_clock()
-    while True:
-        samples = loop.next_batch(got, started)
-        read_at = time.perf_counter()
-        clock = clock_mhz() if clock_mhz is not None else None
-        loop.time.clock_s += time.perf_counter() - read_at
-        for sample in samples:
-            # Batches end at the samples the rule could stop after; should one stop inside a
-            # batch all the same, the rest of it ran (counted as runs) but is no sample.
-            verdict = loop.judge(got, sample, clock)
-            if verdict is not None:
-                return loop.measurement(got, verdict)
-        # Out of time once min_samples samples are in, kept or held down by the clock.
-        if loop.enough(got) and host_clock() - started >= policy.max_time_s:
-            return loop.measurement(got, loop.out_of_budget(got))
+    try:
+        loop.warm_up()
+        converged = loop.sample(got, host_clock(), clock_mhz)
+        loop.drain()  # a batch enqueued ahead has run: waited for, counted as runs
+    except BaseException:
+        loop.abandon()  # nothing left running; the error raised is the first one
+        raise
+    return loop.measurement(got, converged)
 
 
 @dataclass(frozen=True)
@@ -267,19 +272,43 @@ class Batch:
     flush_ms: float | None = None
 
 
+@dataclass(frozen=True)
+class Ahead:
+    """How a caller lets the loop enqueue a batch while the one before it is still in flight.
+
+    `start(n)` enqueues up to n samples as `take(n)` would, without waiting, and returns the
+    wait: calling it once waits for those samples and returns their Batch. `allowed(n)` says
+    whether the next samples (those `start(n)` would enqueue) may be enqueued before the wait
+    for the batch in flight: False where the host must look at the device between the two
+    (an audited run in either) or a sample must run alone."""
+
+    start: Callable[[int], Callable[[], Batch]]
+    allowed: Callable[[int], bool]
+
+
+# A batch is enqueued ahead only while it is expected to last less than this on the GPU (at
+# the last batch's GPU time per sample). Below it the host's tens of microseconds between
+# batches are a share of the GPU's time worth winning back; above it they are a few percent
+# or less, and the batch that runs for nothing where the rule stops (it was enqueued before
+# the rule judged the batch before it) would cost more than it saves.
+AHEAD_BELOW_MS = 1.0
+
+
 @dataclass
 class LoopTime:
     """Where a timing loop's time went: GPU ms from the events, host seconds from the host
     clock. The GPU time outside the spans of the batches is the host's: waiting for a batch
-    to end, reading the events, enqueuing the next batch."""
+    to end, reading the events, enqueuing the next batch, where none was enqueued ahead."""
 
-    timed_ms: float = 0.0  # GPU, inside timed intervals (warm-up and discarded included)
+    timed_ms: float = 0.0  # GPU, inside timed intervals (warm-up, discarded, thrown away too)
     span_ms: float | None = 0.0  # GPU, from each batch's first work to its last end event
     flush_ms: float | None = 0.0  # GPU, the L2 flushes (with the events around them)
     clock_s: float = 0.0  # host, reading the SM clock
     rule_s: float = 0.0  # host, the stopping rule (noise estimates included)
     batches: int = 0
-    samples: int = 0  # warm-up included
+    samples: int = 0  # intervals run: warm-up and batches thrown away included
+    ahead: int = 0  # batches enqueued before the wait for the batch before them
+    thrown: int = 0  # of those, batches that ran but held no sample (counted as runs)
 
     def count(self, batch: Batch, runs_per_sample: int) -> None:
         self.batches += 1
@@ -297,6 +326,8 @@ class LoopTime:
             "stopping_rule": self.rule_s,
             "batches": float(self.batches),
             "samples": float(self.samples),
+            "batches_ahead": float(self.ahead),
+            "batches_thrown": float(self.thrown),
         }
         if self.span_ms is not None and self.flush_ms is not None:
             parts["gpu_flush"] = self.flush_ms / 1e3
@@ -309,10 +340,49 @@ def _plus(total: float | None, more: float | None) -> float | None:
     return None if total is None or more is None else total + more
 
 
+@dataclass(frozen=True)
+class _Counts:
+    """What sizes the next batch: the samples kept, held down by the clock and judged."""
+
+    kept: int
+    held: int
+    discarded: int
+    attempts: int
+    awaiting_cap: bool  # a floor, and nothing kept yet: the capped-clock switch may come
+
+    @classmethod
+    def of(cls, got: _Samples, attempts: int) -> _Counts:
+        return cls(
+            len(got.kept),
+            len(got.held),
+            got.discarded,
+            attempts,
+            got.floor is not None and not got.kept,
+        )
+
+    def all_kept(self, samples: int) -> _Counts:
+        """These counts after `samples` more, should every one be kept."""
+        return _Counts(
+            self.kept + samples, self.held, self.discarded, self.attempts + samples, False
+        )
+
+
+@dataclass(eq=False)  # each flight is itself: the loop removes the one it waits for
+class _Flight:
+    """A batch enqueued and not yet waited for."""
+
+    wanted: int
+    wait: Callable[[], Batch]
+    # Enqueued ahead: the size doubling as it was before this batch took its turn, and the
+    # budget's hold it was sized with (a pace estimate, not a decision of the rule).
+    size_before: int = 0
+    hold: int | None = None
+
+
 @dataclass
 class _Loop:
-    """The sampling loop's state between batches: its counts, the batch size and where the
-    time went."""
+    """The sampling loop's state between batches: its counts, the batch size, the batches in
+    flight and where the time went."""
 
     take: Callable[[int], Batch]
     policy: TimingPolicy
@@ -320,54 +390,160 @@ class _Loop:
     runs_per_sample: int
     max_batch: int
     give_up_above_ms: float | None = None
+    ahead: Ahead | None = None
     attempts: int = 0
     gave_up: bool = False
     size: int = 2  # the next batch's size before the limits: doubles up to max_batch
     time: LoopTime = field(default_factory=LoopTime)
+    flights: list[_Flight] = field(default_factory=list)  # enqueued, not waited for; oldest first
+    ms_per_sample: float | None = None  # GPU span per sample of the last batch waited for
 
-    def run(self, wanted: int) -> list[float]:
-        batch = self.take(max(1, wanted))
-        if not 1 <= len(batch.samples_ms) <= max(1, wanted):
-            raise ValueError(f"asked for {wanted} samples, got {len(batch.samples_ms)}")
+    def begin(self, wanted: int) -> _Flight:
+        """Enqueue up to `wanted` samples (waited for by `end`)."""
+        wanted = max(1, wanted)
+        if self.ahead is None:
+            batch = self.take(wanted)
+            flight = _Flight(wanted, lambda: batch)
+        else:
+            flight = _Flight(wanted, self.ahead.start(wanted))
+        self.flights.append(flight)
+        return flight
+
+    def end(self, flight: _Flight) -> list[float]:
+        self.flights.remove(flight)  # before the wait: never waited for twice
+        batch = flight.wait()
+        if not 1 <= len(batch.samples_ms) <= flight.wanted:
+            raise ValueError(f"asked for {flight.wanted} samples, got {len(batch.samples_ms)}")
         self.time.count(batch, self.runs_per_sample)
+        if batch.span_ms is not None:
+            self.ms_per_sample = batch.span_ms / len(batch.samples_ms)
         return batch.samples_ms
 
     def warm_up(self) -> None:
         done = 0
         while done < self.policy.warmup:
-            done += len(self.run(min(self.policy.warmup - done, self.max_batch)))
+            done += len(self.end(self.begin(min(self.policy.warmup - done, self.max_batch))))
 
-    def next_batch(self, got: _Samples, started: float) -> list[float]:
-        if self.attempts < self.policy.min_samples:
+    def sample(
+        self, got: _Samples, started: float, clock_mhz: Callable[[], float | None] | None
+    ) -> bool:
+        """Batches until the rule stops; whether it converged."""
+        while True:
+            samples = self.next_samples(got, started)
+            read_at = time.perf_counter()
+            clock = clock_mhz() if clock_mhz is not None else None
+            self.time.clock_s += time.perf_counter() - read_at
+            for sample in samples:
+                # Batches end at the samples the rule could stop after; should one stop inside a
+                # batch all the same, the rest of it ran (counted as runs) but is no sample.
+                verdict = self.judge(got, sample, clock)
+                if verdict is not None:
+                    return verdict
+            # Out of time once min_samples samples are in, kept or held down by the clock.
+            counts = _Counts.of(got, self.attempts)
+            if self.enough(counts) and self.host_clock() - started >= self.policy.max_time_s:
+                return self.out_of_budget(got)
+            self.confirm_ahead(counts)
+
+    def next_samples(self, got: _Samples, started: float) -> list[float]:
+        """The next batch's samples: the batch enqueued ahead, else one enqueued now; before
+        the wait for it, the batch after it enqueued ahead where it may be."""
+        if self.flights:
+            current = self.flights[0]
+        else:
+            counts = _Counts.of(got, self.attempts)
+            current = self.begin(self.next_size(counts, self.hold(counts, started)))
+        self.go_ahead(got, current, started)
+        return self.end(current)
+
+    def next_size(self, counts: _Counts, hold: int | None) -> int:
+        """The next batch's size (and the one after it doubled)."""
+        if counts.attempts < self.policy.min_samples:
             # The first min_samples one at a time, each with its own clock reading: they
             # tell a passing slow-down from a capped clock, and the audit falls among them.
-            return self.run(1)
-        wanted = min(self.size, self.max_batch, self.to_decision(got))
-        if self.max_batch > 1 and self.enough(got):
-            # Held to the time left at the pace so far: the budget is checked between batches.
-            spent = self.host_clock() - started
-            pace = spent / self.attempts
-            if pace > 0:
-                wanted = min(wanted, max(1, int((self.policy.max_time_s - spent) / pace)))
+            return 1
+        wanted = self.limited(counts, hold, self.size)
         self.size = min(2 * self.size, self.max_batch)
-        return self.run(wanted)
+        return wanted
 
-    def to_decision(self, got: _Samples) -> int:
+    def limited(self, counts: _Counts, hold: int | None, size: int) -> int:
+        wanted = min(size, self.max_batch, self.to_decision(counts))
+        return wanted if hold is None else min(wanted, hold)
+
+    def hold(self, counts: _Counts, started: float) -> int | None:
+        """The samples the time left allows at the pace so far, or None (no hold): the budget
+        is checked between batches."""
+        if self.max_batch > 1 and self.enough(counts):
+            spent = self.host_clock() - started
+            pace = spent / counts.attempts
+            if pace > 0:
+                return max(1, int((self.policy.max_time_s - spent) / pace))
+        return None
+
+    def go_ahead(self, got: _Samples, current: _Flight, started: float) -> None:
+        """Enqueue the batch after `current` before the wait for it: past the first
+        min_samples, where the caller allows it and the batch is short on the GPU, sized as
+        if every sample of `current` is kept; not where the rule surely stops after it."""
+        ahead, policy = self.ahead, self.policy
+        if ahead is None or self.attempts < policy.min_samples or self.ms_per_sample is None:
+            return
+        after = _Counts.of(got, self.attempts).all_kept(current.wanted)
+        if after.attempts >= policy.max_samples:
+            return  # the last sample is in `current`
+        if self.enough(after) and self.host_clock() - started >= policy.max_time_s:
+            return  # out of time after `current`
+        hold = self.hold(after, started)
+        wanted = self.limited(after, hold, self.size)
+        if self.ms_per_sample * wanted >= AHEAD_BELOW_MS or not ahead.allowed(wanted):
+            return
+        flight = self.begin(wanted)
+        flight.size_before, flight.hold = self.size, hold
+        self.size = min(2 * self.size, self.max_batch)
+        self.time.ahead += 1
+
+    def confirm_ahead(self, counts: _Counts) -> None:
+        """The batch enqueued ahead is the next batch where it is the size the loop would now
+        ask for (with the budget's hold it was sized with); else it ran for nothing."""
+        if not self.flights:
+            return
+        flight = self.flights[0]
+        if self.limited(counts, flight.hold, flight.size_before) != flight.wanted:
+            self.size = flight.size_before  # the next batch takes its turn
+            self.throw(flight)
+
+    def throw(self, flight: _Flight) -> None:
+        """Wait for a batch that ran but holds no sample: counted as runs."""
+        self.end(flight)
+        self.time.thrown += 1
+
+    def drain(self) -> None:
+        """At the end: the batch still in flight (enqueued ahead) waited for and counted."""
+        for flight in list(self.flights):
+            self.throw(flight)
+
+    def abandon(self) -> None:
+        """On an error: every batch in flight waited for, its own errors left unsaid."""
+        for flight in list(self.flights):
+            self.flights.remove(flight)
+            with contextlib.suppress(Exception):
+                flight.wait()
+
+    def to_decision(self, counts: _Counts) -> int:
         """Samples until the next one after which the rule could stop: the next noise check
         (counting kept samples: discarded ones only put it off), the switch to a capped
         clock, max_samples."""
-        policy, count = self.policy, len(got.kept)
+        policy, count = self.policy, counts.kept
         if count < policy.min_samples:
             check = policy.min_samples
         else:
             check = (count // NOISE_CHECK_EVERY + 1) * NOISE_CHECK_EVERY
-        distance = min(check - count, policy.max_samples - self.attempts)
-        if got.floor is not None and not got.kept:
-            distance = min(distance, policy.min_samples - got.discarded)
+        distance = min(check - count, policy.max_samples - counts.attempts)
+        if counts.awaiting_cap:
+            distance = min(distance, policy.min_samples - counts.discarded)
         return max(1, distance)
 
-    def enough(self, got: _Samples) -> bool:
-        return max(len(got.kept), len(got.held)) >= self.policy.min_samples
+    def enough(self, counts: _Counts) -> bool:
+        return max(counts.kept, counts.held) >= self.policy.min_samples
 
     def judge(self, got: _Samples, sample: float, clock: float | None) -> bool | None:
         """Add one sample: True or False (converged or not) where sampling stops after it,

@@ -75,13 +75,18 @@ def timing_line(results: list[Result]) -> str | None:
     flushing and between samples (where the events say), the host reading the clock and in
     the stopping rule, and the rest (waiting for each batch to end, reading its events,
     enqueuing the next). The host time of the restores between the samples of a batch is the
-    audit's, though the GPU's span covers it: where it outweighs the rest, the rest shows 0."""
+    audit's, though the GPU's span covers it: where it outweighs the rest, the rest shows 0.
+    Where batches were enqueued ahead, the host read the clock and ran the rule while the GPU
+    ran the next batch: the rest is then the GPU's time outside its batches."""
     loop, timing_s = timing_split(results)
     if not loop or timing_s <= 0:
         return None
     gpu = loop["gpu_timed"]
     between = loop.get("gpu_flush", 0.0) + loop.get("gpu_between", 0.0)
-    rest = max(0.0, timing_s - gpu - between - loop["clock_reads"] - loop["stopping_rule"])
+    host = loop["clock_reads"] + loop["stopping_rule"]
+    ahead, thrown = loop.get("batches_ahead", 0.0), loop.get("batches_thrown", 0.0)
+    overlapped = bool(ahead) and "gpu_between" in loop
+    rest = max(0.0, timing_s - gpu - between - (0.0 if overlapped else host))
     if "gpu_between" in loop:
         gpu_part = (
             f", flushing L2 {seconds_text(loop['gpu_flush'])}, between samples "
@@ -89,13 +94,19 @@ def timing_line(results: list[Result]) -> str | None:
         )
     else:
         gpu_part = " (between samples: not measured by this backend)"
+    batches = f"{loop['samples']:,.0f} samples in {loop['batches']:,.0f} batches"
+    rest_part = f", the rest (waiting for batches, enqueuing) {seconds_text(rest)}"
+    if overlapped:
+        batches += f", {ahead:,.0f} enqueued ahead ({thrown:,.0f} run for no sample)"
+        rest_part = (
+            ", partly while the GPU ran a batch enqueued ahead; the GPU outside its batches "
+            f"(waiting for the host) {seconds_text(rest)}"
+        )
     return (
-        f"timing {seconds_text(timing_s)}, {loop['samples']:,.0f} samples in "
-        f"{loop['batches']:,.0f} batches: the GPU in timed intervals {seconds_text(gpu)} "
-        f"({100 * gpu / timing_s:.1f}%){gpu_part}; the host reading the clock "
-        f"{seconds_text(loop['clock_reads'])}, in the stopping rule "
-        f"{seconds_text(loop['stopping_rule'])}, the rest (waiting for batches, enqueuing) "
-        f"{seconds_text(rest)}"
+        f"timing {seconds_text(timing_s)}, {batches}: the GPU in timed intervals "
+        f"{seconds_text(gpu)} ({100 * gpu / timing_s:.1f}%){gpu_part}; the host reading the "
+        f"clock {seconds_text(loop['clock_reads'])}, in the stopping rule "
+        f"{seconds_text(loop['stopping_rule'])}{rest_part}"
     )
 
 

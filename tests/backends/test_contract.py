@@ -570,29 +570,63 @@ def test_dynamic_shared_memory_past_the_default_limit_is_opted_in(backend, modul
     free(backend, buffers)
 
 
+class Relaxations:
+    """In-place relaxations of count_down over 64 values, each after a restore of its input
+    (`before_each`): every run starts from the input, so the values end one step down."""
+
+    def __init__(self, backend, module) -> None:
+        spec, flag = BufferSpec((64,), I32), BufferSpec((1,), I32)
+        specs = {"v": spec, "flag": flag}
+        self.backend, self.spec, self.restores = backend, spec, 0
+        self.buffers, self.pristine = alloc(backend, specs), backend.alloc(spec)
+        self.values = np.arange(64, dtype=np.int32) % 7
+        backend.write(self.pristine, spec, self.values)
+        backend.zero(self.buffers["flag"], flag)
+        self.bound = backend.bind(module, [COUNT_DOWN], self.buffers, specs)
+
+    def before_each(self) -> None:
+        self.restores += 1
+        self.backend.restore(self.buffers["v"], self.pristine, self.spec)
+
+    def one_step_down(self) -> bool:
+        got = self.backend.read(self.buffers["v"], self.spec)
+        return np.array_equal(got, np.maximum(self.values - 1, 0))
+
+    def free(self) -> None:
+        self.backend.release(self.bound)
+        free(self.backend, self.buffers)
+        self.backend.free(self.pristine)
+
+
+def _each_its_own_interval(batch, samples: int) -> bool:
+    inside = batch.span_ms is None or (  # the events around the batch hold its samples
+        batch.span_ms >= sum(batch.samples_ms) + (batch.flush_ms or 0.0)
+    )
+    return (
+        len(batch.samples_ms) == samples
+        and all(0 < ms < 1000 for ms in batch.samples_ms)
+        and inside
+    )
+
+
 @pytest.mark.parametrize("flush_l2", [False, True])
 def test_a_batch_times_each_sample_with_its_restore_enqueued_before_it(backend, module, flush_l2):
     """Five in-place relaxations in one batch, each after a restore of its input: every run
     starts from the input (the values end one step down, not five) and is its own interval."""
-    spec, flag = BufferSpec((64,), I32), BufferSpec((1,), I32)
-    specs = {"v": spec, "flag": flag}
-    buffers, pristine = alloc(backend, specs), backend.alloc(spec)
-    values = np.arange(64, dtype=np.int32) % 7
-    backend.write(pristine, spec, values)
-    backend.zero(buffers["flag"], flag)
-    bound = backend.bind(module, [COUNT_DOWN], buffers, specs)
-    restores = []
+    runs = Relaxations(backend, module)
+    batch = backend.enqueue_cold_batch(runs.bound, flush_l2, 5, runs.before_each)()
+    assert runs.restores == 5 and _each_its_own_interval(batch, 5)
+    assert runs.one_step_down()
+    runs.free()
 
-    def before_each():
-        restores.append(1)
-        backend.restore(buffers["v"], pristine, spec)
 
-    batch = backend.time_cold_batch_ms(bound, flush_l2, 5, before_each)
-    assert len(restores) == len(batch.samples_ms) == 5
-    assert all(0 < ms < 1000 for ms in batch.samples_ms)
-    assert np.array_equal(backend.read(buffers["v"], spec), np.maximum(values - 1, 0))
-    if batch.span_ms is not None:  # the events around the batch hold its samples
-        assert batch.span_ms >= sum(batch.samples_ms) + (batch.flush_ms or 0.0)
-    backend.release(bound)
-    free(backend, buffers)
-    backend.free(pristine)
+def test_a_batch_enqueued_before_the_wait_for_the_one_in_flight_queues_behind_it(backend, module):
+    """Three relaxations, and two more enqueued before the wait for the three: the second
+    batch's restores and runs come after the first's on the timing stream, each sample its
+    own interval between its own events."""
+    runs = Relaxations(backend, module)
+    first = backend.enqueue_cold_batch(runs.bound, True, 3, runs.before_each)
+    second = backend.enqueue_cold_batch(runs.bound, True, 2, runs.before_each)
+    assert _each_its_own_interval(first(), 3) and _each_its_own_interval(second(), 2)
+    assert runs.restores == 5 and runs.one_step_down()
+    runs.free()

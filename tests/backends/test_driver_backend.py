@@ -174,7 +174,7 @@ def test_a_cold_sample_flushes_l2_only_when_asked():
 def test_a_batch_gives_each_sample_its_own_events_and_flush_and_waits_once():
     backend = Recording()
     bound = a_run(backend)
-    batch = backend.time_cold_batch_ms(bound, True, 2, lambda: backend.log.append(("before",)))
+    batch = backend.enqueue_cold_batch(bound, True, 2, lambda: backend.log.append(("before",)))()
     sample = [
         ("before",),
         ("record", "S0"),
@@ -192,7 +192,7 @@ def test_a_batch_gives_each_sample_its_own_events_and_flush_and_waits_once():
     # Events at 1 (the batch opens), 2 (before the flush), 3 and 4 (the interval), 5, 6, 7.
     assert (batch.samples_ms, batch.span_ms, batch.flush_ms) == ([1.0, 1.0], 6.0, 2.0)
     backend.log.clear()
-    again = backend.time_cold_batch_ms(bound, False, 2, lambda: None)
+    again = backend.enqueue_cold_batch(bound, False, 2, lambda: None)()
     assert ("new event",) not in backend.log and ("flush", "S0") not in backend.log
     assert (again.samples_ms, again.span_ms, again.flush_ms) == ([1.0, 1.0], 4.0, 0.0)
 
@@ -205,7 +205,59 @@ def test_a_driver_failure_in_a_batch_is_a_launch_error():
 
     bound = BoundRun(ops=[Op(0, "kernel", "k", fail)], calls=[fail])
     with pytest.raises(KernelLaunchError, match="CUDA_ERROR_LAUNCH_FAILED"):
-        backend.time_cold_batch_ms(bound, False, 3, lambda: None)
+        backend.enqueue_cold_batch(bound, False, 3, lambda: None)()
+
+
+def test_a_batch_enqueued_behind_one_in_flight_has_events_of_its_own():
+    """Two flushed samples (7 events), then one unflushed (4 events: one unused) before the
+    first batch is waited for: events shared between them would give the first batch the
+    second's times."""
+    backend = Recording()
+    bound = a_run(backend)
+    first = backend.enqueue_cold_batch(bound, True, 2, lambda: None)
+    second = backend.enqueue_cold_batch(bound, False, 1, lambda: None)
+    assert backend.log.count(("new event",)) == 11 and ("sync event", "S0") not in backend.log
+    batch = first()
+    assert (batch.samples_ms, batch.span_ms, batch.flush_ms) == ([1.0, 1.0], 6.0, 2.0)
+    # Events at 8 (the batch opens), 9 and 10 (the interval).
+    batch = second()
+    assert (batch.samples_ms, batch.span_ms, batch.flush_ms) == ([1.0], 2.0, 0.0)
+    backend.log.clear()
+    backend.enqueue_cold_batch(bound, True, 1, lambda: None)()  # the events back, reused
+    backend.enqueue_cold_batch(bound, True, 2, lambda: None)()
+    assert ("new event",) not in backend.log
+
+
+def _failing() -> BoundRun:
+    def fail():
+        raise DriverFailure("CUDA_ERROR_LAUNCH_FAILED")
+
+    return BoundRun(ops=[Op(0, "kernel", "k", fail)], calls=[fail])
+
+
+def test_a_driver_failure_behind_a_batch_in_flight_leaves_nothing_running():
+    backend = Recording()
+    first = backend.enqueue_cold_batch(a_run(backend), False, 1, lambda: None)
+    with pytest.raises(KernelLaunchError, match="CUDA_ERROR_LAUNCH_FAILED"):
+        backend.enqueue_cold_batch(_failing(), False, 2, lambda: None)
+    assert backend.log[-1] == ("sync", "S0")  # the timing stream waited for, both batches
+    assert first().samples_ms == [1.0]
+
+
+def test_a_driver_failure_in_a_batchs_wait_is_a_launch_error_with_nothing_left_running():
+    backend = Recording()
+    wait = backend.enqueue_cold_batch(a_run(backend), True, 2, lambda: None)
+
+    def fail(event):
+        raise DriverFailure("CUDA_ERROR_ILLEGAL_ADDRESS")
+
+    backend._sync_event = fail
+    with pytest.raises(KernelLaunchError, match=r"^DriverFailure: CUDA_ERROR_ILLEGAL_ADDRESS$"):
+        wait()
+    assert backend.log[-1] == ("sync", "S0")
+    backend.log.clear()
+    backend.enqueue_cold_batch(a_run(backend), True, 2, lambda: None)  # its events free again
+    assert ("new event",) not in backend.log
 
 
 def test_a_timeline_marks_each_step_on_its_own_stream():

@@ -578,14 +578,14 @@ def test_a_wrong_audited_run_is_caught_though_a_long_wait_follows_it(monkeypatch
     assert result.reason.startswith(f"right on the checked run, wrong on timed run {wrong_on} ")
 
 
-def _logged_run(monkeypatch, chosen, policy, suite=None, variant="good"):
-    """One variant on the fake with the audited calls `chosen` (counted from 0, warm-up
-    included): the backend's batches, and the order of runs, restores, device-idle waits and
-    output reads."""
+def _logged_run(monkeypatch, chosen, policy, suite=None, variant="good", backend=None):
+    """One variant on the fake (`backend`, or a new one) with the audited calls `chosen`
+    (counted from 0, warm-up included): the backend's batches, and the order of runs,
+    restores, device-idle waits and output reads."""
     from gpubench.engine import audit
 
     monkeypatch.setattr(audit, "schedule", lambda p, draw=None: audit.AuditSchedule(chosen))
-    backend, log = FakeBackend(), []
+    backend, log = backend or FakeBackend(), []
     timed, read = backend.time_once_ms, backend.read
     restore, synchronize = backend.restore, backend.synchronize_device
 
@@ -645,3 +645,143 @@ def test_unflushed_samples_are_taken_one_at_a_time(monkeypatch):
     unflushed = dataclasses.replace(NOISY, flush_l2=False)
     result, batches, _ = _logged_run(monkeypatch, frozenset({6}), unflushed)
     assert result.status is Status.UNSTABLE and batches == [1] * 21
+
+
+# Every batch short enough to go ahead, whatever the fake's sample times (ms).
+ANY_LENGTH = 1000.0
+
+
+def _enqueued_ahead(queue) -> list[int]:
+    """The fake's batches enqueued before the wait for the batch before them."""
+    ahead, in_flight = [], set()
+    for entry in queue:
+        if entry[0] == "enqueue":
+            if in_flight:
+                ahead.append(entry[1])
+            in_flight.add(entry[1])
+        else:
+            in_flight.discard(entry[1])
+    return ahead
+
+
+def test_a_batch_goes_ahead_of_the_wait_for_the_one_before_it_and_changes_no_result(monkeypatch):
+    """The same runs, restores, idle waits and reads in the same order, the same batches and
+    the same result; only the host's order of enqueues and waits differs."""
+    from gpubench.model import timing
+
+    runs = {}
+    for bound in (0.0, ANY_LENGTH):
+        monkeypatch.setattr(timing, "AHEAD_BELOW_MS", bound)
+        backend = FakeBackend()
+        result, batches, log = _logged_run(monkeypatch, frozenset({1}), NOISY, backend=backend)
+        runs[bound] = (result, batches, log, backend.queue)
+    plain, ahead = runs[0.0], runs[ANY_LENGTH]
+    assert _enqueued_ahead(plain[3]) == []
+    one_by_one = [e for n in (1, 2, 3, 4) for e in (("enqueue", n, 1), ("wait", n))]
+    assert ahead[3] == [
+        *one_by_one,
+        ("enqueue", 5, 2),
+        ("enqueue", 6, 3),  # ahead of the wait for the 2
+        ("wait", 5),
+        ("enqueue", 7, 8),
+        ("wait", 6),
+        ("enqueue", 8, 4),
+        ("wait", 7),
+        ("wait", 8),
+    ]
+    assert ahead[1] == plain[1] == [1, 1, 1, 1, 2, 3, 8, 4] and ahead[2] == plain[2]
+    assert (ahead[0].status, ahead[0].summary) == (plain[0].status, plain[0].summary)
+    assert ahead[0].status is Status.UNSTABLE and ahead[0].summary["samples"] == 20
+    loop = ahead[0].phases["timing_loop"]
+    assert (loop["batches_ahead"], loop["batches_thrown"], loop["samples"]) == (3.0, 0.0, 21.0)
+
+
+def test_a_batch_run_ahead_of_the_stop_is_runs_not_samples_and_ends_before_the_checks(
+    monkeypatch,
+):
+    """Quiet samples of 1 ms, 16 ms wanted: the rule stops at 16, with 8 more enqueued ahead;
+    they run, are counted as runs, and are waited for before anything is read back."""
+    from gpubench.engine import audit
+    from gpubench.model import timing
+
+    monkeypatch.setattr(timing, "AHEAD_BELOW_MS", ANY_LENGTH)
+    monkeypatch.setattr(audit, "schedule", lambda p, draw=None: audit.AuditSchedule(frozenset()))
+    backend, reads = FakeBackend(), []
+    read = backend.read
+    monkeypatch.setattr(backend, "read", lambda *a: reads.append(len(backend.queue)) or read(*a))
+    policy = TimingPolicy(warmup=1, min_samples=3, max_samples=1000, min_time_s=0.016)
+    bench = ScaleSuite()
+    point = bench.resolve(bench.defaults())
+    (result,) = Runner(backend).run(Plan(bench, [point], ("good",), "good", policy))
+    assert result.status is Status.OK and result.summary["samples"] == 16
+    assert backend.batches == [1, 1, 1, 1, 2, 3, 8, 8]
+    assert backend.queue[-3:] == [("enqueue", 8, 8), ("wait", 7), ("wait", 8)]
+    assert len(backend.timed) == 1 + 16 + 8  # the warm-up, the samples, the 8 run ahead
+    loop = result.phases["timing_loop"]
+    assert (loop["samples"], loop["batches_ahead"], loop["batches_thrown"]) == (25.0, 3.0, 1.0)
+    # Outputs read before timing (the checked run) and after the last wait (the re-checks).
+    after = [n for n in reads if n]
+    assert after and all(n == len(backend.queue) for n in after) and not backend.in_flight
+
+
+def test_no_batch_goes_ahead_next_to_an_audited_call(monkeypatch):
+    """The audit at call 12 ends the 3 of calls 9-11 (itself enqueued ahead); the audited
+    call is enqueued only once that 3 is waited for, and the 4 after it once it is waited for
+    and its outputs checked (the fake refuses a device-wide wait or a read with a batch in
+    flight)."""
+    from gpubench.model import timing
+
+    monkeypatch.setattr(timing, "AHEAD_BELOW_MS", ANY_LENGTH)
+    backend = FakeBackend()
+    result, batches, log = _logged_run(monkeypatch, frozenset({12}), NOISY, backend=backend)
+    assert result.status is Status.UNSTABLE and batches == [1, 1, 1, 1, 2, 3, 3, 1, 4, 4]
+    assert backend.queue[8:] == [
+        ("enqueue", 5, 2),
+        ("enqueue", 6, 3),
+        ("wait", 5),
+        ("enqueue", 7, 3),
+        ("wait", 6),
+        ("wait", 7),
+        ("enqueue", 8, 1),  # the audited call
+        ("wait", 8),
+        ("enqueue", 9, 4),
+        ("enqueue", 10, 4),
+        ("wait", 9),
+        ("wait", 10),
+    ]
+    assert _enqueued_ahead(backend.queue) == [6, 7, 10]
+    runs = [i for i, what in enumerate(log) if what == "run"]
+    assert log[runs[12] + 1 : runs[13]] == ["idle", "read"]
+
+
+@pytest.mark.parametrize(
+    ("why", "policy", "bound"),
+    [
+        ("untrusted mode", dataclasses.replace(NOISY, untrusted=True), ANY_LENGTH),
+        ("unflushed samples", dataclasses.replace(NOISY, flush_l2=False), ANY_LENGTH),
+        ("the fake's samples of 1 to 3 ms: every batch over the bound", NOISY, None),
+    ],
+)
+def test_no_batch_goes_ahead_where_each_must_be_waited_for_or_is_long(
+    monkeypatch, why, policy, bound
+):
+    from gpubench.model import timing
+
+    if bound is not None:
+        monkeypatch.setattr(timing, "AHEAD_BELOW_MS", bound)
+    backend = FakeBackend()
+    result, batches, _ = _logged_run(monkeypatch, frozenset({6}), policy, backend=backend)
+    assert sum(batches) == 21 and len(backend.queue) == 2 * len(batches), why
+    assert _enqueued_ahead(backend.queue) == [], why
+    assert result.phases["timing_loop"]["batches_ahead"] == 0.0, why
+
+
+def test_hot_samples_never_go_ahead(monkeypatch):
+    from gpubench.model import timing
+
+    monkeypatch.setattr(timing, "AHEAD_BELOW_MS", ANY_LENGTH)
+    backend = FakeBackend()
+    hot = dataclasses.replace(NOISY, mode="hot")
+    result, batches, _ = _logged_run(monkeypatch, frozenset({6}), hot, backend=backend)
+    assert backend.queue == [] and batches == [] and len(backend.hot_calls) == 3 + 21
+    assert result.phases["timing_loop"]["batches_ahead"] == 0.0

@@ -503,3 +503,236 @@ def test_hot_mode_judges_the_bar_on_the_per_run_average():
         lambda: 1.5, policy, host_clock=lambda: 0.0, runs_per_sample=100, give_up_above_ms=1.4
     )
     assert m.gave_up and len(m.samples_ms) == 10 and m.runs == 1000
+
+
+# -- batches enqueued ahead (timing.Ahead) ----------------------------------------------------
+
+
+class Queue:
+    """Scripted samples in batches that may be enqueued ahead: the enqueues and waits in order
+    (("enqueue", n, size) and ("wait", n), n counting batches from 1), the batches in flight,
+    `ms` of GPU span per sample (None: the backend does not say), a host clock one second per
+    sample enqueued, and a failure to raise at a batch's enqueue or wait."""
+
+    def __init__(self, values, ms=0.1, allowed=lambda wanted: True, fail=None) -> None:
+        self.stream, self.ms, self.allowed = itertools.cycle(values), ms, allowed
+        self.fail = fail or {}  # {("enqueue" or "wait", n): the exception}
+        self.log, self.sizes, self.in_flight, self.now = [], [], set(), 0.0
+
+    def start(self, wanted: int):
+        from gpubench.model.timing import Batch
+
+        number = len(self.sizes) + 1
+        self.sizes.append(wanted)
+        if ("enqueue", number) in self.fail:
+            raise self.fail["enqueue", number]
+        self.now += wanted
+        samples = [next(self.stream) for _ in range(wanted)]
+        self.log.append(("enqueue", number, wanted))
+        self.in_flight.add(number)
+
+        def wait():
+            self.in_flight.remove(number)  # a second wait fails here
+            self.log.append(("wait", number))
+            if ("wait", number) in self.fail:
+                raise self.fail["wait", number]
+            return Batch(samples, None if self.ms is None else self.ms * wanted, 0.0)
+
+        return wait
+
+    def take(self, wanted: int):
+        return self.start(wanted)()
+
+    def ahead(self):
+        from gpubench.model.timing import Ahead
+
+        return Ahead(self.start, self.allowed)
+
+    def clock(self) -> float:
+        return self.now
+
+    def alternating(self) -> bool:
+        """Every batch waited for before the next was enqueued."""
+        return all(
+            self.log[i + 1] == ("wait", entry[1])
+            for i, entry in enumerate(self.log)
+            if entry[0] == "enqueue"
+        )
+
+
+def _with_and_without_ahead(values, policy, clocks=None, **kwargs):
+    """The same scripted samples (and SM clock readings, one per batch judged) measured with
+    batches enqueued ahead and without."""
+    from gpubench.model.timing import measure_batches
+
+    runs = []
+    for ahead in (False, True):
+        queue, readings = Queue(values), iter(clocks or [])
+        if clocks:
+            kwargs |= {"clock_mhz": lambda r=readings: next(r), "max_clock_mhz": 1000.0}
+        m = measure_batches(
+            queue.take,
+            policy,
+            host_clock=lambda: 0.0,
+            ahead=queue.ahead() if ahead else None,
+            **kwargs,
+        )
+        assert not queue.in_flight  # every batch waited for before the measurement returns
+        runs.append((m, queue))
+    return runs
+
+
+def _judged(m):
+    return (m.samples_ms, m.converged, m.discarded, m.clock_mhz, m.clock_capped, m.gave_up)
+
+
+@pytest.mark.parametrize(
+    ("values", "policy", "clocks", "counts"),
+    [
+        # Never quiet: to max_samples; nothing goes ahead of the batch that holds the last.
+        (
+            [1.0, 3.0],
+            TimingPolicy(
+                warmup=3, min_samples=10, max_samples=100, min_time_s=0, target_noise=0.01
+            ),
+            None,
+            (100, False, 103, 103, 12, 0),
+        ),
+        # Quiet once min_time_s is met, at the check at 40: the 8 enqueued ahead ran for nothing.
+        (
+            [1.0],
+            TimingPolicy(warmup=2, min_samples=10, max_samples=1000, min_time_s=0.04),
+            None,
+            (40, True, 42, 50, 5, 1),
+        ),
+        # Noisy at first, quiet from the check at 16 on: stops mid-way, 8 run for nothing.
+        (
+            [4.0] * 3 + [1.0] * 60,
+            TimingPolicy(warmup=0, min_samples=5, max_samples=63, min_time_s=0, target_noise=0.02),
+            None,
+            (16, True, 16, 24, 3, 1),
+        ),
+        # The batches of 2 and 4 after the first ten throttled (899 of 1000 MHz), discarded
+        # whole: the 2 enqueued ahead of the wait for the 4 (sized as if the 4 were kept, to
+        # the check at 16) is not the 6 the loop then takes, and is thrown away; so is the 8
+        # after the stop.
+        (
+            [1.0],
+            TimingPolicy(warmup=0, min_samples=10, max_samples=1000, min_time_s=0.016),
+            [1000.0] * 10 + [899.0, 899.0] + [1000.0] * 100,
+            (16, True, 22, 32, 3, 2),
+        ),
+        # A clock capped throughout, noisy samples: kept at the capped clock, to max_samples.
+        (
+            [1.0, 3.0],
+            TimingPolicy(warmup=1, min_samples=5, max_samples=30, min_time_s=0, target_noise=0.01),
+            [500.0] * 100,
+            (30, False, 31, 31, 4, 0),
+        ),
+    ],
+)
+def test_batches_enqueued_ahead_leave_the_batches_judged_and_the_decisions_as_they_were(
+    values, policy, clocks, counts
+):
+    (plain, plain_queue), (ahead, ahead_queue) = _with_and_without_ahead(values, policy, clocks)
+    assert _judged(ahead) == _judged(plain)
+    assert (len(ahead.samples_ms), ahead.converged, plain.runs, ahead.runs) == counts[:4]
+    assert (plain.loop.ahead, plain.loop.thrown) == (0, 0) and plain_queue.alternating()
+    assert (ahead.loop.ahead, ahead.loop.thrown) == counts[4:]
+    assert not ahead_queue.alternating()
+    # The batches thrown away aside, the loop asked for the same batches in the same order.
+    assert sum(ahead_queue.sizes) - sum(plain_queue.sizes) == ahead.runs - plain.runs
+    assert ahead.loop.batches - plain.loop.batches == ahead.loop.thrown
+
+
+def test_the_next_batch_is_enqueued_before_the_wait_for_the_one_in_flight():
+    """Warm-up and the first min_samples (3) one at a time, each waited for; then the 2, with
+    the 3 to the check at 8 enqueued before its wait, the 8 to 16 before the 3's, and the 8
+    after the stop at 16 before the wait for the 8 it follows: run, waited for, no sample."""
+    from gpubench.model.timing import measure_batches
+
+    queue = Queue([1.0])
+    policy = TimingPolicy(warmup=1, min_samples=3, max_samples=1000, min_time_s=0.016)
+    m = measure_batches(queue.take, policy, host_clock=lambda: 0.0, ahead=queue.ahead())
+    one_by_one = [e for n in (1, 2, 3, 4) for e in (("enqueue", n, 1), ("wait", n))]
+    assert queue.log == [
+        *one_by_one,
+        ("enqueue", 5, 2),
+        ("enqueue", 6, 3),
+        ("wait", 5),
+        ("enqueue", 7, 8),
+        ("wait", 6),
+        ("enqueue", 8, 8),
+        ("wait", 7),
+        ("wait", 8),
+    ]
+    assert (len(m.samples_ms), m.runs, m.converged) == (16, 25, True)
+    assert (m.loop.batches, m.loop.samples, m.loop.ahead, m.loop.thrown) == (8, 25, 3, 1)
+    # The batch thrown away is GPU time of the loop like any other.
+    assert (m.loop.timed_ms, m.loop.span_ms) == (25.0, pytest.approx(2.5))
+    parts = m.loop.parts()
+    assert (parts["batches_ahead"], parts["batches_thrown"], parts["samples"]) == (3.0, 1.0, 25.0)
+
+
+@pytest.mark.parametrize(
+    ("why", "ms", "allowed", "ahead"),
+    [
+        ("the caller says no", 0.1, lambda wanted: False, 0),
+        ("the backend does not say how long a batch lasts", None, lambda wanted: True, 0),
+        ("a sample lasts 1 ms: any batch lasts the bound or more", 1.0, lambda wanted: True, 0),
+        # 0.2 ms a sample: the 4 (0.8 ms) goes ahead of the wait for the 2; no 8 (1.6 ms) does.
+        ("only batches under the bound", 0.2, lambda wanted: True, 1),
+    ],
+)
+def test_a_batch_goes_ahead_only_where_the_caller_allows_and_it_is_short(why, ms, allowed, ahead):
+    from gpubench.model.timing import AHEAD_BELOW_MS, measure_batches
+
+    assert AHEAD_BELOW_MS == 1.0
+    queue = Queue([1.0], ms=ms, allowed=allowed)
+    policy = TimingPolicy(warmup=0, min_samples=10, max_samples=1000, min_time_s=0.04)
+    m = measure_batches(queue.take, policy, host_clock=lambda: 0.0, ahead=queue.ahead())
+    assert (len(m.samples_ms), m.loop.ahead, m.loop.thrown) == (40, ahead, 0), why
+    assert queue.sizes == [1] * 10 + [2, 4, 8, 8, 8], why
+    assert queue.alternating() == (ahead == 0), why
+
+
+def test_a_batch_enqueued_ahead_runs_past_the_time_budget_by_one_batch_at_most():
+    """One second of host time per sample enqueued, 20 s of budget: the 4 held to the time
+    left is enqueued ahead of the wait for the 8 that ends it; the budget is then spent, and
+    the 4 has run for nothing."""
+    from gpubench.model.timing import measure_batches
+
+    queue = Queue([1.0, 3.0, 9.0, 27.0])
+    policy = TimingPolicy(warmup=0, min_samples=5, max_samples=10**6, min_time_s=0, max_time_s=20.0)
+    m = measure_batches(queue.take, policy, host_clock=queue.clock, ahead=queue.ahead())
+    assert queue.sizes == [1] * 5 + [2, 1, 8, 4]
+    assert queue.log[-3:] == [("enqueue", 9, 4), ("wait", 8), ("wait", 9)]
+    assert (len(m.samples_ms), m.runs, m.converged) == (16, 20, False)
+    assert (m.loop.ahead, m.loop.thrown) == (3, 1) and not queue.in_flight
+
+
+class DriverFailure(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("fail", "waits"),
+    [
+        # The wait for the 2 fails with the 4 in flight: the 4 is waited for, and the first
+        # failure raised.
+        ({("wait", 11): DriverFailure("first")}, [11, 12]),
+        # ...and where the 4's wait fails too, its failure is not the one raised.
+        ({("wait", 11): DriverFailure("first"), ("wait", 12): DriverFailure("second")}, [11, 12]),
+        # The 4 cannot be enqueued ahead: the 2 in flight is waited for.
+        ({("enqueue", 12): DriverFailure("first")}, [11]),
+    ],
+)
+def test_a_failure_with_a_batch_in_flight_is_raised_once_nothing_is_left_running(fail, waits):
+    from gpubench.model.timing import measure_batches
+
+    queue = Queue([1.0], fail=fail)
+    policy = TimingPolicy(warmup=0, min_samples=10, max_samples=1000, min_time_s=0.04)
+    with pytest.raises(DriverFailure, match=r"^first$"):
+        measure_batches(queue.take, policy, host_clock=lambda: 0.0, ahead=queue.ahead())
+    assert not queue.in_flight
+    assert [e[1] for e in queue.log if e[0] == "wait"][10:] == waits

@@ -146,6 +146,27 @@ def test_the_timing_caption_splits_the_timing_phase_where_the_events_say():
     assert phases.phases_table(results).caption == phases.timing_line(results)
 
 
+def test_the_timing_caption_counts_the_gpus_time_outside_its_batches_where_batches_went_ahead():
+    """The host's clock reads and rule ran partly under the GPU's batches: the rest is the
+    timing phase less the GPU's time in its batches (750 - 400 - 80 ms), not less the host's
+    work too."""
+    ahead = {"gpu_timed": 0.3, "gpu_flush": 0.05, "gpu_between": 0.02}
+    results = [
+        _timed(0.5, **ahead, batches_ahead=2.0, batches_thrown=1.0),
+        _timed(0.25, gpu_timed=0.1, gpu_flush=0.0, gpu_between=0.01, batches_ahead=0.0),
+    ]
+    assert phases.timing_line(results) == (
+        "timing 750 ms, 40 samples in 6 batches, 2 enqueued ahead (1 run for no sample): the GPU "
+        "in timed intervals 400 ms (53.3%), flushing L2 50 ms, between samples 30 ms; the host "
+        "reading the clock 2.0 ms, in the stopping rule 4.0 ms, partly while the GPU ran a "
+        "batch enqueued ahead; the GPU outside its batches (waiting for the host) 270 ms"
+    )
+    none_ahead = [_timed(0.5, **ahead, batches_ahead=0.0, batches_thrown=0.0)]
+    assert phases.timing_line(none_ahead).endswith(
+        "in the stopping rule 2.0 ms, the rest (waiting for batches, enqueuing) 127 ms"
+    )
+
+
 def test_the_timing_caption_says_what_a_backend_did_not_measure_and_skips_untimed_results():
     untimed = result("host", 1, own={"timing": 9.0})  # a host variant: no loop split
     results = [
