@@ -340,7 +340,7 @@ def _plus(total: float | None, more: float | None) -> float | None:
     return None if total is None or more is None else total + more
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # made twice a batch: a frozen dataclass costs microseconds to make
 class _Counts:
     """What sizes the next batch: the samples kept, held down by the clock and judged."""
 
@@ -367,7 +367,12 @@ class _Counts:
         )
 
 
-@dataclass(eq=False)  # each flight is itself: the loop removes the one it waits for
+def _ready(batch: Batch) -> Callable[[], Batch]:
+    """The wait of a batch taken whole (the caller waited for it already)."""
+    return lambda: batch
+
+
+@dataclass(eq=False, slots=True)  # each flight is itself: the loop removes the one it waits for
 class _Flight:
     """A batch enqueued and not yet waited for."""
 
@@ -402,8 +407,7 @@ class _Loop:
         """Enqueue up to `wanted` samples (waited for by `end`)."""
         wanted = max(1, wanted)
         if self.ahead is None:
-            batch = self.take(wanted)
-            flight = _Flight(wanted, lambda: batch)
+            flight = _Flight(wanted, _ready(self.take(wanted)))
         else:
             flight = _Flight(wanted, self.ahead.start(wanted))
         self.flights.append(flight)
@@ -440,16 +444,25 @@ class _Loop:
                 if verdict is not None:
                     return verdict
             # Out of time once min_samples samples are in, kept or held down by the clock.
-            counts = _Counts.of(got, self.attempts)
-            if self.enough(counts) and self.host_clock() - started >= self.policy.max_time_s:
+            kept_or_held = max(len(got.kept), len(got.held))
+            if (
+                kept_or_held >= self.policy.min_samples
+                and self.host_clock() - started >= self.policy.max_time_s
+            ):
                 return self.out_of_budget(got)
-            self.confirm_ahead(counts)
+            if self.flights:  # a batch enqueued ahead: is it the next batch?
+                self.confirm_ahead(_Counts.of(got, self.attempts))
 
     def next_samples(self, got: _Samples, started: float) -> list[float]:
         """The next batch's samples: the batch enqueued ahead, else one enqueued now; before
         the wait for it, the batch after it enqueued ahead where it may be."""
         if self.flights:
             current = self.flights[0]
+        elif self.max_batch == 1 or self.attempts < self.policy.min_samples:
+            # One at a time (samples that may not share a batch; the first min_samples):
+            # nothing to size, nothing to send ahead. This path runs once a sample for
+            # kernels of tens of microseconds, so it does no more than it must.
+            return self.end(self.begin(1))
         else:
             counts = _Counts.of(got, self.attempts)
             current = self.begin(self.next_size(counts, self.hold(counts, started)))
