@@ -183,7 +183,7 @@ def test_the_skip_finder_tells_tables_from_code():
 # The engine (measuring) stands on what to run (load) and where results go (store); what shows
 # things (report), the library facade (api) and the command line stand above it.
 LAYERS = (
-    ("errors", "caches", "__init__"),
+    ("errors", "caches", "host", "__init__"),
     ("formats",),
     ("model",),
     ("backends", "kernelfile", "benchmarks"),

@@ -21,6 +21,7 @@ from typing import Any
 from gpubench.engine import spawned
 from gpubench.engine.devices import DEVICE_INDEX_MAX, count_devices, parse_devices
 from gpubench.engine.spawned import AheadKey, thread_share_in_environment
+from gpubench.host import usable_cpus
 
 # The backends whose GPUs are counted without CUDA (gpubench.backends.BUILT_IN, named here so
 # that this module stays light; a test keeps the two the same). A backend of the user's counts
@@ -35,7 +36,7 @@ def start(device: int, devices: str | None, scheduler: str | None, backend: str 
     if scheduler is not None or spawned.waiting():
         return
     indices = _indices(device, devices, backend)
-    threads = max(1, (os.cpu_count() or 1) // len(indices)) if len(indices) > 1 else None
+    threads = max(1, usable_cpus() // len(indices)) if len(indices) > 1 else None
     context = multiprocessing.get_context("spawn")
     for index in indices:
         key = AheadKey(index, backend, threads)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpubench.caches import cache_root
 from gpubench.errors import ConfigError, EnvironmentProblem, KernelCompileError
+from gpubench.host import usable_cpus
 from gpubench.model.benchmark import Benchmark, Point
 
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ class CompileCache:
             key, source, options, includes = self._job(bench, point, variants)
             jobs.setdefault(key, (source, options, includes))
         # GPUBENCH_COMPILE_WORKERS=1 gives the one-nvcc-at-a-time baseline.
-        workers = max_workers or compile_workers() or min(32, os.cpu_count() or 1)
+        workers = max_workers or compile_workers() or min(32, usable_cpus())
         report = CompileReport(configurations=len(jobs), workers=workers)
         started = time.perf_counter()
 

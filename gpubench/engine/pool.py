@@ -34,6 +34,7 @@ from gpubench.engine.input_sets import input_bytes, problem_key
 from gpubench.engine.runner import Notifier, Observer, Plan
 from gpubench.engine.worker import IsolatedRunner, WorkerSpec
 from gpubench.errors import EnvironmentProblem
+from gpubench.host import usable_cpus
 from gpubench.model.results import Result, point_key
 
 
@@ -164,7 +165,7 @@ class DevicePool:
     def _share_host(self, workers: int) -> None:
         """Each worker's share of the host's cores for its host work (see WorkerSpec)."""
         if workers > 1:
-            self._host_threads = max(1, (os.cpu_count() or 1) // workers)
+            self._host_threads = max(1, usable_cpus() // workers)
 
     def _start_after_the_first(self) -> dict[str, Any]:
         """The first worker counts the GPUs (a backend of the user's, or no NVML), then the

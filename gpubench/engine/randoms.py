@@ -12,12 +12,13 @@ result's recorded seed still reproduces its inputs. Everything else (`choice`,
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+
+from gpubench.host import usable_cpus
 
 # Elements per chunk: large enough that a thread's start-up is noise, small enough that a
 # 2^28-element array keeps 16 cores busy.
@@ -35,7 +36,7 @@ def limit_threads(count: int) -> None:
 
 
 def threads() -> int:
-    return max(1, min(32, _limit or os.cpu_count() or 1))
+    return max(1, min(32, _limit or usable_cpus()))
 
 
 class ParallelRandom:

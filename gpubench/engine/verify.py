@@ -16,13 +16,13 @@ same whatever the number of threads.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from gpubench.host import usable_cpus
 from gpubench.model.benchmark import Tolerance
 from gpubench.model.results import Verification
 
@@ -30,7 +30,7 @@ CHUNK = 1 << 22
 
 
 def _workers() -> int:
-    return max(1, min(8, os.cpu_count() or 1))
+    return max(1, min(8, usable_cpus()))
 
 
 def _index(flat_index: int, shape: tuple[int, ...]) -> list[int]:

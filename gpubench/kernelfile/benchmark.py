@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
 import re
 import signal
 import sys
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.errors import ConfigError, PointError, quote
+from gpubench.host import usable_cpus
 from gpubench.kernelfile.declaration import (
     BLOCK_LIMITS,
     GRID_LIMITS,
@@ -209,7 +209,7 @@ class KernelFileBenchmark(Benchmark):
         distinct value of what they read, each launch shape from the compiled expressions;
         a large sweep in slices on every core (a dry run of 10^6 points in seconds). The
         message comes from validate_point."""
-        workers = min(16, os.cpu_count() or 1)
+        workers = min(16, usable_cpus())
         if len(points) < PARALLEL_VALIDATION_FROM or workers < 3:
             return self._validate_slice(points)
         import multiprocessing

@@ -5,12 +5,13 @@ releases the GIL while it copies and computes). Same values as the one-call form
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+
+from gpubench.host import usable_cpus
 
 # Square blocks of the transpose: small enough to stay in cache on both sides.
 TILE = 256
@@ -19,7 +20,7 @@ PARALLEL_FROM = 1 << 20
 
 
 def workers() -> int:
-    return max(1, min(16, os.cpu_count() or 1))
+    return max(1, min(16, usable_cpus()))
 
 
 def _each(function: Callable[[int], None], starts: range) -> None:

@@ -31,6 +31,7 @@ from gpubench.engine import interrupts, planning
 from gpubench.engine.observed_run import Collect, ObserverFactory
 from gpubench.engine.runner import SweepRunner, compile_in_background
 from gpubench.engine.spread import Spread
+from gpubench.host import usable_cpus
 from gpubench.load.config import SweepSpec
 from gpubench.model.notices import CompileStopped, LeftOutOfSearch, Notice, TuningObjective
 from gpubench.model.results import Result, ResultSet, point_key
@@ -144,11 +145,10 @@ class LiveOutcome:
 
 def auto_batch(spread: Spread) -> int:
     """Configurations per round: as many as compile at once, at least two per GPU."""
-    import os
 
     from gpubench.engine import kernels
 
-    workers = kernels.compile_workers() or min(MAX_AUTO_BATCH, os.cpu_count() or 1)
+    workers = kernels.compile_workers() or min(MAX_AUTO_BATCH, usable_cpus())
     gpus = len(spread.devices) if isinstance(spread.devices, list) else 1
     return max(workers, 2 * gpus, 1)
 

@@ -1,7 +1,6 @@
 """Workers started before the sweep file is read: which, taken by the runner that asks for
 one of the same GPU, backend and share of the host, the rest stopped."""
 
-import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ from gpubench.engine import ahead, spawned
 from gpubench.engine.runner import Plan
 from gpubench.engine.worker import IsolatedRunner, WorkerSpec
 from gpubench.errors import EnvironmentProblem
+from gpubench.host import usable_cpus
 from gpubench.load import registry
 from gpubench.model.results import Status
 from gpubench.model.timing import TimingPolicy
@@ -121,7 +121,7 @@ def test_discard_stops_every_worker_nobody_took(monkeypatch):
     processes = [process for _, process, _ in spawned._started.values()]
     assert len(processes) == 2 and all(p.is_alive() for p in processes)
     assert {key.host_threads for key, _, _ in spawned._started.values()} == {
-        max(1, (os.cpu_count() or 1) // 2)
+        max(1, usable_cpus() // 2)
     }
     spawned.discard()
     assert spawned._started == {} and not any(p.is_alive() for p in processes)

@@ -166,10 +166,10 @@ def test_precompile_counts_each_outcome_and_says_how_many_workers(tmp_path, monk
         ["-DBROKEN=1", "-DEXTRA=2"],
     ]
     monkeypatch.delenv("GPUBENCH_COMPILE_WORKERS")
-    import os
+    from gpubench.host import usable_cpus
 
     default = CompileCache(FakeBackend(), directory=tmp_path).precompile(bench, points)
-    assert default.workers == min(32, os.cpu_count() or 1)
+    assert default.workers == min(32, usable_cpus())
 
 
 def test_the_cache_root_from_the_environment(monkeypatch, tmp_path):

@@ -416,7 +416,7 @@ def test_gpus_counted_up_front_start_together_each_with_its_share_of_the_host(
     from gpubench.engine.pool import DevicePool
 
     monkeypatch.setattr(pool_module, "host_gpu_count", lambda backend: 4)
-    monkeypatch.setattr(pool_module.os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(pool_module, "usable_cpus", lambda: 64)
     pool = DevicePool("scale", "all", "pycuda")
     _, plan = a_transpose_plan([64, 1024])
     pool.precompile(plan, lambda report: None)

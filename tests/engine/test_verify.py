@@ -175,12 +175,12 @@ def small_chunks(monkeypatch):
     return verify
 
 
-@pytest.mark.parametrize("cpus", [None, 1, 5, 64])
+@pytest.mark.parametrize("cpus", [1, 5, 64])
 def test_check_workers_are_the_cores_from_1_to_8(monkeypatch, cpus):
     from gpubench.engine import verify
 
-    monkeypatch.setattr(verify.os, "cpu_count", lambda: cpus)
-    assert verify._workers() == {None: 1, 1: 1, 5: 5, 64: 8}[cpus]
+    monkeypatch.setattr(verify, "usable_cpus", lambda: cpus)
+    assert verify._workers() == {1: 1, 5: 5, 64: 8}[cpus]
 
 
 def test_the_bitwise_fast_path_compares_bits_chunk_by_chunk(small_chunks):

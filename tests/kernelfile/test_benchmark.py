@@ -469,7 +469,7 @@ def test_a_large_sweep_is_validated_in_slices_with_the_first_problem_named(tmp_p
     points[2900]["n"] = -1
     serial = bench.validate_points(points)
     monkeypatch.setattr(kernelfile_benchmark, "PARALLEL_VALIDATION_FROM", 100)
-    monkeypatch.setattr(kernelfile_benchmark.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(kernelfile_benchmark, "usable_cpus", lambda: 4)
     parallel = bench.validate_points(points)
     assert serial == parallel and serial[0] == 2500
     assert serial[1] == bench.validate_point(points[2500])
@@ -1171,7 +1171,7 @@ def test_a_large_sweep_is_split_over_at_most_16_spawned_processes(tmp_path, monk
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", spy)
     monkeypatch.setattr(kernelfile_benchmark, "PARALLEL_VALIDATION_FROM", 100)
-    monkeypatch.setattr(kernelfile_benchmark.os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(kernelfile_benchmark, "usable_cpus", lambda: cpus)
     points = [{**AGREE_GOOD, "n": 1000 + i} for i in range(count)]
     points[0] = {**AGREE_GOOD, "gx": 0}  # the first point of the first slice
     assert bench.validate_points(points) == (0, bench.validate_point(points[0]))

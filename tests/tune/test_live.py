@@ -250,9 +250,9 @@ def test_a_round_is_as_many_configurations_as_compile_at_once_and_two_per_gpu(mo
     assert auto_batch(Spread()) == 5
     assert auto_batch(Spread(devices=[0, 1, 2])) == 6
     monkeypatch.delenv("GPUBENCH_COMPILE_WORKERS")
-    monkeypatch.setattr("os.cpu_count", lambda: 64)
+    monkeypatch.setattr("gpubench.tune.live.usable_cpus", lambda: 64)
     assert auto_batch(Spread()) == 32
-    monkeypatch.setattr("os.cpu_count", lambda: None)
+    monkeypatch.setattr("gpubench.tune.live.usable_cpus", lambda: 1)
     assert auto_batch(Spread()) == 2  # one core: still two configurations for the GPU
 
 
