@@ -35,8 +35,8 @@ def _workers_ahead(command: Callable[..., None]) -> Callable[..., None]:
         from gpubench.engine import ahead, spawned
 
         where = (options["device"], options["devices"], options["scheduler"])
-        ahead.start(*where, chosen_backend())
         try:
+            ahead.start(*where, chosen_backend())
             return command(**options)
         finally:
             spawned.discard()

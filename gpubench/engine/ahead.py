@@ -20,7 +20,7 @@ from typing import Any
 
 from gpubench.engine import spawned
 from gpubench.engine.devices import DEVICE_INDEX_MAX, count_devices, parse_devices
-from gpubench.engine.spawned import AheadKey, thread_share_in_environment
+from gpubench.engine.spawned import AheadKey, interrupts_ignored, thread_share_in_environment
 from gpubench.host import usable_cpus
 
 # The backends whose GPUs are counted without CUDA (gpubench.backends.BUILT_IN, named here so
@@ -42,7 +42,7 @@ def start(device: int, devices: str | None, scheduler: str | None, backend: str 
         key = AheadKey(index, backend, threads)
         conn, child = context.Pipe()
         process = context.Process(target=_main, args=(child, key), daemon=True)
-        with thread_share_in_environment(threads):
+        with thread_share_in_environment(threads), interrupts_ignored():
             process.start()
         child.close()
         spawned.keep(key, process, conn)
@@ -59,14 +59,17 @@ def _indices(device: int, devices: str | None, backend: str | None) -> list[int]
             chosen = parse_devices(devices)
         except ValueError:
             return []
+    if isinstance(chosen, list) and len(chosen) == 1:
+        return chosen  # one GPU, as asked, not counted (NVML can be slow to start): a worker
+        # of an index past the host's says so, as the sweep's own would
     name = backend or os.environ.get("GPUBENCH_BACKEND") or DEFAULT_BACKEND
     if name not in COUNTED_WITHOUT_CUDA:
-        return chosen if isinstance(chosen, list) and len(chosen) == 1 else []
+        return []
     count = count_devices()
     if chosen == "all":
         return list(range(count or 0))
-    if not count:  # no NVML: one GPU as asked; several wait for the first worker's count
-        return chosen if len(chosen) == 1 else []
+    if not count:  # no NVML: several wait for the first worker's count
+        return []
     return chosen if all(i < count for i in chosen) else []
 
 

@@ -20,6 +20,7 @@ ready in the order the points were listed, biggest first.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
@@ -278,6 +279,10 @@ class DevicePool:
                 if not self._stop.is_set():  # interrupted: the worker was killed, no result
                     notify.result(result)
 
+        # A worker that a serve thread restarted dies with the thread (PR_SET_PDEATHSIG), so
+        # no thread ends while the others still run: one with nothing left waits for them.
+        all_done = threading.Barrier(max(1, len(self.runners)))
+
         def serve(worker: int, runner: IsolatedRunner) -> None:
             try:
                 while not self._stop.is_set():
@@ -296,6 +301,9 @@ class DevicePool:
                 if not self._stop.is_set():
                     failures.append(exc)
                     self._stop.set()
+            finally:
+                with contextlib.suppress(threading.BrokenBarrierError):
+                    all_done.wait()
 
         threads = [
             threading.Thread(

@@ -16,6 +16,22 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 
 
 @contextlib.contextmanager
+def interrupts_ignored() -> Iterator[None]:
+    """Ctrl-C ignored while a worker is spawned: the child starts with it ignored (an
+    ignored signal survives the exec, and Python keeps it so), where it would otherwise
+    print a traceback if pressed before the worker set its own handlers up."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: the caller's signals are not ours to touch
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
 def thread_share_in_environment(threads: int | None) -> Iterator[None]:
     """The thread variables the user left unset, set to `threads` while a worker is spawned
     (a spawned process copies the environment as it starts)."""

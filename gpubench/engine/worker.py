@@ -283,7 +283,7 @@ class _Worker:
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
         self.process = context.Process(target=worker_main, args=(child, spec), daemon=True)
-        with spawned.thread_share_in_environment(spec.host_threads):
+        with spawned.thread_share_in_environment(spec.host_threads), spawned.interrupts_ignored():
             self.process.start()
         child.close()
 
@@ -354,24 +354,10 @@ class IsolatedRunner:
         self._closed = False
         worker = worker or _Worker(self.spec)
         try:
-            message = worker.receive(START_TIMEOUT_S)
-        except _WorkerGone as gone:
-            raise EnvironmentProblem(
-                f"the benchmark worker could not start: {gone.reason}"
-            ) from None
-        if message is None:
+            message = self._ready(worker)
+        except BaseException:  # Ctrl-C while it starts too: no worker outlives its start
             worker.kill()
-            raise EnvironmentProblem(
-                f"the benchmark worker did not start within {START_TIMEOUT_S:.0f} s"
-            )
-        if message[0] == "error":
-            worker.kill()
-            error = EnvironmentProblem(message[1])
-            error.exit_code = message[2]
-            raise error
-        if message[0] != "ready":
-            worker.kill()
-            raise EnvironmentProblem(f"the benchmark worker could not start: it said {message!r}")
+            raise
         if self.environment is None:
             self.environment = message[1]
             device = message[1].get("device") or {}
@@ -387,6 +373,28 @@ class IsolatedRunner:
             # A worker that died compiling leaves its builds on disk: the next goes on.
             worker.conn.send(self._compile.message)
         return message[1]
+
+    @staticmethod
+    def _ready(worker: _Worker) -> Any:
+        """The worker's "ready" message (raises EnvironmentProblem where it says otherwise,
+        dies or does not answer in time)."""
+        try:
+            message = worker.receive(START_TIMEOUT_S)
+        except _WorkerGone as gone:
+            raise EnvironmentProblem(
+                f"the benchmark worker could not start: {gone.reason}"
+            ) from None
+        if message is None:
+            raise EnvironmentProblem(
+                f"the benchmark worker did not start within {START_TIMEOUT_S:.0f} s"
+            )
+        if message[0] == "error":
+            error = EnvironmentProblem(message[1])
+            error.exit_code = message[2]
+            raise error
+        if message[0] != "ready":
+            raise EnvironmentProblem(f"the benchmark worker could not start: it said {message!r}")
+        return message
 
     def _ensure_worker(self) -> _Worker:
         if self._worker is None or not self._worker.process.is_alive():

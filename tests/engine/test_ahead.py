@@ -35,7 +35,7 @@ def test_the_backends_counted_without_cuda_are_the_built_in_ones():
 @pytest.mark.parametrize(("device", "devices", "backend", "count", "expected"), [
     (0, None, None, 4, [0]),
     (3, None, "cuda-core", 4, [3]),
-    (5, None, None, 4, []),  # past the host's GPUs: the sweep says so
+    (5, None, None, 4, [5]),  # one GPU is not counted: past the host's, its worker says so
     (0, "all", None, 4, [0, 1, 2, 3]),
     (0, "0,2", "pycuda", 4, [0, 2]),
     (0, "0,5", None, 4, []),
@@ -45,6 +45,7 @@ def test_the_backends_counted_without_cuda_are_the_built_in_ones():
     (0, "1", FAKE, None, [1]),  # a backend of the user's: one GPU as asked
     (0, "0,1", FAKE, 4, []),  # several: its first worker counts them
     (0, "all", FAKE, 4, []),
+    (0, "7", None, None, [7]),
     (0, "zero", None, 4, []),  # refused by the sweep, in one line
     (2**31, None, None, 4, []),
 ])  # fmt: skip

@@ -524,3 +524,31 @@ def test_a_pool_hands_out_a_problem_s_configurations_together_biggest_problem_fi
     assert (dispatch.take(0)[0]["size"], dispatch.take(0)[0]["size"]) == (1024, 256)
     # Then the other 256 point; 512 had one point, already handed out: nothing is left.
     assert dispatch.take(0)[0]["size"] == 256 and dispatch.take(0) is None
+
+
+def test_a_gpu_with_nothing_left_keeps_its_thread_until_the_others_are_done(fake_runners):
+    # A worker restarted in a pool thread dies with that thread: GPU 1 has nothing left
+    # after its one point while GPU 0 still runs the slow one, and its thread is still there.
+    import threading
+    import time
+
+    from gpubench.engine.pool import DevicePool
+
+    alive_meanwhile = []
+    plain = FakeRunner._run_point
+
+    def slow_at_1024(self, plan, point, variants, emit):
+        if point["size"] == 1024:
+            time.sleep(0.3)
+            alive_meanwhile.extend(t.name for t in threading.enumerate())
+        return plain(self, plan, point, variants, emit)
+
+    FakeRunner._run_point = slow_at_1024
+    try:
+        pool = DevicePool("transpose", [0, 1], "fake")
+        pool.start()
+        _, plan = a_transpose_plan([1024, 64])
+        pool.run(plan)
+    finally:
+        FakeRunner._run_point = plain
+    assert {"gpu-0", "gpu-1"} <= set(alive_meanwhile)

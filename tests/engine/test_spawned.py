@@ -16,3 +16,23 @@ def test_a_worker_s_share_of_the_host_is_in_its_environment_only_while_it_spawns
     assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
     with spawned.thread_share_in_environment(None):  # the whole host: nothing set
         assert "OMP_NUM_THREADS" not in os.environ
+
+
+def test_ctrl_c_is_ignored_while_a_worker_spawns_and_only_then():
+    import signal
+    import threading
+
+    before = signal.getsignal(signal.SIGINT)
+    with spawned.interrupts_ignored():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGINT) is before
+    seen = []
+
+    def in_a_thread():  # not the main thread: nothing to change, nothing raised
+        with spawned.interrupts_ignored():
+            seen.append(signal.getsignal(signal.SIGINT))
+
+    thread = threading.Thread(target=in_a_thread)
+    thread.start()
+    thread.join()
+    assert seen == [before]

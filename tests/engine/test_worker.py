@@ -558,3 +558,20 @@ def test_a_background_compile_that_stops_is_reported_and_the_sweep_goes_on():
         "note: compiling in the background stopped (OSError: [Errno 28] No space left on "
         "device); each point compiled its own build"
     ]
+
+
+def test_a_worker_is_killed_when_its_start_is_interrupted():
+    class Interrupted:
+        killed = 0
+
+        def receive(self, timeout):
+            raise KeyboardInterrupt
+
+        def kill(self):
+            self.killed += 1
+
+    runner = IsolatedRunner(WorkerSpec("scale"))
+    worker = Interrupted()
+    with pytest.raises(KeyboardInterrupt):
+        runner.start(worker)
+    assert worker.killed == 1 and runner._worker is None
