@@ -7,9 +7,10 @@ long again before the first worker was asked for. Knowing only the command line 
 the backend), `start` spawns the workers the sweep will ask for at once; each opens its GPU
 and then waits for its suite. They are kept in gpubench.engine.spawned until the runner that
 asks for a worker of the same GPU, backend and share of the host's cores takes one; one
-nobody took is stopped, by its process id. Where the command line cannot say (a Dask cluster, every GPU of a backend of
-the user's, a --devices list the parse refuses) nothing starts, and the sweep starts its
-workers as before and says what was wrong. Light on purpose: no NumPy, no CUDA here.
+nobody took is stopped, by its process id. Where the command line cannot say (a Dask cluster,
+several GPUs of a backend of the user's, a --devices list the parse refuses) nothing starts,
+and the sweep starts its workers as before and says what was wrong. Light on purpose: no
+NumPy, no CUDA here.
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def start(device: int, devices: str | None, scheduler: str | None, backend: str 
 
 def _indices(device: int, devices: str | None, backend: str | None) -> list[int]:
     """The GPUs the command line names, where it can say without CUDA (none otherwise): one
-    GPU of any backend; several, or all, of a backend that counts them without CUDA, each
-    of them on this host (a wrong index starts nothing: the sweep refuses it)."""
+    GPU of any backend, not counted (NVML can be slow to start; a worker for an index past
+    the host's says so, as the sweep's own would); several, or all, of a backend that counts
+    them without CUDA, each of them on this host (else none: the sweep refuses the list)."""
     if devices is None:
         chosen: list[int] | str = [device] if 0 <= device <= DEVICE_INDEX_MAX else []
     else:
@@ -60,8 +62,7 @@ def _indices(device: int, devices: str | None, backend: str | None) -> list[int]
         except ValueError:
             return []
     if isinstance(chosen, list) and len(chosen) == 1:
-        return chosen  # one GPU, as asked, not counted (NVML can be slow to start): a worker
-        # of an index past the host's says so, as the sweep's own would
+        return chosen
     name = backend or os.environ.get("GPUBENCH_BACKEND") or DEFAULT_BACKEND
     if name not in COUNTED_WITHOUT_CUDA:
         return []
