@@ -278,6 +278,24 @@ KERNELS: dict[str, tuple[Any, float]] = {
     # Right, and timed at a fraction of a microsecond: a patched timer.
     "untimed": (_scale_good, 1e-7),
 }
+# An energy reading as a results file keeps it (gpubench.model.energy), for the tests of the
+# files and stores that carry it.
+ENERGY_READING = {
+    "joules_per_run": 0.25,
+    "average_watts": 250.0,
+    "idle_watts": 50.0,
+    "above_idle_joules_per_run": 0.2,
+    "sm_clock_mhz": 1980.0,
+    "window_s": 1.0,
+    "runs": 1000,
+    "time_per_run_ms": 1.0,
+    "duty": 0.99,
+    "intervals": 9,
+    "counter_period_ms": 100.0,
+    "noise": 0.004,
+    "counter_joules": 225.0,
+    "sampled_joules": 226.0,
+}
 # Fake power (W) per kernel while its runs go back to back, where it is not the meter's
 # `busy_watts`: a kernel slower in time may then spend less energy per run
 # (tests/suites/tunable.py).

@@ -795,9 +795,12 @@ def measure(
     # Unflushed samples never go ahead, for the same reason: one enqueued behind a running
     # batch would not hold the host's enqueue time, one enqueued after a wait would.
     ahead = timing.Ahead(start, may_overlap) if plan.flush_l2 else None
+    # Unflushed, every batch is of one: the loop's short path, with nothing to size.
+    most = timing.NOISE_CHECK_EVERY if plan.flush_l2 else 1
     return timing.measure_batches(
         lambda wanted: start(wanted)(),
         plan.policy,
+        max_batch=most,
         give_up_above_ms=plan.give_up_above_ms,
         ahead=ahead,
         **throttle,

@@ -444,11 +444,8 @@ class _Loop:
                 if verdict is not None:
                     return verdict
             # Out of time once min_samples samples are in, kept or held down by the clock.
-            kept_or_held = max(len(got.kept), len(got.held))
-            if (
-                kept_or_held >= self.policy.min_samples
-                and self.host_clock() - started >= self.policy.max_time_s
-            ):
+            enough = self.enough(len(got.kept), len(got.held))
+            if enough and self.host_clock() - started >= self.policy.max_time_s:
                 return self.out_of_budget(got)
             if self.flights:  # a batch enqueued ahead: is it the next batch?
                 self.confirm_ahead(_Counts.of(got, self.attempts))
@@ -486,7 +483,7 @@ class _Loop:
     def hold(self, counts: _Counts, started: float) -> int | None:
         """The samples the time left allows at the pace so far, or None (no hold): the budget
         is checked between batches."""
-        if self.max_batch > 1 and self.enough(counts):
+        if self.max_batch > 1 and self.enough(counts.kept, counts.held):
             spent = self.host_clock() - started
             pace = spent / counts.attempts
             if pace > 0:
@@ -503,7 +500,7 @@ class _Loop:
         after = _Counts.of(got, self.attempts).all_kept(current.wanted)
         if after.attempts >= policy.max_samples:
             return  # the last sample is in `current`
-        if self.enough(after) and self.host_clock() - started >= policy.max_time_s:
+        if self.enough(after.kept, after.held) and self.host_clock() - started >= policy.max_time_s:
             return  # out of time after `current`
         hold = self.hold(after, started)
         wanted = self.limited(after, hold, self.size)
@@ -555,8 +552,9 @@ class _Loop:
             distance = min(distance, policy.min_samples - counts.discarded)
         return max(1, distance)
 
-    def enough(self, counts: _Counts) -> bool:
-        return max(counts.kept, counts.held) >= self.policy.min_samples
+    def enough(self, kept: int, held: int) -> bool:
+        """Whether min_samples are in, kept or held down by a capped clock."""
+        return max(kept, held) >= self.policy.min_samples
 
     def judge(self, got: _Samples, sample: float, clock: float | None) -> bool | None:
         """Add one sample: True or False (converged or not) where sampling stops after it,

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from gpubench.errors import GpubenchError
 from gpubench.model import results
 from gpubench.store import ceilings
+from tests.fakes import ENERGY_READING
 
 REPO = Path(__file__).parents[2]
 SMOKE = REPO / "configs" / "baselines" / "smoke-h100.json"
@@ -264,22 +265,8 @@ def test_refusing_a_results_file_at_its_limits_takes_bounded_memory_and_time(tmp
 
 def test_a_result_with_its_energy_reads_back_as_written(tmp_path):
     record = json.loads(json.dumps(BASE))
-    energy = {
-        "joules_per_run": 0.25,
-        "average_watts": 250.0,
-        "idle_watts": 50.0,
-        "above_idle_joules_per_run": -0.01,
-        "sm_clock_mhz": 1980.0,
-        "window_s": 1.0,
-        "runs": 1000,
-        "time_per_run_ms": 1.0,
-        "duty": 0.99,
-        "intervals": 9,
-        "counter_period_ms": 100.0,
-        "noise": 0.004,
-        "counter_joules": 225.0,
-        "sampled_joules": 226.0,
-    }
+    # Above idle may come out below zero (idle read warmer than the window): kept as read.
+    energy = {**ENERGY_READING, "above_idle_joules_per_run": -0.01}
     record["results"][0]["energy"] = energy
     record["results"][1]["energy"] = {"missing": "no counter"}
     file = tmp_path / "r.json"

@@ -15,26 +15,12 @@ from gpubench.cli import cli
 from gpubench.errors import ConfigError
 from gpubench.model.results import Result, ResultSet, Status
 from gpubench.store.history import SCHEMA_VERSION, CodeVersion, History, StoredEnergy
+from tests.fakes import ENERGY_READING
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE = {"GPUBENCH_BACKEND": "tests.fakes:FakeBackend"}
 VERSION = CodeVersion(None, None, "0.1.0")
-READING = {
-    "joules_per_run": 0.25,
-    "average_watts": 250.0,
-    "idle_watts": 50.0,
-    "above_idle_joules_per_run": 0.2,
-    "sm_clock_mhz": 1980.0,
-    "window_s": 1.0,
-    "runs": 1000,
-    "time_per_run_ms": 1.0,
-    "duty": 0.99,
-    "intervals": 9,
-    "counter_period_ms": 100.0,
-    "noise": 0.004,
-    "counter_joules": 225.0,
-    "sampled_joules": 226.0,
-}
+READING = ENERGY_READING
 MISSING = {"missing": "the energy counter changed 2 time(s) inside the 0.05 s window"}
 # What the columns keep of READING and of MISSING.
 STORED = StoredEnergy(0.25, 250.0, 50.0, 0.004, 1980.0, None)
