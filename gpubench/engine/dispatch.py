@@ -16,6 +16,10 @@ holders have the most time left, where joining pays: only while the time left pe
 once more costs (what a holder's first point took beyond the others). The first points of a
 problem say what it costs; before any has finished, a problem is joined only where it has
 more points left than holders.
+
+A point's time counts for its own problem, whichever problem its worker holds by the time it
+finishes: a Dask worker is handed its next point before the one it runs is done
+(gpubench.engine.cluster), so it may have moved on to another problem meanwhile.
 """
 
 from __future__ import annotations
@@ -24,7 +28,13 @@ import threading
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from gpubench.engine.input_sets import problem_key
+from gpubench.model.results import point_key
+
+if TYPE_CHECKING:
+    from gpubench.engine.runner import Plan
 
 Item = tuple[dict[str, Any], list[str]]  # a point and the variants it still has to run
 
@@ -75,8 +85,11 @@ class ProblemDispatch:
         self._problems: dict[Hashable, _Problem] = {}
         for item in items:  # in the order given (biggest first): dicts keep it
             self._problems.setdefault(problem_of(item[0]), _Problem(deque())).items.append(item)
+        self._problem_of = problem_of
         self._held: dict[int, Hashable] = {}  # worker -> the problem it holds
-        self._first: dict[tuple[int, Hashable], bool] = {}  # whether its next point is its first
+        # (worker, problem) -> the worker's first point of it, until that point is done: the
+        # one that made the problem's data on that worker.
+        self._first: dict[tuple[int, Hashable], dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     def take(self, worker: int) -> Item | None:
@@ -92,17 +105,19 @@ class ProblemDispatch:
             problem = self._problems[key]
             problem.holders.add(worker)
             self._held[worker] = key
-            self._first[(worker, key)] = True
-            return problem.items.popleft()
+            item = problem.items.popleft()
+            self._first[(worker, key)] = item[0]
+            return item
 
-    def done(self, worker: int, seconds: float) -> None:
-        """`worker` finished the point it took last, in `seconds`."""
+    def done(self, worker: int, seconds: float, point: dict[str, Any]) -> None:
+        """`worker` finished `point`, one it took, in `seconds`: the time counts for the
+        point's problem, as the first point of it on that worker or a later one."""
         with self._lock:
-            key = self._held.get(worker)
-            if key is None:
-                return
+            key = self._problem_of(point)
+            first = self._first.get((worker, key)) == point
+            if first:
+                del self._first[(worker, key)]
             problem = self._problems[key]
-            first = self._first.pop((worker, key), False)
             (problem.first_s if first else problem.later_s).append(seconds)
 
     def _let_go(self, worker: int) -> None:
@@ -125,3 +140,14 @@ class ProblemDispatch:
             if problem.items and problem.worth_joining()
         ]
         return max(worth, key=lambda pair: pair[0])[1] if worth else None
+
+
+def for_plan(plan: Plan, todo: list[Item]) -> ProblemDispatch:
+    """The points of a plan to hand out (`todo`, biggest first), problem by problem; a point
+    whose problem the suite cannot say is a problem of its own."""
+
+    def problem_of(point: dict[str, Any]) -> Hashable:
+        key = problem_key(plan.bench, point, plan.tuned)
+        return ("problem", key) if key is not None else ("point", point_key(point))
+
+    return ProblemDispatch(todo, problem_of)

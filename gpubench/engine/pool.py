@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gpubench import backends
+from gpubench.engine import dispatch
 from gpubench.engine.devices import count_devices
-from gpubench.engine.dispatch import ProblemDispatch
-from gpubench.engine.input_sets import input_bytes, problem_key
+from gpubench.engine.input_sets import input_bytes
 from gpubench.engine.runner import Notifier, Observer, Plan
 from gpubench.engine.worker import IsolatedRunner, WorkerSpec
 from gpubench.errors import EnvironmentProblem
@@ -69,17 +69,6 @@ def largest_first(
         return input_bytes(plan.bench, item[0]) * len(item[1])
 
     return sorted(todo, key=size, reverse=True)  # stable: equal sizes keep the sweep's order
-
-
-def _dispatch(plan: Plan, todo: list[tuple[dict[str, Any], list[str]]]) -> ProblemDispatch:
-    """The points to hand out, problem by problem; a point whose problem the suite cannot
-    say is a problem of its own."""
-
-    def problem_of(point: dict[str, Any]) -> Any:
-        key = problem_key(plan.bench, point, plan.tuned)
-        return ("problem", key) if key is not None else ("point", point_key(point))
-
-    return ProblemDispatch(todo, problem_of)
 
 
 class DevicePool:
@@ -271,7 +260,7 @@ class DevicePool:
         notify = Notifier(self.observers, plan, done)
         with lock:
             notify.started(sum(len(v) for _, v in todo))
-        work = _dispatch(plan, todo)
+        work = dispatch.for_plan(plan, todo)
         failures: list[BaseException] = []
 
         def emit(result: Result) -> None:
@@ -292,7 +281,7 @@ class DevicePool:
                     point, variants = item
                     began = time.perf_counter()
                     fresh = runner._run_point(plan, point, variants, emit)
-                    work.done(worker, time.perf_counter() - began)
+                    work.done(worker, time.perf_counter() - began, point)
                     with lock:
                         if self._stop.is_set():
                             return

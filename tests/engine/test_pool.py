@@ -507,25 +507,6 @@ def test_the_configurations_of_a_problem_get_the_same_inputs_on_every_gpu(tmp_pa
     assert {r["device"]["uuid"] for r in found["one.yaml"]} == {"GPU-fake-0", "GPU-fake-1"}
 
 
-def test_a_pool_hands_out_a_problem_s_configurations_together_biggest_problem_first():
-    from gpubench.engine.pool import _dispatch, remaining_work
-    from gpubench.engine.runner import Plan
-    from gpubench.load import registry
-    from gpubench.model.timing import TimingPolicy
-
-    bench = registry.get("transpose")
-    sizes_and_tiles = [(256, 16), (1024, 16), (256, 32), (1024, 32), (512, 16)]
-    points = [bench.resolve({**bench.defaults(), "size": s, "tile": t}) for s, t in sizes_and_tiles]
-    plan = Plan(bench, points, ("naive",), "naive", TimingPolicy())
-    dispatch = _dispatch(plan, remaining_work(plan, ())[1])
-    # GPU 0 takes 1024 (both tiles: one problem), GPU 1 the biggest problem nobody holds.
-    first, second = dispatch.take(0), dispatch.take(1)
-    assert [(p["size"], p["tile"]) for p, _ in (first, second)] == [(1024, 16), (512, 16)]
-    assert (dispatch.take(0)[0]["size"], dispatch.take(0)[0]["size"]) == (1024, 256)
-    # Then the other 256 point; 512 had one point, already handed out: nothing is left.
-    assert dispatch.take(0)[0]["size"] == 256 and dispatch.take(0) is None
-
-
 def test_a_gpu_with_nothing_left_keeps_its_thread_until_the_others_are_done(fake_runners):
     # A worker restarted in a pool thread dies with that thread: GPU 1 has nothing left
     # after its one point while GPU 0 still runs the slow one, and its thread is still there.
