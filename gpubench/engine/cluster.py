@@ -1,12 +1,20 @@
 """Many hosts: points sent to the workers of a Dask cluster, one worker per GPU.
 
-The client (this process) submits one task per point and writes each point's results into
-the log as its task completes. On a Dask worker the point runs as it does on one host: in an
-isolated gpubench worker process, so a kernel that breaks its CUDA context costs only that
-variant. A Dask worker that dies costs its point: the scheduler runs the task again on another
-worker (the sweep notes it, as it notes the device pool's retries), and after
-`distributed.scheduler.allowed-failures` deaths (set it to 1) the point's variants are recorded
-`crashed`.
+The client (this process) hands the points out as the device pool does, problem by problem
+(gpubench.engine.dispatch): each Dask worker is a slot of the hand-out and keeps to its
+problem while that has points, so a problem's inputs and references are made by as few workers
+as the balance allows. Each point is a task pinned to its worker, loosely (a task whose worker
+is gone runs on another), and each worker has two in flight: the next point is there when it
+finishes one, without waiting for the client. The client writes each point's results into the
+log as its task completes, and the time the point took on its worker tells the hand-out what
+the problem's points cost.
+
+On a Dask worker the point runs as it does on one host: in an isolated gpubench worker
+process, so a kernel that breaks its CUDA context costs only that variant. A Dask worker that
+dies costs the points it holds (the one it runs and the one queued behind it): the scheduler
+runs their tasks again on another worker (the sweep notes them, as it notes the device pool's
+retries), and after `distributed.scheduler.allowed-failures` deaths (set it to 1) a point's
+variants are recorded `crashed`.
 
 Each Dask worker compiles the sweep's builds itself (hosts do not share a compile cache), in
 the background from the start, as one host's worker does; the slowest one's report counts.
@@ -19,10 +27,13 @@ from __future__ import annotations
 import queue
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gpubench import install_hint
+from gpubench.engine import dispatch
 from gpubench.engine.pool import remaining_work
 from gpubench.engine.runner import Notifier, Observer, Plan, PlanSettings
 from gpubench.errors import ConfigError, EnvironmentProblem, quote
@@ -30,6 +41,9 @@ from gpubench.model.results import Result, Status
 
 # Well under 30 s: a scheduler that does not answer is reported, not waited for.
 CONNECT_TIMEOUT_S = 10
+# Tasks each Dask worker holds: the point it runs and the next, so that it never waits for the
+# client between two points.
+IN_FLIGHT = 2
 
 
 # -- on the Dask workers ----------------------------------------------------------------------
@@ -121,23 +135,48 @@ def _remote_compile_report(suite: str, backend: str) -> dict[str, Any]:
     return _PointService.get(suite, backend).call(job)
 
 
+@dataclass
+class RanPoint:
+    """A point's results from a Dask worker, and the seconds it took there (not the client's
+    wait, which counts the queueing too: the hand-out compares problems by it)."""
+
+    results: list[Result]
+    seconds: float
+
+
+def _dask_worker() -> str | None:
+    """The address of the Dask worker running this task (None outside a task)."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):  # ValueError: not in a Dask worker's task
+        return None
+
+
 def _remote_point(
     suite: str, backend: str, settings: PlanSettings, point: dict[str, Any], variants: list[str]
-) -> list[Result]:
-    """One point on this worker's GPU, isolated; its results, each naming the GPU."""
+) -> RanPoint:
+    """One point on this worker's GPU, isolated; its results, each naming the GPU and the Dask
+    worker (as the environment's devices do), and the seconds it took."""
+    worker = _dask_worker()  # here: the service's thread is not the task's
 
-    def job(runner: Any) -> list[Result]:
+    def job(runner: Any) -> RanPoint:
         from gpubench.load import registry
 
         if runner.environment is None:
             runner.start()
         plan = settings.plan(registry.get(suite), [point])
         out: list[Result] = []
+        began = time.perf_counter()
         runner._run_point(plan, point, list(variants), out.append)
+        seconds = time.perf_counter() - began
         record = _host_record(runner)
+        if worker is not None:
+            record["worker"] = worker
         for result in out:
             result.device = record
-        return out
+        return RanPoint(out, seconds)
 
     return _PointService.get(suite, backend).call(job)
 
@@ -233,9 +272,9 @@ class DaskRunner:
     def precompile(
         self, plan: Plan, on_report: Callable[[dict[str, Any]], None], limit_s: float = 3600
     ) -> None:
-        """Every worker compiles in the background (hosts do not share a compile cache), in
-        the order the points are submitted; `on_report` hears the slowest's report when the
-        run ends."""
+        """Every worker compiles in the background (hosts do not share a compile cache), the
+        biggest points first, as the hand-out takes them; `on_report` hears the slowest's
+        report when the run ends."""
         _, todo = remaining_work(plan, ())
         self._compile = ([point for point, _ in todo], on_report, limit_s, tuple(plan.variants))
         if self.client is not None:
@@ -267,59 +306,124 @@ class DaskRunner:
         done, todo = remaining_work(plan, previous)
         notify = Notifier(self.observers, plan, done)
         notify.started(sum(len(v) for _, v in todo))
-        by_future = {}
-        for point, variants in todo:
-            future = self.client.submit(
-                _remote_point, self.suite, self.backend, plan.settings, point, variants, pure=False
-            )
-            by_future[future] = (point, variants)
-        self._futures = list(by_future)
-        for future in as_completed(by_future):
-            point, variants = by_future[future]
+        hand_out = _HandOut(
+            self.client,
+            (self.suite, self.backend, plan.settings),
+            dispatch.for_plan(plan, todo),
+            self._worker_addresses(),
+        )
+        self._futures = hand_out.futures  # every task submitted, for close to cancel
+        finished = as_completed(hand_out.start())
+        for future in finished:
+            task = hand_out.tasks[future]
             try:
-                fresh = {r.variant: r for r in future.result()}
+                ran: RanPoint = future.result()
             except Exception as exc:
                 # The task's worker died (KilledWorker, after the retries the scheduler
                 # allows) or the task failed: the point's variants are lost, nothing else.
-                reason = (
-                    f"the Dask worker running this point died ({type(exc).__name__}: "
-                    f"{str(exc)[:300]})"
-                )
-                fresh = {
-                    v: Result(
-                        suite=plan.bench.name,
-                        variant=v,
-                        point=dict(point),
-                        status=Status.CRASHED,
-                        reason=reason,
-                        baseline=plan.baseline,
-                    )
-                    for v in variants
-                }
-            for variant in variants:
+                fresh = _crashed(plan, task.point, task.variants, exc)
+            else:
+                hand_out.work.done(task.slot, ran.seconds, task.point)
+                fresh = {r.variant: r for r in ran.results}
+            following = hand_out.next(task.slot)  # before the log: the worker needs it first
+            if following is not None:
+                finished.add(following)
+            for variant in task.variants:
                 if variant in fresh:
                     notify.result(fresh[variant])
-            notify.point_done(point, variants, fresh)
-        self._record_retries(by_future)
+            notify.point_done(task.point, task.variants, fresh)
+        self._record_retries(hand_out.tasks)
         self._report_compiles()
         return notify.results
 
-    def _record_retries(self, by_future: dict[Any, tuple[dict[str, Any], list[str]]]) -> None:
+    def _worker_addresses(self) -> list[str | None]:
+        """The hand-out's slots: the Dask workers up now, by address (one slot for any worker
+        where none is up: the scheduler waits for one)."""
+        workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
+        return sorted(workers) or [None]
+
+    def _record_retries(self, tasks: dict[Any, _Task]) -> None:
         """Points whose Dask worker died under them and that the scheduler then ran on another
         worker, in `retried` as the device pool lists its own. Asked once, at the end, while
         this client still holds every task (the scheduler forgets released ones)."""
         try:
-            deaths = self.client.run_on_scheduler(_worker_deaths, keys=[f.key for f in by_future])
+            deaths = self.client.run_on_scheduler(_worker_deaths, keys=[f.key for f in tasks])
         except Exception:  # a scheduler gone by now: the results stand, the notes are lost
             return
-        for future, (point, variants) in by_future.items():
+        for future, task in tasks.items():
             if deaths.get(future.key) and future.status == "finished":
                 # The scheduler counts a death against every task the worker held: the one
-                # it ran, and any queued behind it (worker-saturation above 1.0).
+                # it ran, and the one queued behind it (IN_FLIGHT).
                 reason = (
                     "the Dask worker holding the point (running it, or queued to run it "
                     "next) died; nothing of the point had been recorded"
                 )
                 self.retried += [
-                    {"variant": v, "point": dict(point), "reason": reason} for v in variants
+                    {"variant": v, "point": dict(task.point), "reason": reason}
+                    for v in task.variants
                 ]
+
+
+def _crashed(
+    plan: Plan, point: dict[str, Any], variants: list[str], exc: BaseException
+) -> dict[str, Result]:
+    """A lost point's variants, recorded crashed with why."""
+    reason = f"the Dask worker running this point died ({type(exc).__name__}: {str(exc)[:300]})"
+    return {
+        v: Result(
+            suite=plan.bench.name,
+            variant=v,
+            point=dict(point),
+            status=Status.CRASHED,
+            reason=reason,
+            baseline=plan.baseline,
+        )
+        for v in variants
+    }
+
+
+@dataclass
+class _Task:
+    """A submitted point: the hand-out slot (Dask worker) it was given to, and its variants."""
+
+    slot: int
+    point: dict[str, Any]
+    variants: list[str]
+
+
+@dataclass
+class _HandOut:
+    """A run's points handed to the Dask workers problem by problem: one slot of the dispatch
+    per worker (`addresses`, sorted), each with up to IN_FLIGHT tasks pinned to it."""
+
+    client: Any
+    call: tuple[str, str, PlanSettings]  # suite, backend, settings: _remote_point's first
+    work: dispatch.ProblemDispatch
+    addresses: list[str | None]
+    tasks: dict[Any, _Task] = field(default_factory=dict)
+    futures: list[Any] = field(default_factory=list)
+    ended: set[int] = field(default_factory=set)  # slots the dispatch had nothing more for
+
+    def start(self) -> list[Any]:
+        """The first tasks: one per worker in turn, IN_FLIGHT times, so that each worker's
+        first point is the biggest problem nobody holds yet."""
+        slots = [slot for _ in range(IN_FLIGHT) for slot in range(len(self.addresses))]
+        return [future for slot in slots if (future := self.next(slot)) is not None]
+
+    def next(self, slot: int) -> Any | None:
+        """The task of this worker's next point (None: the dispatch has nothing worth doing
+        for it, and it is asked no more)."""
+        if slot in self.ended:
+            return None
+        item = self.work.take(slot)
+        if item is None:
+            self.ended.add(slot)
+            return None
+        point, variants = item
+        address = self.addresses[slot]
+        # Loose: a task whose worker died runs on another (the scheduler's retries count).
+        where = {} if address is None else {"workers": [address], "allow_other_workers": True}
+        future = self.client.submit(_remote_point, *self.call, point, variants, pure=False, **where)
+        self.tasks[future] = _Task(slot, point, variants)
+        self.futures.append(future)
+        return future

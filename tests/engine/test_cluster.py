@@ -153,10 +153,9 @@ def test_a_point_whose_dask_worker_died_once_is_run_again_and_noted(tmp_path, mo
     bench = registry.get(str(REPO / "tests/suites/scale.py"))
     points = [{**bench.defaults(), "n": n} for n in (1, 2, 3)]
     plan = Plan(bench, points, ("good", "fast"), "good", CHECK_ONLY)
-    # One task at a time per worker, so that a death catches no queued point with it.
-    settings = {"distributed.scheduler.allowed-failures": 1,
-                "distributed.scheduler.worker-saturation": 1.0}  # fmt: skip
-    with dask.config.set(settings), distributed.LocalCluster(
+    # Points 3 and 1 go to one worker, 2 alone to the other (each point a problem of its own,
+    # two tasks per worker): the death catches no queued point with it.
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
         worker_class=distributed.Nanny,
     ) as running:  # fmt: skip
@@ -194,10 +193,147 @@ def die_at_two(suite, backend, plan_args, point, variants):
 
 
 def ok_results(point, variants):
+    """What _remote_point returns for a point that ran: its results, and its time there."""
     from gpubench.model.results import Result, Status
 
-    return [Result(suite="scale", variant=v, point=point, status=Status.OK,
-                   summary={"median_ms": 1.0, "rel_noise": 0.0}) for v in variants]  # fmt: skip
+    return cluster.RanPoint([Result(suite="scale", variant=v, point=point, status=Status.OK,
+                                    summary={"median_ms": 1.0, "rel_noise": 0.0})
+                             for v in variants], 0.01)  # fmt: skip
+
+
+def test_a_dask_worker_that_dies_costs_the_point_queued_behind_it_too(tmp_path, monkeypatch,
+                                                                      fake_backend):  # fmt: skip
+    """Each worker holds two tasks: points 3 and 1 go to one worker, 2 to the other. The task
+    of 3 kills its worker the first time: 1, queued behind it, is lost with it. The scheduler
+    runs both again elsewhere, each point's results are recorded once, and `retried` names
+    both points (3 first, as submitted), not 2."""
+    import dask
+
+    from gpubench.engine.runner import Plan
+    from gpubench.load import registry
+    from tests.policies import CHECK_ONLY
+
+    monkeypatch.setenv("GPUBENCH_TEST_DIED_ONCE", str(tmp_path / "died"))
+    bench = registry.get(str(REPO / "tests/suites/scale.py"))
+    points = [{**bench.defaults(), "n": n} for n in (1, 2, 3)]
+    plan = Plan(bench, points, ("good",), "good", CHECK_ONLY)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        worker_class=distributed.Nanny,
+    ) as running:  # fmt: skip
+        runner = cluster.DaskRunner(running.scheduler_address, str(REPO / "tests/suites/scale.py"),
+                                    "tests.fakes:FakeBackend")  # fmt: skip
+        runner.client = distributed.Client(running.scheduler_address)
+        import tests.engine.test_cluster as here
+
+        original = cluster._remote_point
+        cluster._remote_point = here.die_once_at_three
+        try:
+            found = runner.run(plan)
+        finally:
+            cluster._remote_point = original
+            runner.close()
+    assert (tmp_path / "died").exists()
+    assert sorted((r.point["n"], r.status) for r in found) == [(n, Status.OK) for n in (1, 2, 3)]
+    assert [(e["point"]["n"], e["variant"]) for e in runner.retried] == [(3, "good"), (1, "good")]
+
+
+def die_once_at_three(suite, backend, plan_args, point, variants):
+    marker = Path(os.environ["GPUBENCH_TEST_DIED_ONCE"])
+    if point["n"] == 3 and not marker.exists():
+        marker.touch()
+        os._exit(1)
+    return ok_results(point, variants)
+
+
+TUNABLE = str(REPO / "tests/suites/tunable.py")
+
+
+@pytest.fixture
+def two_workers(fake_backend):
+    """A started DaskRunner over two Dask workers of this process, and their addresses in the
+    order the hand-out numbers them."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  protocol="tcp", dashboard_address=None) as running:  # fmt: skip
+        runner = cluster.DaskRunner(running.scheduler_address, TUNABLE, "tests.fakes:FakeBackend")
+        runner.start()
+        try:
+            yield runner, sorted(d["worker"] for d in runner.environment["devices"])
+        finally:
+            runner.close()
+
+
+def tunable_plan(ns, blocks, unrolls=(1,)):
+    from gpubench.engine.runner import Plan
+    from gpubench.load import registry
+    from tests.policies import THREE_SAMPLES
+
+    bench = registry.get(TUNABLE)
+    points = [{**bench.defaults(), "n": n, "block": b, "unroll": u}
+              for n in ns for b in blocks for u in unrolls]  # fmt: skip
+    return Plan(bench, points, ("scale",), "scale", THREE_SAMPLES)
+
+
+def test_each_problem_s_points_stay_on_one_dask_worker(two_workers):
+    """Two problems (n) of three configurations each over two workers: each worker takes the
+    biggest problem nobody holds and keeps to it (with three points a problem, joining the
+    other's never pays before it is handed out), so each problem's data is made once.
+    Each result names the Dask worker that ran it."""
+    runner, addresses = two_workers
+    found = runner.run(tunable_plan((1000, 3000), (32, 64, 128)))
+    ran_on: dict[int, set[str]] = {}
+    for result in found:
+        ran_on.setdefault(result.point["n"], set()).add(result.device["worker"])
+    assert ran_on == {3000: {addresses[0]}, 1000: {addresses[1]}}
+    assert sorted((r.point["n"], r.point["block"], r.status) for r in found) == [
+        (n, b, Status.OK) for n in (1000, 3000) for b in (32, 64, 128)]  # fmt: skip
+
+
+class PointsSeen:
+    """An observer that counts what it is told of each point (n, block, unroll)."""
+
+    def __init__(self) -> None:
+        self.total: list[int] = []
+        self.results: list[tuple] = []
+        self.points: list[tuple] = []
+
+    @staticmethod
+    def name(result):
+        return (result.point["n"], result.point["block"], result.point["unroll"])
+
+    def started(self, total: int) -> None:
+        self.total.append(total)
+
+    def finished(self, result) -> None:
+        self.results.append(self.name(result))
+
+    def point_finished(self, results) -> None:
+        self.points.append(tuple(self.name(r) for r in results))
+
+
+def test_every_point_is_run_and_reported_exactly_once(two_workers):
+    """Three problems of eight configurations over two workers, four points already logged
+    (resumed): the other 20 each run once, each reported once as a result and once as a point,
+    none of the logged ones again."""
+    from gpubench.model.results import Result
+
+    runner, _ = two_workers
+    plan = tunable_plan((1000, 2000, 3000), (32, 64, 128, 256), (1, 2))
+    logged = {(2000, 32, 1), (2000, 64, 2), (3000, 256, 1), (1000, 128, 2)}
+    previous = [Result(suite="tunable", variant="scale", point=point, status=Status.OK,
+                       summary={"median_ms": 1.0, "rel_noise": 0.0})
+                for point in plan.points
+                if (point["n"], point["block"], point["unroll"]) in logged]  # fmt: skip
+    seen = PointsSeen()
+    runner.observers = [seen]
+    found = runner.run(plan, previous)
+    expected = [(n, b, u) for n in (1000, 2000, 3000) for b in (32, 64, 128, 256) for u in (1, 2)
+                if (n, b, u) not in logged]  # fmt: skip
+    assert len(previous) == 4 and len(expected) == 20
+    assert sorted(PointsSeen.name(r) for r in found) == expected
+    assert (seen.total, sorted(seen.results)) == ([20], expected)
+    assert sorted(seen.points) == [(p,) for p in expected]
+    assert {r.status for r in found} == {Status.OK}
 
 
 def test_a_server_that_is_not_dask_is_one_line_in_seconds(monkeypatch):

@@ -54,11 +54,28 @@ class FakeClient:
         return FakeClient.environments
 
     def submit(self, function, *args, **options):
-        self.submitted.append((function, *args, options.get("pure", "absent")))
-        return FakeFuture(self.outcomes[args[3]["n"]])
+        self.submitted.append((function, *args, options))
+        point = args[3]
+        outcome = self.outcomes(point) if callable(self.outcomes) else self.outcomes[point["n"]]
+        return FakeFuture(outcome)
 
     def close(self):
         self.closed = True
+
+
+class FakeAsCompleted:
+    """Dask's as_completed over stand-in futures: each completes in the order submitted, those
+    added while it is iterated included."""
+
+    def __init__(self, futures):
+        self.waiting = list(futures)
+
+    def add(self, future):
+        self.waiting.append(future)
+
+    def __iter__(self):
+        while self.waiting:
+            yield self.waiting.pop(0)
 
 
 @pytest.fixture()
@@ -69,7 +86,7 @@ def dask(monkeypatch):
         "w0": {"gpubench_version": "x", "device_record": {"name": "A", "uuid": "u0"}},
     }  # fmt: skip
     monkeypatch.setitem(sys.modules, "distributed",
-                        SimpleNamespace(Client=FakeClient, as_completed=list))  # fmt: skip
+                        SimpleNamespace(Client=FakeClient, as_completed=FakeAsCompleted))  # fmt: skip
     # Dask's address parser is Dask's (test_cluster.py checks it against bad addresses).
     monkeypatch.setattr(cluster, "_address_problem", {ADDRESS: None}.__getitem__)
     return FakeClient
@@ -216,10 +233,12 @@ def test_a_point_runs_on_the_worker_and_each_result_names_its_gpu_and_host(servi
     bench = registry.get(SCALE)
     settings = PlanSettings(("good", "fast"), "good", TimingPolicy(min_samples=1))
     point = {**bench.defaults(), "n": 3}
-    found = cluster._remote_point(SCALE, "fake", settings, point, ["fast"])
+    ran = cluster._remote_point(SCALE, "fake", settings, point, ["fast"])
     (runner,) = service.made
     assert runner.calls == ["start", ("point", bench.name, [point], ("good", "fast"), ["fast"])]
-    assert [(r.variant, r.point, r.device) for r in found] == [
+    # Outside a Dask worker's task no worker is named; the time is the point's on the worker.
+    assert 0 < ran.seconds < 5
+    assert [(r.variant, r.point, r.device) for r in ran.results] == [
         ("fast", point, {"name": "G", "uuid": "u", "host": socket.gethostname()})
     ]
     assert runner.spec.backend == "fake"
@@ -254,7 +273,7 @@ def test_precompile_runs_on_every_worker_and_reports_the_slowest(dask):
         cluster._remote_precompile,
         ("s", "fake", points[::-1], 60, ("good",)),
     )
-    client.outcomes = {n: [] for n in (1, 3)}
+    client.outcomes = {n: cluster.RanPoint([], 0.1) for n in (1, 3)}
     runner.run(plan)
     assert client.ran[-1] == (cluster._remote_compile_report, ("s", "fake"))
     assert heard == [{"seconds": 2.5, "compiled": 2, "devices": 3}]  # the slowest, at the end
@@ -281,19 +300,23 @@ def test_a_run_submits_each_point_and_records_a_lost_one_as_crashed(dask):
 
     # Point 1 was logged before (resumed) for `good` only; point 2's task dies.
     previous = ok(points[0], ["good"], {"good": 4.0})
-    outcomes = {1: ok(points[0], ["fast"], {"fast": 1.0}),
+    outcomes = {1: cluster.RanPoint(ok(points[0], ["fast"], {"fast": 1.0}), 0.5),
                 2: RuntimeError("x" * 400),
-                3: ok(points[2], ["good", "fast"], {"good": 3.0, "fast": 6.0})}  # fmt: skip
+                3: cluster.RanPoint(ok(points[2], ["good", "fast"], {"good": 3.0, "fast": 6.0}),
+                                    0.5)}  # fmt: skip
     recorder = RecordingObserver("n")
     runner = cluster.DaskRunner(ADDRESS, SCALE, "fake", observers=[recorder])
     runner.start()
     client = dask.made[-1]
     client.outcomes = outcomes
     found = runner.run(plan, previous)
+    # Each point a problem of its own: the biggest to w0, the next to w1, the last to w0 (two
+    # tasks per worker at once), each pinned loosely to its worker.
     assert [(kind, args) for kind, *args in client.submitted] == [
-        (cluster._remote_point, [SCALE, "fake", plan.settings, p, v, False])
-        for p, v in ((points[2], ["good", "fast"]), (points[1], ["good", "fast"]),
-                     (points[0], ["fast"]))]  # fmt: skip
+        (cluster._remote_point, [SCALE, "fake", plan.settings, p, v,
+                                 {"pure": False, "workers": [w], "allow_other_workers": True}])
+        for p, v, w in ((points[2], ["good", "fast"], "w0"), (points[1], ["good", "fast"], "w1"),
+                        (points[0], ["fast"], "w0"))]  # fmt: skip
     assert recorder.events[0] == ("started", 5)
     assert recorder.events[1:] == [  # the biggest point first
         ("finished", 3, "good"), ("finished", 3, "fast"), ("point", [(3, "good"), (3, "fast")]),
@@ -309,6 +332,70 @@ def test_a_run_submits_each_point_and_records_a_lost_one_as_crashed(dask):
                            + "x" * 300 + ")")  # fmt: skip
     # Speedups against the baseline, the resumed one included.
     assert found[1].metrics["speedup"] == 0.5 and found[4].metrics["speedup"] == 4.0
+
+
+def test_a_run_keeps_each_worker_to_its_problem_two_tasks_ahead(dask, monkeypatch):
+    """Two problems (n) of three configurations (block) over two workers: each worker gets two
+    tasks at once, then one more each time one of its tasks finishes and before that point's
+    results are written, all of its own problem and pinned to it; once its problem is handed
+    out it gets no more. The hand-out hears the seconds each point took on its worker."""
+    from gpubench.engine import dispatch
+
+    tunable = str(Path(__file__).resolve().parents[1] / "suites" / "tunable.py")
+    bench = registry.get(tunable)
+    blocks = {1000: (256, 512, 1024), 3000: (32, 64, 128)}  # a block names its point here
+    points = [{**bench.defaults(), "n": n, "block": b} for n in blocks for b in blocks[n]]
+    plan = Plan(bench, points, ("scale",), "scale", TimingPolicy(min_samples=1))
+    heard = []
+    real_done = dispatch.ProblemDispatch.done
+
+    def done(self, worker, seconds, point):
+        heard.append((worker, seconds, point["block"]))
+        real_done(self, worker, seconds, point)
+
+    monkeypatch.setattr(dispatch.ProblemDispatch, "done", done)
+    recorder = RecordingObserver("block")
+    runner = cluster.DaskRunner(ADDRESS, tunable, "fake", observers=[recorder])
+    runner.start()
+    client = dask.made[-1]
+    client.outcomes = lambda point: cluster.RanPoint(
+        [Result(suite=bench.name, variant="scale", point=point, status=Status.OK)],
+        point["block"] / 100,
+    )
+    client.submitted = recorder.events  # one list: the submissions among what is written
+    found = runner.run(plan)
+    events = [
+        ("submit", e[4]["block"], e[6]["workers"]) if e[0] is cluster._remote_point else e
+        for e in recorder.events
+    ]
+    assert events == [
+        ("started", 6),
+        ("submit", 32, ["w0"]),  # the biggest problem (n=3000) to w0
+        ("submit", 256, ["w1"]),  # the biggest nobody holds (n=1000) to w1
+        ("submit", 64, ["w0"]),
+        ("submit", 512, ["w1"]),
+        ("submit", 128, ["w0"]),  # 32 finished: w0's next goes out before 32 is written
+        ("finished", 32, "scale"), ("point", [(32, "scale")]),
+        ("submit", 1024, ["w1"]),
+        ("finished", 256, "scale"), ("point", [(256, "scale")]),
+        ("finished", 64, "scale"), ("point", [(64, "scale")]),  # nothing more for w0
+        ("finished", 512, "scale"), ("point", [(512, "scale")]),
+        ("finished", 128, "scale"), ("point", [(128, "scale")]),
+        ("finished", 1024, "scale"), ("point", [(1024, "scale")]),
+    ]  # fmt: skip
+    submitted = [e for e in recorder.events if e[0] is cluster._remote_point]
+    assert all(
+        (suite, backend, settings, variants, set(options))
+        == (tunable, "fake", plan.settings, ["scale"], {"pure", "workers", "allow_other_workers"})
+        and options["pure"] is False
+        and options["allow_other_workers"] is True
+        for _, suite, backend, settings, _, variants, options in submitted
+    )
+    assert heard == [(0, 0.32, 32), (1, 2.56, 256), (0, 0.64, 64), (1, 5.12, 512),
+                     (0, 1.28, 128), (1, 10.24, 1024)]  # fmt: skip
+    assert [r.point["block"] for r in found] == [32, 256, 64, 512, 128, 1024]
+    runner.close()  # cancels every task submitted, the later ones included
+    assert len(runner._futures) == 6 and all(f.cancelled for f in runner._futures)
 
 
 def test_a_daemon_dask_worker_says_how_to_start_it(service, monkeypatch):
