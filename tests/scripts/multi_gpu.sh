@@ -47,8 +47,9 @@ PY
 # never processes found by name (on a shared node those may be someone else's).
 DASK_PIDS=()
 start_dask() {
-  # One point at a time per worker (saturation 1.0): a worker that dies holds only the point it runs.
-  DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1 DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0 \
+  # gpubench keeps two tasks on each worker, pinned to it (worker-saturation does not apply to
+  # them): a worker that dies holds the point it runs and the next one, and both are noted.
+  DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1 \
     dask scheduler --port 8786 > "$OUT/scheduler.txt" 2>&1 &
   DASK_PIDS+=($!)
   sleep 4
