@@ -325,7 +325,7 @@ class DaskRunner:
             else:
                 hand_out.work.done(task.slot, ran.seconds, task.point)
                 fresh = {r.variant: r for r in ran.results}
-            following = hand_out.next(task.slot)  # before the log: the worker needs it first
+            following = hand_out.finished(task.slot)  # before the log: the worker needs it
             if following is not None:
                 finished.add(following)
             for variant in task.variants:
@@ -402,6 +402,7 @@ class _HandOut:
     addresses: list[str | None]
     tasks: dict[Any, _Task] = field(default_factory=dict)
     futures: list[Any] = field(default_factory=list)
+    in_flight: dict[int, int] = field(default_factory=dict)  # slot -> its tasks not finished
     ended: set[int] = field(default_factory=set)  # slots the dispatch had nothing more for
 
     def start(self) -> list[Any]:
@@ -410,14 +411,22 @@ class _HandOut:
         slots = [slot for _ in range(IN_FLIGHT) for slot in range(len(self.addresses))]
         return [future for slot in slots if (future := self.next(slot)) is not None]
 
+    def finished(self, slot: int) -> Any | None:
+        """A task of this worker finished: the task of its next point, or None."""
+        self.in_flight[slot] -= 1
+        return self.next(slot)
+
     def next(self, slot: int) -> Any | None:
-        """The task of this worker's next point (None: the dispatch has nothing worth doing
-        for it, and it is asked no more)."""
+        """The task of this worker's next point, or None: the dispatch has nothing worth doing
+        for it now. A worker with a task still in flight is asked again when that finishes
+        (a problem may be worth joining by then, as the pool asks a GPU once it is free);
+        one with none is asked no more."""
         if slot in self.ended:
             return None
         item = self.work.take(slot)
         if item is None:
-            self.ended.add(slot)
+            if not self.in_flight.get(slot):
+                self.ended.add(slot)
             return None
         point, variants = item
         address = self.addresses[slot]
@@ -425,5 +434,6 @@ class _HandOut:
         where = {} if address is None else {"workers": [address], "allow_other_workers": True}
         future = self.client.submit(_remote_point, *self.call, point, variants, pure=False, **where)
         self.tasks[future] = _Task(slot, point, variants)
+        self.in_flight[slot] = self.in_flight.get(slot, 0) + 1
         self.futures.append(future)
         return future

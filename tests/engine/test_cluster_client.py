@@ -410,3 +410,34 @@ def test_a_daemon_dask_worker_says_how_to_start_it(service, monkeypatch):
         "worker: start it with DASK_DISTRIBUTED__WORKER__DAEMON=False (or dask worker "
         "--no-nanny)")  # fmt: skip
     assert service.made == []
+
+
+def test_a_worker_with_a_task_in_flight_is_asked_again_when_it_finishes():
+    """The dispatch had nothing for a worker while its task ran (None): it is asked again once
+    that task finishes, as the pool asks a GPU when it is free; a worker the dispatch has
+    nothing for while nothing of its is in flight is asked no more."""
+    answers = {0: [({"n": 1}, ["v"]), None, ({"n": 2}, ["v"]), None], 1: [None]}
+    asked = []
+
+    class Scripted:
+        def take(self, slot):
+            asked.append(slot)
+            return answers[slot].pop(0)
+
+    pinned = []
+
+    def submit(function, *args, **options):
+        pinned.append((args[3]["n"], options))
+        return f"task {args[3]['n']}"
+
+    client = SimpleNamespace(submit=submit)
+    hand_out = cluster._HandOut(client, ("s", "fake", None), Scripted(), ["w0", "w1"])
+    assert hand_out.next(0) == "task 1"
+    assert hand_out.next(0) is None and hand_out.ended == set()  # its first still runs
+    assert hand_out.next(1) is None and hand_out.ended == {1}  # nothing in flight: done
+    assert hand_out.finished(0) == "task 2"
+    assert hand_out.finished(0) is None and hand_out.ended == {0, 1}
+    assert hand_out.next(0) is None and hand_out.next(1) is None  # asked no more
+    assert asked == [0, 0, 1, 0, 0] and hand_out.in_flight == {0: 0}
+    where = {"pure": False, "workers": ["w0"], "allow_other_workers": True}
+    assert pinned == [(1, where), (2, where)]
