@@ -229,16 +229,19 @@ def sweep(
     results log is written (`request.jsonl`, or none: outputs.results_log, the default of
     `observers`, factories of what follows the results as they come); the other files are
     the caller's."""
-    from gpubench.engine import session
+    from gpubench.engine import session, spawned
     from gpubench.store.outputs import OutputRequest, results_log
 
-    return session.measure(
-        spec,
-        request or OutputRequest(),
-        spread or session.Spread(),
-        note or quiet,
-        (results_log,) if observers is None else observers,
-    )
+    try:
+        return session.measure(
+            spec,
+            request or OutputRequest(),
+            spread or session.Spread(),
+            note or quiet,
+            (results_log,) if observers is None else observers,
+        )
+    finally:
+        spawned.wait_for_stopped()  # the workers' exits: nothing of theirs outlives the call
 
 
 def run(
@@ -273,7 +276,7 @@ def ceilings(
 ) -> CeilingsOutcome:
     """This GPU's ceilings: the stored record, or a run of the ceilings suite (its messages to
     `note`, its results in `sweep`). An interrupted run leaves no record."""
-    from gpubench.engine import session
+    from gpubench.engine import session, spawned
     from gpubench.load import config
     from gpubench.store import ceilings as store
     from gpubench.store.outputs import OutputRequest
@@ -285,9 +288,12 @@ def ceilings(
             return CeilingsOutcome(record, measured_earlier=True)
     spec = config.spec_from_mapping({"suite": "ceilings"}, source="gpubench ceilings")
     # No results log or files: the record is kept in the ceilings store.
-    sweep = session.measure(
-        spec, OutputRequest(), session.Spread(device=device, backend=backend), note or quiet
-    )
+    try:
+        sweep = session.measure(
+            spec, OutputRequest(), session.Spread(device=device, backend=backend), note or quiet
+        )
+    finally:
+        spawned.wait_for_stopped()
     if sweep.interrupted:
         return CeilingsOutcome(None, sweep=sweep)
     measured = sweep.result_set

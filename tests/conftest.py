@@ -83,6 +83,17 @@ def gpu_backend():
 
 
 @pytest.fixture(autouse=True)
+def _stopped_workers_waited_for():
+    """A runner's close kills its worker without waiting for its exit (the command waits at
+    its end: gpubench.engine.spawned.wait_for_stopped); a test that closed one waits here, so
+    that none piles up for the next."""
+    yield
+    from gpubench.engine import spawned
+
+    spawned.wait_for_stopped()
+
+
+@pytest.fixture(autouse=True)
 def _signal_handlers_restored():
     """An interrupted sweep ignores further Ctrl-C until gpubench exits; in a test that is
     the worker process, and the child processes of its later tests would inherit it (a

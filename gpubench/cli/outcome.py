@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from gpubench.engine import spawned
 from gpubench.engine.session import (
     Spread,
     SweepOutcome,
@@ -31,19 +32,23 @@ def execute(
     spread: Spread | None = None,
 ) -> int:
     """Measure the sweep (notes and the progress bar on `err`), then show and keep it; the
-    exit code."""
-    outcome = measure(
-        spec,
-        request,
-        spread or Spread(device=device),
-        note=notes_to(err),
-        observers=(outputs.results_log, *_progress_bar(err)),
-    )
-    if outcome.interrupted:  # to the exit (130): a second Ctrl-C must not cost the files
-        ignore_interrupts()
-    with protect_outputs():  # nor one that comes while they are written
-        show(outcome, console)
-        return save(outcome, err)
+    exit code. The workers' exits (their CUDA contexts torn down) run while the table is
+    printed: they are waited for at the end."""
+    try:
+        outcome = measure(
+            spec,
+            request,
+            spread or Spread(device=device),
+            note=notes_to(err),
+            observers=(outputs.results_log, *_progress_bar(err)),
+        )
+        if outcome.interrupted:  # to the exit (130): a second Ctrl-C must not cost the files
+            ignore_interrupts()
+        with protect_outputs():  # nor one that comes while they are written
+            show(outcome, console)
+            return save(outcome, err)
+    finally:
+        spawned.wait_for_stopped()
 
 
 def notes_to(console: Any) -> Any:

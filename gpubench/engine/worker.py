@@ -303,9 +303,9 @@ class _Worker:
             )
             raise _WorkerGone(f"the worker process died ({why})") from None
 
-    def kill(self) -> None:
-        """Kill the worker and the compiler processes it started."""
-        spawned.stop(self.process, self.conn)
+    def kill(self, wait: bool = True) -> None:
+        """Kill the worker and the compiler processes it started (spawned.stop)."""
+        spawned.stop(self.process, self.conn, wait)
 
 
 @dataclass
@@ -402,14 +402,15 @@ class IsolatedRunner:
         assert self._worker is not None
         return self._worker
 
-    def _discard_worker(self) -> None:
+    def _discard_worker(self, wait: bool = True) -> None:
         if self._worker is not None:
-            self._worker.kill()
+            self._worker.kill(wait)
             self._worker = None
 
     def close(self, graceful: bool = True) -> dict[str, Any]:
         """Stop the worker; returns its last clock/temperature/power readings (or {}).
-        Not graceful: kill it at once (after Ctrl-C it may be stuck in a kernel)."""
+        Not graceful: kill it at once (after Ctrl-C it may be stuck in a kernel). Its exit
+        is not waited for here: spawned.wait_for_stopped, once the results are shown."""
         readings: dict[str, Any] = {}
         self._closed = True
         if graceful and self._worker is not None and self._worker.process.is_alive():
@@ -422,7 +423,7 @@ class IsolatedRunner:
                     readings = message[1]
             except (_WorkerGone, OSError):
                 pass
-        self._discard_worker()
+        self._discard_worker(wait=False)
         return readings
 
     # -- work -------------------------------------------------------------------------------

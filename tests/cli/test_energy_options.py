@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpubench.cli import cli
+from gpubench.engine import spawned
 
 REPO = Path(__file__).parents[2]
 SCALE = str(REPO / "tests/suites/scale.py")
@@ -43,6 +44,7 @@ def test_run_with_energy_shows_and_writes_each_results_energy(fake_gpu, tmp_path
     )
     assert result.exit_code == 3, result.output  # `wrong` is incorrect
     assert "energy" in result.output and "GB/J" in result.output
+    assert spawned._stopping == []  # the worker's exit was waited for before the command ended
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["spec"]["timing"]["energy"] is True
     assert record["environment"]["energy_counter"] is True

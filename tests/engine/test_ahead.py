@@ -87,6 +87,8 @@ def test_a_worker_started_ahead_is_taken_and_runs_the_sweep(monkeypatch):
         (result,) = runner.run(plan)
     finally:
         runner.close()
+    assert spawned._stopping == [process]  # killed; its exit waited for by the command
+    spawned.wait_for_stopped()
     assert result.status is Status.OK and not process.is_alive()
 
 

@@ -36,3 +36,24 @@ def test_ctrl_c_is_ignored_while_a_worker_spawns_and_only_then():
     thread.start()
     thread.join()
     assert seen == [before]
+
+
+def test_a_worker_stopped_without_waiting_is_killed_at_once_and_waited_for_later():
+    import multiprocessing
+    import time
+
+    context = multiprocessing.get_context("spawn")
+    processes = []
+    for _ in range(2):
+        conn, child = context.Pipe()
+        process = context.Process(target=time.sleep, args=(60,), daemon=True)
+        process.start()
+        child.close()
+        processes.append((process, conn))
+    for process, conn in processes:
+        spawned.stop(process, conn, wait=False)
+    assert spawned._stopping == [p for p, _ in processes] and all(c.closed for _, c in processes)
+    spawned.wait_for_stopped()
+    assert spawned._stopping == []
+    assert [p.exitcode for p, _ in processes] == [-9, -9]  # killed, not left to its sleep
+    spawned.wait_for_stopped()  # nothing left: returns at once

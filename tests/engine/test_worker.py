@@ -307,7 +307,7 @@ class _StandInWorker:
         self.waits.append(timeout)
         return self._answer()
 
-    def kill(self):
+    def kill(self, wait=True):
         pass
 
 
