@@ -1,5 +1,5 @@
-"""One timing policy: warm-up, samples until a noise target or a budget, cold or hot samples,
-samples taken while the GPU throttled thrown away.
+"""One timing policy: warm-up, samples until a noise target or a budget (or until the target is
+plainly out of reach), cold or hot samples, samples taken while the GPU throttled thrown away.
 
 The GPU time of each sample comes from the backend (CUDA events around the launches); the
 host clock here only bounds how long we keep sampling, it never times the kernel.
@@ -15,6 +15,7 @@ stops where the one-by-one loop would; `LoopTime` says where the loop's time wen
 from __future__ import annotations
 
 import contextlib
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -24,6 +25,16 @@ from typing import Any
 from gpubench.model.stats import robust_noise
 
 NOISE_CHECK_EVERY = 8
+# A noise estimate far enough above the target that more samples cannot bring it down stops
+# sampling (`unstable`): robust_noise estimates the spread of the samples, which more samples
+# pin down but do not shrink. Its relative standard error is about c/sqrt(n), c = 1.17 for
+# normal or lognormal samples, 1.3-1.7 for skewed, exponential-tailed or bimodal ones
+# (simulated); OUT_OF_REACH_SE takes 2.0, and the estimate must stand OUT_OF_REACH_SIGMAS of
+# those above the target: 1.42x the target at 200 kept samples, 1.30x at 400, 1.21x at 800.
+# Checked at 200 kept samples and each doubling: each check costs a sort of the samples.
+OUT_OF_REACH_FIRST = 200
+OUT_OF_REACH_SE = 2.0
+OUT_OF_REACH_SIGMAS = 3.0
 MIN_ENERGY_WINDOW_S = 0.3
 MODES = ("cold", "hot")
 
@@ -579,8 +590,20 @@ class _Loop:
             verdict = True
         elif self.attempts >= policy.max_samples:
             verdict = self.out_of_budget(got)
+        elif decision and not got.held and self.out_of_reach(got.kept):
+            verdict = False
         self.time.rule_s += time.perf_counter() - started
         return verdict
+
+    def out_of_reach(self, kept: list[float]) -> bool:
+        """At 200 kept samples and each doubling: the noise is out of the target's reach
+        (see OUT_OF_REACH_FIRST)."""
+        count = len(kept)
+        if count < OUT_OF_REACH_FIRST or count % OUT_OF_REACH_FIRST:
+            return False
+        if (count // OUT_OF_REACH_FIRST) & (count // OUT_OF_REACH_FIRST - 1):
+            return False  # not a doubling of the first
+        return beyond_reach(robust_noise(kept), self.policy.target_noise, count)
 
     def cannot_win(self, got: _Samples) -> bool:
         """Even the fastest kept sample is above the bar: more samples cannot bring the
@@ -605,6 +628,12 @@ class _Loop:
             self.time,
             self.gave_up,
         )
+
+
+def beyond_reach(noise: float, target: float, count: int) -> bool:
+    """Whether a noise estimate from `count` samples stands OUT_OF_REACH_SIGMAS standard
+    errors above the target: more samples will not bring it to the target."""
+    return noise > target * (1 + OUT_OF_REACH_SIGMAS * OUT_OF_REACH_SE / math.sqrt(count))
 
 
 def hot_runs_per_sample(one_run_ms: float, policy: TimingPolicy, cap: int = 10_000) -> int:

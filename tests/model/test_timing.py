@@ -736,3 +736,61 @@ def test_a_failure_with_a_batch_in_flight_is_raised_once_nothing_is_left_running
         measure_batches(queue.take, policy, host_clock=lambda: 0.0, ahead=queue.ahead())
     assert not queue.in_flight
     assert [e[1] for e in queue.log if e[0] == "wait"][10:] == waits
+
+
+def test_a_noise_three_standard_errors_above_the_target_is_out_of_reach():
+    """Beyond target × (1 + 3 × 2.0 / sqrt(n)), the limit itself not."""
+    from gpubench.model.timing import beyond_reach
+
+    for count, limit in ((200, 0.014242640687119286), (400, 0.013), (800, 0.012121320343559644)):
+        assert not beyond_reach(limit, 0.01, count)
+        assert beyond_reach(limit * (1 + 1e-12), 0.01, count)
+
+
+def _spread(d):
+    """40 samples evenly over 100 ± d/2, in an order that spreads any 8 of them: robust_noise
+    0.37065 × d percent at each multiple of 40, never under 1% at a check before."""
+    return [100 + d * (((k * 17) % 40) / 39 - 0.5) for k in range(40)]
+
+
+@pytest.mark.parametrize(
+    ("values", "kept"),
+    [
+        ([1.0, 3.0], 200),  # hopeless: stops at the first check, 200 kept
+        (_spread(4.0), 200),  # 1.48%: above 1.42% (200)
+        (_spread(3.65), 400),  # 1.35%: under 1.42% (200), above 1.30% (400)
+        (_spread(3.1), 1000),  # 1.15%: under 1.21% (800): to max_samples, as before
+    ],
+)
+def test_a_noise_out_of_the_target_s_reach_stops_sampling_at_a_doubling_of_200(values, kept):
+    once, calls = source(values)
+    policy = TimingPolicy(
+        warmup=2, min_samples=10, max_samples=1000, min_time_s=0, target_noise=0.01
+    )
+    m = measure(once, policy, host_clock=Clock(0))
+    assert (len(m.samples_ms), m.runs, len(calls), m.converged) == (kept, kept + 2, kept + 2, False)
+
+
+def test_a_noise_out_of_reach_is_judged_the_same_in_batches_and_enqueued_ahead():
+    policy = TimingPolicy(
+        warmup=3, min_samples=10, max_samples=1000, min_time_s=0, target_noise=0.01
+    )
+    single, batched, sizes = _one_by_one_and_batched(_spread(3.65), policy)
+    assert _decisions(batched) == _decisions(single) and len(batched.samples_ms) == 400
+    assert sum(sizes) == batched.runs == 403  # nothing run past the stop at 400
+    (plain, _), (ahead, _) = _with_and_without_ahead(_spread(3.65), policy, [])
+    assert _judged(ahead) == _judged(plain) and len(ahead.samples_ms) == 400
+
+
+def test_samples_held_down_by_the_clock_leave_the_noise_to_the_budget():
+    """Throttled samples held back: the kept ones may yet be replaced by them at the end of the
+    budget (a capped clock), so no early stop: to max_samples, as before."""
+    clocks = itertools.cycle([2000.0] * 9 + [500.0])
+    once, _ = source([1.0, 3.0])
+    policy = TimingPolicy(
+        warmup=0, min_samples=10, max_samples=1000, min_time_s=0, target_noise=0.01
+    )
+    m = measure(
+        once, policy, host_clock=Clock(0), clock_mhz=lambda: next(clocks), max_clock_mhz=2000.0
+    )
+    assert (m.runs, m.discarded, m.converged) == (1000, 100, False)
