@@ -39,14 +39,10 @@ def start(device: int, devices: str | None, scheduler: str | None, backend: str 
     indices = _indices(device, devices, backend)
     threads = max(1, usable_cpus() // len(indices)) if len(indices) > 1 else None
     context = multiprocessing.get_context("spawn")
-    # The driver serializes CUDA start-ups: several at once all end late (four H200 contexts
-    # begun together were all up after 1.6-2.0 s, one alone after 0.6 s). Taken in turn, the
-    # first GPU is up after one start-up and begins measuring while the others start.
-    one_at_a_time = context.Lock() if len(indices) > 1 else None
     for index in indices:
         key = AheadKey(index, backend, threads)
         conn, child = context.Pipe()
-        process = context.Process(target=_main, args=(child, key, one_at_a_time), daemon=True)
+        process = context.Process(target=_main, args=(child, key), daemon=True)
         with thread_share_in_environment(threads), interrupts_ignored():
             process.start()
         child.close()
@@ -78,8 +74,8 @@ def _indices(device: int, devices: str | None, backend: str | None) -> list[int]
     return chosen if all(i < count for i in chosen) else []
 
 
-def _main(conn: Any, key: AheadKey, cuda_start_lock: Any = None) -> None:
+def _main(conn: Any, key: AheadKey) -> None:
     """The worker process's entry: the heavy imports happen there, not in the parent."""
     from gpubench.engine.worker import worker_main_ahead
 
-    worker_main_ahead(conn, key, cuda_start_lock)
+    worker_main_ahead(conn, key)

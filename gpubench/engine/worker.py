@@ -27,7 +27,7 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,9 +43,6 @@ if TYPE_CHECKING:
 
 # Starting a worker imports NumPy and PyCUDA and creates a CUDA context.
 START_TIMEOUT_S = 120.0
-# How long a worker started ahead waits for its turn to start CUDA (gpubench.engine.ahead)
-# before it goes on without: a start-up takes well under a second.
-CUDA_START_TURN_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -129,21 +126,18 @@ def worker_main(conn: Any, spec: WorkerSpec) -> None:
     _serve(conn, send, spec, backend, host_count)
 
 
-def worker_main_ahead(conn: Any, key: spawned.AheadKey, cuda_start_lock: Any = None) -> None:
-    """A worker started before the sweep was read (gpubench.engine.ahead): its GPU opened
-    (holding `cuda_start_lock`, where the workers of several GPUs share one, so that they
-    start CUDA in turn), then it waits for its spec (the suite, the compile scope) and serves
-    as any worker; one whose GPU would not open says why once it has its spec, as worker_main
-    would."""
+def worker_main_ahead(conn: Any, key: spawned.AheadKey) -> None:
+    """A worker started before the sweep was read (gpubench.engine.ahead): its GPU opened,
+    then it waits for its spec (the suite, the compile scope) and serves as any worker; one
+    whose GPU would not open says why once it has its spec, as worker_main would."""
     send = _set_up(conn, key.host_threads)
     host_count = count_devices()
     backend = backends.selected(key.backend_choice)  # as the parent resolves it
     opened: Backend | GpubenchError
-    with _in_turn(cuda_start_lock):
-        try:
-            opened = _load_pinned(WorkerSpec("", key.device_index, backend))
-        except GpubenchError as exc:
-            opened = exc
+    try:
+        opened = _load_pinned(WorkerSpec("", key.device_index, backend))
+    except GpubenchError as exc:
+        opened = exc
     from gpubench.engine import checking
 
     if not isinstance(opened, GpubenchError):
@@ -158,18 +152,6 @@ def worker_main_ahead(conn: Any, key: spawned.AheadKey, cuda_start_lock: Any = N
         send(("error", str(opened), opened.exit_code))
         return
     _serve(conn, send, message[1], opened, host_count, warming=False)
-
-
-@contextlib.contextmanager
-def _in_turn(lock: Any, wait_s: float = CUDA_START_TURN_S) -> Iterator[None]:
-    """Hold `lock` (None: nothing to hold) for a while: where another holder is stuck (a
-    worker killed while it held it leaves it taken), go on without it after `wait_s`."""
-    held = lock is not None and lock.acquire(timeout=wait_s)
-    try:
-        yield
-    finally:
-        if held:
-            lock.release()
 
 
 def _set_up(conn: Any, host_threads: int | None) -> Callable[[Any], None]:

@@ -128,38 +128,3 @@ def test_discard_stops_every_worker_nobody_took(monkeypatch):
     }
     spawned.discard()
     assert spawned._started == {} and not any(p.is_alive() for p in processes)
-
-
-def _spawned_with(monkeypatch) -> list[tuple]:
-    """The arguments each worker is spawned with, from here on."""
-    import multiprocessing
-
-    real = multiprocessing.get_context("spawn")
-    seen = []
-
-    class Recording:
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-        def Process(self, *args, **kwargs):
-            seen.append(kwargs["args"])
-            return real.Process(*args, **kwargs)
-
-    monkeypatch.setattr(ahead.multiprocessing, "get_context", lambda method: Recording())
-    return seen
-
-
-def test_the_workers_of_several_gpus_start_cuda_in_turn_one_gpu_s_has_no_turn(monkeypatch):
-    monkeypatch.setattr(ahead, "count_devices", lambda: 2)
-    monkeypatch.setattr(ahead, "COUNTED_WITHOUT_CUDA", (FAKE,))
-    seen = _spawned_with(monkeypatch)
-    ahead.start(0, "0,1", None, FAKE)
-    (_, first, lock), (_, second, same) = seen
-    assert (first.device_index, second.device_index) == (0, 1)
-    assert lock is same and lock.acquire(timeout=1)  # one lock, shared (worker._in_turn)
-    lock.release()
-    spawned.discard()
-    seen.clear()
-    ahead.start(0, None, None, FAKE)
-    assert [args[2] for args in seen] == [None]
-    spawned.discard()

@@ -575,26 +575,3 @@ def test_a_worker_is_killed_when_its_start_is_interrupted():
     with pytest.raises(KeyboardInterrupt):
         runner.start(worker)
     assert worker.killed == 1 and runner._worker is None
-
-
-def test_cuda_is_started_in_turn_and_a_stuck_turn_is_waited_for_a_while_only():
-    import threading
-    import time
-
-    from gpubench.engine.worker import _in_turn
-
-    lock = threading.Lock()
-    with _in_turn(lock, wait_s=5.0):
-        assert lock.locked()  # held while CUDA starts
-    assert not lock.locked()  # and given back
-    with _in_turn(None):  # one GPU: nothing to hold
-        pass
-    lock.acquire()  # a holder that never gives it back (killed while it held it)
-    began = time.perf_counter()
-    with _in_turn(lock, wait_s=0.2):
-        waited = time.perf_counter() - began
-    assert 0.2 <= waited < 2.0 and lock.locked()  # went on without it; not released by it
-    fresh = threading.Lock()
-    with pytest.raises(RuntimeError), _in_turn(fresh, wait_s=1.0):
-        raise RuntimeError("no GPU")
-    assert not fresh.locked()  # an error while it held the turn gave it back
