@@ -4,17 +4,19 @@ The client (this process) hands the points out as the device pool does, problem 
 (gpubench.engine.dispatch): each Dask worker is a slot of the hand-out and keeps to its
 problem while that has points, so a problem's inputs and references are made by as few workers
 as the balance allows. Each point is a task pinned to its worker, loosely (a task whose worker
-is gone runs on another), and each worker has two in flight: the next point is there when it
-finishes one, without waiting for the client. The client writes each point's results into the
-log as its task completes, and the time the point took on its worker tells the hand-out what
-the problem's points cost.
+is gone runs on another), one task per worker at a time: Dask's work stealing moves a loosely
+pinned task that waits behind another to an idle worker, which then makes the problem's data
+for one point (seen on four H200: an idle worker took a queued 16384² point, 1.5 s where the
+worker holding the problem takes 0.3 s). So a worker waits for the client's round trip between
+two points. The client writes each point's results into the log as its task completes, and the
+time the point took on its worker tells the hand-out what the problem's points cost.
 
 On a Dask worker the point runs as it does on one host: in an isolated gpubench worker
 process, so a kernel that breaks its CUDA context costs only that variant. A Dask worker that
-dies costs the points it holds (the one it runs and the one queued behind it): the scheduler
-runs their tasks again on another worker (the sweep notes them, as it notes the device pool's
-retries), and after `distributed.scheduler.allowed-failures` deaths (set it to 1) a point's
-variants are recorded `crashed`.
+dies costs the point it runs: the scheduler runs its task again on another worker (the sweep
+notes it, as it notes the device pool's retries), and after
+`distributed.scheduler.allowed-failures` deaths (set it to 1) the point's variants are
+recorded `crashed`.
 
 Each Dask worker compiles the sweep's builds itself (hosts do not share a compile cache), in
 the background from the start, as one host's worker does; the slowest one's report counts.
@@ -41,9 +43,6 @@ from gpubench.model.results import Result, Status
 
 # Well under 30 s: a scheduler that does not answer is reported, not waited for.
 CONNECT_TIMEOUT_S = 10
-# Tasks each Dask worker holds: the point it runs and the next, so that it never waits for the
-# client between two points.
-IN_FLIGHT = 2
 
 
 # -- on the Dask workers ----------------------------------------------------------------------
@@ -325,7 +324,7 @@ class DaskRunner:
             else:
                 hand_out.work.done(task.slot, ran.seconds, task.point)
                 fresh = {r.variant: r for r in ran.results}
-            following = hand_out.finished(task.slot)  # before the log: the worker needs it
+            following = hand_out.next(task.slot)  # before the log: the worker waits for it
             if following is not None:
                 finished.add(following)
             for variant in task.variants:
@@ -352,11 +351,8 @@ class DaskRunner:
             return
         for future, task in tasks.items():
             if deaths.get(future.key) and future.status == "finished":
-                # The scheduler counts a death against every task the worker held: the one
-                # it ran, and the one queued behind it (IN_FLIGHT).
                 reason = (
-                    "the Dask worker holding the point (running it, or queued to run it "
-                    "next) died; nothing of the point had been recorded"
+                    "the Dask worker running the point died; nothing of the point had been recorded"
                 )
                 self.retried += [
                     {"variant": v, "point": dict(task.point), "reason": reason}
@@ -394,7 +390,7 @@ class _Task:
 @dataclass
 class _HandOut:
     """A run's points handed to the Dask workers problem by problem: one slot of the dispatch
-    per worker (`addresses`, sorted), each with up to IN_FLIGHT tasks pinned to it."""
+    per worker (`addresses`, sorted), each with one task at a time pinned to it."""
 
     client: Any
     call: tuple[str, str, PlanSettings]  # suite, backend, settings: _remote_point's first
@@ -402,31 +398,18 @@ class _HandOut:
     addresses: list[str | None]
     tasks: dict[Any, _Task] = field(default_factory=dict)
     futures: list[Any] = field(default_factory=list)
-    in_flight: dict[int, int] = field(default_factory=dict)  # slot -> its tasks not finished
-    ended: set[int] = field(default_factory=set)  # slots the dispatch had nothing more for
 
     def start(self) -> list[Any]:
-        """The first tasks: one per worker in turn, IN_FLIGHT times, so that each worker's
-        first point is the biggest problem nobody holds yet."""
-        slots = [slot for _ in range(IN_FLIGHT) for slot in range(len(self.addresses))]
+        """The first tasks, one per worker in turn: each worker's first point is of the
+        biggest problem nobody holds yet."""
+        slots = range(len(self.addresses))
         return [future for slot in slots if (future := self.next(slot)) is not None]
 
-    def finished(self, slot: int) -> Any | None:
-        """A task of this worker finished: the task of its next point, or None."""
-        self.in_flight[slot] -= 1
-        return self.next(slot)
-
     def next(self, slot: int) -> Any | None:
-        """The task of this worker's next point, or None: the dispatch has nothing worth doing
-        for it now. A worker with a task still in flight is asked again when that finishes
-        (a problem may be worth joining by then, as the pool asks a GPU once it is free);
-        one with none is asked no more."""
-        if slot in self.ended:
-            return None
+        """The task of this worker's next point, once its last one finished (None: the
+        dispatch has nothing worth doing for it: it gets no more)."""
         item = self.work.take(slot)
         if item is None:
-            if not self.in_flight.get(slot):
-                self.ended.add(slot)
             return None
         point, variants = item
         address = self.addresses[slot]
@@ -434,6 +417,5 @@ class _HandOut:
         where = {} if address is None else {"workers": [address], "allow_other_workers": True}
         future = self.client.submit(_remote_point, *self.call, point, variants, pure=False, **where)
         self.tasks[future] = _Task(slot, point, variants)
-        self.in_flight[slot] = self.in_flight.get(slot, 0) + 1
         self.futures.append(future)
         return future

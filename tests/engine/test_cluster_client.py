@@ -334,11 +334,12 @@ def test_a_run_submits_each_point_and_records_a_lost_one_as_crashed(dask):
     assert found[1].metrics["speedup"] == 0.5 and found[4].metrics["speedup"] == 4.0
 
 
-def test_a_run_keeps_each_worker_to_its_problem_two_tasks_ahead(dask, monkeypatch):
-    """Two problems (n) of three configurations (block) over two workers: each worker gets two
-    tasks at once, then one more each time one of its tasks finishes and before that point's
-    results are written, all of its own problem and pinned to it; once its problem is handed
-    out it gets no more. The hand-out hears the seconds each point took on its worker."""
+def test_a_run_keeps_each_worker_to_its_problem_one_task_at_a_time(dask, monkeypatch):
+    """Two problems (n) of three configurations (block) over two workers: each worker gets one
+    task, then its next each time that finishes and before that point's results are written,
+    all of its own problem and pinned to it (never one queued behind another: Dask's work
+    stealing would move it to an idle worker); once its problem is handed out it gets no
+    more. The hand-out hears the seconds each point took on its worker."""
     from gpubench.engine import dispatch
 
     tunable = str(Path(__file__).resolve().parents[1] / "suites" / "tunable.py")
@@ -372,15 +373,15 @@ def test_a_run_keeps_each_worker_to_its_problem_two_tasks_ahead(dask, monkeypatc
         ("started", 6),
         ("submit", 32, ["w0"]),  # the biggest problem (n=3000) to w0
         ("submit", 256, ["w1"]),  # the biggest nobody holds (n=1000) to w1
-        ("submit", 64, ["w0"]),
-        ("submit", 512, ["w1"]),
-        ("submit", 128, ["w0"]),  # 32 finished: w0's next goes out before 32 is written
+        ("submit", 64, ["w0"]),  # 32 finished: w0's next goes out before 32 is written
         ("finished", 32, "scale"), ("point", [(32, "scale")]),
-        ("submit", 1024, ["w1"]),
+        ("submit", 512, ["w1"]),
         ("finished", 256, "scale"), ("point", [(256, "scale")]),
-        ("finished", 64, "scale"), ("point", [(64, "scale")]),  # nothing more for w0
+        ("submit", 128, ["w0"]),
+        ("finished", 64, "scale"), ("point", [(64, "scale")]),
+        ("submit", 1024, ["w1"]),
         ("finished", 512, "scale"), ("point", [(512, "scale")]),
-        ("finished", 128, "scale"), ("point", [(128, "scale")]),
+        ("finished", 128, "scale"), ("point", [(128, "scale")]),  # nothing more for w0
         ("finished", 1024, "scale"), ("point", [(1024, "scale")]),
     ]  # fmt: skip
     submitted = [e for e in recorder.events if e[0] is cluster._remote_point]
@@ -410,34 +411,3 @@ def test_a_daemon_dask_worker_says_how_to_start_it(service, monkeypatch):
         "worker: start it with DASK_DISTRIBUTED__WORKER__DAEMON=False (or dask worker "
         "--no-nanny)")  # fmt: skip
     assert service.made == []
-
-
-def test_a_worker_with_a_task_in_flight_is_asked_again_when_it_finishes():
-    """The dispatch had nothing for a worker while its task ran (None): it is asked again once
-    that task finishes, as the pool asks a GPU when it is free; a worker the dispatch has
-    nothing for while nothing of its is in flight is asked no more."""
-    answers = {0: [({"n": 1}, ["v"]), None, ({"n": 2}, ["v"]), None], 1: [None]}
-    asked = []
-
-    class Scripted:
-        def take(self, slot):
-            asked.append(slot)
-            return answers[slot].pop(0)
-
-    pinned = []
-
-    def submit(function, *args, **options):
-        pinned.append((args[3]["n"], options))
-        return f"task {args[3]['n']}"
-
-    client = SimpleNamespace(submit=submit)
-    hand_out = cluster._HandOut(client, ("s", "fake", None), Scripted(), ["w0", "w1"])
-    assert hand_out.next(0) == "task 1"
-    assert hand_out.next(0) is None and hand_out.ended == set()  # its first still runs
-    assert hand_out.next(1) is None and hand_out.ended == {1}  # nothing in flight: done
-    assert hand_out.finished(0) == "task 2"
-    assert hand_out.finished(0) is None and hand_out.ended == {0, 1}
-    assert hand_out.next(0) is None and hand_out.next(1) is None  # asked no more
-    assert asked == [0, 0, 1, 0, 0] and hand_out.in_flight == {0: 0}
-    where = {"pure": False, "workers": ["w0"], "allow_other_workers": True}
-    assert pinned == [(1, where), (2, where)]

@@ -47,8 +47,8 @@ PY
 # never processes found by name (on a shared node those may be someone else's).
 DASK_PIDS=()
 start_dask() {
-  # gpubench keeps two tasks on each worker, pinned to it (worker-saturation does not apply to
-  # them): a worker that dies holds the point it runs and the next one, and both are noted.
+  # gpubench keeps one task on each worker, pinned to it (worker-saturation does not apply to
+  # it): a worker that dies holds the point it runs, which is noted.
   DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1 \
     dask scheduler --port 8786 > "$OUT/scheduler.txt" 2>&1 &
   DASK_PIDS+=($!)
