@@ -55,7 +55,8 @@ start_dask() {
   sleep 4
   for ((gpu = 0; gpu < GPUS; gpu++)); do
     CUDA_VISIBLE_DEVICES=$gpu DASK_DISTRIBUTED__WORKER__DAEMON=False \
-      dask worker tcp://127.0.0.1:8786 --nworkers 1 --nthreads 1 --name "gpu$gpu" > "$OUT/worker$gpu.txt" 2>&1 &
+      dask worker tcp://127.0.0.1:8786 --nworkers 1 --nthreads 1 --name "gpu$gpu" \
+      --preload gpubench.engine.dask_preload > "$OUT/worker$gpu.txt" 2>&1 &
     DASK_PIDS+=($!)
   done
   sleep 8
