@@ -184,33 +184,3 @@ def test_a_new_reference_replaces_the_old_one_and_frees_its_device_copy():
     assert "scale" not in checker._device and checker.host["scale"]["out"][3] == 3.0
     checker.set("other", {"out": np.ones(2)})  # nothing on the device before: nothing freed
     assert backend.live_buffers == live - 1
-
-
-def test_the_inputs_check_s_kernels_are_compiled_in_the_warm_up_each_width_once(monkeypatch):
-    """NumPy stands in for CuPy: the warm-up compares one element of each width the inputs
-    check compares (4-byte first), after the device check's warm-up."""
-    import threading
-
-    import numpy as np
-
-    from gpubench.engine import checking, verify_device
-
-    seen = []
-
-    class Recording:
-        def zeros(self, n, dtype):
-            seen.append(np.dtype(dtype).name)
-            return np.zeros(n, dtype)
-
-        def count_nonzero(self, values):
-            return np.count_nonzero(values)
-
-    monkeypatch.setattr(checking, "cupy_module", lambda: Recording())
-    monkeypatch.setattr(verify_device, "warm_up", lambda cupy: seen.append("device check"))
-    checking.warm_up_in_background()
-    for thread in threading.enumerate():
-        if thread.name == "device-check-warm-up":
-            thread.join(10)
-    assert seen == ["device check", "uint32", "uint64", "uint16", "uint8"]
-    left, right = np.array([1, 2, 3], np.uint32), np.array([1, 5, 4], np.uint32)
-    assert checking.count_differing(np, left, right) == 2
