@@ -4,6 +4,7 @@ says what the exit code is. `run` and `sweep` both end here."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -48,7 +49,10 @@ def execute(
             show(outcome, console)
             return save(outcome, err)
     finally:
-        spawned.wait_for_stopped()
+        # Killed already: a Ctrl-C here leaves their exits to the interpreter's, and the exit
+        # code stays what the run earned.
+        with contextlib.suppress(KeyboardInterrupt):
+            spawned.wait_for_stopped()
 
 
 def notes_to(console: Any) -> Any:

@@ -18,8 +18,8 @@ problem say what it costs; before any has finished, a problem is joined only whe
 more points left than holders.
 
 A point's time counts for its own problem, whichever problem its worker holds by the time it
-finishes: a Dask worker is handed its next point before the one it runs is done
-(gpubench.engine.cluster), so it may have moved on to another problem meanwhile.
+finishes (a caller that hands a worker its next point before the one it runs is done may see
+it move on to another problem meanwhile).
 """
 
 from __future__ import annotations

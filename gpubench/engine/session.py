@@ -89,6 +89,7 @@ def measure(
     if request.profile and not interrupted:
         from gpubench.engine import profiling
 
+        spawned.wait_for_stopped()  # the profiler's process gets the GPU to itself
         profiling.profile_plan(plan, result_set, spread.first_device, note)
     with protect_outputs():  # a second Ctrl-C must not cost the results
         result_set.environment["end"] = end
@@ -110,3 +111,4 @@ def probe_environment(suite: str, device: int, backend: str | None = None) -> di
         return runner.start()
     finally:
         runner.close()
+        spawned.wait_for_stopped()  # its GPU released before whatever the caller starts next

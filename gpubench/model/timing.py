@@ -590,7 +590,7 @@ class _Loop:
             verdict = True
         elif self.attempts >= policy.max_samples:
             verdict = self.out_of_budget(got)
-        elif decision and not got.held and self.out_of_reach(got.kept):
+        elif decision and (got.capped or not got.held) and self.out_of_reach(got.kept):
             verdict = False
         self.time.rule_s += time.perf_counter() - started
         return verdict

@@ -268,8 +268,10 @@ def test_probe_environment_starts_a_worker_on_the_device_and_closes_it(monkeypat
 
     monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
     monkeypatch.setattr(session, "IsolatedRunner", Probe)
+    monkeypatch.setattr(session.spawned, "wait_for_stopped", lambda: made.append("waited"))
     assert session.probe_environment("transpose", 5) == {"gpu_uuid": "GPU-7"}
-    spec, closed = made
+    spec, closed, waited = made
+    assert waited == "waited"  # its worker's exit, before the caller starts another
     assert (spec.suite, spec.device_index, spec.backend) == (
         "transpose",
         5,

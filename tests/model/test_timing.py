@@ -794,3 +794,14 @@ def test_samples_held_down_by_the_clock_leave_the_noise_to_the_budget():
         once, policy, host_clock=Clock(0), clock_mhz=lambda: next(clocks), max_clock_mhz=2000.0
     )
     assert (m.runs, m.discarded, m.converged) == (1000, 100, False)
+
+
+def test_a_clock_capped_throughout_still_stops_a_noise_out_of_reach():
+    """Held down from the first sample: the held samples become the kept ones at min_samples
+    (capped), every later one is kept, and the rule judges them: out of reach at 200."""
+    once, _ = source([1.0, 3.0])
+    policy = TimingPolicy(
+        warmup=0, min_samples=10, max_samples=1000, min_time_s=0, target_noise=0.01
+    )
+    m = measure(once, policy, host_clock=Clock(0), clock_mhz=lambda: 500.0, max_clock_mhz=2000.0)
+    assert (len(m.samples_ms), m.runs, m.clock_capped, m.converged) == (200, 200, True, False)
