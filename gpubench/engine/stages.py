@@ -776,13 +776,8 @@ def measure(
         return _measure_hot(backend, plan, bound, before_each, after_each, throttle)
 
     def start(wanted: int) -> Callable[[], timing.Batch]:
-        # Only flushed samples share a batch: the flush keeps the GPU busy while the host
-        # enqueues each sample's run, the first of a batch's as the others. Without it the
-        # first would hold the host's enqueue time in its interval and the rest would not (one
-        # measurement, two distributions): unflushed samples are taken one at a time.
-        size = batch_size(wanted) if plan.flush_l2 else 1
         # before_each restores in-out buffers before each sample: outside its interval
-        wait = backend.enqueue_cold_batch(bound, plan.flush_l2, size, before_each)
+        wait = backend.enqueue_cold_batch(bound, plan.flush_l2, batch_size(wanted), before_each)
 
         def ended() -> timing.Batch:
             batch = wait()
@@ -792,10 +787,12 @@ def measure(
 
         return ended
 
-    # Unflushed samples never go ahead, for the same reason: one enqueued behind a running
-    # batch would not hold the host's enqueue time, one enqueued after a wait would.
+    # Only flushed samples share a batch or go ahead: the flush keeps the GPU busy while the
+    # host enqueues each sample's run. Without it the first of a batch (or one enqueued after
+    # a wait) would hold the host's enqueue time in its interval and the rest (or one enqueued
+    # behind a running batch) would not: one measurement, two distributions. Unflushed, every
+    # batch is of one (the loop asks for no more than max_batch): its short path.
     ahead = timing.Ahead(start, may_overlap) if plan.flush_l2 else None
-    # Unflushed, every batch is of one: the loop's short path, with nothing to size.
     most = timing.NOISE_CHECK_EVERY if plan.flush_l2 else 1
     return timing.measure_batches(
         lambda wanted: start(wanted)(),

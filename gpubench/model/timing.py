@@ -599,10 +599,9 @@ class _Loop:
         """At 200 kept samples and each doubling: the noise is out of the target's reach
         (see OUT_OF_REACH_FIRST)."""
         count = len(kept)
-        if count < OUT_OF_REACH_FIRST or count % OUT_OF_REACH_FIRST:
+        times, rest = divmod(count, OUT_OF_REACH_FIRST)
+        if not times or rest or times & (times - 1):  # 200 x a power of two only
             return False
-        if (count // OUT_OF_REACH_FIRST) & (count // OUT_OF_REACH_FIRST - 1):
-            return False  # not a doubling of the first
         return beyond_reach(robust_noise(kept), self.policy.target_noise, count)
 
     def cannot_win(self, got: _Samples) -> bool:

@@ -107,32 +107,8 @@ def test_a_malformed_scheduler_address_is_a_usage_error_before_any_connection(
 def test_a_dask_worker_that_dies_costs_its_point_after_one_retry(tmp_path, fake_backend):
     """The task itself kills its Dask worker at n == 2: the scheduler retries it once on the
     other worker (allowed-failures 1), which dies too; the point is recorded crashed."""
-    import dask
-
-    from gpubench.engine.runner import Plan
-    from gpubench.load import registry
-    from tests.policies import CHECK_ONLY
-
-    bench = registry.get(str(REPO / "tests/suites/scale.py"))
-    points = [{**bench.defaults(), "n": n} for n in (1, 2, 3)]
-    plan = Plan(bench, points, ("good",), "good", CHECK_ONLY)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), distributed.LocalCluster(
-        n_workers=3, threads_per_worker=1, processes=True, dashboard_address=None,
-        worker_class=distributed.Nanny,
-    ) as running:  # fmt: skip
-        runner = cluster.DaskRunner(running.scheduler_address, str(REPO / "tests/suites/scale.py"),
-                                    "tests.fakes:FakeBackend")  # fmt: skip
-        runner.start = lambda: None  # this test submits tasks only
-        runner.client = distributed.Client(running.scheduler_address)
-        import tests.engine.test_cluster as here
-
-        original = cluster._remote_point
-        cluster._remote_point = here.die_at_two
-        try:
-            found = {r.point["n"]: r for r in runner.run(plan)}
-        finally:
-            cluster._remote_point = original
-            runner.close()
+    results, runner = _run_on_dying_workers("die_at_two", ("good",), workers=3)
+    found = {r.point["n"]: r for r in results}
     assert found[2].status is Status.CRASHED and "KilledWorker" in found[2].reason
     assert all(entry["point"]["n"] != 2 for entry in runner.retried)  # crashed, not rerun
     assert found[1].status is Status.OK and found[3].status is Status.OK
@@ -143,34 +119,10 @@ def test_a_point_whose_dask_worker_died_once_is_run_again_and_noted(tmp_path, mo
     """The task kills its Dask worker the first time it runs n == 2 only: the scheduler runs
     it again on another worker, its results are recorded once, and `retried` names the point
     with all its variants (the only point whose worker died)."""
-    import dask
-
-    from gpubench.engine.runner import Plan
-    from gpubench.load import registry
-    from tests.policies import CHECK_ONLY
-
     monkeypatch.setenv("GPUBENCH_TEST_DIED_ONCE", str(tmp_path / "died"))  # the workers inherit it
-    bench = registry.get(str(REPO / "tests/suites/scale.py"))
-    points = [{**bench.defaults(), "n": n} for n in (1, 2, 3)]
-    plan = Plan(bench, points, ("good", "fast"), "good", CHECK_ONLY)
     # 3 goes to one worker, 2 to the other (each point a problem of its own, one task per
     # worker), 1 to the first that is free.
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-        worker_class=distributed.Nanny,
-    ) as running:  # fmt: skip
-        runner = cluster.DaskRunner(running.scheduler_address, str(REPO / "tests/suites/scale.py"),
-                                    "tests.fakes:FakeBackend")  # fmt: skip
-        runner.client = distributed.Client(running.scheduler_address)
-        import tests.engine.test_cluster as here
-
-        original = cluster._remote_point
-        cluster._remote_point = here.die_once_at_two
-        try:
-            found = runner.run(plan)
-        finally:
-            cluster._remote_point = original
-            runner.close()
+    found, runner = _run_on_dying_workers("die_once_at_two", ("good", "fast"), workers=2)
     assert (tmp_path / "died").exists()  # the first attempt did die
     assert sorted((r.point["n"], r.variant, r.status) for r in found) == [
         (n, v, Status.OK) for n in (1, 2, 3) for v in ("fast", "good")]  # fmt: skip
@@ -194,6 +146,37 @@ def die_at_two(suite, backend, plan_args, point, variants):
     return ok_results(point, variants)
 
 
+def _run_on_dying_workers(remote_point: str, variants, workers: int):
+    """The scale suite's points n = 1, 2, 3 on a local cluster of `workers` worker processes
+    (a task whose worker dies runs once more, then is crashed), each task running the function
+    of this module named `remote_point` in place of cluster._remote_point: (the results, the
+    runner)."""
+    import dask
+
+    import tests.engine.test_cluster as here
+    from gpubench.engine.runner import Plan
+    from gpubench.load import registry
+    from tests.policies import CHECK_ONLY
+
+    bench = registry.get(str(REPO / "tests/suites/scale.py"))
+    points = [{**bench.defaults(), "n": n} for n in (1, 2, 3)]
+    plan = Plan(bench, points, variants, "good", CHECK_ONLY)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), distributed.LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+        worker_class=distributed.Nanny,
+    ) as running:  # fmt: skip
+        runner = cluster.DaskRunner(running.scheduler_address, str(REPO / "tests/suites/scale.py"),
+                                    "tests.fakes:FakeBackend")  # fmt: skip
+        runner.client = distributed.Client(running.scheduler_address)
+        original = cluster._remote_point
+        cluster._remote_point = getattr(here, remote_point)
+        try:
+            return runner.run(plan), runner
+        finally:
+            cluster._remote_point = original
+            runner.close()
+
+
 def ok_results(point, variants):
     """What _remote_point returns for a point that ran: its results, and its time there."""
     from gpubench.model.results import Result, Status
@@ -208,32 +191,8 @@ def test_a_dask_worker_that_dies_costs_only_the_point_it_runs(tmp_path, monkeypa
     """One task per worker: 3 to one worker, 2 to the other, 1 to the first that is free. The
     task of 3 kills its worker the first time: nothing waits behind it, so only 3 is run
     again elsewhere; each point's results are recorded once, and `retried` names 3 alone."""
-    import dask
-
-    from gpubench.engine.runner import Plan
-    from gpubench.load import registry
-    from tests.policies import CHECK_ONLY
-
     monkeypatch.setenv("GPUBENCH_TEST_DIED_ONCE", str(tmp_path / "died"))
-    bench = registry.get(str(REPO / "tests/suites/scale.py"))
-    points = [{**bench.defaults(), "n": n} for n in (1, 2, 3)]
-    plan = Plan(bench, points, ("good",), "good", CHECK_ONLY)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-        worker_class=distributed.Nanny,
-    ) as running:  # fmt: skip
-        runner = cluster.DaskRunner(running.scheduler_address, str(REPO / "tests/suites/scale.py"),
-                                    "tests.fakes:FakeBackend")  # fmt: skip
-        runner.client = distributed.Client(running.scheduler_address)
-        import tests.engine.test_cluster as here
-
-        original = cluster._remote_point
-        cluster._remote_point = here.die_once_at_three
-        try:
-            found = runner.run(plan)
-        finally:
-            cluster._remote_point = original
-            runner.close()
+    found, runner = _run_on_dying_workers("die_once_at_three", ("good",), workers=2)
     assert (tmp_path / "died").exists()
     assert sorted((r.point["n"], r.status) for r in found) == [(n, Status.OK) for n in (1, 2, 3)]
     assert [(e["point"]["n"], e["variant"]) for e in runner.retried] == [(3, "good")]
