@@ -75,7 +75,11 @@ def _indices(device: int, devices: str | None, backend: str | None) -> list[int]
 
 
 def _main(conn: Any, key: AheadKey) -> None:
-    """The worker process's entry: the heavy imports happen there, not in the parent."""
+    """The worker process's entry: the heavy imports happen there, not in the parent, beside
+    its GPU's opening (gpubench.engine.opening)."""
+    from gpubench.engine import opening
+
+    opening.begin(key.device_index, key.backend_choice)
     from gpubench.engine.worker import worker_main_ahead
 
     worker_main_ahead(conn, key)

@@ -5,6 +5,8 @@ starts workers ahead of the sweep (gpubench.engine.ahead)."""
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 
 
 def parse_devices(text: str) -> list[int] | str:
@@ -47,6 +49,52 @@ def count_devices() -> int | None:
     visible = visible_devices()
     if visible is not None:
         return len(visible)
+    return _nvml_count()
+
+
+def count_devices_later() -> Callable[[], int | None]:
+    """count_devices begun now, on a thread where NVML counts (NVML takes about 0.1 s to start):
+    the function returned waits for its answer. The CUDA_VISIBLE_DEVICES entries are read
+    now, before a pin changes them."""
+    visible = visible_devices()
+    if visible is not None:
+        return lambda: len(visible)
+    answer: list[int | None] = []
+    thread = threading.Thread(
+        target=lambda: answer.append(_nvml_count()), daemon=True, name="gpubench-count-gpus"
+    )
+    thread.start()
+
+    def wait() -> int | None:
+        thread.join()
+        return answer[0] if answer else None
+
+    return wait
+
+
+# What pin wrote last: (the device index, the CUDA_VISIBLE_DEVICES value it wrote).
+_pinned: tuple[int, str] | None = None
+
+
+def pin(device_index: int) -> None:
+    """Leave this process only the GPU `device_index` names (CUDA_VISIBLE_DEVICES, before CUDA
+    starts), so that libraries which pick "the current device" themselves (CuPy, cuBLAS) cannot
+    land on another one; pinned to it already, nothing. ValueError where it is not visible."""
+    global _pinned
+    if _pinned == (device_index, os.environ.get("CUDA_VISIBLE_DEVICES")):
+        return
+    entries = visible_devices()
+    if entries is not None and not 0 <= device_index < len(entries):
+        raise ValueError(
+            f"device {device_index} does not exist (CUDA_VISIBLE_DEVICES="
+            f"{os.environ.get('CUDA_VISIBLE_DEVICES')!r} shows {len(entries)})"
+        )
+    value = entries[device_index] if entries is not None else str(device_index)
+    os.environ["CUDA_VISIBLE_DEVICES"] = value
+    _pinned = (device_index, value)
+
+
+def _nvml_count() -> int | None:
     try:
         import pynvml
 

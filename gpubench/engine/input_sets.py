@@ -485,6 +485,7 @@ def _device_count_differing(
 ) -> int | None:
     """The count compared on the GPU through CuPy, or None where it cannot be."""
     from gpubench.engine.checking import cupy_module, device_view
+    from gpubench.engine.verify_device import count_differing
 
     left, right = backend.device_pointer(buffer), backend.device_pointer(source)
     cupy = cupy_module() if left is not None and right is not None else None
@@ -493,9 +494,7 @@ def _device_count_differing(
     flat = BufferSpec((int(np.prod(spec.shape)),), spec.dtype)
     a = _bits(device_view(cupy, left, flat), spec.dtype)
     b = _bits(device_view(cupy, right, flat), spec.dtype)
-    count = int(cupy.count_nonzero(a != b))
-    cupy.get_default_memory_pool().free_all_blocks()
-    return count
+    return count_differing(cupy, a, b)
 
 
 def copies_fit(backend: Backend, sets: InputSets, wanted: dict[str, str], need: Any) -> bool:

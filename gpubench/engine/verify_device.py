@@ -147,6 +147,18 @@ __global__ void worst_pass(const G* got, const E* expected, u64 n, double rtol, 
     first = warp_min(first);
     if ((threadIdx.x & 31) == 0 && first != NONE) atomicMin(counters + WORST, first);
 }
+
+// The inputs check: how many elements of two arrays differ bit for bit (read as unsigned
+// integers of their item size, so a NaN equals itself), in one pass with no temporary array.
+template <typename U>
+__global__ void count_bits_differ(const U* left, const U* right, u64 n, u64* count) {
+    u64 differ = 0;
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x)
+        differ += left[i] != right[i];
+    differ = warp_sum(differ);
+    if ((threadIdx.x & 31) == 0 && differ) atomicAdd(count, differ);
+}
 """
 
 COUNTERS = ("bits_differ", "values_differ", "unwritten", "first_unwritten", "wrong",
@@ -159,7 +171,13 @@ BLOCK = 256
 COMMON_PAIRS = (("float32", "float64"), ("float32", "float32"), ("float64", "float64"),
                 ("int32", "int64"))  # fmt: skip
 
+# The inputs check's counts, by item size: compiled into every module, kept from the first
+# (so the warm-up compiles them too, with no CuPy kernel of its own to wait for).
+COUNT_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int",
+               8: "unsigned long long"}  # fmt: skip
+
 _modules: dict[tuple[str, str], tuple[Any, Any]] = {}
+_counts: dict[int, Any] = {}
 _lock = threading.Lock()
 
 
@@ -177,12 +195,19 @@ def _names(got: str, expected: str) -> tuple[str, str]:
     return f"errors_pass<{g}, {e}, {flags}, {same}>", f"worst_pass<{g}, {e}, {flags}>"
 
 
+def count_name(itemsize: int) -> str:
+    return f"count_bits_differ<{COUNT_TYPES[itemsize]}>"
+
+
 def _compile(cupy: Any, pairs: tuple[tuple[str, str], ...]) -> None:
     names = {pair: _names(*pair) for pair in pairs}
-    expressions = tuple(n for pair in names.values() for n in pair)
+    counts = {size: count_name(size) for size in COUNT_TYPES}
+    expressions = (*(n for pair in names.values() for n in pair), *counts.values())
     module = cupy.RawModule(code=SOURCE, options=("-std=c++17",), name_expressions=expressions)
     for pair, (errors, worst) in names.items():
         _modules[pair] = (module.get_function(errors), module.get_function(worst))
+    if not _counts:
+        _counts.update({size: module.get_function(name) for size, name in counts.items()})
 
 
 def _kernels(cupy: Any, got: np.dtype, expected: np.dtype) -> tuple[Any, Any]:
@@ -198,6 +223,21 @@ def warm_up(cupy: Any) -> None:
     with _lock:
         if COMMON_PAIRS[0] not in _modules:
             _compile(cupy, COMMON_PAIRS)
+
+
+def count_differing(cupy: Any, left: Any, right: Any) -> int:
+    """How many elements of two CuPy arrays of one unsigned integer type (1, 2, 4 or 8 bytes)
+    differ, counted in one pass on CuPy's current stream."""
+    with _lock:
+        if not _counts:
+            _compile(cupy, COMMON_PAIRS)
+        kernel = _counts[left.dtype.itemsize]
+    n = left.size
+    count = cupy.asarray(np.zeros(1, np.uint64))  # made here: no CuPy kernel to compile
+    if n:
+        grid = (max(1, min((n + BLOCK - 1) // BLOCK, 132 * 16)),)
+        kernel(grid, (BLOCK,), (left, right, np.uint64(n), count))
+    return int(count.get()[0])
 
 
 def _to_double(ordered: int) -> float:

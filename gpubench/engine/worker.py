@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpubench import backends
-from gpubench.engine import kernels, spawned
-from gpubench.engine.devices import count_devices, visible_devices
+from gpubench.engine import kernels, opening, spawned
+from gpubench.engine.devices import pin
 from gpubench.engine.runner import Notifier, Observer, Plan, Runner
 from gpubench.errors import EnvironmentProblem, GpubenchError
 from gpubench.model.results import Result, Status, point_key
@@ -94,15 +94,10 @@ def _load_pinned(spec: WorkerSpec) -> Any:
     pick "the current device" themselves (CuPy, cuBLAS) cannot land on another one."""
     if spec.backend not in backends.BUILT_IN:
         return backends.load(spec.device_index, spec.backend)
-    entries = visible_devices()
-    if entries is not None and not 0 <= spec.device_index < len(entries):
-        raise EnvironmentProblem(
-            f"device {spec.device_index} does not exist (CUDA_VISIBLE_DEVICES="
-            f"{os.environ.get('CUDA_VISIBLE_DEVICES')!r} shows {len(entries)})"
-        )
-    os.environ["CUDA_VISIBLE_DEVICES"] = (
-        entries[spec.device_index] if entries is not None else str(spec.device_index)
-    )
+    try:
+        pin(spec.device_index)  # where opening.begin pinned it already, nothing
+    except ValueError as exc:
+        raise EnvironmentProblem(str(exc)) from None
     return backends.load(0, spec.backend)
 
 
@@ -117,13 +112,15 @@ def _environment(backend: Backend, spec: WorkerSpec, host_count: int | None) -> 
 def worker_main(conn: Any, spec: WorkerSpec) -> None:
     """The worker's loop: one message in, progress messages out, until told to stop."""
     send = _set_up(conn, spec.host_threads)
-    host_count = count_devices()  # before CUDA starts and before the device is pinned
+    opening.begin(spec.device_index, spec.backend)  # the count before the device is pinned
     try:
         backend = _load_pinned(spec)
     except GpubenchError as exc:
         send(("error", str(exc), exc.exit_code))
         return
-    _serve(conn, send, spec, backend, host_count)
+    finally:
+        opening.finish()
+    _serve(conn, send, spec, backend, opening.host_count())
 
 
 def worker_main_ahead(conn: Any, key: spawned.AheadKey) -> None:
@@ -131,13 +128,15 @@ def worker_main_ahead(conn: Any, key: spawned.AheadKey) -> None:
     then it waits for its spec (the suite, the compile scope) and serves as any worker; one
     whose GPU would not open says why once it has its spec, as worker_main would."""
     send = _set_up(conn, key.host_threads)
-    host_count = count_devices()
     backend = backends.selected(key.backend_choice)  # as the parent resolves it
     opened: Backend | GpubenchError
     try:
         opened = _load_pinned(WorkerSpec("", key.device_index, backend))
     except GpubenchError as exc:
         opened = exc
+    finally:
+        opening.finish()
+    host_count = opening.host_count()  # begun by ahead._main, before the device was pinned
     from gpubench.engine import checking
 
     if not isinstance(opened, GpubenchError):

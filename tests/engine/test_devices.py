@@ -52,3 +52,49 @@ def test_the_device_count_comes_from_the_visible_devices_else_nvml(monkeypatch):
     assert count_devices() == 3
     monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML: unknown
     assert count_devices() is None
+
+
+def test_the_count_begun_reads_the_visible_devices_before_a_pin(monkeypatch):
+    from gpubench.engine import devices
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,4,5")
+    later = devices.count_devices_later()
+    devices.pin(2)
+    assert later() == 3 and visible_devices() == ["5"]
+    devices.pin(2)  # pinned already: the one visible GPU is not taken for a list
+    assert visible_devices() == ["5"]
+
+
+def test_the_count_begun_asks_nvml_on_a_thread_where_nothing_is_visible(monkeypatch):
+    import threading
+
+    from gpubench.engine import devices
+
+    asked_on = []
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(
+        devices, "_nvml_count", lambda: asked_on.append(threading.current_thread().name) or 6
+    )
+    assert devices.count_devices_later()() == 6
+    assert asked_on == ["gpubench-count-gpus"]
+
+
+@pytest.mark.parametrize(("visible", "index", "pinned"), [(None, 3, "3"), ("7,GPU-a", 1, "GPU-a")])
+def test_a_pin_leaves_the_one_gpu_visible(monkeypatch, visible, index, pinned):
+    from gpubench.engine import devices
+    from tests.envvars import set_or_unset
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # undone after the test
+    set_or_unset(monkeypatch, "CUDA_VISIBLE_DEVICES", visible)
+    devices.pin(index)
+    assert visible_devices() == [pinned]
+
+
+def test_a_pin_to_a_device_not_visible_is_refused_and_changes_nothing(monkeypatch):
+    from gpubench.engine import devices
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
+    with pytest.raises(ValueError) as info:
+        devices.pin(2)
+    assert str(info.value) == "device 2 does not exist (CUDA_VISIBLE_DEVICES='4,5' shows 2)"
+    assert visible_devices() == ["4", "5"]

@@ -169,3 +169,35 @@ def test_an_ordered_maximum_reads_back_as_the_double_it_encodes(value):
     ordered = bits | (1 << 63) if not bits >> 63 else ~bits & (2**64 - 1)
     back = verify_device._to_double(ordered)
     assert back == value and math.copysign(1.0, back) == math.copysign(1.0, value)
+
+
+def test_the_inputs_check_counts_with_one_kernel_per_item_size_compiled_with_the_check():
+    from gpubench.engine import verify_device
+
+    assert [verify_device.count_name(size) for size in (1, 2, 4, 8)] == [
+        "count_bits_differ<unsigned char>",
+        "count_bits_differ<unsigned short>",
+        "count_bits_differ<unsigned int>",
+        "count_bits_differ<unsigned long long>",
+    ]
+    assert "__global__ void count_bits_differ(" in verify_device.SOURCE
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("n", [0, 1, 31, 10_007, (1 << 22) + 5])
+def test_the_inputs_count_is_numpy_s_at_every_size_and_width(cp, dtype, n):
+    """Differences at the first and last element, one past a warp, and at random places; a
+    size past the grid's threads counts every element (each thread strides)."""
+    from gpubench.engine import verify_device
+
+    rng = np.random.default_rng(n)
+    left = rng.integers(0, np.iinfo(dtype).max, n, dtype=dtype, endpoint=True)
+    right = left.copy()
+    if n:
+        places = np.unique(np.r_[0, n - 1, min(32, n - 1), rng.integers(0, n, 50)])
+        right[places] ^= dtype(1)
+    expected = int(np.count_nonzero(left != right))
+    assert verify_device.count_differing(cp, cp.asarray(left), cp.asarray(right)) == expected
+    same = cp.asarray(left)
+    assert verify_device.count_differing(cp, same, same.copy()) == 0
