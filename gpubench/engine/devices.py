@@ -52,11 +52,10 @@ def count_devices() -> int | None:
     return _nvml_count()
 
 
-def count_devices_later() -> Callable[[], int | None]:
-    """count_devices begun now, on a thread where NVML counts (NVML takes about 0.1 s to start):
-    the function returned waits for its answer. The CUDA_VISIBLE_DEVICES entries are read
-    now, before a pin changes them."""
-    visible = visible_devices()
+def count_devices_later(visible: list[str] | None) -> Callable[[], int | None]:
+    """count_devices begun now, from `visible` (the CUDA_VISIBLE_DEVICES entries read before a
+    pin changed them), else on a thread where NVML counts (NVML takes about 0.1 s to start,
+    and ignores CUDA_VISIBLE_DEVICES): the function returned waits for its answer."""
     if visible is not None:
         return lambda: len(visible)
     answer: list[int | None] = []

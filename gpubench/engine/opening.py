@@ -1,7 +1,8 @@
 """A worker's GPU opened while the worker imports: the host's GPU count (NVML) and the pinned
 GPU's CUDA start-up (cuInit and its primary context, through the driver library with ctypes,
-which lets go of the GIL) begun on threads as the worker process starts, before it imports
-NumPy and the backend.
+which lets go of the GIL) begun on threads as the worker process starts: a worker started
+ahead (gpubench.engine.ahead) begins them before it imports NumPy and the backend; one a
+runner starts has imported NumPy already, and begins them beside the backend's imports.
 
 Traced on the H200 hosts, a worker spent about 0.45 s importing, 0.1 s counting the GPUs and
 0.33 s starting CUDA, one after the other (two workers starting CUDA at once took 0.6-0.7 s
@@ -42,19 +43,22 @@ _opening = _Opening()
 
 def begin(device_index: int, backend_choice: str | None) -> None:
     """Count the host's GPUs and start CUDA on the GPU this worker is pinned to, on threads.
-    The count is begun before the pin (which leaves this process one visible GPU)."""
-    _opening.count = devices.count_devices_later()
+    The visible GPUs are read before the pin (which leaves this process one), and the pin is
+    written before either thread starts (no thread reads the environment while it changes)."""
+    visible = devices.visible_devices()
     choice = backend_choice or os.environ.get("GPUBENCH_BACKEND") or DEFAULT_BACKEND
-    if choice not in OPENS_PRIMARY_CONTEXT:
-        return
-    try:
-        devices.pin(device_index)
-    except ValueError:  # no such device: the backend's load says so
-        return
-    _opening.thread = threading.Thread(
-        target=_retain_primary_context, daemon=True, name="gpubench-open-gpu"
-    )
-    _opening.thread.start()
+    pinned = choice in OPENS_PRIMARY_CONTEXT
+    if pinned:
+        try:
+            devices.pin(device_index)
+        except ValueError:  # no such device: the backend's load says so
+            pinned = False
+    _opening.count = devices.count_devices_later(visible)
+    if pinned:
+        _opening.thread = threading.Thread(
+            target=_retain_primary_context, daemon=True, name="gpubench-open-gpu"
+        )
+        _opening.thread.start()
 
 
 def host_count() -> int | None:

@@ -57,8 +57,9 @@ def test_the_device_count_comes_from_the_visible_devices_else_nvml(monkeypatch):
 def test_the_count_begun_reads_the_visible_devices_before_a_pin(monkeypatch):
     from gpubench.engine import devices
 
+    monkeypatch.setattr(devices, "_pinned", None)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,4,5")
-    later = devices.count_devices_later()
+    later = devices.count_devices_later(visible_devices())
     devices.pin(2)
     assert later() == 3 and visible_devices() == ["5"]
     devices.pin(2)  # pinned already: the one visible GPU is not taken for a list
@@ -75,7 +76,7 @@ def test_the_count_begun_asks_nvml_on_a_thread_where_nothing_is_visible(monkeypa
     monkeypatch.setattr(
         devices, "_nvml_count", lambda: asked_on.append(threading.current_thread().name) or 6
     )
-    assert devices.count_devices_later()() == 6
+    assert devices.count_devices_later(None)() == 6
     assert asked_on == ["gpubench-count-gpus"]
 
 
@@ -84,6 +85,7 @@ def test_a_pin_leaves_the_one_gpu_visible(monkeypatch, visible, index, pinned):
     from gpubench.engine import devices
     from tests.envvars import set_or_unset
 
+    monkeypatch.setattr(devices, "_pinned", None)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # undone after the test
     set_or_unset(monkeypatch, "CUDA_VISIBLE_DEVICES", visible)
     devices.pin(index)
@@ -93,6 +95,7 @@ def test_a_pin_leaves_the_one_gpu_visible(monkeypatch, visible, index, pinned):
 def test_a_pin_to_a_device_not_visible_is_refused_and_changes_nothing(monkeypatch):
     from gpubench.engine import devices
 
+    monkeypatch.setattr(devices, "_pinned", None)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
     with pytest.raises(ValueError) as info:
         devices.pin(2)

@@ -4,6 +4,10 @@ nothing said where there is no driver (the backend says it)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from gpubench import backends
@@ -22,6 +26,7 @@ class FakeDriver:
         return 100 if name == self.fail else 0
 
     def cuInit(self, flags):
+        self.visible_at_init = os.environ.get("CUDA_VISIBLE_DEVICES")
         return self._call("cuInit", flags)
 
     def cuDeviceGet(self, device, ordinal):
@@ -40,6 +45,8 @@ def driver(monkeypatch):
     fake = FakeDriver()
     monkeypatch.setattr(opening.ctypes, "CDLL", lambda name: fake)
     monkeypatch.setattr(opening, "_opening", opening._Opening())
+    monkeypatch.setattr(devices, "_pinned", None)
+    monkeypatch.delenv("GPUBENCH_BACKEND", raising=False)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # undone after the test, whatever pin writes
     return fake
 
@@ -55,6 +62,7 @@ def test_cuda_starts_on_the_pinned_gpu_and_the_hold_is_given_back(driver, monkey
     assert opening.host_count() == 3  # counted before the pin left one GPU visible
     assert devices.visible_devices() == ["GPU-x"]
     opening.finish()
+    assert driver.visible_at_init == "GPU-x"  # pinned before CUDA started
     assert driver.calls == [
         ("cuInit", 0),
         ("cuDeviceGet", 0),
@@ -87,17 +95,39 @@ def test_no_driver_library_is_silent(monkeypatch):
     assert opening._opening.retained is None
 
 
-@pytest.mark.parametrize("choice", ["tests.fakes:FakeBackend", None])
+@pytest.mark.parametrize(("index", "choice"), [(0, "tests.fakes:FakeBackend"), (5, "pycuda")])
 def test_another_backend_or_a_missing_device_opens_nothing_and_still_counts(
-    driver, monkeypatch, choice
+    driver, monkeypatch, index, choice
 ):
+    """A backend of the user's is given the index; a device not visible is the backend's to
+    refuse, with its message: neither is pinned here, nor is CUDA started."""
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
-    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
-    index = 0 if choice else 5  # choice None: the environment's backend, a device not there
     opening.begin(index, choice)
     opening.finish()
     assert driver.calls == [] and opening.host_count() == 2
-    assert devices.visible_devices() == ["4", "5"]  # not pinned: the backend pins, or refuses
+    assert devices.visible_devices() == ["4", "5"]
+
+
+def test_the_environment_s_backend_is_the_one_opened_for(driver, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
+    monkeypatch.setenv("GPUBENCH_BACKEND", "tests.fakes:FakeBackend")
+    opening.begin(1, None)
+    opening.finish()
+    assert driver.calls == [] and devices.visible_devices() == ["4", "5"]
+    monkeypatch.setenv("GPUBENCH_BACKEND", "cuda-core")
+    opening.begin(1, None)
+    opening.finish()
+    assert driver.visible_at_init == "5" and len(driver.calls) == 4
+
+
+def test_opening_stays_light():
+    """It runs before the worker's imports: no NumPy, no CUDA bindings of its own."""
+    code = (
+        "import sys, gpubench.engine.opening; "
+        "print(sorted(m for m in ('numpy', 'pycuda', 'cuda', 'cupy', 'pynvml') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[]"]
 
 
 def test_without_a_beginning_the_count_is_taken_when_asked(monkeypatch):
