@@ -321,6 +321,7 @@ class DaskRunner:
                 # The task's worker died (KilledWorker, after the retries the scheduler
                 # allows) or the task failed: the point's variants are lost, nothing else.
                 fresh = _crashed(plan, task.point, task.variants, exc)
+                hand_out.work.lost(task.slot, task.point)
             else:
                 hand_out.work.done(task.slot, ran.seconds, task.point)
                 fresh = {r.variant: r for r in ran.results}

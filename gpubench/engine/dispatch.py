@@ -120,6 +120,17 @@ class ProblemDispatch:
             problem = self._problems[key]
             (problem.first_s if first else problem.later_s).append(seconds)
 
+    def lost(self, worker: int, point: dict[str, Any]) -> None:
+        """`worker`'s run of `point`, one it took, failed (a Dask task whose worker died): no
+        time to count, and the worker lets go of the point's problem, so that its next point
+        of it (a new worker process's, which makes the data again) counts as a first one."""
+        with self._lock:
+            key = self._problem_of(point)
+            if self._first.get((worker, key)) == point:
+                del self._first[(worker, key)]
+            if self._held.get(worker) == key:
+                self._let_go(worker)
+
     def _let_go(self, worker: int) -> None:
         key = self._held.pop(worker, None)
         if key is not None:

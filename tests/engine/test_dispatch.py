@@ -169,3 +169,28 @@ def test_a_plan_s_points_are_handed_out_a_problem_s_configurations_together_bigg
     assert (dispatch.take(0)[0]["size"], dispatch.take(0)[0]["size"]) == (1024, 256)
     # Then the other 256 point; 512 had one point, already handed out: nothing is left.
     assert dispatch.take(0)[0]["size"] == 256 and dispatch.take(0) is None
+
+
+def test_a_lost_first_point_counts_no_time_and_the_next_point_of_its_problem_is_a_first():
+    """GPU 0's first point of a, a1, is lost (its Dask worker died with the data it made): no
+    time is counted for it, and GPU 0 lets go of a. Its next point, a2, is its first point of
+    a again: 7 s, against a3's 1 s, makes a's set-up 6 s, more than the 3 s left on one
+    holder, so GPU 1 does not join. Were a2 a later point (a1's entry kept, never done), the
+    set-up would be 0 s and GPU 1 would join."""
+    dispatch = ProblemDispatch(items(*[f"a{i}" for i in range(1, 7)]), problem_of)
+    a1 = dispatch.take(0)
+    dispatch.lost(0, a1[0])
+    a2 = dispatch.take(0)
+    dispatch.done(0, 7.0, a2[0])
+    a3 = dispatch.take(0)
+    dispatch.done(0, 1.0, a3[0])
+    assert [name(a1), name(a2), name(a3)] == ["a1", "a2", "a3"]
+    assert dispatch.take(1) is None
+    assert name(dispatch.take(0)) == "a4"
+
+
+def test_a_lost_point_of_another_problem_leaves_the_held_one_alone():
+    dispatch = ProblemDispatch(items("a1", "a2", "b1", "b2"), problem_of)
+    a1 = dispatch.take(0)
+    dispatch.lost(1, a1[0])  # not GPU 1's: nothing changes for GPU 0
+    assert name(dispatch.take(0)) == "a2" and name(dispatch.take(1)) == "b1"
