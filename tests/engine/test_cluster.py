@@ -125,19 +125,25 @@ def test_a_point_whose_dask_worker_died_once_is_run_again_and_noted(tmp_path, mo
     found, runner = _run_on_dying_workers("die_once_at_two", ("good", "fast"), workers=2)
     assert (tmp_path / "died").exists()  # the first attempt did die
     assert sorted((r.point["n"], r.variant, r.status) for r in found) == [
-        (n, v, Status.OK) for n in (1, 2, 3) for v in ("fast", "good")]  # fmt: skip
+        (n, v, Status.OK) for n in (1, 2, 3) for v in ("fast", "good")
+    ]
     assert [(e["point"]["n"], e["variant"]) for e in runner.retried] == [(2, "good"), (2, "fast")]
     assert runner.retried[0]["reason"] == (
         "the Dask worker running the point died; nothing of the point had been recorded"
     )
 
 
-def die_once_at_two(suite, backend, plan_args, point, variants):
+def _die_once_at(n, point, variants):
+    """Kill this Dask worker the first time point n runs (a marker file says it did)."""
     marker = Path(os.environ["GPUBENCH_TEST_DIED_ONCE"])
-    if point["n"] == 2 and not marker.exists():
+    if point["n"] == n and not marker.exists():
         marker.touch()
         os._exit(1)
     return ok_results(point, variants)
+
+
+def die_once_at_two(suite, backend, plan_args, point, variants):
+    return _die_once_at(2, point, variants)
 
 
 def die_at_two(suite, backend, plan_args, point, variants):
@@ -181,13 +187,22 @@ def ok_results(point, variants):
     """What _remote_point returns for a point that ran: its results, and its time there."""
     from gpubench.model.results import Result, Status
 
-    return cluster.RanPoint([Result(suite="scale", variant=v, point=point, status=Status.OK,
-                                    summary={"median_ms": 1.0, "rel_noise": 0.0})
-                             for v in variants], 0.01)  # fmt: skip
+    return cluster.RanPoint(
+        [
+            Result(
+                suite="scale",
+                variant=v,
+                point=point,
+                status=Status.OK,
+                summary={"median_ms": 1.0, "rel_noise": 0.0},
+            )
+            for v in variants
+        ],
+        0.01,
+    )
 
 
-def test_a_dask_worker_that_dies_costs_only_the_point_it_runs(tmp_path, monkeypatch,
-                                                              fake_backend):  # fmt: skip
+def test_a_dask_worker_that_dies_costs_only_the_point_it_runs(tmp_path, monkeypatch, fake_backend):
     """One task per worker: 3 to one worker, 2 to the other, 1 to the first that is free. The
     task of 3 kills its worker the first time: nothing waits behind it, so only 3 is run
     again elsewhere; each point's results are recorded once, and `retried` names 3 alone."""
@@ -199,11 +214,7 @@ def test_a_dask_worker_that_dies_costs_only_the_point_it_runs(tmp_path, monkeypa
 
 
 def die_once_at_three(suite, backend, plan_args, point, variants):
-    marker = Path(os.environ["GPUBENCH_TEST_DIED_ONCE"])
-    if point["n"] == 3 and not marker.exists():
-        marker.touch()
-        os._exit(1)
-    return ok_results(point, variants)
+    return _die_once_at(3, point, variants)
 
 
 TUNABLE = str(REPO / "tests/suites/tunable.py")
@@ -213,8 +224,9 @@ TUNABLE = str(REPO / "tests/suites/tunable.py")
 def two_workers(fake_backend):
     """A started DaskRunner over two Dask workers of this process, and their addresses in the
     order the hand-out numbers them."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  protocol="tcp", dashboard_address=None) as running:  # fmt: skip
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=None
+    ) as running:
         runner = cluster.DaskRunner(running.scheduler_address, TUNABLE, "tests.fakes:FakeBackend")
         runner.start()
         try:
@@ -229,8 +241,12 @@ def tunable_plan(ns, blocks, unrolls=(1,)):
     from tests.policies import THREE_SAMPLES
 
     bench = registry.get(TUNABLE)
-    points = [{**bench.defaults(), "n": n, "block": b, "unroll": u}
-              for n in ns for b in blocks for u in unrolls]  # fmt: skip
+    points = [
+        {**bench.defaults(), "n": n, "block": b, "unroll": u}
+        for n in ns
+        for b in blocks
+        for u in unrolls
+    ]
     return Plan(bench, points, ("scale",), "scale", THREE_SAMPLES)
 
 
@@ -246,7 +262,8 @@ def test_each_problem_s_points_stay_on_one_dask_worker(two_workers):
         ran_on.setdefault(result.point["n"], set()).add(result.device["worker"])
     assert ran_on == {3000: {addresses[0]}, 1000: {addresses[1]}}
     assert sorted((r.point["n"], r.point["block"], r.status) for r in found) == [
-        (n, b, Status.OK) for n in (1000, 3000) for b in (32, 64, 128)]  # fmt: skip
+        (n, b, Status.OK) for n in (1000, 3000) for b in (32, 64, 128)
+    ]
 
 
 class PointsSeen:
@@ -280,15 +297,27 @@ def test_every_point_is_run_and_reported_exactly_once(two_workers):
     runner, _ = two_workers
     plan = tunable_plan((1000, 2000, 3000), (32, 64, 128, 256), (1, 2))
     logged = {(2000, 32, 1), (2000, 64, 2), (3000, 256, 1), (1000, 128, 2)}
-    previous = [Result(suite="tunable", variant="scale", point=point, status=Status.OK,
-                       summary={"median_ms": 1.0, "rel_noise": 0.0})
-                for point in plan.points
-                if (point["n"], point["block"], point["unroll"]) in logged]  # fmt: skip
+    previous = [
+        Result(
+            suite="tunable",
+            variant="scale",
+            point=point,
+            status=Status.OK,
+            summary={"median_ms": 1.0, "rel_noise": 0.0},
+        )
+        for point in plan.points
+        if (point["n"], point["block"], point["unroll"]) in logged
+    ]
     seen = PointsSeen()
     runner.observers = [seen]
     found = runner.run(plan, previous)
-    expected = [(n, b, u) for n in (1000, 2000, 3000) for b in (32, 64, 128, 256) for u in (1, 2)
-                if (n, b, u) not in logged]  # fmt: skip
+    expected = [
+        (n, b, u)
+        for n in (1000, 2000, 3000)
+        for b in (32, 64, 128, 256)
+        for u in (1, 2)
+        if (n, b, u) not in logged
+    ]
     assert len(previous) == 4 and len(expected) == 20
     assert sorted(PointsSeen.name(r) for r in found) == expected
     assert (seen.total, sorted(seen.results)) == ([20], expected)

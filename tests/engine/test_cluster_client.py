@@ -85,8 +85,9 @@ def dask(monkeypatch):
         "w1": {"gpubench_version": "y", "device_record": {"name": "B", "uuid": "u1"}},
         "w0": {"gpubench_version": "x", "device_record": {"name": "A", "uuid": "u0"}},
     }  # fmt: skip
-    monkeypatch.setitem(sys.modules, "distributed",
-                        SimpleNamespace(Client=FakeClient, as_completed=FakeAsCompleted))  # fmt: skip
+    monkeypatch.setitem(
+        sys.modules, "distributed", SimpleNamespace(Client=FakeClient, as_completed=FakeAsCompleted)
+    )
     # Dask's address parser is Dask's (test_cluster.py checks it against bad addresses).
     monkeypatch.setattr(cluster, "_address_problem", {ADDRESS: None}.__getitem__)
     return FakeClient
@@ -300,10 +301,11 @@ def test_a_run_submits_each_point_and_records_a_lost_one_as_crashed(dask):
 
     # Point 1 was logged before (resumed) for `good` only; point 2's task dies.
     previous = ok(points[0], ["good"], {"good": 4.0})
-    outcomes = {1: cluster.RanPoint(ok(points[0], ["fast"], {"fast": 1.0}), 0.5),
-                2: RuntimeError("x" * 400),
-                3: cluster.RanPoint(ok(points[2], ["good", "fast"], {"good": 3.0, "fast": 6.0}),
-                                    0.5)}  # fmt: skip
+    outcomes = {
+        1: cluster.RanPoint(ok(points[0], ["fast"], {"fast": 1.0}), 0.5),
+        2: RuntimeError("x" * 400),
+        3: cluster.RanPoint(ok(points[2], ["good", "fast"], {"good": 3.0, "fast": 6.0}), 0.5),
+    }
     recorder = RecordingObserver("n")
     runner = cluster.DaskRunner(ADDRESS, SCALE, "fake", observers=[recorder])
     runner.start()
@@ -313,10 +315,23 @@ def test_a_run_submits_each_point_and_records_a_lost_one_as_crashed(dask):
     # Each point a problem of its own: the biggest to w0, the next to w1, the last to w0 (two
     # tasks per worker at once), each pinned loosely to its worker.
     assert [(kind, args) for kind, *args in client.submitted] == [
-        (cluster._remote_point, [SCALE, "fake", plan.settings, p, v,
-                                 {"pure": False, "workers": [w], "allow_other_workers": True}])
-        for p, v, w in ((points[2], ["good", "fast"], "w0"), (points[1], ["good", "fast"], "w1"),
-                        (points[0], ["fast"], "w0"))]  # fmt: skip
+        (
+            cluster._remote_point,
+            [
+                SCALE,
+                "fake",
+                plan.settings,
+                p,
+                v,
+                {"pure": False, "workers": [w], "allow_other_workers": True},
+            ],
+        )
+        for p, v, w in (
+            (points[2], ["good", "fast"], "w0"),
+            (points[1], ["good", "fast"], "w1"),
+            (points[0], ["fast"], "w0"),
+        )
+    ]
     assert recorder.events[0] == ("started", 5)
     assert recorder.events[1:] == [  # the biggest point first
         ("finished", 3, "good"), ("finished", 3, "fast"), ("point", [(3, "good"), (3, "fast")]),
@@ -374,16 +389,22 @@ def test_a_run_keeps_each_worker_to_its_problem_one_task_at_a_time(dask, monkeyp
         ("submit", 32, ["w0"]),  # the biggest problem (n=3000) to w0
         ("submit", 256, ["w1"]),  # the biggest nobody holds (n=1000) to w1
         ("submit", 64, ["w0"]),  # 32 finished: w0's next goes out before 32 is written
-        ("finished", 32, "scale"), ("point", [(32, "scale")]),
+        ("finished", 32, "scale"),
+        ("point", [(32, "scale")]),
         ("submit", 512, ["w1"]),
-        ("finished", 256, "scale"), ("point", [(256, "scale")]),
+        ("finished", 256, "scale"),
+        ("point", [(256, "scale")]),
         ("submit", 128, ["w0"]),
-        ("finished", 64, "scale"), ("point", [(64, "scale")]),
+        ("finished", 64, "scale"),
+        ("point", [(64, "scale")]),
         ("submit", 1024, ["w1"]),
-        ("finished", 512, "scale"), ("point", [(512, "scale")]),
-        ("finished", 128, "scale"), ("point", [(128, "scale")]),  # nothing more for w0
-        ("finished", 1024, "scale"), ("point", [(1024, "scale")]),
-    ]  # fmt: skip
+        ("finished", 512, "scale"),
+        ("point", [(512, "scale")]),
+        ("finished", 128, "scale"),
+        ("point", [(128, "scale")]),  # nothing more for w0
+        ("finished", 1024, "scale"),
+        ("point", [(1024, "scale")]),
+    ]
     submitted = [e for e in recorder.events if e[0] is cluster._remote_point]
     assert all(
         (suite, backend, settings, variants, set(options))
@@ -392,8 +413,14 @@ def test_a_run_keeps_each_worker_to_its_problem_one_task_at_a_time(dask, monkeyp
         and options["allow_other_workers"] is True
         for _, suite, backend, settings, _, variants, options in submitted
     )
-    assert heard == [(0, 0.32, 32), (1, 2.56, 256), (0, 0.64, 64), (1, 5.12, 512),
-                     (0, 1.28, 128), (1, 10.24, 1024)]  # fmt: skip
+    assert heard == [
+        (0, 0.32, 32),
+        (1, 2.56, 256),
+        (0, 0.64, 64),
+        (1, 5.12, 512),
+        (0, 1.28, 128),
+        (1, 10.24, 1024),
+    ]
     assert [r.point["block"] for r in found] == [32, 256, 64, 512, 128, 1024]
     runner.close()  # cancels every task submitted, the later ones included
     assert len(runner._futures) == 6 and all(f.cancelled for f in runner._futures)
