@@ -16,19 +16,17 @@ NumPy, no CUDA here.
 from __future__ import annotations
 
 import multiprocessing
-import os
 from typing import Any
 
-from gpubench.engine import spawned
+from gpubench.engine import opening, spawned
 from gpubench.engine.devices import DEVICE_INDEX_MAX, count_devices, parse_devices
 from gpubench.engine.spawned import AheadKey, interrupts_ignored, thread_share_in_environment
 from gpubench.host import usable_cpus
 
-# The backends whose GPUs are counted without CUDA (gpubench.backends.BUILT_IN, named here so
-# that this module stays light; a test keeps the two the same). A backend of the user's counts
-# its own GPUs once its first worker is up, after which the others start.
-COUNTED_WITHOUT_CUDA = ("pycuda", "cuda-core")
-DEFAULT_BACKEND = "pycuda"
+# The backends whose GPUs are counted without CUDA: the built-in ones. A backend of the user's
+# counts its own GPUs once its first worker is up, after which the others start.
+COUNTED_WITHOUT_CUDA = opening.OPENS_PRIMARY_CONTEXT
+DEFAULT_BACKEND = opening.DEFAULT_BACKEND
 
 
 def start(device: int, devices: str | None, scheduler: str | None, backend: str | None) -> None:
@@ -63,8 +61,7 @@ def _indices(device: int, devices: str | None, backend: str | None) -> list[int]
             return []
     if isinstance(chosen, list) and len(chosen) == 1:
         return chosen
-    name = backend or os.environ.get("GPUBENCH_BACKEND") or DEFAULT_BACKEND
-    if name not in COUNTED_WITHOUT_CUDA:
+    if opening.backend_named(backend) not in COUNTED_WITHOUT_CUDA:
         return []
     count = count_devices()
     if chosen == "all":
@@ -77,8 +74,6 @@ def _indices(device: int, devices: str | None, backend: str | None) -> list[int]
 def _main(conn: Any, key: AheadKey) -> None:
     """The worker process's entry: the heavy imports happen there, not in the parent, beside
     its GPU's opening (gpubench.engine.opening)."""
-    from gpubench.engine import opening
-
     opening.begin(key.device_index, key.backend_choice)
     from gpubench.engine.worker import worker_main_ahead
 

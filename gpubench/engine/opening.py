@@ -22,11 +22,19 @@ from typing import Any
 
 from gpubench.engine import devices
 
-# The backends that open the pinned GPU's primary context (gpubench.backends.BUILT_IN, named
-# here so that this module stays light; a test keeps the two the same).
+# The built-in backends, which open the pinned GPU's primary context, and the default
+# (gpubench.backends.BUILT_IN and DEFAULT, named here so that the modules a worker and the
+# command line read before their heavy imports stay light; a test keeps them the same).
 OPENS_PRIMARY_CONTEXT = ("pycuda", "cuda-core")
 DEFAULT_BACKEND = "pycuda"
 DRIVER_LIBRARY = "libcuda.so.1"
+
+
+def backend_named(choice: str | None) -> str:
+    """The backend a choice names without importing the backends: the choice, else
+    GPUBENCH_BACKEND, else the default (where PyCUDA is missing the parent picks cuda-core,
+    another built-in one)."""
+    return choice or os.environ.get("GPUBENCH_BACKEND") or DEFAULT_BACKEND
 
 
 class _Opening:
@@ -46,8 +54,7 @@ def begin(device_index: int, backend_choice: str | None) -> None:
     The visible GPUs are read before the pin (which leaves this process one), and the pin is
     written before either thread starts (no thread reads the environment while it changes)."""
     visible = devices.visible_devices()
-    choice = backend_choice or os.environ.get("GPUBENCH_BACKEND") or DEFAULT_BACKEND
-    pinned = choice in OPENS_PRIMARY_CONTEXT
+    pinned = backend_named(backend_choice) in OPENS_PRIMARY_CONTEXT
     if pinned:
         try:
             devices.pin(device_index)
